@@ -1,0 +1,98 @@
+// Canonical NNAPI Model and Request (after Android's nnapi/Types.h).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "model/Memory.h"
+#include "model/Types.h"
+
+namespace nncosim {
+
+/// Where an operand's or argument's bytes are. For CONSTANT_COPY the pool index is unused and
+/// offset/length index Model::operandValues; for CONSTANT_REFERENCE and request POOL arguments
+/// they index pools[poolIndex]. `pointer` is used only by request POINTER arguments.
+struct DataLocation {
+    std::variant<const void*, void*> pointer = static_cast<const void*>(nullptr);
+    uint32_t poolIndex = 0;
+    uint32_t offset = 0;
+    uint32_t length = 0;
+    uint32_t padding = 0;
+};
+
+struct SymmPerChannelQuantParams {
+    std::vector<float> scales;
+    uint32_t channelDim = 0;
+};
+
+/// Per-channel quantization for TENSOR_QUANT8_SYMM_PER_CHANNEL, raw bytes for extension types.
+using ExtraParams = std::variant<std::monostate, SymmPerChannelQuantParams, std::vector<uint8_t>>;
+
+struct Operand {
+    OperandType type = OperandType::TENSOR_FLOAT32;
+    std::vector<uint32_t> dimensions;  ///< 0 = unknown; empty = scalar or unknown rank
+    float scale = 0.0f;
+    int32_t zeroPoint = 0;
+    OperandLifeTime lifetime = OperandLifeTime::TEMPORARY_VARIABLE;
+    DataLocation location;
+    ExtraParams extraParams;
+};
+
+struct Operation {
+    OperationType type = OperationType::ADD;
+    std::vector<uint32_t> inputs;
+    std::vector<uint32_t> outputs;
+};
+
+struct Subgraph {
+    std::vector<Operand> operands;
+    std::vector<Operation> operations;  ///< must be in a topological order
+    std::vector<uint32_t> inputIndexes;
+    std::vector<uint32_t> outputIndexes;
+};
+
+struct ExtensionNameAndPrefix {
+    std::string name;
+    uint16_t prefix = 0;
+};
+
+struct Model {
+    Subgraph main;
+    std::vector<Subgraph> referenced;  ///< targets of SUBGRAPH operands (IF/WHILE bodies)
+    std::vector<uint8_t> operandValues;  ///< CONSTANT_COPY data
+    std::vector<SharedMemory> pools;     ///< CONSTANT_REFERENCE data
+    bool relaxComputationFloat32toFloat16 = false;
+    std::vector<ExtensionNameAndPrefix> extensionNameToPrefix;
+};
+
+struct Request {
+    struct Argument {
+        enum class LifeTime : int32_t { POOL = 0, NO_VALUE = 1, POINTER = 2 };
+        LifeTime lifetime = LifeTime::POOL;
+        DataLocation location;
+        std::vector<uint32_t> dimensions;  ///< empty = as in the model
+    };
+    /// A pool is shared memory or the token of a driver-managed buffer (IDevice::allocate).
+    using MemoryPool = std::variant<SharedMemory, MemoryDomainToken>;
+
+    std::vector<Argument> inputs;
+    std::vector<Argument> outputs;
+    std::vector<MemoryPool> pools;
+};
+
+// Shape helpers shared by every layer.
+/// Number of elements; 1 for scalars; 0 when a dimension is unknown.
+uint64_t elementCount(const std::vector<uint32_t>& dims);
+/// Bytes of an operand of this type and shape (element size × count); 0 when unknown.
+uint64_t byteSize(OperandType type, const std::vector<uint32_t>& dims);
+bool hasUnknownDimensions(const Operand& operand);
+/// A printable shape, e.g. "[1,2,0,3]".
+std::string toString(const std::vector<uint32_t>& dims);
+
+/// Reads a constant operand's bytes (CONSTANT_COPY or CONSTANT_REFERENCE); null otherwise or
+/// when the location is out of bounds.
+const uint8_t* constantData(const Model& model, const Operand& operand);
+
+}  // namespace nncosim

@@ -1,0 +1,102 @@
+#include "model/OperationValidation.h"
+
+#include <algorithm>
+#include <sstream>
+
+namespace nncosim {
+namespace {
+
+std::string listOf(std::initializer_list<uint32_t> values) {
+    std::ostringstream s;
+    const char* sep = "";
+    for (uint32_t v : values) s << sep << v, sep = " or ";
+    return s.str();
+}
+
+std::string listOf(std::initializer_list<OperandType> values) {
+    std::ostringstream s;
+    const char* sep = "";
+    for (OperandType v : values) s << sep << toString(v), sep = ", ";
+    return s.str();
+}
+
+}  // namespace
+
+std::optional<uint32_t> OperationContext::inputRank(uint32_t i) const {
+    const Operand& op = input(i);
+    if (op.dimensions.empty() && isTensorType(op.type)) return std::nullopt;
+    return static_cast<uint32_t>(op.dimensions.size());
+}
+
+bool OperationContext::isConstant(uint32_t i) const {
+    const auto lt = input(i).lifetime;
+    return lt == OperandLifeTime::CONSTANT_COPY || lt == OperandLifeTime::CONSTANT_REFERENCE;
+}
+
+const uint8_t* OperationContext::constantData(uint32_t i) const {
+    return isConstant(i) ? nncosim::constantData(mModel, input(i)) : nullptr;
+}
+
+Status OperationContext::expectInputCount(std::initializer_list<uint32_t> allowed) const {
+    if (std::find(allowed.begin(), allowed.end(), numInputs()) != allowed.end()) return okStatus();
+    return fail("expected ", listOf(allowed), " inputs, got ", numInputs());
+}
+
+Status OperationContext::expectOutputCount(std::initializer_list<uint32_t> allowed) const {
+    if (std::find(allowed.begin(), allowed.end(), numOutputs()) != allowed.end()) return okStatus();
+    return fail("expected ", listOf(allowed), " outputs, got ", numOutputs());
+}
+
+Status OperationContext::expectInputType(uint32_t i, OperandType type) const {
+    if (i >= numInputs()) return fail("missing input ", i);
+    if (inputType(i) != type)
+        return fail("input ", i, " has type ", toString(inputType(i)), ", expected ", toString(type));
+    return okStatus();
+}
+
+Status OperationContext::expectInputTypes(const std::vector<OperandType>& types) const {
+    if (types.size() != numInputs())
+        return fail("expected ", types.size(), " inputs, got ", numInputs());
+    for (uint32_t i = 0; i < types.size(); ++i) NN_RETURN_IF_ERROR(expectInputType(i, types[i]));
+    return okStatus();
+}
+
+Status OperationContext::expectOutputTypes(const std::vector<OperandType>& types) const {
+    if (types.size() != numOutputs())
+        return fail("expected ", types.size(), " outputs, got ", numOutputs());
+    for (uint32_t i = 0; i < types.size(); ++i) {
+        if (outputType(i) != types[i])
+            return fail("output ", i, " has type ", toString(outputType(i)), ", expected ",
+                        toString(types[i]));
+    }
+    return okStatus();
+}
+
+Status OperationContext::expectInputTypeIn(uint32_t i, std::initializer_list<OperandType> types) const {
+    if (i >= numInputs()) return fail("missing input ", i);
+    if (std::find(types.begin(), types.end(), inputType(i)) != types.end()) return okStatus();
+    return fail("input ", i, " has type ", toString(inputType(i)), ", expected one of ", listOf(types));
+}
+
+Status OperationContext::expectInputRank(uint32_t i, uint32_t rank) const {
+    auto r = inputRank(i);
+    if (r && *r != rank) return fail("input ", i, " has rank ", *r, ", expected ", rank);
+    return okStatus();
+}
+
+Status OperationContext::expectInputRankAtMost(uint32_t i, uint32_t maxRank) const {
+    auto r = inputRank(i);
+    if (r && *r > maxRank) return fail("input ", i, " has rank ", *r, ", at most ", maxRank, " allowed");
+    return okStatus();
+}
+
+Status OperationContext::expectSameQuantization(uint32_t in, uint32_t out) const {
+    const Operand& a = input(in);
+    const Operand& b = output(out);
+    if (a.scale != b.scale || a.zeroPoint != b.zeroPoint)
+        return fail("output ", out, " quantization (scale ", b.scale, ", zero point ", b.zeroPoint,
+                    ") must equal input ", in, "'s (scale ", a.scale, ", zero point ", a.zeroPoint, ")");
+    return okStatus();
+}
+
+}  // namespace nncosim
