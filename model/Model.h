@@ -82,6 +82,13 @@ struct Request {
     std::vector<MemoryPool> pools;
 };
 
+/// A tensor's actual shape and its bytes (row-major, element type given by its operand): how
+/// inputs, outputs and intermediates travel between the CTS reader, golden and the driver.
+struct TensorData {
+    std::vector<uint32_t> dimensions;
+    std::vector<uint8_t> bytes;
+};
+
 // Shape helpers shared by every layer.
 /// Number of elements; 1 for scalars; 0 when a dimension is unknown.
 uint64_t elementCount(const std::vector<uint32_t>& dims);

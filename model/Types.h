@@ -195,7 +195,9 @@ inline constexpr Priority kDefaultPriority = Priority::MEDIUM;
 inline constexpr int kExtensionTypeBits = 16;
 inline constexpr int kExtensionPrefixBits = 15;
 inline constexpr uint32_t kTypeWithinExtensionMask = (1u << kExtensionTypeBits) - 1;
-inline constexpr bool isExtension(int32_t type) { return type > kTypeWithinExtensionMask; }
+inline constexpr bool isExtension(int32_t type) {
+    return static_cast<uint32_t>(type) > kTypeWithinExtensionMask;
+}
 inline constexpr uint16_t extensionPrefix(int32_t type) {
     return static_cast<uint16_t>(static_cast<uint32_t>(type) >> kExtensionTypeBits);
 }

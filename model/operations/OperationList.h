@@ -4,7 +4,6 @@
 #pragma once
 
 #define NN_FOR_EACH_OPERATION(X) \
-    X(v, V) \
     X(ADD, Add) \
     X(AVERAGE_POOL_2D, AveragePool2D) \
     X(CONCATENATION, Concatenation) \

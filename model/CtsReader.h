@@ -1,0 +1,44 @@
+// Reader of the NNAPI CTS test vectors (../shared/cts, format in its FORMAT.md).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "model/Model.h"
+#include "model/Status.h"
+
+namespace nncosim {
+
+/// One CTS test: a complete model with its inputs and the expected outputs, in the model's
+/// main-graph input/output order. CONSTANT_COPY data is in Model::operandValues and
+/// CONSTANT_REFERENCE data in a shared-memory pool, as the NNAPI runtime would send them.
+struct CtsTest {
+    std::string name;
+    Model model;
+    std::vector<TensorData> inputs;
+    std::vector<TensorData> expectedOutputs;  ///< dimensions are the true output shapes
+    std::vector<bool> outputIgnored;          ///< do not compare this output's values
+    bool expectFailure = false;               ///< the execution must fail (the model is valid)
+    float multinomialTolerance = 0.0f;        ///< non-zero only for RANDOM_MULTINOMIAL
+    FeatureLevel minSupportedVersion = FeatureLevel::kV1_0;
+};
+
+struct CtsFile {
+    std::string path;
+    std::string spec;
+    std::string version;  ///< V1_0 ... AIDL_V3, experimental
+    std::vector<CtsTest> tests;
+};
+
+/// Reads one CTS JSON file. Fails with INVALID_ARGUMENT naming the file, test and operand when
+/// the file does not follow the format.
+Result<CtsFile> readCtsFile(const std::string& path);
+
+/// Parses CTS JSON text (`origin` names it in messages).
+Result<CtsFile> parseCtsJson(const std::string& text, const std::string& origin);
+
+/// Every *.json file under the given files or directories (recursively), sorted; fails naming a
+/// path that does not exist.
+Result<std::vector<std::string>> findJsonFiles(const std::vector<std::string>& paths);
+
+}  // namespace nncosim

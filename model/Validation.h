@@ -1,0 +1,40 @@
+// The NNAPI validation rules a driver must enforce before it touches a model or a request.
+// Every failure is INVALID_ARGUMENT with a message naming the rule and the operand/operation.
+#pragma once
+
+#include <vector>
+
+#include "model/Model.h"
+#include "model/Status.h"
+
+namespace nncosim {
+
+/// Validates a whole model (operands, lifetimes, locations, subgraph inputs/outputs, execution
+/// order, referenced subgraphs without cycles, every operation through its validator, extension
+/// names and prefixes). Returns the minimum feature level the model needs.
+Result<FeatureLevel> validateModel(const Model& model);
+
+/// Validates a request on its own and against the model's main graph: argument counts and
+/// lifetimes, pool indexes and bounds, dimensions compatible with the model, lengths.
+/// `allowUnspecifiedOutput`: outputs may leave dimensions unknown (true for all HAL 1.2+ paths).
+Status validateRequest(const Request& request, const Model& model, bool allowUnspecifiedOutput = true);
+
+Status validateExecutionPreference(ExecutionPreference preference);
+Status validatePriority(Priority priority);
+Status validateMeasureTiming(MeasureTiming measure);
+/// Deadlines must not lie before the clock's epoch; durations must not be negative.
+Status validateDeadline(const OptionalTimePoint& deadline);
+Status validateDuration(const OptionalDuration& duration);
+/// Loop timeouts are durations of at most kMaxLoopTimeoutDuration.
+Status validateLoopTimeout(const OptionalDuration& duration);
+/// Lower-case letters, digits, '_' and '.', with at least one '.' (reverse domain).
+bool isValidExtensionName(std::string_view name);
+Status validateExtension(const Extension& extension);
+Status validateBufferRole(const BufferRole& role);
+
+/// The operand both sides agree on when one leaves dimensions unknown: same rank (or unknown)
+/// and equal known dimensions. Fails naming the mismatch.
+Result<std::vector<uint32_t>> combineDimensions(const std::vector<uint32_t>& a,
+                                                const std::vector<uint32_t>& b);
+
+}  // namespace nncosim

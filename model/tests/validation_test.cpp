@@ -1,0 +1,195 @@
+// General NNAPI validation rules (operands, lifetimes, order, requests) on small built models.
+#include <doctest/doctest.h>
+
+#include "model/Builder.h"
+#include "model/Validation.h"
+
+using namespace nncosim;
+
+namespace {
+
+/// out = ADD(a, b, NONE) on [2] float tensors.
+Model addModel() {
+    ModelBuilder b;
+    uint32_t a = b.addInput(OperandType::TENSOR_FLOAT32, {2});
+    uint32_t c = b.addInput(OperandType::TENSOR_FLOAT32, {2});
+    uint32_t act = b.addInt32(0);
+    uint32_t out = b.addOutput(OperandType::TENSOR_FLOAT32, {2});
+    b.addOperation(OperationType::ADD, {a, c, act}, {out});
+    return b.build();
+}
+
+void requireInvalid(const Model& model, const char* needle) {
+    auto result = validateModel(model);
+    REQUIRE_FALSE(result.ok());
+    CHECK(result.status().code == ErrorStatus::INVALID_ARGUMENT);
+    INFO(result.status().message);
+    CHECK(result.status().message.find(needle) != std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("model_validation_accepts_simple_model") {
+    auto result = validateModel(addModel());
+    INFO(result.status().message);
+    REQUIRE(result.ok());
+    CHECK(*result == FeatureLevel::kV1_0);
+}
+
+TEST_CASE("model_validation_operand_rules") {
+    SUBCASE("invalid type") {
+        Model m = addModel();
+        m.main.operands[0].type = static_cast<OperandType>(99);
+        requireInvalid(m, "invalid operand type");
+    }
+    SUBCASE("scalar with dimensions") {
+        Model m = addModel();
+        m.main.operands[2].dimensions = {1};
+        requireInvalid(m, "scalar");
+    }
+    SUBCASE("float with scale") {
+        Model m = addModel();
+        m.main.operands[0].scale = 1.0f;
+        requireInvalid(m, "scale 0");
+    }
+    SUBCASE("quant8 zero point") {
+        Model m = addModel();
+        m.main.operands[0].type = OperandType::TENSOR_QUANT8_ASYMM;
+        m.main.operands[0].scale = 0.5f;
+        m.main.operands[0].zeroPoint = 256;
+        requireInvalid(m, "zero point 256");
+    }
+    SUBCASE("constant length") {
+        Model m = addModel();
+        m.main.operands[2].location.length = 2;
+        requireInvalid(m, "needs 4 bytes");
+    }
+    SUBCASE("constant out of bounds") {
+        Model m = addModel();
+        m.main.operands[2].location.offset = 1000;
+        requireInvalid(m, "outside operandValues");
+    }
+    SUBCASE("per-channel scale count") {
+        ModelBuilder b;
+        std::vector<int8_t> w(2 * 3, 1);
+        uint32_t k = b.addConstant(OperandType::TENSOR_QUANT8_SYMM_PER_CHANNEL, {2, 3}, w);
+        b.setPerChannelQuant(k, {0.5f}, 0);
+        Model m = b.build();
+        requireInvalid(m, "scales count");
+    }
+}
+
+TEST_CASE("model_validation_graph_rules") {
+    SUBCASE("read before written") {
+        ModelBuilder b;
+        uint32_t a = b.addInput(OperandType::TENSOR_FLOAT32, {2});
+        uint32_t t = b.addOperand(OperandType::TENSOR_FLOAT32, {2});
+        uint32_t act = b.addInt32(0);
+        uint32_t out = b.addOutput(OperandType::TENSOR_FLOAT32, {2});
+        b.addOperation(OperationType::ADD, {a, t, act}, {out});
+        b.addOperation(OperationType::ADD, {a, a, act}, {t});
+        requireInvalid(b.build(), "read before it is written");
+    }
+    SUBCASE("written twice") {
+        Model m = addModel();
+        m.main.operations.push_back(m.main.operations[0]);
+        requireInvalid(m, "already been written");
+    }
+    SUBCASE("output never written") {
+        Model m = addModel();
+        m.main.operands.push_back({OperandType::TENSOR_FLOAT32, {2}, 0, 0, OperandLifeTime::SUBGRAPH_OUTPUT, {}, {}});
+        m.main.outputIndexes.push_back(4);
+        requireInvalid(m, "never written");
+    }
+    SUBCASE("input not listed") {
+        Model m = addModel();
+        m.main.inputIndexes.pop_back();
+        requireInvalid(m, "not in the subgraph's input list");
+    }
+    SUBCASE("operation operand index out of range") {
+        Model m = addModel();
+        m.main.operations[0].inputs[0] = 42;
+        requireInvalid(m, "refers to operand 42");
+    }
+    SUBCASE("invalid operation type") {
+        Model m = addModel();
+        m.main.operations[0].type = static_cast<OperationType>(500);
+        requireInvalid(m, "invalid type 500");
+    }
+    SUBCASE("circular subgraph reference") {
+        Model m = addModel();
+        Subgraph loop = m.main;
+        loop.operands.push_back({OperandType::SUBGRAPH, {}, 0, 0, OperandLifeTime::SUBGRAPH, {}, {}});
+        m.referenced.push_back(loop);  // refers to itself through location.offset 0
+        requireInvalid(m, "circular");
+    }
+}
+
+TEST_CASE("model_validation_extensions") {
+    Model m = addModel();
+    m.extensionNameToPrefix = {{"Com.Bad", 1}};
+    requireInvalid(m, "invalid extension name");
+    m.extensionNameToPrefix = {{"com.nncosim.npu", 1}, {"com.other.x", 1}};
+    requireInvalid(m, "duplicate prefix");
+    m.extensionNameToPrefix = {};
+    m.main.operands[0].type = static_cast<OperandType>(makeExtensionType(7, 1));
+    requireInvalid(m, "prefix 7");
+}
+
+TEST_CASE("request_validation_rules") {
+    Model m = addModel();
+    auto pool = Memory::create(64);
+    REQUIRE(pool.ok());
+    auto arg = [](uint32_t offset) {
+        Request::Argument a;
+        a.location.offset = offset;
+        a.location.length = 8;
+        return a;
+    };
+    Request r;
+    r.pools = {pool.value()};
+    r.inputs = {arg(0), arg(8)};
+    r.outputs = {arg(16)};
+    CHECK(validateRequest(r, m).ok());
+
+    SUBCASE("argument count") {
+        r.inputs.pop_back();
+        CHECK(validateRequest(r, m).code == ErrorStatus::INVALID_ARGUMENT);
+    }
+    SUBCASE("pool index") {
+        r.inputs[0].location.poolIndex = 3;
+        CHECK(validateRequest(r, m).message.find("pool index 3") != std::string::npos);
+    }
+    SUBCASE("out of bounds") {
+        r.outputs[0].location.offset = 60;
+        CHECK(validateRequest(r, m).message.find("outside pool") != std::string::npos);
+    }
+    SUBCASE("wrong length") {
+        r.inputs[1].location.length = 4;
+        CHECK(validateRequest(r, m).message.find("needs 8 bytes") != std::string::npos);
+    }
+    SUBCASE("incompatible dimensions") {
+        r.inputs[0].dimensions = {3};
+        CHECK(validateRequest(r, m).message.find("dimension 0") != std::string::npos);
+    }
+    SUBCASE("null pointer") {
+        r.inputs[0].lifetime = Request::Argument::LifeTime::POINTER;
+        r.inputs[0].location.offset = 0;
+        CHECK(validateRequest(r, m).message.find("null pointer") != std::string::npos);
+    }
+    SUBCASE("buffer token 0") {
+        r.pools.push_back(MemoryDomainToken{0});
+        CHECK(validateRequest(r, m).message.find("token 0") != std::string::npos);
+    }
+}
+
+TEST_CASE("model_validation_enums_and_times") {
+    CHECK(validateExecutionPreference(static_cast<ExecutionPreference>(3)).code == ErrorStatus::INVALID_ARGUMENT);
+    CHECK(validatePriority(static_cast<Priority>(-1)).code == ErrorStatus::INVALID_ARGUMENT);
+    CHECK(validatePriority(Priority::HIGH).ok());
+    CHECK(validateDuration(Duration(-1)).code == ErrorStatus::INVALID_ARGUMENT);
+    CHECK(validateLoopTimeout(std::chrono::seconds(16)).code == ErrorStatus::INVALID_ARGUMENT);
+    CHECK(validateLoopTimeout(std::chrono::seconds(15)).ok());
+    CHECK(validateBufferRole({0, 0, 0.0f}).code == ErrorStatus::INVALID_ARGUMENT);
+    CHECK(validateBufferRole({0, 0, 1.0f}).ok());
+}

@@ -1,0 +1,13 @@
+// Subcommands of the nncosim CLI; each registers its options and callback on the app.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace nncosim::cli {
+
+/// Exit status of the command that ran (set by its callback).
+inline int gExitStatus = 0;
+
+void addValidateCommand(CLI::App& app);
+
+}  // namespace nncosim::cli

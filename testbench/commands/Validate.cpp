@@ -1,0 +1,70 @@
+// `nncosim validate [--summary FILE.json] PATH...`: checks every model against the NNAPI
+// validation rules; one line per invalid model naming the rule.
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "model/CtsReader.h"
+#include "model/Validation.h"
+#include "testbench/commands/Commands.h"
+
+namespace nncosim::cli {
+namespace {
+
+struct ValidateOptions {
+    std::vector<std::string> paths;
+    std::string summaryPath;
+};
+
+int runValidate(const ValidateOptions& options) {
+    auto files = findJsonFiles(options.paths);
+    if (!files) {
+        std::cerr << "nncosim validate: " << files.status().message << "\n";
+        return 2;
+    }
+    size_t total = 0, valid = 0, unreadable = 0;
+    for (const auto& path : *files) {
+        auto file = readCtsFile(path);
+        if (!file) {
+            ++unreadable;
+            std::cout << "UNREADABLE " << file.status().message << "\n";
+            continue;
+        }
+        for (const auto& test : file->tests) {
+            ++total;
+            auto level = validateModel(test.model);
+            if (level) {
+                ++valid;
+            } else {
+                std::cout << "INVALID " << path << " " << test.name << ": " << level.status().message << "\n";
+            }
+        }
+    }
+    const size_t invalid = total - valid;
+    std::cout << "validated " << total << " models in " << files->size() << " files: " << valid << " valid, "
+              << invalid << " invalid" << (unreadable ? ", " + std::to_string(unreadable) + " files unreadable" : "")
+              << "\n";
+    if (!options.summaryPath.empty()) {
+        nlohmann::json summary = {{"total", total}, {"valid", valid}, {"invalid", invalid},
+                                  {"unreadable_files", unreadable}};
+        std::ofstream out(options.summaryPath);
+        out << summary.dump(2) << "\n";
+        if (!out) {
+            std::cerr << "nncosim validate: cannot write " << options.summaryPath << "\n";
+            return 2;
+        }
+    }
+    return invalid == 0 && unreadable == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+void addValidateCommand(CLI::App& app) {
+    auto options = std::make_shared<ValidateOptions>();
+    CLI::App* cmd = app.add_subcommand("validate", "Check models (CTS JSON files or folders) against the NNAPI validation rules");
+    cmd->add_option("paths", options->paths, "CTS JSON files or folders of them")->required();
+    cmd->add_option("--summary", options->summaryPath, "Write {total, valid, invalid} as JSON to this file");
+    cmd->callback([options] { gExitStatus = runValidate(*options); });
+}
+
+}  // namespace nncosim::cli
