@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the Debian packages nncosim needs (only those missing), then configures (once) and
+# builds incrementally. Re-running it when nothing changed takes seconds.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+packages=(cmake ninja-build ccache g++ pkg-config git verilator libsystemc-dev libeigen3-dev
+          doctest-dev libspdlog-dev libcli11-dev nlohmann-json3-dev gtkwave xvfb xauth)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+build=${NNCOSIM_BUILD_DIR:-build}
+if [[ ! -f "$build/build.ninja" ]]; then
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+fi
+cmake --build "$build" -j "$(nproc)"
