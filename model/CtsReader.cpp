@@ -89,7 +89,7 @@ std::vector<uint8_t> encode(OperandType type, const json& values) {
                 append(out, integer<uint16_t>(v));
                 break;
             default:
-                throw FormatError{"cannot encode data of type " + std::string(toString(type))};
+                throw FormatError{"cannot encode data of type " + std::string(nameOf(type))};
         }
     }
     return out;

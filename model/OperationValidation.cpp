@@ -16,7 +16,7 @@ std::string listOf(std::initializer_list<uint32_t> values) {
 std::string listOf(std::initializer_list<OperandType> values) {
     std::ostringstream s;
     const char* sep = "";
-    for (OperandType v : values) s << sep << toString(v), sep = ", ";
+    for (OperandType v : values) s << sep << nameOf(v), sep = ", ";
     return s.str();
 }
 
@@ -50,7 +50,7 @@ Status OperationContext::expectOutputCount(std::initializer_list<uint32_t> allow
 Status OperationContext::expectInputType(uint32_t i, OperandType type) const {
     if (i >= numInputs()) return fail("missing input ", i);
     if (inputType(i) != type)
-        return fail("input ", i, " has type ", toString(inputType(i)), ", expected ", toString(type));
+        return fail("input ", i, " has type ", nameOf(inputType(i)), ", expected ", nameOf(type));
     return okStatus();
 }
 
@@ -66,8 +66,8 @@ Status OperationContext::expectOutputTypes(const std::vector<OperandType>& types
         return fail("expected ", types.size(), " outputs, got ", numOutputs());
     for (uint32_t i = 0; i < types.size(); ++i) {
         if (outputType(i) != types[i])
-            return fail("output ", i, " has type ", toString(outputType(i)), ", expected ",
-                        toString(types[i]));
+            return fail("output ", i, " has type ", nameOf(outputType(i)), ", expected ",
+                        nameOf(types[i]));
     }
     return okStatus();
 }
@@ -75,7 +75,7 @@ Status OperationContext::expectOutputTypes(const std::vector<OperandType>& types
 Status OperationContext::expectInputTypeIn(uint32_t i, std::initializer_list<OperandType> types) const {
     if (i >= numInputs()) return fail("missing input ", i);
     if (std::find(types.begin(), types.end(), inputType(i)) != types.end()) return okStatus();
-    return fail("input ", i, " has type ", toString(inputType(i)), ", expected one of ", listOf(types));
+    return fail("input ", i, " has type ", nameOf(inputType(i)), ", expected one of ", listOf(types));
 }
 
 Status OperationContext::expectInputRank(uint32_t i, uint32_t rank) const {

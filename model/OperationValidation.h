@@ -60,7 +60,7 @@ public:
     /// INVALID_ARGUMENT naming the operation: "operation 3 (CONV_2D): <parts>".
     template <typename... Parts>
     Status fail(const Parts&... parts) const {
-        return invalidArgument("operation ", mIndex, " (", toString(mOperation.type), "): ", parts...);
+        return invalidArgument("operation ", mIndex, " (", nameOf(mOperation.type), "): ", parts...);
     }
 
     // Common checks; each returns a Status naming the operation and what is wrong.

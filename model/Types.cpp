@@ -89,11 +89,11 @@ std::optional<E> valueOf(const NameTable<E, N>& table, std::string_view name) {
 
 }  // namespace
 
-std::string_view toString(ErrorStatus v) { return nameOf(kErrorStatusNames, v); }
-std::string_view toString(OperandType v) { return nameOf(kOperandTypeNames, v); }
-std::string_view toString(OperationType v) { return nameOf(kOperationTypeNames, v); }
-std::string_view toString(OperandLifeTime v) { return nameOf(kLifeTimeNames, v); }
-std::string_view toString(FeatureLevel v) { return nameOf(kFeatureLevelNames, v); }
+std::string nameOf(ErrorStatus v) { return std::string(nameOf(kErrorStatusNames, v)); }
+std::string nameOf(OperandType v) { return std::string(nameOf(kOperandTypeNames, v)); }
+std::string nameOf(OperationType v) { return std::string(nameOf(kOperationTypeNames, v)); }
+std::string nameOf(OperandLifeTime v) { return std::string(nameOf(kLifeTimeNames, v)); }
+std::string nameOf(FeatureLevel v) { return std::string(nameOf(kFeatureLevelNames, v)); }
 std::optional<OperandType> operandTypeFromString(std::string_view n) { return valueOf(kOperandTypeNames, n); }
 std::optional<OperationType> operationTypeFromString(std::string_view n) {
     return valueOf(kOperationTypeNames, n);

@@ -276,11 +276,11 @@ inline constexpr size_t kByteSizeOfCacheToken = 32;
 inline constexpr uint32_t kMaxNumberOfCacheFiles = 32;
 
 // Names of enum values as NNAPI spells them (used by the JSON formats and messages).
-std::string_view toString(ErrorStatus v);
-std::string_view toString(OperandType v);
-std::string_view toString(OperationType v);
-std::string_view toString(OperandLifeTime v);
-std::string_view toString(FeatureLevel v);
+std::string nameOf(ErrorStatus v);
+std::string nameOf(OperandType v);
+std::string nameOf(OperationType v);
+std::string nameOf(OperandLifeTime v);
+std::string nameOf(FeatureLevel v);
 std::optional<OperandType> operandTypeFromString(std::string_view name);
 std::optional<OperationType> operationTypeFromString(std::string_view name);
 std::optional<OperandLifeTime> lifeTimeFromString(std::string_view name);

@@ -122,7 +122,7 @@ private:
     static Status validateDimensions(const Operand& operand, const std::string& where) {
         if (isScalarType(operand.type)) {
             if (!operand.dimensions.empty())
-                return invalidArgument(where, ": scalar ", toString(operand.type), " has dimensions of rank ",
+                return invalidArgument(where, ": scalar ", nameOf(operand.type), " has dimensions of rank ",
                                        operand.dimensions.size());
             return okStatus();
         }
@@ -145,7 +145,7 @@ private:
         const auto type = operand.type;
         auto zeroPointIn = [&](int32_t lo, int32_t hi) -> Status {
             if (zp < lo || zp > hi)
-                return invalidArgument(where, ": ", toString(type), " zero point ", zp, " outside [", lo, ", ", hi, "]");
+                return invalidArgument(where, ": ", nameOf(type), " zero point ", zp, " outside [", lo, ", ", hi, "]");
             return okStatus();
         };
         switch (type) {
@@ -158,7 +158,7 @@ private:
             case OperandType::TENSOR_QUANT16_ASYMM:
             case OperandType::TENSOR_QUANT16_SYMM:
                 if (!(scale > 0.0f))
-                    return invalidArgument(where, ": ", toString(type), " needs a positive scale, got ", scale);
+                    return invalidArgument(where, ": ", nameOf(type), " needs a positive scale, got ", scale);
                 if (type == OperandType::TENSOR_QUANT8_ASYMM) return zeroPointIn(0, 255);
                 if (type == OperandType::TENSOR_QUANT8_ASYMM_SIGNED) return zeroPointIn(-128, 127);
                 if (type == OperandType::TENSOR_QUANT16_ASYMM) return zeroPointIn(0, 65535);
@@ -168,7 +168,7 @@ private:
                 return okStatus();  // vendor-defined
             default:  // floats, bools, scalars, per-channel, subgraphs, extension types
                 if (scale != 0.0f)
-                    return invalidArgument(where, ": ", toString(type), " must have scale 0, got ", scale);
+                    return invalidArgument(where, ": ", nameOf(type), " must have scale 0, got ", scale);
                 return zeroPointIn(0, 0);
         }
     }
@@ -182,7 +182,7 @@ private:
         }
         if (operand.type == OperandType::OEM || operand.type == OperandType::TENSOR_OEM_BYTE) return okStatus();
         if (operand.type != OperandType::TENSOR_QUANT8_SYMM_PER_CHANNEL) {
-            if (!none) return invalidArgument(where, ": ", toString(operand.type), " must not have extra params");
+            if (!none) return invalidArgument(where, ": ", nameOf(operand.type), " must not have extra params");
             return okStatus();
         }
         const auto* channel = std::get_if<SymmPerChannelQuantParams>(&operand.extraParams);
@@ -228,7 +228,7 @@ private:
             case OperandLifeTime::SUBGRAPH_OUTPUT:
             case OperandLifeTime::NO_VALUE:
                 if (!isNullPointer(loc) || loc.poolIndex != 0 || loc.offset != 0 || loc.length != 0)
-                    return invalidArgument(where, ": ", toString(operand.lifetime), " must have an empty location");
+                    return invalidArgument(where, ": ", nameOf(operand.lifetime), " must have an empty location");
                 break;
             case OperandLifeTime::SUBGRAPH:
                 if (!isNullPointer(loc) || loc.poolIndex != 0 || loc.length != 0)
@@ -247,7 +247,7 @@ private:
             operand.type != OperandType::OEM && operand.type != OperandType::TENSOR_OEM_BYTE) {
             const uint64_t expected = byteSize(operand.type, operand.dimensions);
             if (loc.length != expected)
-                return invalidArgument(where, ": constant of type ", toString(operand.type), " and shape ",
+                return invalidArgument(where, ": constant of type ", nameOf(operand.type), " and shape ",
                                        toString(operand.dimensions), " needs ", expected, " bytes, location has ",
                                        loc.length);
         }
@@ -260,8 +260,8 @@ private:
         if (lt < 0 || lt > static_cast<int32_t>(OperandLifeTime::POINTER))
             return invalidArgument(where, ": invalid lifetime ", lt);
         if ((operand.type == OperandType::SUBGRAPH) != (operand.lifetime == OperandLifeTime::SUBGRAPH))
-            return invalidArgument(where, ": type ", toString(operand.type), " cannot have lifetime ",
-                                   toString(operand.lifetime), " (SUBGRAPH type and lifetime go together)");
+            return invalidArgument(where, ": type ", nameOf(operand.type), " cannot have lifetime ",
+                                   nameOf(operand.lifetime), " (SUBGRAPH type and lifetime go together)");
         NN_RETURN_IF_ERROR(validateDimensions(operand, where));
         NN_RETURN_IF_ERROR(validateScaleAndZeroPoint(operand, where));
         NN_RETURN_IF_ERROR(validateExtraParams(operand, where));
@@ -281,13 +281,13 @@ private:
                                        subgraph.operands.size());
             if (subgraph.operands[k].lifetime != lifetime)
                 return invalidArgument(where, ": ", what, " ", i, " (operand ", k, ") has lifetime ",
-                                       toString(subgraph.operands[k].lifetime), ", expected ", toString(lifetime));
+                                       nameOf(subgraph.operands[k].lifetime), ", expected ", nameOf(lifetime));
             if (listed[k]) return invalidArgument(where, ": operand ", k, " is listed as ", what, " twice");
             listed[k] = true;
         }
         for (size_t k = 0; k < subgraph.operands.size(); ++k) {
             if (subgraph.operands[k].lifetime == lifetime && !listed[k])
-                return invalidArgument(where, ": operand ", k, " has lifetime ", toString(lifetime),
+                return invalidArgument(where, ": operand ", k, " has lifetime ", nameOf(lifetime),
                                        " but is not in the subgraph's ", what, " list");
         }
         return okStatus();
@@ -300,7 +300,7 @@ private:
             for (const auto* list : {&op.inputs, &op.outputs}) {
                 for (uint32_t k : *list) {
                     if (k >= operandCount)
-                        return invalidArgument(where, ": operation ", i, " (", toString(op.type),
+                        return invalidArgument(where, ": operation ", i, " (", nameOf(op.type),
                                                ") refers to operand ", k, " of ", operandCount);
                 }
             }
@@ -440,7 +440,7 @@ Status validateArgumentsForModel(const std::vector<Request::Argument>& args, con
             const uint64_t expected = byteSize(operand.type, *dims);
             const bool known = !dims->empty() || isScalarType(operand.type);
             if (known && expected != 0 && arg.location.length != expected)
-                return invalidArgument(where, ": length ", arg.location.length, " but type ", toString(operand.type),
+                return invalidArgument(where, ": length ", arg.location.length, " but type ", nameOf(operand.type),
                                        " with shape ", toString(*dims), " needs ", expected, " bytes");
         }
     }
