@@ -7,6 +7,7 @@ int main(int argc, char** argv) {
     CLI::App app{"nncosim: NNAPI HAL driver and NPU RTL co-verification against an Eigen golden"};
     app.require_subcommand(1);
     nncosim::cli::addValidateCommand(app);
+    nncosim::cli::addCtsCommand(app);
     CLI11_PARSE(app, argc, argv);
     return nncosim::cli::gExitStatus;
 }

@@ -9,5 +9,6 @@ namespace nncosim::cli {
 inline int gExitStatus = 0;
 
 void addValidateCommand(CLI::App& app);
+void addCtsCommand(CLI::App& app);
 
 }  // namespace nncosim::cli

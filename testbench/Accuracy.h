@@ -1,0 +1,43 @@
+// The accuracy rule outputs are judged by (Android's test harness, ../shared/cts/FORMAT.md):
+// per element |actual - expected| <= atol + rtol * |expected|, by operand type.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/Types.h"
+
+namespace nncosim {
+
+struct Tolerance {
+    double atol = 0.0;
+    double rtol = 0.0;
+};
+
+/// The CTS tolerance of an output of `type`; `relaxed` is true for relaxed-float32 models and
+/// for any model with a float16 operand.
+Tolerance ctsTolerance(OperandType type, bool relaxed);
+
+/// How an actual output compares with its reference.
+struct Comparison {
+    uint64_t elements = 0;
+    uint64_t mismatches = 0;
+    double maxAbsError = 0.0;
+    uint64_t firstMismatch = 0;  ///< element index, valid when mismatches > 0
+    double firstExpected = 0.0;
+    double firstActual = 0.0;
+    bool ok() const { return mismatches == 0; }
+    /// e.g. "3 of 120 elements differ; first at [17]: expected 4, got 5; max abs error 1"
+    std::string describe() const;
+};
+
+/// Compares two buffers of `count` elements of `type` under `tol`. NaN matches NaN and
+/// infinities must match exactly.
+Comparison compareTensors(OperandType type, const uint8_t* expected, const uint8_t* actual,
+                          uint64_t count, Tolerance tol);
+
+/// Element `i` of a buffer of `type` as a double (for reports).
+double elementAsDouble(OperandType type, const uint8_t* data, uint64_t i);
+
+}  // namespace nncosim

@@ -1,0 +1,39 @@
+// What the conformance runner and `nncosim run` execute models on: the golden reference on the
+// CPU, the driver on the NPU, or the host runtime partitioning between them. The interface
+// mirrors the HAL: prepare a model once, then execute requests on it.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/Model.h"
+#include "model/Status.h"
+
+namespace nncosim {
+
+struct ExecutionOutcome {
+    Status status;
+    std::vector<OutputShape> outputShapes;  ///< filled on success and on OUTPUT_INSUFFICIENT_SIZE
+};
+
+class PreparedBackendModel {
+public:
+    virtual ~PreparedBackendModel() = default;
+    /// Executes a request (validated by the callee) and writes its outputs.
+    virtual ExecutionOutcome execute(const Request& request, Duration loopTimeout) = 0;
+};
+
+class Backend {
+public:
+    virtual ~Backend() = default;
+    virtual std::string name() const = 0;
+    /// Whether every operation of the model's main graph can run on this backend.
+    virtual Result<bool> supportsModel(const Model& model) = 0;
+    virtual Result<std::unique_ptr<PreparedBackendModel>> prepare(const Model& model) = 0;
+};
+
+/// The Eigen golden reference executor on the CPU.
+std::unique_ptr<Backend> makeGoldenBackend();
+
+}  // namespace nncosim

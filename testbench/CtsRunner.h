@@ -1,0 +1,32 @@
+// Runs one CTS test on a backend as Android's harness does: the test itself, its dynamic
+// output shape variant and its insufficient-output-buffer variant.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "model/CtsReader.h"
+#include "testbench/Backend.h"
+
+namespace nncosim {
+
+enum class Verdict { PASSED, FAILED, UNSUPPORTED };
+const char* verdictName(Verdict v);
+
+struct CtsTestResult {
+    std::string file;
+    std::string name;
+    std::vector<OperationType> operations;  ///< the operations the test exercises
+    Verdict verdict = Verdict::FAILED;
+    std::string message;  ///< why it failed or is unsupported; empty when passed
+    double seconds = 0.0;
+};
+
+/// The operation types a test exercises: the distinct types of its main graph, without the
+/// ADDs that `_all_inputs_as_internal` variants insert to feed inputs through.
+std::vector<OperationType> testedOperations(const CtsTest& test);
+
+CtsTestResult runCtsTest(Backend& backend, const CtsTest& test, const std::string& file,
+                         Duration loopTimeout = kDefaultLoopTimeoutDuration);
+
+}  // namespace nncosim

@@ -1,0 +1,21 @@
+// JUnit XML, the test report format CI systems read.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace nncosim {
+
+struct JUnitCase {
+    std::string suite;      ///< becomes the classname, e.g. "V1_0.conv_quant8"
+    std::string name;
+    double seconds = 0.0;
+    bool failed = false;
+    bool skipped = false;
+    std::string message;    ///< failure or skip reason
+};
+
+/// Writes one <testsuite> named `suiteName` holding every case. Returns false on I/O error.
+bool writeJUnit(const std::string& path, const std::string& suiteName, const std::vector<JUnitCase>& cases);
+
+}  // namespace nncosim

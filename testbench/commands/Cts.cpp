@@ -1,0 +1,156 @@
+// `nncosim cts [--backend ...] [--summary FILE.json] [--junit FILE.xml] [-j N] PATH...`: runs
+// every test of the CTS JSON files under PATH and judges it by the CTS accuracy rule.
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <filesystem>
+#include <thread>
+
+#include "model/CtsReader.h"
+#include "testbench/Backend.h"
+#include "testbench/CtsRunner.h"
+#include "testbench/JUnit.h"
+#include "testbench/commands/Commands.h"
+
+namespace nncosim::cli {
+namespace {
+
+struct CtsOptions {
+    std::vector<std::string> paths;
+    std::string backend = "golden";
+    std::string summaryPath;
+    std::string junitPath;
+    unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
+    bool verbose = false;
+};
+
+struct Tally {
+    size_t passed = 0, failed = 0, unsupported = 0;
+    void add(Verdict v) { (v == Verdict::PASSED ? passed : v == Verdict::FAILED ? failed : unsupported)++; }
+    size_t total() const { return passed + failed + unsupported; }
+};
+
+std::unique_ptr<Backend> makeBackend(const std::string& name) {
+    if (name == "golden") return makeGoldenBackend();
+    return nullptr;
+}
+
+int runCts(const CtsOptions& options) {
+    auto files = findJsonFiles(options.paths);
+    if (!files) {
+        std::cerr << "nncosim cts: " << files.status().message << "\n";
+        return 2;
+    }
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<std::vector<CtsTestResult>> resultsPerFile(files->size());
+    std::vector<std::string> unreadable;
+    std::atomic<size_t> nextFile{0}, filesDone{0}, testsDone{0}, testsFailed{0};
+    std::mutex mutex;
+    const bool tty = isatty(STDERR_FILENO);
+
+    auto worker = [&] {
+        auto backend = makeBackend(options.backend);
+        for (size_t f; (f = nextFile++) < files->size();) {
+            auto file = readCtsFile((*files)[f]);
+            if (!file) {
+                std::lock_guard<std::mutex> lock(mutex);
+                unreadable.push_back(file.status().message);
+            } else {
+                for (const CtsTest& test : file->tests) {
+                    CtsTestResult r = runCtsTest(*backend, test, (*files)[f]);
+                    testsFailed += r.verdict == Verdict::FAILED;
+                    ++testsDone;
+                    if (options.verbose) {
+                        std::lock_guard<std::mutex> lock(mutex);
+                        std::cout << verdictName(r.verdict) << " " << r.name << " (" << r.seconds << " s)\n";
+                    }
+                    resultsPerFile[f].push_back(std::move(r));
+                }
+            }
+            ++filesDone;
+            if (tty) {
+                std::lock_guard<std::mutex> lock(mutex);
+                std::cerr << "\r[" << filesDone << "/" << files->size() << " files] " << testsDone << " tests, "
+                          << testsFailed << " failed" << std::flush;
+            }
+        }
+    };
+    std::vector<std::thread> threads;
+    for (unsigned i = 0; i < std::max(1u, options.jobs); ++i) threads.emplace_back(worker);
+    for (auto& t : threads) t.join();
+    if (tty) std::cerr << "\n";
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+    // Report: failures, the per-operation table, the totals.
+    Tally total;
+    std::map<std::string, Tally> byOperation;
+    std::vector<JUnitCase> junit;
+    nlohmann::json failures = nlohmann::json::array();
+    for (const auto& results : resultsPerFile) {
+        for (const CtsTestResult& r : results) {
+            total.add(r.verdict);
+            for (OperationType op : r.operations) byOperation[nameOf(op)].add(r.verdict);
+            if (r.verdict == Verdict::FAILED) {
+                std::cout << "FAILED " << r.file << " " << r.name << ": " << r.message << "\n";
+                failures.push_back({{"file", r.file}, {"name", r.name}, {"message", r.message}});
+            }
+            std::string suite = std::filesystem::path(r.file).parent_path().filename().string() + "." +
+                                std::filesystem::path(r.file).stem().string();
+            junit.push_back({suite, r.name, r.seconds, r.verdict == Verdict::FAILED,
+                             r.verdict == Verdict::UNSUPPORTED, r.message});
+        }
+    }
+    for (const auto& message : unreadable) std::cout << "UNREADABLE " << message << "\n";
+    std::cout << "\n" << std::left << std::setw(34) << "operation" << std::right << std::setw(8) << "passed"
+              << std::setw(8) << "failed" << std::setw(13) << "unsupported" << "\n";
+    nlohmann::json byOperationJson = nlohmann::json::object();
+    for (const auto& [op, t] : byOperation) {
+        std::cout << std::left << std::setw(34) << op << std::right << std::setw(8) << t.passed << std::setw(8)
+                  << t.failed << std::setw(13) << t.unsupported << "\n";
+        byOperationJson[op] = {{"passed", t.passed}, {"failed", t.failed}, {"unsupported", t.unsupported}};
+    }
+    std::cout << "\ncts (" << options.backend << "): " << total.total() << " tests, " << total.passed << " passed, "
+              << total.failed << " failed, " << total.unsupported << " unsupported in " << std::fixed
+              << std::setprecision(1) << seconds << " s"
+              << (unreadable.empty() ? "" : ", " + std::to_string(unreadable.size()) + " files unreadable") << "\n";
+
+    if (!options.summaryPath.empty()) {
+        nlohmann::json summary = {{"backend", options.backend}, {"total", total.total()}, {"passed", total.passed},
+                                  {"failed", total.failed}, {"unsupported", total.unsupported},
+                                  {"seconds", seconds}, {"by_operation", byOperationJson}, {"failures", failures}};
+        std::ofstream out(options.summaryPath);
+        out << summary.dump(2) << "\n";
+        if (!out) {
+            std::cerr << "nncosim cts: cannot write " << options.summaryPath << "\n";
+            return 2;
+        }
+    }
+    if (!options.junitPath.empty() && !writeJUnit(options.junitPath, "nncosim.cts." + options.backend, junit)) {
+        std::cerr << "nncosim cts: cannot write " << options.junitPath << "\n";
+        return 2;
+    }
+    return total.failed == 0 && unreadable.empty() ? 0 : 1;
+}
+
+}  // namespace
+
+void addCtsCommand(CLI::App& app) {
+    auto options = std::make_shared<CtsOptions>();
+    CLI::App* cmd = app.add_subcommand("cts", "Run NNAPI conformance tests (CTS JSON files or folders)");
+    cmd->add_option("paths", options->paths, "CTS JSON files or folders of them")->required();
+    cmd->add_option("--backend", options->backend, "Where models run")->check(CLI::IsMember({"golden"}));
+    cmd->add_option("--summary", options->summaryPath, "Write the summary (totals, by_operation) as JSON");
+    cmd->add_option("--junit", options->junitPath, "Write JUnit XML for CI");
+    cmd->add_option("-j,--jobs", options->jobs, "Parallel workers")->check(CLI::Range(1u, 256u));
+    cmd->add_flag("-v,--verbose", options->verbose, "Print every test's verdict");
+    cmd->callback([options] { gExitStatus = runCts(*options); });
+}
+
+}  // namespace nncosim::cli
