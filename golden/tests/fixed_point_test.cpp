@@ -617,6 +617,84 @@ TEST_CASE("fixed_point_exp_logistic_tanh_accuracy") {
     CHECK(logistic(F4::fromRaw(kInt32Max)).raw() > 2147483000);
 }
 
+TEST_CASE("fixed_point_int16_hard_swish_primitives") {
+    // SQDMULH truncates towards zero; only min * min saturates.
+    CHECK(saturatingDoublingHighMul(int16_t{-32768}, int16_t{-32768}) == 32767);
+    CHECK(saturatingDoublingHighMul(int16_t{-32768}, int16_t{32767}) == -32767);
+    CHECK(saturatingDoublingHighMul(int16_t{3}, int16_t{-16384}) == -1);  // -1.5 truncates
+    std::mt19937 rng(11);
+    for (int i = 0; i < 200000; ++i) {
+        const auto a = static_cast<int16_t>(rng());
+        const auto b = static_cast<int16_t>(rng());
+        if (a == -32768 && b == -32768) continue;
+        REQUIRE(saturatingDoublingHighMul(a, b) ==
+                static_cast<int16_t>(std::trunc(static_cast<double>(a) * b / 32768.0)));
+    }
+    CHECK(saturatingLeftShift(int16_t{5}, 0) == 5);
+    CHECK(saturatingLeftShift(int16_t{16383}, 1) == 32766);
+    CHECK(saturatingLeftShift(int16_t{16384}, 1) == 32767);
+    CHECK(saturatingLeftShift(int16_t{-16384}, 1) == -32768);
+    CHECK(saturatingLeftShift(int16_t{-16385}, 1) == -32768);
+    CHECK(saturatingLeftShift(int16_t{1}, 15) == 32767);
+    CHECK(saturatingLeftShift(int16_t{-1}, 15) == -32768);
+
+    // Q0.31 to Q0.15 rounds half up and saturates near 2^31.
+    CHECK(downscaleMultiplierToInt16(0) == 0);
+    CHECK(downscaleMultiplierToInt16(1 << 30) == 16384);
+    CHECK(downscaleMultiplierToInt16((1 << 30) + (1 << 15) - 1) == 16384);
+    CHECK(downscaleMultiplierToInt16((1 << 30) + (1 << 15)) == 16385);
+    CHECK(downscaleMultiplierToInt16(kInt32Max - (1 << 15) - 1) == 32767);
+    CHECK(downscaleMultiplierToInt16(kInt32Max) == 32767);
+}
+
+TEST_CASE("fixed_point_hard_swish_element") {
+    // Within one output step of x * relu6(x + 3) / 6 computed exactly, over every uint8 input.
+    for (const float inScale : {0.01f, 0.05f, 0.5f}) {
+        for (const float outScale : {0.01f, 0.03f, 0.2f}) {
+            for (const int32_t inZero : {0, 100, 255}) {
+                const int32_t outZero = 20;
+                const auto params = computeHardSwishParams({inScale, inZero}, {outScale, outZero});
+                REQUIRE(params.has_value());
+                CHECK(params->outputShift <= 0);
+                for (int32_t v = 0; v <= 255; ++v) {
+                    const double x = (v - inZero) * static_cast<double>(inScale);
+                    const double real = x * std::min(6.0, std::max(0.0, x + 3.0)) / 6.0;
+                    const long expected =
+                            std::clamp<long>(std::lround(real / outScale) + outZero, 0, 255);
+                    REQUIRE(std::abs(hardSwishElement(v, *params, 0, 255) - expected) <= 1);
+                }
+            }
+        }
+    }
+    // Outputs finer than the hires input scale (input / 128) need a multiplier above one.
+    CHECK_FALSE(computeHardSwishParams({1.0f, 0}, {0.001f, 0}).has_value());
+    // Clamping to the signed range.
+    const auto params = computeHardSwishParams({0.5f, 0}, {0.01f, 0});
+    REQUIRE(params.has_value());
+    CHECK(hardSwishElement(127, *params, -128, 127) == 127);
+    CHECK(hardSwishElement(-128, *params, -128, 127) == 0);
+}
+
+TEST_CASE("fixed_point_inverse_sqrt_multiplier") {
+    // 0 and 1 are both treated as 1.
+    CHECK(inverseSqrtMultiplier(0) == QuantizedMultiplier{kInt32Max, 0});
+    CHECK(inverseSqrtMultiplier(1) == QuantizedMultiplier{kInt32Max, 0});
+    std::mt19937 rng(5);
+    std::vector<int32_t> inputs = {2, 3, 4, 5, 15, 16, 17, (1 << 27) - 1, 1 << 27, (1 << 29) - 1,
+                                   1 << 29, (1 << 29) + 1, 1 << 30, kInt32Max};
+    for (int32_t x = 6; x < 70000; ++x) inputs.push_back(x);
+    for (int i = 0; i < 200000; ++i) inputs.push_back(2 + static_cast<int32_t>(rng() % 2147483645u));
+    double worst = 0.0;
+    for (const int32_t x : inputs) {
+        const QuantizedMultiplier m = inverseSqrtMultiplier(x);
+        REQUIRE(m.shift <= 0);
+        REQUIRE(m.multiplier > 0);
+        const double real = std::ldexp(static_cast<double>(m.multiplier), m.shift - 31);
+        worst = std::max(worst, std::abs(real * std::sqrt(static_cast<double>(x)) - 1.0));
+    }
+    CHECK(worst < 2e-6);
+}
+
 }  // namespace
 }  // namespace nncosim::fixedpoint
 
