@@ -74,6 +74,8 @@ TEST_CASE("model_validation_operand_rules") {
         std::vector<int8_t> w(2 * 3, 1);
         uint32_t k = b.addConstant(OperandType::TENSOR_QUANT8_SYMM_PER_CHANNEL, {2, 3}, w);
         b.setPerChannelQuant(k, {0.5f}, 0);
+        uint32_t out = b.addOutput(OperandType::TENSOR_FLOAT32, {2, 3});
+        b.addOperation(OperationType::DEQUANTIZE, {k}, {out});
         Model m = b.build();
         requireInvalid(m, "scales count");
     }
