@@ -1,0 +1,119 @@
+#include "driver/BufferTracker.h"
+
+#include <atomic>
+
+#include "model/Validation.h"
+
+namespace nncosim::driver {
+
+ManagedBuffer::ManagedBuffer(SharedMemory storage, std::set<BufferUse> roles, Operand operand)
+    : mStorage(std::move(storage)),
+      mRoles(std::move(roles)),
+      mOperand(std::move(operand)),
+      mDimensions(mOperand.dimensions) {}
+
+Status ManagedBuffer::validateRequest(uint32_t poolIndex, const Request& request,
+                                      const void* preparedModel) const {
+    std::lock_guard<std::mutex> lock(mMutex);
+    bool usedAsInput = false, usedAsOutput = false;
+    const auto uses = [poolIndex](const Request::Argument& arg) {
+        return arg.lifetime == Request::Argument::LifeTime::POOL && arg.location.poolIndex == poolIndex;
+    };
+    for (uint32_t i = 0; i < request.inputs.size(); ++i) {
+        const auto& arg = request.inputs[i];
+        if (!uses(arg)) continue;
+        if (mRoles.count({preparedModel, false, i}) == 0)
+            return invalidArgument("request input ", i, ": buffer pool ", poolIndex, " was not allocated for this role");
+        if (!mInitialized)
+            return fail(ErrorStatus::GENERAL_FAILURE, "request input ", i, ": buffer pool ", poolIndex,
+                        " is uninitialized");
+        if (auto dims = combineDimensions(mDimensions, arg.dimensions); !dims)
+            return invalidArgument("request input ", i, ": ", dims.status().message);
+        if (arg.location.offset != 0 || arg.location.length != 0)
+            return invalidArgument("request input ", i, ": a buffer argument must have offset and length 0");
+        usedAsInput = true;
+    }
+    for (uint32_t i = 0; i < request.outputs.size(); ++i) {
+        const auto& arg = request.outputs[i];
+        if (!uses(arg)) continue;
+        if (usedAsInput || usedAsOutput)
+            return invalidArgument("request output ", i, ": buffer pool ", poolIndex,
+                                   " is also used as another input or output");
+        if (mRoles.count({preparedModel, true, i}) == 0)
+            return invalidArgument("request output ", i, ": buffer pool ", poolIndex, " was not allocated for this role");
+        if (auto dims = combineDimensions(mOperand.dimensions, arg.dimensions); !dims)
+            return invalidArgument("request output ", i, ": ", dims.status().message);
+        if (arg.location.offset != 0 || arg.location.length != 0)
+            return invalidArgument("request output ", i, ": a buffer argument must have offset and length 0");
+        usedAsOutput = true;
+    }
+    return okStatus();
+}
+
+Status ManagedBuffer::validateCopyFrom(const std::vector<uint32_t>& dimensions, size_t size) const {
+    if (isScalarType(mOperand.type)) {
+        if (!dimensions.empty()) return invalidArgument("copyFrom: dimensions given for a scalar buffer");
+    } else {
+        const auto& shape = dimensions.empty() ? mOperand.dimensions : dimensions;
+        Operand probe = mOperand;
+        probe.dimensions = shape;
+        if (hasUnknownDimensions(probe))
+            return invalidArgument("copyFrom: dimensions ", toString(shape), " are not fully specified");
+        if (auto dims = combineDimensions(mOperand.dimensions, shape); !dims)
+            return invalidArgument("copyFrom: ", dims.status().message);
+    }
+    if (size != mStorage->size())
+        return invalidArgument("copyFrom: source of ", size, " bytes for a buffer of ", mStorage->size());
+    return okStatus();
+}
+
+Status ManagedBuffer::validateCopyTo(size_t size) const {
+    if (size != mStorage->size())
+        return invalidArgument("copyTo: destination of ", size, " bytes for a buffer of ", mStorage->size());
+    std::lock_guard<std::mutex> lock(mMutex);
+    if (!mInitialized) return fail(ErrorStatus::GENERAL_FAILURE, "copyTo: the buffer is uninitialized");
+    return okStatus();
+}
+
+std::vector<uint32_t> ManagedBuffer::dimensions() const {
+    std::lock_guard<std::mutex> lock(mMutex);
+    return mDimensions;
+}
+
+void ManagedBuffer::setInitialized(const std::vector<uint32_t>& dimensions) {
+    std::lock_guard<std::mutex> lock(mMutex);
+    mInitialized = true;
+    if (!dimensions.empty()) mDimensions = dimensions;
+}
+
+void ManagedBuffer::setUninitialized() {
+    std::lock_guard<std::mutex> lock(mMutex);
+    mInitialized = false;
+}
+
+bool ManagedBuffer::initialized() const {
+    std::lock_guard<std::mutex> lock(mMutex);
+    return mInitialized;
+}
+
+MemoryDomainToken BufferTracker::add(std::shared_ptr<ManagedBuffer> buffer) {
+    static std::atomic<MemoryDomainToken> nextToken{1};  // process-wide: 0 is never a token
+    MemoryDomainToken token = nextToken++;
+    if (token == 0) token = nextToken++;
+    std::lock_guard<std::mutex> lock(mMutex);
+    mBuffers[token] = std::move(buffer);
+    return token;
+}
+
+void BufferTracker::remove(MemoryDomainToken token) {
+    std::lock_guard<std::mutex> lock(mMutex);
+    mBuffers.erase(token);
+}
+
+std::shared_ptr<ManagedBuffer> BufferTracker::get(MemoryDomainToken token) const {
+    std::lock_guard<std::mutex> lock(mMutex);
+    auto it = mBuffers.find(token);
+    return it == mBuffers.end() ? nullptr : it->second;
+}
+
+}  // namespace nncosim::driver

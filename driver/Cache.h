@@ -1,0 +1,40 @@
+// Compilation cache files: the compiled program in the model cache (security-sensitive) and the
+// constants in the data cache, authenticated together with a keyed MAC.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "driver/HalTypes.h"
+
+namespace nncosim::driver {
+
+/// The device's secret key of the cache MAC (HMAC-SHA256).
+using CacheKey = std::array<uint8_t, 32>;
+
+/// A fresh random key (from the kernel's CSPRNG).
+CacheKey randomCacheKey();
+
+/// Exactly one model-cache file and one data-cache file per prepared model.
+inline constexpr uint32_t kNumModelCacheFiles = 1;
+inline constexpr uint32_t kNumDataCacheFiles = 1;
+
+struct CacheContents {
+    std::vector<uint8_t> program;    ///< model cache payload
+    std::vector<uint8_t> constants;  ///< data cache payload
+};
+
+/// Writes `contents` to the two files (each truncated first, written at offset 0 whatever the
+/// descriptors' offsets). The model cache holds a header, the program, the SHA-256 of the
+/// constants and HMAC-SHA256(key, token ‖ everything before the MAC).
+Status saveToCache(const CacheKey& key, const CacheToken& token, const CacheContents& contents,
+                   int modelCacheFd, int dataCacheFd);
+
+/// Reads back what saveToCache wrote. Any difference — a flipped bit, appended or missing
+/// bytes in either file, another token or key — fails with GENERAL_FAILURE; nothing is trusted
+/// before the MAC and the constants' digest check out.
+Result<CacheContents> loadFromCache(const CacheKey& key, const CacheToken& token, int modelCacheFd,
+                                    int dataCacheFd);
+
+}  // namespace nncosim::driver
