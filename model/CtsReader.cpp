@@ -192,6 +192,13 @@ private:
         }
         const json empty = json::array();
         const json& data = o.contains("data") ? o.at("data") : empty;
+        // Android's harness sets a constant without data with setOperandValue(nullptr, 0),
+        // which makes it an omitted operand (DENSIFY's unused metadata).
+        if ((operand.lifetime == OperandLifeTime::CONSTANT_COPY ||
+             operand.lifetime == OperandLifeTime::CONSTANT_REFERENCE) &&
+            data.empty()) {
+            operand.lifetime = OperandLifeTime::NO_VALUE;
+        }
         switch (operand.lifetime) {
             case OperandLifeTime::CONSTANT_COPY:
                 operand.location = place(mValues, encode(operand.type, data));
