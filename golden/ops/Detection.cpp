@@ -59,13 +59,11 @@ Result<std::vector<float>> inputAsFloat(const ExecutionContext& ctx, uint32_t i)
     }
 }
 
-// round(value / scale + zeroPoint) clamped to T (NaN becomes 0 before the clamp).
+// round(value / scale + zeroPoint) clamped to T; NaN (undefined in Android) becomes 0.
 template <typename T>
 T quantize(float value, float scale, int32_t zeroPoint) {
     const float q = std::round(value / scale + static_cast<float>(zeroPoint));
-    if (std::isnan(q))
-        return static_cast<T>(
-            std::clamp<int32_t>(0, std::numeric_limits<T>::min(), std::numeric_limits<T>::max()));
+    if (std::isnan(q)) return 0;
     return static_cast<T>(
         std::clamp<float>(q, std::numeric_limits<T>::min(), std::numeric_limits<T>::max()));
 }
@@ -493,6 +491,10 @@ struct PostprocessParams {
 Status detectionPostprocessing(ExecutionContext& ctx) {
     constexpr uint32_t kScores = 0, kDeltas = 1, kAnchors = 2;
     NN_RETURN_IF_ERROR(checkNoZeroSizedInput(ctx));
+    if (ctx.inputType(kScores) != OperandType::TENSOR_FLOAT32 &&
+        ctx.inputType(kScores) != OperandType::TENSOR_FLOAT16) {
+        return ctx.fail("unsupported type ", nameOf(ctx.inputType(kScores)));
+    }
     if (ctx.inputRank(kScores) != 3 || ctx.inputRank(kDeltas) != 3 ||
         ctx.inputRank(kAnchors) != 2) {
         return ctx.fail("scores and deltas must be 3-D, anchors 2-D");
