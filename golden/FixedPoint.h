@@ -863,4 +863,19 @@ inline QuantizedMultiplier inverseSqrtMultiplier(int32_t input) {
     return {multiplier, -shift};
 }
 
+// ---------------------------------------------------------------------------------------------
+// Part 5: helpers of the quantized LSTMs (Android's QuantUtils).
+// ---------------------------------------------------------------------------------------------
+
+/// log2(x) when x is a power of two within 1e-3 in the exponent (Android's CheckedLog2, computed in
+/// float as it does); nullopt otherwise.
+inline std::optional<int> checkedLog2(float x) {
+    const float log2 = std::log(x) * (1.0f / std::log(2.0f));
+    const float rounded = std::round(log2);
+    if (!(std::abs(log2 - rounded) < 1e-3f)) {
+        return std::nullopt;
+    }
+    return static_cast<int>(rounded);
+}
+
 }  // namespace nncosim::fixedpoint

@@ -162,7 +162,12 @@ private:
         if (test) {
             for (uint32_t k : g.inputIndexes) {
                 if (k >= g.operands.size()) throw FormatError{"input index out of range"};
-                test->inputs.push_back({g.operands[k].dimensions, std::move(ioData[k])});
+                // An input without data is omitted (NO_VALUE), as in Android's harness.
+                if (ioData[k].empty()) {
+                    test->inputs.emplace_back();
+                } else {
+                    test->inputs.push_back({g.operands[k].dimensions, std::move(ioData[k])});
+                }
             }
             for (uint32_t k : g.outputIndexes) {
                 if (k >= g.operands.size()) throw FormatError{"output index out of range"};

@@ -15,7 +15,7 @@ namespace nncosim {
 struct CtsTest {
     std::string name;
     Model model;
-    std::vector<TensorData> inputs;
+    std::vector<TensorData> inputs;           ///< empty (no dimensions, no bytes) when omitted
     std::vector<TensorData> expectedOutputs;  ///< dimensions are the true output shapes
     std::vector<bool> outputIgnored;          ///< do not compare this output's values
     bool expectFailure = false;               ///< the execution must fail (the model is valid)

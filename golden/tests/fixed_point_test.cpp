@@ -695,6 +695,15 @@ TEST_CASE("fixed_point_inverse_sqrt_multiplier") {
     CHECK(worst < 2e-6);
 }
 
+TEST_CASE("fixed_point_checked_log2") {
+    CHECK(checkedLog2(1.0f) == 0);
+    CHECK(checkedLog2(0.00048828125f) == -11);
+    CHECK(checkedLog2(3.05176e-05f) == -15);  // a rounded 2^-15, as CTS models give it
+    CHECK(checkedLog2(4096.0f) == 12);
+    CHECK_FALSE(checkedLog2(3.0f).has_value());
+    CHECK_FALSE(checkedLog2(0.0078f).has_value());
+}
+
 }  // namespace
 }  // namespace nncosim::fixedpoint
 
