@@ -136,14 +136,13 @@ Status executeStridedSlice(ExecutionContext& ctx) {
                                                 : clampedSliceIndex(endData[d], dim, positive);
         // Android computes the count in float; it is exact for tensor-sized values.
         const auto count = static_cast<int32_t>(
-                std::ceil(static_cast<float>(last - first) / static_cast<float>(stride)));
+            std::ceil(static_cast<float>(last - first) / static_cast<float>(stride)));
         sizes[d] = static_cast<uint32_t>(std::max(count, 0));
         begin[d] = first;
         steps[d] = stride;
         if ((shrinkMask >> d) & 1) {
             if (!positive || sizes[d] != 1) {
-                return ctx.fail("shrunk dimension ", d, " must take one element with a positive"
-                                " stride");
+                return ctx.fail("shrunk dimension ", d, " must take one element, stride > 0");
             }
         } else {
             outDims.push_back(sizes[d]);

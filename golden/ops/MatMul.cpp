@@ -48,9 +48,9 @@ void multiplyBatches(const MatMulGeometry& g, const In* lhs, const In* rhs, Load
     RowMajorMatrix<Acc> product(g.outRows, g.outCols);
     for (size_t b = 0; b < g.batches; ++b) {
         const RowMajorMatrix<Acc> a =
-                loadLhs(MatrixMap<In>(lhs + b * lhsSize, g.lhsRows, g.lhsCols));
+            loadLhs(MatrixMap<In>(lhs + b * lhsSize, g.lhsRows, g.lhsCols));
         const RowMajorMatrix<Acc> c =
-                loadRhs(MatrixMap<In>(rhs + rhsBatch(g, b) * rhsSize, g.rhsRows, g.rhsCols));
+            loadRhs(MatrixMap<In>(rhs + rhsBatch(g, b) * rhsSize, g.rhsRows, g.rhsCols));
         if (g.adjX && g.adjY) {
             product.noalias() = a.transpose() * c.transpose();
         } else if (g.adjX) {
@@ -150,7 +150,7 @@ Status executeBatchMatmul(ExecutionContext& ctx) {
             // Android rounds the scale product to float before widening it.
             const float productScale = ctx.inputScale(0) * ctx.inputScale(1);
             const auto multiplier = fixedpoint::quantizeMultiplier(
-                    static_cast<double>(productScale) / ctx.outputScale(0));
+                static_cast<double>(productScale) / ctx.outputScale(0));
             if (!multiplier) return ctx.fail("cannot quantize the output multiplier");
             const int32_t outZero = ctx.outputZeroPoint(0);
             // No fused activation: the int8 range.
@@ -161,15 +161,15 @@ Status executeBatchMatmul(ExecutionContext& ctx) {
                 };
             };
             int8_t* out = ctx.outputData<int8_t>(0);
-            multiplyBatches<int32_t>(
-                    g, ctx.inputData<int8_t>(0), ctx.inputData<int8_t>(1),
-                    centred(ctx.inputZeroPoint(0)), centred(ctx.inputZeroPoint(1)),
-                    [&](size_t b, const RowMajorMatrix<int32_t>& product) {
-                        outputMatrix(g, out, b) = product.unaryExpr([&](int32_t acc) {
-                            return static_cast<int8_t>(
-                                    fixedpoint::requantize(acc, 0, *multiplier, outZero, range));
-                        });
-                    });
+            multiplyBatches<int32_t>(g, ctx.inputData<int8_t>(0), ctx.inputData<int8_t>(1),
+                                     centred(ctx.inputZeroPoint(0)), centred(ctx.inputZeroPoint(1)),
+                                     [&](size_t b, const RowMajorMatrix<int32_t>& product) {
+                                         outputMatrix(g, out, b) =
+                                             product.unaryExpr([&](int32_t acc) {
+                                                 return static_cast<int8_t>(fixedpoint::requantize(
+                                                     acc, 0, *multiplier, outZero, range));
+                                             });
+                                     });
             return okStatus();
         }
         default:

@@ -51,8 +51,7 @@ Status executeSqueeze(ExecutionContext& ctx) {
         for (size_t k = 0; k < ctx.inputCount(1); ++k) {
             const auto axis = resolveAxis(dims[k], rank);
             if (!axis || in[*axis] != 1) {
-                return ctx.fail("cannot squeeze dimension ", dims[k], " of shape ",
-                                toString(in));
+                return ctx.fail("cannot squeeze dimension ", dims[k], " of shape ", toString(in));
             }
             squeeze[*axis] = true;
         }
@@ -92,15 +91,16 @@ Status executeFill(ExecutionContext& ctx) {
     const size_t n = ctx.outputCount(0);
     switch (ctx.outputType(0)) {
         case OperandType::TENSOR_FLOAT32:
-            Eigen::Map<ArrayX<float>>(ctx.outputData<float>(0), n).setConstant(ctx.scalar<float>(1));
+            Eigen::Map<ArrayX<float>>(ctx.outputData<float>(0), n)
+                .setConstant(ctx.scalar<float>(1));
             break;
         case OperandType::TENSOR_FLOAT16:
             Eigen::Map<ArrayX<half>>(ctx.outputData<half>(0), n)
-                    .setConstant(static_cast<half>(ctx.scalar<float>(1)));
+                .setConstant(static_cast<half>(ctx.scalar<float>(1)));
             break;
         case OperandType::TENSOR_INT32:
             Eigen::Map<ArrayX<int32_t>>(ctx.outputData<int32_t>(0), n)
-                    .setConstant(ctx.scalar<int32_t>(1));
+                .setConstant(ctx.scalar<int32_t>(1));
             break;
         default:
             return ctx.fail("unsupported output type ", nameOf(ctx.outputType(0)));
@@ -171,7 +171,9 @@ Status executeReverse(ExecutionContext& ctx) {
     }
     const auto strides = rowMajorStrides(in);
     std::vector<AxisOffsets> axes = identityAxes(in);
-    if (in[axis] > 0) axes[axis] = stridedAxis(in[axis], -strides[axis], (in[axis] - 1) * strides[axis]);
+    if (in[axis] > 0) {
+        axes[axis] = stridedAxis(in[axis], -strides[axis], (in[axis] - 1) * strides[axis]);
+    }
     NN_RETURN_IF_ERROR(ctx.setOutputShape(0, in));
     copyMapped(ctx, 0, 0, axes);
     return okStatus();
@@ -195,11 +197,11 @@ Status executePack(ExecutionContext& ctx) {
     out.insert(out.begin() + axis, count);
     NN_RETURN_IF_ERROR(ctx.setOutputShape(0, std::move(out)));
     // Each tensor contributes one block of its trailing dimensions per outer index.
-    const size_t outer = std::accumulate(in.begin(), in.begin() + axis, size_t{1},
-                                         std::multiplies<size_t>());
+    const size_t outer =
+        std::accumulate(in.begin(), in.begin() + axis, size_t{1}, std::multiplies<size_t>());
     const size_t blockBytes =
-            std::accumulate(in.begin() + axis, in.end(), size_t{1}, std::multiplies<size_t>()) *
-            elementSize(ctx.inputType(1));
+        std::accumulate(in.begin() + axis, in.end(), size_t{1}, std::multiplies<size_t>()) *
+        elementSize(ctx.inputType(1));
     uint8_t* dst = ctx.outputBytes(0);
     for (size_t o = 0; o < outer; ++o) {
         for (uint32_t t = 1; t <= count; ++t, dst += blockBytes) {
@@ -244,8 +246,8 @@ Status executeChannelShuffle(ExecutionContext& ctx) {
     const AxisSizes s = axisSizes(in, *axis);
     const uint32_t groupSize = in[*axis] / groups;
     const std::vector<AxisOffsets> axes = {
-            stridedAxis(s.outer, s.axis * s.inner), stridedAxis(groupSize, s.inner),
-            stridedAxis(groups, int64_t{groupSize} * s.inner), stridedAxis(s.inner, 1)};
+        stridedAxis(s.outer, s.axis * s.inner), stridedAxis(groupSize, s.inner),
+        stridedAxis(groups, int64_t{groupSize} * s.inner), stridedAxis(s.inner, 1)};
     NN_RETURN_IF_ERROR(ctx.setOutputShape(0, in));
     copyMapped(ctx, 0, 0, axes);
     return okStatus();

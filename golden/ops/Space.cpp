@@ -21,8 +21,9 @@ struct Tensor4 {
 Tensor4 describe(const std::vector<uint32_t>& dims, bool nchw) {
     const auto nhwc = toNhwcShape(dims, nchw);
     const auto strides = rowMajorStrides(dims);
-    if (nchw) return {nhwc[0], nhwc[1], nhwc[2], nhwc[3], strides[0], strides[2], strides[3],
-                      strides[1]};
+    if (nchw) {
+        return {nhwc[0], nhwc[1], nhwc[2], nhwc[3], strides[0], strides[2], strides[3], strides[1]};
+    }
     return {nhwc[0], nhwc[1], nhwc[2], nhwc[3], strides[0], strides[1], strides[2], strides[3]};
 }
 
@@ -46,7 +47,9 @@ struct Layout {
 
 /// Checks the input is 4-D and reads the layout flag at `layoutIndex`.
 Result<Layout> readLayout(const ExecutionContext& ctx, uint32_t layoutIndex) {
-    if (ctx.inputRank(0) != 4) return ctx.fail("the input must be 4-D, got rank ", ctx.inputRank(0));
+    if (ctx.inputRank(0) != 4) {
+        return ctx.fail("the input must be 4-D, got rank ", ctx.inputRank(0));
+    }
     Layout layout;
     layout.nchw = ctx.scalarOr<bool>(layoutIndex, false);
     layout.in = describe(ctx.inputShape(0), layout.nchw);
@@ -178,7 +181,7 @@ Status executeSpaceToBatchNd(ExecutionContext& ctx) {
     axes.c = {stridedAxis(t.c, 1)};
     const bool nchw = layout->nchw;
     NN_RETURN_IF_ERROR(ctx.setOutputShape(
-            0, fromNhwcShape({t.n * bh * bw, paddedH / bh, paddedW / bw, t.c}, nchw)));
+        0, fromNhwcShape({t.n * bh * bw, paddedH / bh, paddedW / bw, t.c}, nchw)));
     copyMapped(padded.data(), ctx.outputBytes(0), bytes, axes.flatten(nchw));
     return okStatus();
 }

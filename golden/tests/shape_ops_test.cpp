@@ -97,10 +97,10 @@ TEST_CASE("golden_shape_copy_mapped_permutes_and_pads") {
 }
 
 TEST_CASE("golden_shape_topk_orders_ties_by_descending_index") {
-    auto result = run<float>(
-            OperationType::TOPK_V2, {kFloat, {2, 4}}, {1, 3, 3, 2, 5, 5, 5, 5},
-            [](ModelBuilder& b, std::vector<uint32_t>& in) { in.push_back(b.addInt32(3)); },
-            {{kFloat, {0, 0}}, {kInt32, {0, 0}}});
+    auto result =
+        run<float>(OperationType::TOPK_V2, {kFloat, {2, 4}}, {1, 3, 3, 2, 5, 5, 5, 5},
+                   [](ModelBuilder& b, std::vector<uint32_t>& in) { in.push_back(b.addInt32(3)); },
+                   {{kFloat, {0, 0}}, {kInt32, {0, 0}}});
     REQUIRE_MESSAGE(result.ok(), result.status().message);
     CHECK(result->at(0).dimensions == std::vector<uint32_t>{2, 3});
     CHECK(valuesOf<float>(result->at(0)) == std::vector<float>{3, 3, 2, 5, 5, 5});
@@ -126,8 +126,8 @@ TEST_CASE("golden_shape_reduce_sum_float16_rounds_every_step") {
         in.push_back(b.addConstant(kInt32, {1}, std::vector<int32_t>{0}));
         in.push_back(b.addBool(false));
     };
-    const auto sum = runOk<half>(OperationType::REDUCE_SUM, {kHalf, {3}}, values, axes,
-                                 {kHalf, {0}}, {1});
+    const auto sum =
+        runOk<half>(OperationType::REDUCE_SUM, {kHalf, {3}}, values, axes, {kHalf, {0}}, {1});
     CHECK(static_cast<float>(sum[0]) == 2048.0f);
 }
 
@@ -149,8 +149,8 @@ TEST_CASE("golden_shape_space_to_batch_pads_with_the_zero_point") {
         in.push_back(b.addConstant(kInt32, {2, 2}, std::vector<int32_t>{0, 0, 1, 1}));
     };
     CHECK(runOk<uint8_t>(OperationType::SPACE_TO_BATCH_ND, {kUint8, {1, 2, 2, 1}, 0.5f, 5},
-                         {1, 2, 3, 4}, params, {kUint8, {0, 0, 0, 0}, 0.5f, 5}, {4, 1, 2, 1}) ==
-          std::vector<uint8_t>{5, 2, 1, 5, 5, 4, 3, 5});
+                         {1, 2, 3, 4}, params, {kUint8, {0, 0, 0, 0}, 0.5f, 5},
+                         {4, 1, 2, 1}) == std::vector<uint8_t>{5, 2, 1, 5, 5, 4, 3, 5});
 }
 
 TEST_CASE("golden_shape_depth_to_space_layouts_agree") {
@@ -170,8 +170,8 @@ TEST_CASE("golden_shape_depth_to_space_layouts_agree") {
     // (2i + j) * 2 + k.
     const std::vector<float> eight = {0, 1, 2, 3, 4, 5, 6, 7};
     CHECK(runOk<float>(OperationType::DEPTH_TO_SPACE, {kFloat, {1, 8, 1, 1}}, eight, params(true),
-                       {kFloat, {0, 0, 0, 0}}, {1, 2, 2, 2}) ==
-          std::vector<float>{0, 2, 4, 6, 1, 3, 5, 7});
+                       {kFloat, {0, 0, 0, 0}},
+                       {1, 2, 2, 2}) == std::vector<float>{0, 2, 4, 6, 1, 3, 5, 7});
 }
 
 TEST_CASE("golden_shape_strided_slice_negative_stride_and_shrink") {
@@ -190,12 +190,12 @@ TEST_CASE("golden_shape_strided_slice_negative_stride_and_shrink") {
     const std::vector<float> m = {1, 2, 3, 4, 5, 6};  // 2x3
     // Row 1 (shrunk), columns reversed from the end mask.
     CHECK(runOk<float>(OperationType::STRIDED_SLICE, {kFloat, {2, 3}}, m,
-                       params({1, -1}, {2, 0}, {1, -1}, 0, 2, 1), {kFloat, {0}}, {3}) ==
-          std::vector<float>{6, 5, 4});
+                       params({1, -1}, {2, 0}, {1, -1}, 0, 2, 1), {kFloat, {0}},
+                       {3}) == std::vector<float>{6, 5, 4});
     // A shrunk axis with a negative stride is an execution failure.
     CHECK_FALSE(run<float>(OperationType::STRIDED_SLICE, {kFloat, {2, 3}}, m,
                            params({1, 0}, {0, 3}, {-1, 1}, 0, 0, 1), {{kFloat, {0}}})
-                        .ok());
+                    .ok());
 }
 
 TEST_CASE("golden_shape_mirror_pad_reflect_and_symmetric") {
@@ -215,8 +215,8 @@ TEST_CASE("golden_shape_mirror_pad_reflect_and_symmetric") {
         in.push_back(b.addConstant(kInt32, {1, 2}, std::vector<int32_t>{3, 0}));
         in.push_back(b.addInt32(0));
     };
-    CHECK_FALSE(run<int32_t>(OperationType::MIRROR_PAD, {kInt32, {3}}, v, tooMuch, {{kInt32, {0}}})
-                        .ok());
+    CHECK_FALSE(
+        run<int32_t>(OperationType::MIRROR_PAD, {kInt32, {3}}, v, tooMuch, {{kInt32, {0}}}).ok());
 }
 
 TEST_CASE("golden_shape_gather_rejects_out_of_range_indices") {
@@ -243,8 +243,7 @@ TEST_CASE("golden_shape_batch_matmul_quant_double_rounding") {
     const auto params = [](ModelBuilder& b, std::vector<uint32_t>& in) {
         // RHS 3x3 with zero point -64: columns (1,1,1), (4,4,4), (-4,-4,-4) after centring.
         in.push_back(b.addConstant(kInt8, {3, 3},
-                                   std::vector<int8_t>{-63, -60, -68, -63, -60, -68, -63, -60,
-                                                       -68},
+                                   std::vector<int8_t>{-63, -60, -68, -63, -60, -68, -63, -60, -68},
                                    0.5f, -64));
         in.push_back(b.addBool(false));
         in.push_back(b.addBool(false));
@@ -262,8 +261,8 @@ TEST_CASE("golden_shape_batch_matmul_adjoint_and_rhs_broadcast") {
         in.push_back(b.addBool(false));
     };
     CHECK(runOk<float>(OperationType::BATCH_MATMUL, {kFloat, {2, 2, 2}}, {1, 0, 0, 1, 0, 1, 1, 0},
-                       params, {kFloat, {0, 0, 0}}, {2, 2, 2}) ==
-          std::vector<float>{1, 2, 3, 4, 3, 4, 1, 2});
+                       params, {kFloat, {0, 0, 0}},
+                       {2, 2, 2}) == std::vector<float>{1, 2, 3, 4, 3, 4, 1, 2});
 }
 
 }  // namespace
