@@ -31,6 +31,10 @@ Status validateDensify(OperationContext& ctx) {
     constexpr uint32_t kBlockMap = 2;
     if (ctx.numInputs() < kMinInputs)
         return ctx.fail("expected at least ", kMinInputs, " inputs, got ", ctx.numInputs());
+    // Each dimension adds a pair (segments, indices), even when the order's length is unknown.
+    if ((ctx.numInputs() - kMinInputs) % 2 != 0)
+        return ctx.fail("expected ", kMinInputs, " inputs plus a pair per dimension, got ",
+                        ctx.numInputs());
     NN_RETURN_IF_ERROR(ctx.expectOutputCount({1}));
     constexpr FeatureLevel kExp = FeatureLevel::kExperimental;
     NN_RETURN_IF_ERROR(expectTypeSince(ctx, 0,
