@@ -197,8 +197,11 @@ CtsTestResult runCtsTest(Backend& backend, const CtsTest& test, const std::strin
         r.verdict = Verdict::UNSUPPORTED;
         r.message = backend.name() + " does not support every operation of the model";
     } else {
-        // Android skips the insufficient-buffer variant unless output 0 exceeds one byte.
-        const bool hasOutputs = !test.expectedOutputs.empty() && test.expectedOutputs[0].bytes.size() > 1;
+        // The insufficient-buffer variant needs an output 0 larger than one byte (as Android) and
+        // of tensor type: a scalar's size is fully known, so a short buffer is INVALID_ARGUMENT.
+        const auto& model = test.model;
+        const bool hasOutputs = !test.expectedOutputs.empty() && test.expectedOutputs[0].bytes.size() > 1 &&
+                                isTensorType(model.main.operands[model.main.outputIndexes[0]].type);
         struct Variant { const char* name; bool dynamic; bool insufficient; };
         const Variant variants[] = {{"", false, false}, {"dynamic output shape: ", true, false},
                                     {"insufficient output buffer: ", true, true}};
