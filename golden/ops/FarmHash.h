@@ -1,6 +1,7 @@
-// FarmHash's Fingerprint64 (the "na" variant of Hash64, a CityHash descendant), which LSH_PROJECTION
-// hashes its inputs with. Fingerprints are fixed forever by FarmHash, so any correct implementation
-// gives Android's bits. Little-endian byte order is assumed, as on every platform NNAPI runs on.
+// FarmHash's Fingerprint64 (the "na" variant of Hash64, a CityHash descendant), which
+// LSH_PROJECTION hashes its inputs with. Fingerprints are fixed forever by FarmHash, so any correct
+// implementation gives Android's bits. Little-endian byte order is assumed, as on every platform
+// NNAPI runs on.
 #pragma once
 
 #include <cstddef>
@@ -32,7 +33,9 @@ inline uint64_t rotr(uint64_t v, int shift) {
     return shift == 0 ? v : (v >> shift) | (v << (64 - shift));
 }
 
-inline uint64_t shiftMix(uint64_t v) { return v ^ (v >> 47); }
+inline uint64_t shiftMix(uint64_t v) {
+    return v ^ (v >> 47);
+}
 
 /// Murmur-style mix of two words.
 inline uint64_t mix16(uint64_t u, uint64_t v, uint64_t mul) {

@@ -6,8 +6,8 @@
 #include <random>
 
 #include "golden/ops/FarmHash.h"
-#include "golden/ops/Operations.h"
 #include "golden/ops/OpUtils.h"
+#include "golden/ops/Operations.h"
 
 namespace nncosim::golden {
 namespace {
@@ -21,9 +21,8 @@ std::vector<uint32_t> lookupShape(uint32_t count, const std::vector<uint32_t>& t
 
 size_t rowBytes(const ExecutionContext& ctx, uint32_t table) {
     return ctx.inputDim(table, 0) == 0
-                   ? 0
-                   : byteSize(ctx.inputType(table), ctx.inputShape(table)) /
-                             ctx.inputDim(table, 0);
+               ? 0
+               : byteSize(ctx.inputType(table), ctx.inputShape(table)) / ctx.inputDim(table, 0);
 }
 
 // LSH_PROJECTION types.
@@ -41,7 +40,7 @@ int lshSignBit(const uint8_t* input, uint32_t rows, size_t rowSize, const float*
     for (uint32_t i = 0; i < rows; ++i) {
         std::memcpy(key.data() + sizeof(seed), input + i * rowSize, rowSize);
         const auto fingerprint =
-                static_cast<int64_t>(farmhash::fingerprint64(key.data(), key.size()));
+            static_cast<int64_t>(farmhash::fingerprint64(key.data(), key.size()));
         const double value = static_cast<double>(fingerprint);
         score += weights ? static_cast<double>(weights[i]) * value : value;
     }
@@ -100,6 +99,7 @@ Status executeHashtableLookup(ExecutionContext& ctx) {
 
 Status executeLshProjection(ExecutionContext& ctx) {
     constexpr uint32_t kHash = 0, kInput = 1, kWeight = 2, kType = 3;
+    if (ctx.isOmitted(kType)) return ctx.fail("the projection type is required");
     if (ctx.inputRank(kHash) != 2 || ctx.inputRank(kInput) < 1) {
         return ctx.fail("the hash must be 2-D and the input at least 1-D");
     }
@@ -129,9 +129,9 @@ Status executeLshProjection(ExecutionContext& ctx) {
     for (uint32_t i = 0; i < numHash; ++i) {
         int32_t signature = 0;
         for (uint32_t j = 0; j < numBits; ++j) {
-            const int bit = lshSignBit(ctx.inputBytes(kInput), rows, inputRowBytes,
-                                       hasWeight ? weights.data() : nullptr,
-                                       seeds.data()[i * numBits + j]);
+            const int bit =
+                lshSignBit(ctx.inputBytes(kInput), rows, inputRowBytes,
+                           hasWeight ? weights.data() : nullptr, seeds.data()[i * numBits + j]);
             if (type == kLshDense) {
                 *out++ = bit;
             } else {

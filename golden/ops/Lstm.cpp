@@ -1,7 +1,7 @@
 // The float LSTMs: LSTM (one time step), UNIDIRECTIONAL_SEQUENCE_LSTM and
 // BIDIRECTIONAL_SEQUENCE_LSTM, with every option of the cell (CIFG, peephole, projection, layer
-// normalization, auxiliary input). Like Android's LSTMCell, TENSOR_FLOAT16 models run in float32 for
-// the whole sequence and round once at the end.
+// normalization, auxiliary input). Like Android's LSTMCell, TENSOR_FLOAT16 models run in float32
+// for the whole sequence and round once at the end.
 #include <array>
 #include <cmath>
 
@@ -27,20 +27,15 @@ CellInputs cellInputs(uint32_t base, uint32_t layerNorm, uint32_t aux) {
         return first == kNone ? std::array<uint32_t, 4>{kNone, kNone, kNone, kNone}
                               : std::array<uint32_t, 4>{first, first + 1, first + 2, first + 3};
     };
-    return {four(base + 1),
-            four(base + 5),
-            {base + 9, base + 10, kNone, base + 11},
-            four(base + 12),
-            four(layerNorm),
-            four(aux),
-            base + 16,
-            base + 17};
+    return {four(base + 1),  four(base + 5),  {base + 9, base + 10, kNone, base + 11},
+            four(base + 12), four(layerNorm), four(aux),
+            base + 16,       base + 17};
 }
 
 /// One cell's tensors as float32, null where absent.
 struct LstmCell {
     std::array<const float*, 4> inputWeights{}, auxWeights{}, recurrentWeights{}, peephole{},
-            bias{}, layerNorm{};
+        bias{}, layerNorm{};
     const float* projection = nullptr;
     const float* projectionBias = nullptr;
     uint32_t inputSize = 0, auxInputSize = 0, numCells = 0, outputSize = 0;
@@ -122,7 +117,9 @@ Result<LstmCell> loadCell(const ExecutionContext& ctx, FloatTensors& tensors, co
     return cell;
 }
 
-void sigmoid(ArrayRM& x) { x = 1.0f / (1.0f + (-x).exp()); }
+void sigmoid(ArrayRM& x) {
+    x = 1.0f / (1.0f + (-x).exp());
+}
 
 /// Each row normalized to zero mean and unit variance (TFLite's MeanStddevNormalization).
 void normalizeRows(ArrayRM& x) {
@@ -152,12 +149,13 @@ void lstmStep(const LstmCell& cell, const LstmOptions& options, const float* inp
     for (int g = kInputGate; g <= kOutputGate; ++g) {
         if (g == kInputGate && cell.cifg()) continue;
         RowMajorMatrix<float> acc =
-                x * ConstMatrixMap(cell.inputWeights[g], n, cell.inputSize).transpose();
+            x * ConstMatrixMap(cell.inputWeights[g], n, cell.inputSize).transpose();
         if (aux != nullptr && cell.auxWeights[g] != nullptr) {
             acc.noalias() += ConstMatrixMap(aux, batches, cell.auxInputSize) *
                              ConstMatrixMap(cell.auxWeights[g], n, cell.auxInputSize).transpose();
         }
-        acc.noalias() += h * ConstMatrixMap(cell.recurrentWeights[g], n, cell.outputSize).transpose();
+        acc.noalias() +=
+            h * ConstMatrixMap(cell.recurrentWeights[g], n, cell.outputSize).transpose();
         gates[g] = acc.array();
         // Without layer normalization the bias is part of the sum; with it, it follows it.
         if (!cell.layerNormalized()) gates[g].rowwise() += rowVector(cell.bias[g], n);
@@ -181,8 +179,7 @@ void lstmStep(const LstmCell& cell, const LstmOptions& options, const float* inp
     finishGate(kCellGate, nullptr);
     applyActivation(gates[kCellGate], options.activation);
 
-    const ArrayRM inputGate = cell.cifg() ? ArrayRM(1.0f - gates[kForgetGate])
-                                          : gates[kInputGate];
+    const ArrayRM inputGate = cell.cifg() ? ArrayRM(1.0f - gates[kForgetGate]) : gates[kInputGate];
     state.cell = gates[kForgetGate] * state.cell + gates[kCellGate] * inputGate;
     if (options.cellClip > 0.0f) {
         state.cell = state.cell.max(-options.cellClip).min(options.cellClip);
@@ -195,7 +192,7 @@ void lstmStep(const LstmCell& cell, const LstmOptions& options, const float* inp
 
     if (cell.projection != nullptr) {
         RowMajorMatrix<float> projected =
-                hidden.matrix() * ConstMatrixMap(cell.projection, cell.outputSize, n).transpose();
+            hidden.matrix() * ConstMatrixMap(cell.projection, cell.outputSize, n).transpose();
         state.output = projected.array();
         if (cell.projectionBias != nullptr) {
             state.output.rowwise() += rowVector(cell.projectionBias, cell.outputSize);
@@ -233,13 +230,12 @@ void runSequence(const LstmCell& cell, const LstmOptions& options, uint32_t maxT
                  float* scratch) {
     for (uint32_t step = 0; step < maxTime; ++step) {
         const uint32_t t = forward ? step : maxTime - 1 - step;
-        const float* aux =
-                io.aux ? io.aux + size_t{t} * batches * cell.auxInputSize : nullptr;
+        const float* aux = io.aux ? io.aux + size_t{t} * batches * cell.auxInputSize : nullptr;
         lstmStep(cell, options, io.input + size_t{t} * batches * cell.inputSize, aux, batches,
                  state, scratch);
         Eigen::Map<ArrayRM, 0, Eigen::OuterStride<>>(
-                io.output + size_t{t} * batches * io.outputStride + io.outputOffset, batches,
-                cell.outputSize, Eigen::OuterStride<>(io.outputStride)) = state.output;
+            io.output + size_t{t} * batches * io.outputStride + io.outputOffset, batches,
+            cell.outputSize, Eigen::OuterStride<>(io.outputStride)) = state.output;
     }
 }
 
@@ -253,18 +249,18 @@ Result<LstmState> loadState(const ExecutionContext& ctx, FloatTensors& tensors,
         return ctx.fail("the state inputs are required");
     }
     return LstmState{
-            Eigen::Map<const ArrayRM>(tensors.get(outputStateIndex), batches, cell.outputSize),
-            Eigen::Map<const ArrayRM>(tensors.get(cellStateIndex), batches, cell.numCells)};
+        Eigen::Map<const ArrayRM>(tensors.get(outputStateIndex), batches, cell.outputSize),
+        Eigen::Map<const ArrayRM>(tensors.get(cellStateIndex), batches, cell.numCells)};
 }
 
 LstmOptions loadOptions(const ExecutionContext& ctx, uint32_t first) {
-    return {ctx.scalar<int32_t>(first), ctx.scalar<float>(first + 1),
-            ctx.scalar<float>(first + 2)};
+    return {ctx.scalar<int32_t>(first), ctx.scalar<float>(first + 1), ctx.scalar<float>(first + 2)};
 }
 
 }  // namespace
 
 Status executeLstm(ExecutionContext& ctx) {
+    NN_RETURN_IF_ERROR(expectPresent(ctx, {0, 18, 19, 20, 21, 22}));
     if (ctx.inputRank(0) != 2) return ctx.fail("input 0 must have rank 2");
     const uint32_t batches = ctx.inputDim(0, 0);
     FloatTensors tensors(ctx);
@@ -286,6 +282,7 @@ Status executeLstm(ExecutionContext& ctx) {
 }
 
 Status executeUnidirectionalSequenceLstm(ExecutionContext& ctx) {
+    NN_RETURN_IF_ERROR(expectPresent(ctx, {0, 18, 19, 20, 21, 22, 23}));
     const bool timeMajor = ctx.scalar<bool>(23);
     auto shape = sequenceShape(ctx, 0, timeMajor);
     if (!shape) return shape.status();
@@ -300,19 +297,19 @@ Status executeUnidirectionalSequenceLstm(ExecutionContext& ctx) {
     const SequenceIo io{input.data(), nullptr, output.data(), cell->outputSize, 0};
     runSequence(*cell, loadOptions(ctx, 20), shape->maxTime, shape->batches, io, true, *state,
                 nullptr);
-    NN_RETURN_IF_ERROR(
-            writeSequenceOutput(ctx, 0, *shape, cell->outputSize, timeMajor, output));
+    NN_RETURN_IF_ERROR(writeSequenceOutput(ctx, 0, *shape, cell->outputSize, timeMajor, output));
     if (ctx.numOutputs() == 3) {
-        NN_RETURN_IF_ERROR(writeFloatOutput(ctx, 1, {shape->batches, cell->outputSize},
-                                            state->output.data()));
-        NN_RETURN_IF_ERROR(writeFloatOutput(ctx, 2, {shape->batches, cell->numCells},
-                                            state->cell.data()));
+        NN_RETURN_IF_ERROR(
+            writeFloatOutput(ctx, 1, {shape->batches, cell->outputSize}, state->output.data()));
+        NN_RETURN_IF_ERROR(
+            writeFloatOutput(ctx, 2, {shape->batches, cell->numCells}, state->cell.data()));
     }
     return okStatus();
 }
 
 Status executeBidirectionalSequenceLstm(ExecutionContext& ctx) {
     constexpr uint32_t kAuxInput = 39;
+    NN_RETURN_IF_ERROR(expectPresent(ctx, {0, 35, 36, 37, 38, 48, 49, 50, 51, 52}));
     const bool mergeOutputs = ctx.scalar<bool>(51);
     const bool timeMajor = ctx.scalar<bool>(52);
     auto shape = sequenceShape(ctx, 0, timeMajor);
@@ -339,8 +336,8 @@ Status executeBidirectionalSequenceLstm(ExecutionContext& ctx) {
     FloatTensors tensors(ctx);
     auto fw = loadCell(ctx, tensors, cellInputs(0, 53, 40), shape->size, auxSize);
     if (!fw) return fw.status();
-    auto bw = loadCell(ctx, tensors, cellInputs(17, 57, 44),
-                       parallel ? auxShape.size : shape->size, auxSize);
+    auto bw = loadCell(ctx, tensors, cellInputs(17, 57, 44), parallel ? auxShape.size : shape->size,
+                       auxSize);
     if (!bw) return bw.status();
     auto fwState = loadState(ctx, tensors, *fw, shape->batches, 35, 36);
     if (!fwState) return fwState.status();
@@ -364,8 +361,8 @@ Status executeBidirectionalSequenceLstm(ExecutionContext& ctx) {
                 {input.data(), crossAux, fwOutput.data(), fwStride, 0}, true, *fwState, nullptr);
     const float* bwInput = parallel ? auxInput.data() : input.data();
     const SequenceIo bwIo = mergeOutputs
-                                    ? SequenceIo{bwInput, crossAux, fwOutput.data(), fwStride, fwSize}
-                                    : SequenceIo{bwInput, crossAux, bwOutput.data(), bwSize, 0};
+                                ? SequenceIo{bwInput, crossAux, fwOutput.data(), fwStride, fwSize}
+                                : SequenceIo{bwInput, crossAux, bwOutput.data(), bwSize, 0};
     runSequence(*bw, options, shape->maxTime, shape->batches, bwIo, false, *bwState, nullptr);
 
     NN_RETURN_IF_ERROR(writeSequenceOutput(ctx, 0, *shape, fwStride, timeMajor, fwOutput));
@@ -379,9 +376,8 @@ Status executeBidirectionalSequenceLstm(ExecutionContext& ctx) {
         for (uint32_t k = 0; k < 4; ++k) {
             const ArrayRM& s = *states[k];
             NN_RETURN_IF_ERROR(writeFloatOutput(
-                    ctx, firstState + k,
-                    {static_cast<uint32_t>(s.rows()), static_cast<uint32_t>(s.cols())},
-                    s.data()));
+                ctx, firstState + k,
+                {static_cast<uint32_t>(s.rows()), static_cast<uint32_t>(s.cols())}, s.data()));
         }
     }
     return okStatus();

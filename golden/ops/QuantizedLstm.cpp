@@ -6,8 +6,8 @@
 #include <array>
 #include <cmath>
 
-#include "golden/ops/Operations.h"
 #include "golden/ops/OpUtils.h"
+#include "golden/ops/Operations.h"
 
 namespace nncosim::golden {
 namespace {
@@ -20,7 +20,9 @@ int32_t scaleBy(int32_t x, QuantizedMultiplier m) {
     return fixedpoint::multiplyByQuantizedMultiplier(x, m.multiplier, m.shift);
 }
 
-int16_t clampInt16(int32_t x) { return static_cast<int16_t>(std::clamp<int32_t>(x, -32768, 32767)); }
+int16_t clampInt16(int32_t x) {
+    return static_cast<int16_t>(std::clamp<int32_t>(x, -32768, 32767));
+}
 
 /// x as int32, [rows, cols].
 template <typename T>
@@ -36,8 +38,8 @@ int16_t tanhInt16(int16_t raw) {
 
 int16_t (*tanhForIntegerBits(int bits))(int16_t) {
     constexpr std::array<int16_t (*)(int16_t), 7> kTanh = {
-            &tanhInt16<0>, &tanhInt16<1>, &tanhInt16<2>, &tanhInt16<3>,
-            &tanhInt16<4>, &tanhInt16<5>, &tanhInt16<6>};
+        &tanhInt16<0>, &tanhInt16<1>, &tanhInt16<2>, &tanhInt16<3>,
+        &tanhInt16<4>, &tanhInt16<5>, &tanhInt16<6>};
     return bits >= 0 && bits < 7 ? kTanh[bits] : nullptr;
 }
 
@@ -71,8 +73,8 @@ void accumulateProduct(const Int32Matrix& x, const int8_t* weights, uint32_t row
     const Int32Matrix acc = x * widen(weights, rows, static_cast<uint32_t>(x.cols())).transpose();
     for (Eigen::Index b = 0; b < acc.rows(); ++b) {
         for (Eigen::Index r = 0; r < acc.cols(); ++r) {
-            const int32_t v = scaleBy(fixedpoint::wrappingAdd(bias[r], acc(b, r)), m) +
-                              zeroPoint + out(b, r);
+            const int32_t v =
+                scaleBy(fixedpoint::wrappingAdd(bias[r], acc(b, r)), m) + zeroPoint + out(b, r);
             out(b, r) = static_cast<T>(std::clamp<int32_t>(v, std::numeric_limits<T>::min(),
                                                            std::numeric_limits<T>::max()));
         }
@@ -103,7 +105,7 @@ void layerNormalize(Int16Array& x, const int16_t* weights, const int32_t* bias,
         const int64_t sumSquares = row.square().sum();
         const auto mean = static_cast<int32_t>(sum * 1024 / n);
         const int64_t variance =
-                sumSquares * (kOverflowGuard / n) - static_cast<int64_t>(mean) * mean;
+            sumSquares * (kOverflowGuard / n) - static_cast<int64_t>(mean) * mean;
         auto variance32 = static_cast<int32_t>(variance / kOverflowGuard);
         if (variance32 < 1) variance32 = varianceLimit;
         const QuantizedMultiplier inverseStddev = fixedpoint::inverseSqrtMultiplier(variance32);
@@ -111,14 +113,13 @@ void layerNormalize(Int16Array& x, const int16_t* weights, const int32_t* bias,
             const int32_t rescaled = scaleBy(1024 * x(b, j) - mean, inverseStddev);
             // Android multiplies and adds in int32, wrapping on overflow.
             const int64_t weighted = fixedpoint::wrappingAdd(
-                    static_cast<int32_t>(static_cast<uint32_t>(rescaled) *
-                                         static_cast<uint32_t>(int32_t{weights[j]})),
-                    bias[j]);
-            const auto rounded = static_cast<int32_t>((weighted > 0 ? weighted + 512
-                                                                    : weighted - 512) /
-                                                      1024);
+                static_cast<int32_t>(static_cast<uint32_t>(rescaled) *
+                                     static_cast<uint32_t>(int32_t{weights[j]})),
+                bias[j]);
+            const auto rounded =
+                static_cast<int32_t>((weighted > 0 ? weighted + 512 : weighted - 512) / 1024);
             x(b, j) = clampInt16(fixedpoint::multiplyByQuantizedMultiplier(
-                    rounded, scale.multiplier, scale.shift + 12));
+                rounded, scale.multiplier, scale.shift + 12));
         }
     }
 }
@@ -134,6 +135,9 @@ Result<QuantizedMultiplier> multiplierOf(const ExecutionContext& ctx, float real
 
 Status executeQuantizedLstm(ExecutionContext& ctx) {
     const auto has = [&](uint32_t i) { return !ctx.isOmitted(i); };
+    for (uint32_t i = kCellClip; i <= kHiddenScale; ++i) {
+        if (!has(i)) return ctx.fail("required input ", i, " is omitted");
+    }
     if (ctx.inputRank(kInput) != 2 || !has(kInputWeights[kOutputGate]) ||
         !has(kRecurrentWeights[kOutputGate])) {
         return ctx.fail("the input must be 2-D and the output-gate weights present");
@@ -148,23 +152,21 @@ Status executeQuantizedLstm(ExecutionContext& ctx) {
     const auto shapeIs = [&](uint32_t i, std::vector<uint32_t> dims) {
         return !has(i) || ctx.inputShape(i) == dims;
     };
-    bool shapesOk = shapeIs(kPrevOutput, {batches, outputSize}) &&
-                    shapeIs(kPrevCellState, {batches, units}) &&
-                    shapeIs(kProjectionWeights, {outputSize, units}) &&
-                    shapeIs(kProjectionBias, {outputSize}) && (projection || outputSize == units) &&
-                    has(kPrevOutput) && has(kPrevCellState) &&
-                    has(kRecurrentWeights[kInputGate]) == !cifg && has(kBias[kInputGate]) == !cifg &&
-                    has(kLayerNorm[kInputGate]) == (layerNorm && !cifg) &&
-                    has(kPeephole[kForgetGate]) == has(kPeephole[kOutputGate]) &&
-                    (cifg || has(kPeephole[kInputGate]) == has(kPeephole[kOutputGate]));
+    bool shapesOk =
+        shapeIs(kPrevOutput, {batches, outputSize}) && shapeIs(kPrevCellState, {batches, units}) &&
+        shapeIs(kProjectionWeights, {outputSize, units}) &&
+        shapeIs(kProjectionBias, {outputSize}) && (projection || outputSize == units) &&
+        has(kPrevOutput) && has(kPrevCellState) && has(kRecurrentWeights[kInputGate]) == !cifg &&
+        has(kBias[kInputGate]) == !cifg && has(kLayerNorm[kInputGate]) == (layerNorm && !cifg) &&
+        has(kPeephole[kForgetGate]) == has(kPeephole[kOutputGate]) &&
+        (cifg || has(kPeephole[kInputGate]) == has(kPeephole[kOutputGate]));
     for (int g = kInputGate; g <= kOutputGate; ++g) {
         if (g == kInputGate && cifg) continue;
-        shapesOk = shapesOk && has(kInputWeights[g]) && has(kRecurrentWeights[g]) && has(kBias[g]) &&
-                   has(kLayerNorm[g]) == layerNorm &&
-                   shapeIs(kInputWeights[g], {units, inputSize}) &&
-                   shapeIs(kRecurrentWeights[g], {units, outputSize}) &&
-                   shapeIs(kBias[g], {units}) && shapeIs(kLayerNorm[g], {units}) &&
-                   (g == kCellGate || shapeIs(kPeephole[g], {units}));
+        shapesOk =
+            shapesOk && has(kInputWeights[g]) && has(kRecurrentWeights[g]) && has(kBias[g]) &&
+            has(kLayerNorm[g]) == layerNorm && shapeIs(kInputWeights[g], {units, inputSize}) &&
+            shapeIs(kRecurrentWeights[g], {units, outputSize}) && shapeIs(kBias[g], {units}) &&
+            shapeIs(kLayerNorm[g], {units}) && (g == kCellGate || shapeIs(kPeephole[g], {units}));
     }
     if (!shapesOk) return ctx.fail("inconsistent tensor shapes or optional tensors");
 
@@ -191,15 +193,15 @@ Status executeQuantizedLstm(ExecutionContext& ctx) {
         const float intermediate = ctx.scalar<float>(kIntermediateScale[g]);
         auto in = multiplierOf(ctx, ctx.inputScale(kInputWeights[g]) * inputScale / intermediate);
         auto rec = multiplierOf(
-                ctx, ctx.inputScale(kRecurrentWeights[g]) * prevOutputScale / intermediate);
+            ctx, ctx.inputScale(kRecurrentWeights[g]) * prevOutputScale / intermediate);
         if (!in) return in.status();
         if (!rec) return rec.status();
         inputMul[g] = *in;
         recurrentMul[g] = *rec;
         if (g != kCellGate && has(kPeephole[g])) {
-            auto p = multiplierOf(ctx, static_cast<float>(std::pow(2.0, *cellShift) *
-                                                          ctx.inputScale(kPeephole[g]) /
-                                                          intermediate));
+            auto p =
+                multiplierOf(ctx, static_cast<float>(std::pow(2.0, *cellShift) *
+                                                     ctx.inputScale(kPeephole[g]) / intermediate));
             if (!p) return p.status();
             peepholeMul[g] = *p;
         }
@@ -209,16 +211,15 @@ Status executeQuantizedLstm(ExecutionContext& ctx) {
             layerNormMul[g] = *ln;
         }
         // Android's guard: 0 or 1 depending on the layer-normalization scale.
-        varianceLimit[g] =
-                std::min(1, static_cast<int32_t>(10000 * ctx.inputScale(kLayerNorm[g])));
+        varianceLimit[g] = std::min(1, static_cast<int32_t>(10000 * ctx.inputScale(kLayerNorm[g])));
         inputBias[g] = zeroPointBias(-inputZeroPoint, ctx.inputData<int8_t>(kInputWeights[g]),
                                      units, inputSize, nullptr);
         recurrentBias[g] =
-                zeroPointBias(-prevOutputZeroPoint, ctx.inputData<int8_t>(kRecurrentWeights[g]),
-                              units, outputSize, nullptr);
+            zeroPointBias(-prevOutputZeroPoint, ctx.inputData<int8_t>(kRecurrentWeights[g]), units,
+                          outputSize, nullptr);
     }
     auto hiddenMul = multiplierOf(
-            ctx, static_cast<float>(std::pow(2.0, -15) / hiddenScale * std::pow(2.0, -15)));
+        ctx, static_cast<float>(std::pow(2.0, -15) / hiddenScale * std::pow(2.0, -15)));
     if (!hiddenMul) return hiddenMul.status();
 
     const Int32Matrix input = widen(ctx.inputData<int8_t>(kInput), batches, inputSize);
@@ -232,8 +233,8 @@ Status executeQuantizedLstm(ExecutionContext& ctx) {
         const int16_t* w = ctx.inputData<int16_t>(kPeephole[g]);
         for (uint32_t b = 0; b < batches; ++b) {
             for (uint32_t u = 0; u < units; ++u) {
-                gate(b, u) = clampInt16(scaleBy(int32_t{w[u]} * cell(b, u), peepholeMul[g]) +
-                                        gate(b, u));
+                gate(b, u) =
+                    clampInt16(scaleBy(int32_t{w[u]} * cell(b, u), peepholeMul[g]) + gate(b, u));
             }
         }
     };
@@ -259,8 +260,8 @@ Status executeQuantizedLstm(ExecutionContext& ctx) {
     Int16Array forget = gatePreActivation(kForgetGate, &prevCellCopy).unaryExpr(&sigmoidInt16);
     Int16Array cellGate = gatePreActivation(kCellGate, nullptr).unaryExpr(&tanhInt16<3>);
     Int16Array inputGate =
-            cifg ? Int16Array(int16_t{32767} - forget)
-                 : Int16Array(gatePreActivation(kInputGate, &prevCellCopy).unaryExpr(&sigmoidInt16));
+        cifg ? Int16Array(int16_t{32767} - forget)
+             : Int16Array(gatePreActivation(kInputGate, &prevCellCopy).unaryExpr(&sigmoidInt16));
 
     // New cell state: forget * previous (Q0.15 products) + input * cell gate in the cell scale.
     Int16Array cell(batches, units);
@@ -268,21 +269,19 @@ Status executeQuantizedLstm(ExecutionContext& ctx) {
     for (uint32_t b = 0; b < batches; ++b) {
         for (uint32_t u = 0; u < units; ++u) {
             const auto kept = static_cast<int16_t>(
-                    fixedpoint::roundingDivideByPOT(int32_t{forget(b, u)} * prevCell(b, u), 15));
+                fixedpoint::roundingDivideByPOT(int32_t{forget(b, u)} * prevCell(b, u), 15));
             const auto added = static_cast<int16_t>(fixedpoint::roundingDivideByPOT(
-                    int32_t{inputGate(b, u)} * cellGate(b, u), cellProductShift));
+                int32_t{inputGate(b, u)} * cellGate(b, u), cellProductShift));
             cell(b, u) = clampInt16(int32_t{kept} + added);
         }
     }
     const float cellClip = ctx.scalar<float>(kCellClip);
     if (cellClip > 0.0f) {
         const auto clip = static_cast<int16_t>(static_cast<int32_t>(
-                std::min(std::max(cellClip / ctx.inputScale(kPrevCellState), -32768.0f),
-                         32767.0f)));
+            std::min(std::max(cellClip / ctx.inputScale(kPrevCellState), -32768.0f), 32767.0f)));
         if (clip > 0) cell = cell.max(static_cast<int16_t>(-clip)).min(clip);
     }
-    const Int16Array outputGate =
-            gatePreActivation(kOutputGate, &cell).unaryExpr(&sigmoidInt16);
+    const Int16Array outputGate = gatePreActivation(kOutputGate, &cell).unaryExpr(&sigmoidInt16);
 
     // Hidden state: output gate * tanh(cell) into the hidden scale and zero point, int8.
     const Int16Array tanhCell = cell.unaryExpr(tanhOfCell);
@@ -290,28 +289,27 @@ Status executeQuantizedLstm(ExecutionContext& ctx) {
     for (uint32_t b = 0; b < batches; ++b) {
         for (uint32_t u = 0; u < units; ++u) {
             const int32_t v =
-                    scaleBy(int32_t{outputGate(b, u)} * tanhCell(b, u), *hiddenMul) -
-                    hiddenZeroPoint;
+                scaleBy(int32_t{outputGate(b, u)} * tanhCell(b, u), *hiddenMul) - hiddenZeroPoint;
             hidden(b, u) = static_cast<int8_t>(std::clamp(v, -128, 127));
         }
     }
 
     Int8Array output(batches, outputSize);
     if (projection) {
-        auto projMul = multiplierOf(ctx, ctx.inputScale(kProjectionWeights) * hiddenScale /
-                                                 prevOutputScale);
+        auto projMul =
+            multiplierOf(ctx, ctx.inputScale(kProjectionWeights) * hiddenScale / prevOutputScale);
         if (!projMul) return projMul.status();
         const auto* weights = ctx.inputData<int8_t>(kProjectionWeights);
-        const Eigen::VectorXi bias = zeroPointBias(
-                hiddenZeroPoint, weights, outputSize, units,
-                has(kProjectionBias) ? ctx.inputData<int32_t>(kProjectionBias) : nullptr);
+        const Eigen::VectorXi bias =
+            zeroPointBias(hiddenZeroPoint, weights, outputSize, units,
+                          has(kProjectionBias) ? ctx.inputData<int32_t>(kProjectionBias) : nullptr);
         output.setZero();
         accumulateProduct(Int32Matrix(hidden.cast<int32_t>().matrix()), weights, outputSize, bias,
                           *projMul, prevOutputZeroPoint, output);
         const float projClip = ctx.scalar<float>(kProjectionClip);
         if (projClip > 0.0f) {
             const auto clip = static_cast<int8_t>(static_cast<int32_t>(std::min(
-                    std::max(projClip / ctx.inputScale(kProjectionWeights), -128.0f), 127.0f)));
+                std::max(projClip / ctx.inputScale(kProjectionWeights), -128.0f), 127.0f)));
             if (clip > 0) output = output.max(static_cast<int8_t>(-clip)).min(clip);
         }
     } else {
@@ -346,9 +344,9 @@ Status executeQuantized16BitLstm(ExecutionContext& ctx) {
     for (int g = 0; g < 4; ++g) {
         shapesOk = shapesOk &&
                    ctx.inputShape(kStackedInputWeights[g]) ==
-                           std::vector<uint32_t>{outputSize, inputSize} &&
+                       std::vector<uint32_t>{outputSize, inputSize} &&
                    ctx.inputShape(kStackedRecurrentWeights[g]) ==
-                           std::vector<uint32_t>{outputSize, outputSize} &&
+                       std::vector<uint32_t>{outputSize, outputSize} &&
                    ctx.inputShape(kStackedBias[g]) == std::vector<uint32_t>{outputSize};
     }
     if (!shapesOk) return ctx.fail("inconsistent tensor shapes");
@@ -368,18 +366,17 @@ Status executeQuantized16BitLstm(ExecutionContext& ctx) {
     const uint32_t depth = inputSize + outputSize;
     Int32Matrix concatenated(batches, depth);
     concatenated << widen(ctx.inputData<uint8_t>(0), batches, inputSize),
-            widen(ctx.inputData<uint8_t>(kPrevOut), batches, outputSize);
+        widen(ctx.inputData<uint8_t>(kPrevOut), batches, outputSize);
     concatenated.array() -= 128;
     Int32Matrix weights(4 * outputSize, depth);
     Eigen::VectorXi bias(4 * outputSize);
     for (int g = 0; g < 4; ++g) {
         weights.block(g * outputSize, outputSize, outputSize, inputSize) =
-                widen(ctx.inputData<uint8_t>(kStackedInputWeights[g]), outputSize, inputSize);
-        weights.block(g * outputSize, 0, outputSize, outputSize) = widen(
-                ctx.inputData<uint8_t>(kStackedRecurrentWeights[g]), outputSize, outputSize);
+            widen(ctx.inputData<uint8_t>(kStackedInputWeights[g]), outputSize, inputSize);
+        weights.block(g * outputSize, 0, outputSize, outputSize) =
+            widen(ctx.inputData<uint8_t>(kStackedRecurrentWeights[g]), outputSize, outputSize);
         bias.segment(g * outputSize, outputSize) =
-                Eigen::Map<const Eigen::VectorXi>(ctx.inputData<int32_t>(kStackedBias[g]),
-                                                  outputSize);
+            Eigen::Map<const Eigen::VectorXi>(ctx.inputData<int32_t>(kStackedBias[g]), outputSize);
     }
     weights.array() -= weightsZeroPoint;
     Int32Matrix acc = concatenated * weights.transpose();

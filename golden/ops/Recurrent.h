@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <initializer_list>
 #include <map>
 #include <vector>
 
@@ -15,14 +16,14 @@ using ConstMatrixMap = Eigen::Map<const RowMajorMatrix<float>>;
 
 /// Float32 views of the float32 or float16 inputs of one operation; omitted inputs are null.
 class FloatTensors {
-public:
+  public:
     explicit FloatTensors(const ExecutionContext& ctx) : mCtx(ctx) {}
     const float* get(uint32_t i) {
         if (mCtx.isOmitted(i)) return nullptr;
         return mInputs.try_emplace(i, mCtx, i).first->second.data();
     }
 
-private:
+  private:
     const ExecutionContext& mCtx;
     std::map<uint32_t, FloatInput> mInputs;
 };
@@ -52,8 +53,17 @@ inline void applyActivation(ArrayRM& x, int32_t activation) {
 }
 
 inline Eigen::Map<const Eigen::Array<float, 1, Eigen::Dynamic>> rowVector(const float* v,
-                                                                         uint32_t n) {
+                                                                          uint32_t n) {
     return Eigen::Map<const Eigen::Array<float, 1, Eigen::Dynamic>>(v, n);
+}
+
+/// Fails when one of `inputs` is omitted (these operations accept omitted optional inputs, so the
+/// executor lets every omission through to them).
+inline Status expectPresent(const ExecutionContext& ctx, std::initializer_list<uint32_t> inputs) {
+    for (uint32_t i : inputs) {
+        if (ctx.isOmitted(i)) return ctx.fail("required input ", i, " is omitted");
+    }
+    return okStatus();
 }
 
 inline Status expectShape(const ExecutionContext& ctx, uint32_t i,

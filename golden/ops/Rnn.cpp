@@ -41,15 +41,15 @@ Result<RnnCell> loadRnnCell(const ExecutionContext& ctx, FloatTensors& tensors, 
 /// One time step for all batches; `hidden` [batches, units] is read and replaced.
 void rnnStep(const RnnCell& cell, int32_t activation, const float* input, const float* aux,
              uint32_t batches, ArrayRM& hidden) {
-    RowMajorMatrix<float> acc = ConstMatrixMap(input, batches, cell.inputSize) *
-                                ConstMatrixMap(cell.weights, cell.units, cell.inputSize).transpose();
+    RowMajorMatrix<float> acc =
+        ConstMatrixMap(input, batches, cell.inputSize) *
+        ConstMatrixMap(cell.weights, cell.units, cell.inputSize).transpose();
     if (aux != nullptr && cell.auxWeights != nullptr) {
-        acc.noalias() +=
-                ConstMatrixMap(aux, batches, cell.auxInputSize) *
-                ConstMatrixMap(cell.auxWeights, cell.units, cell.auxInputSize).transpose();
+        acc.noalias() += ConstMatrixMap(aux, batches, cell.auxInputSize) *
+                         ConstMatrixMap(cell.auxWeights, cell.units, cell.auxInputSize).transpose();
     }
-    acc.noalias() += hidden.matrix() *
-                     ConstMatrixMap(cell.recurrentWeights, cell.units, cell.units).transpose();
+    acc.noalias() +=
+        hidden.matrix() * ConstMatrixMap(cell.recurrentWeights, cell.units, cell.units).transpose();
     hidden = acc.array();
     hidden.rowwise() += rowVector(cell.bias, cell.units);
     applyActivation(hidden, activation);
@@ -58,16 +58,15 @@ void rnnStep(const RnnCell& cell, int32_t activation, const float* input, const 
 /// Runs a time-major sequence; the hidden state of step t goes to the rows of output step t
 /// (`stride` floats each, this direction at `offset`).
 void rnnSequence(const RnnCell& cell, int32_t activation, const SequenceShape& s,
-                 const float* input, const float* aux, bool forward, ArrayRM& hidden,
-                 float* output, uint32_t stride, uint32_t offset) {
+                 const float* input, const float* aux, bool forward, ArrayRM& hidden, float* output,
+                 uint32_t stride, uint32_t offset) {
     for (uint32_t step = 0; step < s.maxTime; ++step) {
         const uint32_t t = forward ? step : s.maxTime - 1 - step;
         rnnStep(cell, activation, input + size_t{t} * s.batches * cell.inputSize,
-                aux ? aux + size_t{t} * s.batches * cell.auxInputSize : nullptr, s.batches,
-                hidden);
+                aux ? aux + size_t{t} * s.batches * cell.auxInputSize : nullptr, s.batches, hidden);
         Eigen::Map<ArrayRM, 0, Eigen::OuterStride<>>(
-                output + size_t{t} * s.batches * stride + offset, s.batches, cell.units,
-                Eigen::OuterStride<>(stride)) = hidden;
+            output + size_t{t} * s.batches * stride + offset, s.batches, cell.units,
+            Eigen::OuterStride<>(stride)) = hidden;
     }
 }
 
@@ -116,6 +115,7 @@ Status executeUnidirectionalSequenceRnn(ExecutionContext& ctx) {
 
 Status executeBidirectionalSequenceRnn(ExecutionContext& ctx) {
     constexpr uint32_t kAuxInput = 9, kFwAuxWeights = 10, kBwAuxWeights = 11;
+    NN_RETURN_IF_ERROR(expectPresent(ctx, {0, 1, 2, 3, 4, 5, 6, 7, 8, 12, 13, 14}));
     const int32_t activation = ctx.scalar<int32_t>(12);
     const bool timeMajor = ctx.scalar<bool>(13);
     const bool mergeOutputs = ctx.scalar<bool>(14);
@@ -162,14 +162,14 @@ Status executeBidirectionalSequenceRnn(ExecutionContext& ctx) {
     const uint32_t fwStride = mergeOutputs ? fw->units + bw->units : fw->units;
     std::vector<float> fwOutput(rows * fwStride);
     std::vector<float> bwOutput(mergeOutputs ? 0 : rows * bw->units);
-    rnnSequence(*fw, activation, *shape, input.data(), crossAux, true, *fwHidden,
-                fwOutput.data(), fwStride, 0);
+    rnnSequence(*fw, activation, *shape, input.data(), crossAux, true, *fwHidden, fwOutput.data(),
+                fwStride, 0);
     if (mergeOutputs) {
-        rnnSequence(*bw, activation, *shape, bwInput, crossAux, false, *bwHidden,
-                    fwOutput.data(), fwStride, fw->units);
+        rnnSequence(*bw, activation, *shape, bwInput, crossAux, false, *bwHidden, fwOutput.data(),
+                    fwStride, fw->units);
     } else {
-        rnnSequence(*bw, activation, *shape, bwInput, crossAux, false, *bwHidden,
-                    bwOutput.data(), bw->units, 0);
+        rnnSequence(*bw, activation, *shape, bwInput, crossAux, false, *bwHidden, bwOutput.data(),
+                    bw->units, 0);
     }
 
     NN_RETURN_IF_ERROR(writeSequenceOutput(ctx, 0, *shape, fwStride, timeMajor, fwOutput));
@@ -178,18 +178,19 @@ Status executeBidirectionalSequenceRnn(ExecutionContext& ctx) {
     }
     const uint32_t firstState = mergeOutputs ? 1 : 2;
     if (ctx.numOutputs() == firstState + 2) {
-        NN_RETURN_IF_ERROR(writeFloatOutput(ctx, firstState, {shape->batches, fw->units},
-                                            fwHidden->data()));
-        NN_RETURN_IF_ERROR(writeFloatOutput(ctx, firstState + 1, {shape->batches, bw->units},
-                                            bwHidden->data()));
+        NN_RETURN_IF_ERROR(
+            writeFloatOutput(ctx, firstState, {shape->batches, fw->units}, fwHidden->data()));
+        NN_RETURN_IF_ERROR(
+            writeFloatOutput(ctx, firstState + 1, {shape->batches, bw->units}, bwHidden->data()));
     }
     return okStatus();
 }
 
 Status executeSvdf(ExecutionContext& ctx) {
     constexpr uint32_t kInput = 0, kWeightsFeature = 1, kWeightsTime = 2, kBias = 3, kState = 4;
+    NN_RETURN_IF_ERROR(expectPresent(ctx, {kInput, kWeightsFeature, kWeightsTime, kState, 5, 6}));
     for (uint32_t i : {kInput, kWeightsFeature, kWeightsTime, kState}) {
-        if (ctx.isOmitted(i) || ctx.inputRank(i) != 2) return ctx.fail("input ", i, " must be 2-D");
+        if (ctx.inputRank(i) != 2) return ctx.fail("input ", i, " must be 2-D");
     }
     const int32_t rank = ctx.scalar<int32_t>(5);
     const uint32_t batches = ctx.inputDim(kInput, 0);
@@ -207,25 +208,23 @@ Status executeSvdf(ExecutionContext& ctx) {
 
     FloatTensors tensors(ctx);
     // The state holds, per batch and filter, the last `memory` feature activations, oldest first.
-    ArrayRM state = Eigen::Map<const ArrayRM>(tensors.get(kState), size_t{batches} * filters,
-                                              memory);
+    ArrayRM state =
+        Eigen::Map<const ArrayRM>(tensors.get(kState), size_t{batches} * filters, memory);
     const RowMajorMatrix<float> features =
-            ConstMatrixMap(tensors.get(kInput), batches, inputSize) *
-            ConstMatrixMap(tensors.get(kWeightsFeature), filters, inputSize).transpose();
+        ConstMatrixMap(tensors.get(kInput), batches, inputSize) *
+        ConstMatrixMap(tensors.get(kWeightsFeature), filters, inputSize).transpose();
     state.col(memory - 1) = Eigen::Map<const Eigen::ArrayXf>(features.data(), features.size());
 
     const Eigen::Map<const ArrayRM> weightsTime(tensors.get(kWeightsTime), filters, memory);
     Eigen::ArrayXf perFilter(size_t{batches} * filters);
     for (uint32_t b = 0; b < batches; ++b) {
         perFilter.segment(size_t{b} * filters, filters) =
-                (state.middleRows(size_t{b} * filters, filters) * weightsTime).rowwise().sum();
+            (state.middleRows(size_t{b} * filters, filters) * weightsTime).rowwise().sum();
     }
     // Each unit sums `rank` consecutive filters.
     ArrayRM output(batches, units);
     Eigen::Map<Eigen::ArrayXf>(output.data(), output.size()) =
-            Eigen::Map<const ArrayRM>(perFilter.data(), size_t{batches} * units, rank)
-                    .rowwise()
-                    .sum();
+        Eigen::Map<const ArrayRM>(perFilter.data(), size_t{batches} * units, rank).rowwise().sum();
     if (const float* bias = tensors.get(kBias)) output.rowwise() += rowVector(bias, units);
     applyActivation(output, ctx.scalar<int32_t>(6));
 
