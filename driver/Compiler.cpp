@@ -1,0 +1,1174 @@
+#include "driver/Compiler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <optional>
+
+#include "golden/FixedPoint.h"
+#include "golden/ops/NpuExtension.h"
+
+namespace nncosim::driver {
+namespace {
+
+using fixedpoint::ActivationRange;
+using fixedpoint::QuantizedMultiplier;
+
+constexpr uint32_t kAlign = npu::kDramBusBytes;
+constexpr uint32_t kLanes = npu::kArrayCols;
+// Scratchpad words one element-wise or lookup descriptor may load per operand.
+constexpr uint32_t kElementwiseWords = npu::kSpadWords / 2;
+constexpr uint32_t kMaxCount = 0xffff;  // 16-bit INNER and COUNT fields
+constexpr uint32_t kMaxByteField = 0xff;  // kernel, stride, dilation and padding fields
+
+uint32_t alignUp(uint64_t v, uint32_t a) { return static_cast<uint32_t>((v + a - 1) / a * a); }
+uint32_t ceilDiv(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
+
+bool isQuant8(OperandType t) {
+    return t == OperandType::TENSOR_QUANT8_ASYMM || t == OperandType::TENSOR_QUANT8_ASYMM_SIGNED;
+}
+bool isSigned(OperandType t) { return t == OperandType::TENSOR_QUANT8_ASYMM_SIGNED; }
+int32_t typeMin(OperandType t) { return isSigned(t) ? -128 : 0; }
+int32_t typeMax(OperandType t) { return isSigned(t) ? 127 : 255; }
+
+// Reads constant scalars and tensors of the main graph.
+class Constants {
+public:
+    explicit Constants(const Model& model) : mModel(model) {}
+    const Operand& operand(uint32_t index) const { return mModel.main.operands[index]; }
+    bool isConstant(uint32_t index) const {
+        const auto lt = operand(index).lifetime;
+        return lt == OperandLifeTime::CONSTANT_COPY || lt == OperandLifeTime::CONSTANT_REFERENCE;
+    }
+    const uint8_t* data(uint32_t index) const { return isConstant(index) ? constantData(mModel, operand(index)) : nullptr; }
+    template <typename T>
+    std::optional<T> scalar(uint32_t index) const {
+        const uint8_t* p = data(index);
+        if (!p || operand(index).location.length < sizeof(T)) return std::nullopt;
+        T v;
+        std::memcpy(&v, p, sizeof(T));
+        return v;
+    }
+
+private:
+    const Model& mModel;
+};
+
+struct Padding {
+    uint32_t head = 0, tail = 0;
+};
+
+// Parameters of CONV_2D, DEPTHWISE_CONV_2D, AVERAGE_POOL_2D and MAX_POOL_2D.
+struct WindowParams {
+    bool explicitPadding = true;
+    int32_t scheme = 0;  // implicit padding: 1 SAME, 2 VALID
+    Padding padW, padH;
+    uint32_t strideW = 1, strideH = 1, dilationW = 1, dilationH = 1;
+    uint32_t filterW = 1, filterH = 1;  // pooling only
+    uint32_t depthMultiplier = 1;
+    int32_t activation = 0;
+    bool nchw = false;
+};
+
+// Reads a window operation's scalar inputs; nullopt when one is not a constant.
+std::optional<WindowParams> readWindowParams(const Constants& c, const Operation& op) {
+    const auto n = static_cast<uint32_t>(op.inputs.size());
+    auto i32 = [&](uint32_t i) { return c.scalar<int32_t>(op.inputs[i]); };
+    auto b8 = [&](uint32_t i) -> std::optional<bool> {
+        if (i >= n) return false;
+        auto v = c.scalar<uint8_t>(op.inputs[i]);
+        if (!v) return std::nullopt;
+        return *v != 0;
+    };
+    auto isBool = [&](uint32_t i) { return i < n && c.operand(op.inputs[i]).type == OperandType::BOOL; };
+    WindowParams p;
+    std::vector<std::optional<int32_t>> v;
+    auto take = [&](std::initializer_list<uint32_t> idx) {
+        v.clear();
+        for (uint32_t i : idx) v.push_back(i32(i));
+        return std::all_of(v.begin(), v.end(), [](const auto& x) { return x.has_value() && *x >= 0; });
+    };
+    uint32_t next = 0;  // index of the layout input
+    switch (op.type) {
+        case OperationType::CONV_2D:
+            p.explicitPadding = n >= 10 && !isBool(7);
+            if (p.explicitPadding) {
+                if (!take({3, 4, 5, 6, 7, 8, 9})) return std::nullopt;
+                p.padW = {uint32_t(*v[0]), uint32_t(*v[1])};
+                p.padH = {uint32_t(*v[2]), uint32_t(*v[3])};
+                p.strideW = *v[4], p.strideH = *v[5], p.activation = *v[6];
+                next = 10;
+            } else {
+                if (!take({3, 4, 5, 6})) return std::nullopt;
+                p.scheme = *v[0], p.strideW = *v[1], p.strideH = *v[2], p.activation = *v[3];
+                next = 7;
+            }
+            break;
+        case OperationType::DEPTHWISE_CONV_2D:
+            p.explicitPadding = n >= 11 && !isBool(8);
+            if (p.explicitPadding) {
+                if (!take({3, 4, 5, 6, 7, 8, 9, 10})) return std::nullopt;
+                p.padW = {uint32_t(*v[0]), uint32_t(*v[1])};
+                p.padH = {uint32_t(*v[2]), uint32_t(*v[3])};
+                p.strideW = *v[4], p.strideH = *v[5], p.depthMultiplier = *v[6], p.activation = *v[7];
+                next = 11;
+            } else {
+                if (!take({3, 4, 5, 6, 7})) return std::nullopt;
+                p.scheme = *v[0], p.strideW = *v[1], p.strideH = *v[2], p.depthMultiplier = *v[3];
+                p.activation = *v[4];
+                next = 8;
+            }
+            break;
+        case OperationType::AVERAGE_POOL_2D:
+        case OperationType::MAX_POOL_2D:
+            p.explicitPadding = n >= 10;
+            if (p.explicitPadding) {
+                if (!take({1, 2, 3, 4, 5, 6, 7, 8, 9})) return std::nullopt;
+                p.padW = {uint32_t(*v[0]), uint32_t(*v[1])};
+                p.padH = {uint32_t(*v[2]), uint32_t(*v[3])};
+                p.strideW = *v[4], p.strideH = *v[5], p.filterW = *v[6], p.filterH = *v[7], p.activation = *v[8];
+                next = 10;
+            } else {
+                if (!take({1, 2, 3, 4, 5, 6})) return std::nullopt;
+                p.scheme = *v[0], p.strideW = *v[1], p.strideH = *v[2], p.filterW = *v[3], p.filterH = *v[4];
+                p.activation = *v[5];
+                next = 7;
+            }
+            break;
+        default:
+            return std::nullopt;
+    }
+    auto layout = b8(next);
+    if (!layout) return std::nullopt;
+    p.nchw = *layout;
+    const bool pooling = op.type == OperationType::AVERAGE_POOL_2D || op.type == OperationType::MAX_POOL_2D;
+    if (!pooling && next + 2 < n) {
+        auto dw = i32(next + 1), dh = i32(next + 2);
+        if (!dw || !dh || *dw < 1 || *dh < 1) return std::nullopt;
+        p.dilationW = *dw, p.dilationH = *dh;
+    }
+    return p;
+}
+
+// NNAPI's implicit padding: SAME pads to ceil(in / stride) outputs, VALID pads nothing.
+Padding implicitPadding(int32_t scheme, uint32_t in, uint32_t stride, uint32_t filter, uint32_t dilation) {
+    if (scheme != 1) return {};
+    const uint32_t effective = (filter - 1) * dilation + 1;
+    const uint32_t out = (in + stride - 1) / stride;
+    const int64_t needed = int64_t{out - 1} * stride + effective;
+    const auto total = static_cast<uint32_t>(std::max<int64_t>(0, needed - in));
+    return {total / 2, total - total / 2};
+}
+
+// Output size of a window, 0 when the window does not fit.
+uint32_t windowOutput(uint32_t in, uint32_t filter, uint32_t stride, uint32_t dilation, Padding pad) {
+    const int64_t effective = int64_t{filter - 1} * dilation + 1;
+    const int64_t span = int64_t{in} + pad.head + pad.tail - effective;
+    if (span < 0 || stride == 0) return 0;
+    return static_cast<uint32_t>(span / stride + 1);
+}
+
+std::optional<ActivationRange> activationRange(int32_t activation, const Operand& out) {
+    if (activation < 0 || activation > 3) return std::nullopt;
+    return fixedpoint::calculateActivationRange(static_cast<FusedActivation>(activation), out.scale,
+                                                out.zeroPoint, typeMin(out.type), typeMax(out.type));
+}
+
+bool shiftFits(const QuantizedMultiplier& m) { return m.shift >= -31 && m.shift <= 31; }
+
+// Per-output-channel requantization of a convolution or fully-connected layer, as the golden
+// derives it.
+std::optional<std::vector<QuantizedMultiplier>> channelMultipliers(const Operand& in, const Operand& filter,
+                                                                   const Operand& bias, const Operand& out,
+                                                                   uint32_t channels) {
+    std::vector<float> filterScales(channels, filter.scale);
+    std::vector<float> biasScales(channels, bias.scale);
+    if (filter.type == OperandType::TENSOR_QUANT8_SYMM_PER_CHANNEL) {
+        const auto* pc = std::get_if<SymmPerChannelQuantParams>(&filter.extraParams);
+        if (!pc || pc->scales.size() != channels) return std::nullopt;
+        filterScales = pc->scales;
+        for (uint32_t c = 0; c < channels; ++c) biasScales[c] = filterScales[c] * in.scale;
+    }
+    std::vector<QuantizedMultiplier> result;
+    for (uint32_t c = 0; c < channels; ++c) {
+        const auto real = fixedpoint::getQuantizedConvolutionMultiplier(in.scale, filterScales[c], biasScales[c],
+                                                                        out.scale);
+        if (!real) return std::nullopt;
+        const auto m = fixedpoint::quantizeMultiplier(*real);
+        if (!m || !shiftFits(*m)) return std::nullopt;
+        result.push_back(*m);
+    }
+    return result;
+}
+
+// Lookup tables for the unary operations the LUT unit serves: entry i is the output for the
+// input whose stored byte is i (the NPU indexes tables by the raw input byte).
+using Table = std::array<uint8_t, 256>;
+
+template <typename F>
+Table tableOf(OperandType type, F f) {
+    Table t{};
+    for (int b = 0; b < 256; ++b) {
+        const int32_t value = isSigned(type) ? static_cast<int8_t>(b) : b;
+        t[b] = static_cast<uint8_t>(f(value));
+    }
+    return t;
+}
+
+std::optional<Table> reluTable(OperationType opType, const Operand& in) {
+    const auto act = opType == OperationType::RELU    ? FusedActivation::RELU
+                     : opType == OperationType::RELU1 ? FusedActivation::RELU1
+                                                      : FusedActivation::RELU6;
+    const auto range = fixedpoint::calculateActivationRange(act, in.scale, in.zeroPoint, typeMin(in.type),
+                                                            typeMax(in.type));
+    if (!range) return std::nullopt;
+    return tableOf(in.type, [&](int32_t v) { return std::clamp(v, range->min, range->max); });
+}
+
+// LOGISTIC and TANH with the output quantization NNAPI fixes, as the golden computes them.
+std::optional<Table> sigmoidTable(OperationType opType, const Operand& in, const Operand& out) {
+    const bool logistic = opType == OperationType::LOGISTIC;
+    const bool sgn = isSigned(in.type);
+    const float expectedScale = logistic ? 1.0f / 256 : 1.0f / 128;
+    const int32_t expectedZero = logistic ? (sgn ? -128 : 0) : (sgn ? 0 : 128);
+    if (out.scale != expectedScale || out.zeroPoint != expectedZero) return std::nullopt;
+    const auto params = fixedpoint::computeSigmoidParams(in.scale);
+    if (!params) return std::nullopt;
+    using F4 = fixedpoint::FixedPoint<int32_t, fixedpoint::SigmoidParams::kInputIntegerBits>;
+    const int32_t lo = typeMin(in.type), hi = typeMax(in.type);
+    return tableOf(in.type, [&](int32_t v) {
+        const int32_t centred = v - in.zeroPoint;
+        if (centred <= -params->inputRangeRadius) return lo;
+        if (centred >= params->inputRangeRadius) return hi;
+        const F4 x = F4::fromRaw(
+                fixedpoint::multiplyByQuantizedMultiplier(centred, params->input.multiplier, params->input.shift));
+        const int32_t r = logistic ? fixedpoint::roundingDivideByPOT(fixedpoint::logistic(x).raw(), 23)
+                                   : fixedpoint::roundingDivideByPOT(fixedpoint::tanh(x).raw(), 24);
+        return std::clamp(r + expectedZero, lo, hi);
+    });
+}
+
+// CONCATENATION of an input whose quantization differs from the output's (Android's
+// concatenation with scaling: float rescale, round, clamp); identity otherwise.
+Table requantTable(const Operand& in, const Operand& out) {
+    if (in.scale == out.scale && in.zeroPoint == out.zeroPoint) return tableOf(in.type, [](int32_t v) { return v; });
+    const float scale = in.scale * (1.0f / out.scale);
+    const float bias = -in.zeroPoint * scale;
+    return tableOf(in.type, [&](int32_t v) {
+        const int32_t r = static_cast<int32_t>(std::round(v * scale + bias)) + out.zeroPoint;
+        return std::clamp(r, typeMin(out.type), typeMax(out.type));
+    });
+}
+
+// The extension's table is indexed by value - lowest value; the NPU's by the raw byte.
+Table lut8Table(const Operand& in, const uint8_t* table) {
+    return tableOf(in.type, [&](int32_t v) { return table[npu_extension::lutIndex(in.type, v)]; });
+}
+
+bool fullyKnown(const std::vector<uint32_t>& dims) {
+    return !dims.empty() && std::none_of(dims.begin(), dims.end(), [](uint32_t d) { return d == 0; });
+}
+
+// The RESHAPE target shape with -1 resolved, or nullopt.
+std::optional<std::vector<uint32_t>> reshapeTarget(const Constants& c, const Operation& op,
+                                                   const std::vector<uint32_t>& inDims) {
+    const Operand& shape = c.operand(op.inputs[1]);
+    const uint8_t* p = c.data(op.inputs[1]);
+    if (!p || shape.dimensions.size() != 1) return std::nullopt;
+    const uint32_t rank = shape.dimensions[0];
+    std::vector<int32_t> target(rank);
+    std::memcpy(target.data(), p, rank * sizeof(int32_t));
+    uint64_t known = 1;
+    int unknown = -1;
+    for (uint32_t i = 0; i < rank; ++i) {
+        if (target[i] == -1) {
+            if (unknown >= 0) return std::nullopt;
+            unknown = static_cast<int>(i);
+        } else if (target[i] <= 0) {
+            return std::nullopt;
+        } else {
+            known *= static_cast<uint64_t>(target[i]);
+        }
+    }
+    const uint64_t total = elementCount(inDims);
+    std::vector<uint32_t> dims(rank);
+    for (uint32_t i = 0; i < rank; ++i) dims[i] = static_cast<uint32_t>(target[i]);
+    if (unknown >= 0) {
+        if (known == 0 || total % known != 0) return std::nullopt;
+        dims[static_cast<size_t>(unknown)] = static_cast<uint32_t>(total / known);
+    } else if (known != total) {
+        return std::nullopt;
+    }
+    return dims;
+}
+
+// Broadcast of two shapes (right-aligned); nullopt when incompatible.
+std::optional<std::vector<uint32_t>> broadcastShape(const std::vector<uint32_t>& a, const std::vector<uint32_t>& b) {
+    const size_t rank = std::max(a.size(), b.size());
+    std::vector<uint32_t> out(rank);
+    for (size_t i = 0; i < rank; ++i) {
+        const uint32_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+        const uint32_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+        if (da != db && da != 1 && db != 1) return std::nullopt;
+        out[i] = std::max(da, db);
+    }
+    return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Support checks (static: types, constant parameters, descriptor field ranges for known sizes).
+
+Status unsupported(const Operation& op, const std::string& why) {
+    return fail(ErrorStatus::GENERAL_FAILURE, nameOf(op.type), ": ", why);
+}
+
+Status checkWindowOp(const Model& model, const Operation& op) {
+    const Constants c(model);
+    const Operand& in = c.operand(op.inputs[0]);
+    const Operand& out = c.operand(op.outputs[0]);
+    if (!isQuant8(in.type) || out.type != in.type) return unsupported(op, "only 8-bit quantized tensors");
+    auto p = readWindowParams(c, op);
+    if (!p) return unsupported(op, "scalar parameters must be constants");
+    if (p->nchw) return unsupported(op, "NCHW layout (the NPU reads NHWC)");
+    if (!activationRange(p->activation, out)) return unsupported(op, "activation");
+    if (p->strideW > kMaxByteField || p->strideH > kMaxByteField || p->dilationW > kMaxByteField ||
+        p->dilationH > kMaxByteField || p->strideW == 0 || p->strideH == 0)
+        return unsupported(op, "stride or dilation beyond the descriptor's 8 bits");
+    if (p->explicitPadding && (p->padW.head > kMaxByteField || p->padH.head > kMaxByteField))
+        return unsupported(op, "leading padding beyond the descriptor's 8 bits");
+    const bool pooling = op.type == OperationType::AVERAGE_POOL_2D || op.type == OperationType::MAX_POOL_2D;
+    if (pooling) {
+        if (p->filterW > kMaxByteField || p->filterH > kMaxByteField || p->filterW == 0 || p->filterH == 0)
+            return unsupported(op, "filter size beyond the descriptor's 8 bits");
+        if (in.dimensions.size() == 4 && in.dimensions[3] > kMaxCount) return unsupported(op, "too many channels");
+        return okStatus();
+    }
+    const Operand& filter = c.operand(op.inputs[1]);
+    const Operand& bias = c.operand(op.inputs[2]);
+    if (!c.isConstant(op.inputs[1]) || !c.isConstant(op.inputs[2]))
+        return unsupported(op, "weights and bias must be constants (packed at compile time)");
+    const bool perChannel = filter.type == OperandType::TENSOR_QUANT8_SYMM_PER_CHANNEL;
+    if (filter.type != in.type && !perChannel) return unsupported(op, "filter type");
+    if (perChannel) {
+        const auto* pc = std::get_if<SymmPerChannelQuantParams>(&filter.extraParams);
+        if (!pc || pc->channelDim != (op.type == OperationType::CONV_2D ? 0u : 3u))
+            return unsupported(op, "per-channel quantization must be along the output channels");
+    }
+    if (bias.type != OperandType::TENSOR_INT32) return unsupported(op, "bias type");
+    if (filter.dimensions.size() != 4) return unsupported(op, "filter rank");
+    const uint32_t outC = op.type == OperationType::CONV_2D ? filter.dimensions[0] : filter.dimensions[3];
+    if (filter.dimensions[1] > kMaxByteField || filter.dimensions[2] > kMaxByteField)
+        return unsupported(op, "kernel beyond the descriptor's 8 bits");
+    if (outC > kMaxCount) return unsupported(op, "too many output channels");
+    if (in.dimensions.size() == 4 && in.dimensions[3] > kMaxCount) return unsupported(op, "too many channels");
+    if (op.type == OperationType::CONV_2D && in.dimensions.size() == 4 && in.dimensions[3] != 0 &&
+        filter.dimensions[3] != in.dimensions[3])
+        return unsupported(op, "grouped convolution");
+    if (!channelMultipliers(in, filter, bias, out, outC))
+        return unsupported(op, "requantization multiplier outside the NPU's range or bias scale mismatch");
+    return okStatus();
+}
+
+Status checkFullyConnected(const Model& model, const Operation& op) {
+    const Constants c(model);
+    const Operand& in = c.operand(op.inputs[0]);
+    const Operand& w = c.operand(op.inputs[1]);
+    const Operand& bias = c.operand(op.inputs[2]);
+    const Operand& out = c.operand(op.outputs[0]);
+    if (!isQuant8(in.type) || out.type != in.type || w.type != in.type) return unsupported(op, "only 8-bit quantized tensors");
+    if (!c.isConstant(op.inputs[1]) || !c.isConstant(op.inputs[2]))
+        return unsupported(op, "weights and bias must be constants (packed at compile time)");
+    auto act = c.scalar<int32_t>(op.inputs[3]);
+    if (!act || !activationRange(*act, out)) return unsupported(op, "activation must be a constant");
+    if (w.dimensions.size() != 2 || w.dimensions[0] > kMaxCount || w.dimensions[1] > kMaxCount)
+        return unsupported(op, "weights shape beyond the descriptor fields");
+    if (ceilDiv(w.dimensions[1], kLanes) > npu::kSpadWords) return unsupported(op, "input size beyond the scratchpad");
+    if (!channelMultipliers(in, w, bias, out, w.dimensions[0])) return unsupported(op, "requantization multiplier");
+    return okStatus();
+}
+
+Status checkElementwise(const Model& model, const Operation& op) {
+    const Constants c(model);
+    const Operand& a = c.operand(op.inputs[0]);
+    const Operand& b = c.operand(op.inputs[1]);
+    const Operand& out = c.operand(op.outputs[0]);
+    if (!isQuant8(a.type) || b.type != a.type || out.type != a.type) return unsupported(op, "only 8-bit quantized tensors");
+    auto act = c.scalar<int32_t>(op.inputs[2]);
+    if (!act) return unsupported(op, "activation must be a constant");
+    auto range = activationRange(*act, out);
+    if (!range) return unsupported(op, "activation");
+    if (a.dimensions.size() > 4 || b.dimensions.size() > 4) return unsupported(op, "rank above 4");
+    const fixedpoint::QuantInfo qa{a.scale, a.zeroPoint}, qb{b.scale, b.zeroPoint}, qo{out.scale, out.zeroPoint};
+    if (op.type == OperationType::ADD) {
+        if (!fixedpoint::computeAddSubParams(qa, qb, qo, *range, false)) return unsupported(op, "multipliers");
+    } else if (!fixedpoint::computeMulParams(qa, qb, qo, *range)) {
+        return unsupported(op, "input scale product must be below the output scale");
+    }
+    return okStatus();
+}
+
+}  // namespace
+
+Status checkOperationSupported(const Model& model, uint32_t index) {
+    const Operation& op = model.main.operations[index];
+    const Constants c(model);
+    if (npu_extension::isLut8(model, op.type)) return okStatus();  // validated by the device already
+    if (isExtension(op.type)) return unsupported(op, "unknown extension operation");
+    for (uint32_t o : op.outputs) {
+        if (!isQuant8(c.operand(o).type)) return unsupported(op, "only 8-bit quantized outputs");
+    }
+    switch (op.type) {
+        case OperationType::CONV_2D:
+        case OperationType::DEPTHWISE_CONV_2D:
+        case OperationType::AVERAGE_POOL_2D:
+        case OperationType::MAX_POOL_2D:
+            return checkWindowOp(model, op);
+        case OperationType::FULLY_CONNECTED:
+            return checkFullyConnected(model, op);
+        case OperationType::ADD:
+        case OperationType::MUL:
+            return checkElementwise(model, op);
+        case OperationType::RELU:
+        case OperationType::RELU1:
+        case OperationType::RELU6: {
+            const Operand& in = c.operand(op.inputs[0]);
+            if (!isQuant8(in.type) || !reluTable(op.type, in)) return unsupported(op, "only 8-bit quantized tensors");
+            return okStatus();
+        }
+        case OperationType::LOGISTIC:
+        case OperationType::TANH: {
+            const Operand& in = c.operand(op.inputs[0]);
+            if (!isQuant8(in.type) || !sigmoidTable(op.type, in, c.operand(op.outputs[0])))
+                return unsupported(op, "only 8-bit quantized tensors with NNAPI's output quantization");
+            return okStatus();
+        }
+        case OperationType::RESHAPE: {
+            const Operand& in = c.operand(op.inputs[0]);
+            if (!isQuant8(in.type)) return unsupported(op, "only 8-bit quantized tensors");
+            if (!c.isConstant(op.inputs[1])) return unsupported(op, "the shape must be a constant");
+            return okStatus();
+        }
+        case OperationType::CONCATENATION: {
+            const auto n = static_cast<uint32_t>(op.inputs.size()) - 1;
+            if (!c.isConstant(op.inputs[n])) return unsupported(op, "the axis must be a constant");
+            const Operand& out = c.operand(op.outputs[0]);
+            for (uint32_t i = 0; i < n; ++i) {
+                if (c.operand(op.inputs[i]).type != out.type) return unsupported(op, "input types");
+            }
+            if (out.dimensions.size() > 4) return unsupported(op, "rank above 4");
+            return okStatus();
+        }
+        default:
+            return unsupported(op, "not an NPU operation");
+    }
+}
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Lowering.
+
+struct Placement {
+    uint32_t offset = 0;
+    bool placed = false;
+};
+
+class Lowering {
+public:
+    Lowering(const Model& model, const std::vector<std::vector<uint32_t>>& inputShapes)
+        : mModel(model), mConstants(model), mInputShapes(inputShapes) {}
+
+    Result<Program> run() {
+        const auto& g = mModel.main;
+        mDims.resize(g.operands.size());
+        mPlace.resize(g.operands.size());
+        for (size_t k = 0; k < g.operands.size(); ++k) mDims[k] = g.operands[k].dimensions;
+        for (size_t i = 0; i < g.inputIndexes.size(); ++i) {
+            if (i < mInputShapes.size() && !mInputShapes[i].empty()) mDims[g.inputIndexes[i]] = mInputShapes[i];
+        }
+        for (size_t i = 0; i < g.operations.size(); ++i) NN_RETURN_IF_ERROR(inferShape(g.operations[i], i));
+        planTensors();
+        mProgram.constantsOffset = mTensorEnd;
+        for (size_t i = 0; i < g.operations.size(); ++i) {
+            mOpIndex = static_cast<uint32_t>(i);
+            mFirstOfOperation = true;
+            mProgram.operationNames.push_back(npu_extension::isLut8(mModel, g.operations[i].type)
+                                                      ? "com.nncosim.npu:LUT8"
+                                                      : nameOf(g.operations[i].type));
+            NN_RETURN_IF_ERROR(lower(g.operations[i]));
+        }
+        if (mProgram.descriptors.empty()) {  // e.g. a lone RESHAPE: the data is already in place
+            npu::Descriptor nop;
+            mProgram.descriptors.push_back(nop);
+        }
+        mProgram.descriptors.back().flags |= static_cast<uint32_t>(npu::DescFlag::LAST);
+        for (uint32_t k : g.inputIndexes) mProgram.inputs.push_back(io(k));
+        for (uint32_t k : g.outputIndexes) mProgram.outputs.push_back(io(k));
+        mProgram.descriptorOffset = alignUp(uint64_t{mProgram.constantsOffset} + mProgram.constants.size(), kAlign);
+        mProgram.completionOffset =
+                alignUp(uint64_t{mProgram.descriptorOffset} + mProgram.descriptors.size() * npu::kDescriptorWords * 4, kAlign);
+        const uint64_t arena = uint64_t{mProgram.completionOffset} + npu::kCompletionWords * 4;
+        if (arena > (uint64_t{1} << 31)) return fail(ErrorStatus::GENERAL_FAILURE, "program needs ", arena, " bytes");
+        mProgram.arenaSize = alignUp(arena, kAlign);
+        mProgram.estimatedCycles += 200;  // doorbell, first fetch and completion record
+        return std::move(mProgram);
+    }
+
+private:
+    const Operand& operand(uint32_t k) const { return mModel.main.operands[k]; }
+    uint32_t bytes(uint32_t k) const { return static_cast<uint32_t>(byteSize(operand(k).type, mDims[k])); }
+
+    ProgramIo io(uint32_t k) {
+        ProgramIo r;
+        placeConstantIfNeeded(k);
+        r.offset = mPlace[k].offset;
+        r.size = bytes(k);
+        r.dimensions = mDims[k];
+        return r;
+    }
+
+    Status failShape(const Operation& op, const std::string& why) const {
+        return fail(ErrorStatus::GENERAL_FAILURE, "operation ", mOpIndex, " (", nameOf(op.type), "): ", why);
+    }
+
+    Status inferShape(const Operation& op, size_t index) {
+        mOpIndex = static_cast<uint32_t>(index);
+        std::vector<uint32_t> out;
+        for (uint32_t k : op.inputs) {
+            if (isTensorType(operand(k).type) && !fullyKnown(mDims[k]))
+                return failShape(op, "input shape unknown at compile time");
+        }
+        const auto& in = mDims[op.inputs[0]];
+        if (npu_extension::isLut8(mModel, op.type)) {
+            out = in;
+        } else {
+            switch (op.type) {
+                case OperationType::CONV_2D:
+                case OperationType::DEPTHWISE_CONV_2D:
+                case OperationType::AVERAGE_POOL_2D:
+                case OperationType::MAX_POOL_2D: {
+                    if (in.size() != 4) return failShape(op, "input must be 4-D");
+                    auto p = window(op);
+                    if (!p) return failShape(op, "parameters");
+                    const bool pooling = op.type == OperationType::AVERAGE_POOL_2D || op.type == OperationType::MAX_POOL_2D;
+                    uint32_t outC = in[3];
+                    if (op.type == OperationType::CONV_2D) outC = mDims[op.inputs[1]][0];
+                    if (op.type == OperationType::DEPTHWISE_CONV_2D) outC = mDims[op.inputs[1]][3];
+                    (void)pooling;
+                    const uint32_t oh = windowOutput(in[1], p->filterH, p->strideH, p->dilationH, p->padH);
+                    const uint32_t ow = windowOutput(in[2], p->filterW, p->strideW, p->dilationW, p->padW);
+                    if (oh == 0 || ow == 0) return failShape(op, "window larger than the padded input");
+                    out = {in[0], oh, ow, outC};
+                    break;
+                }
+                case OperationType::FULLY_CONNECTED: {
+                    const auto& w = mDims[op.inputs[1]];
+                    const uint64_t total = elementCount(in);
+                    if (w[1] == 0 || total % w[1] != 0) return failShape(op, "input size");
+                    out = {static_cast<uint32_t>(total / w[1]), w[0]};
+                    break;
+                }
+                case OperationType::ADD:
+                case OperationType::MUL: {
+                    auto b = broadcastShape(in, mDims[op.inputs[1]]);
+                    if (!b) return failShape(op, "shapes do not broadcast");
+                    out = *b;
+                    break;
+                }
+                case OperationType::RESHAPE: {
+                    auto t = reshapeTarget(mConstants, op, in);
+                    if (!t) return failShape(op, "shape");
+                    out = *t;
+                    break;
+                }
+                case OperationType::CONCATENATION: {
+                    const auto n = static_cast<uint32_t>(op.inputs.size()) - 1;
+                    auto axis = mConstants.scalar<int32_t>(op.inputs[n]);
+                    const auto rank = static_cast<int32_t>(in.size());
+                    if (!axis || *axis < -rank || *axis >= rank) return failShape(op, "axis");
+                    const auto a = static_cast<size_t>(*axis < 0 ? *axis + rank : *axis);
+                    out = in;
+                    out[a] = 0;
+                    for (uint32_t i = 0; i < n; ++i) {
+                        const auto& d = mDims[op.inputs[i]];
+                        if (d.size() != in.size()) return failShape(op, "input ranks differ");
+                        out[a] += d[a];
+                    }
+                    break;
+                }
+                default:  // RELU*, LOGISTIC, TANH
+                    out = in;
+                    break;
+            }
+        }
+        auto combined = combineDims(operand(op.outputs[0]).dimensions, out);
+        if (!combined) return failShape(op, "computed output shape " + toString(out) + " contradicts the model");
+        mDims[op.outputs[0]] = out;
+        return okStatus();
+    }
+
+    static std::optional<std::vector<uint32_t>> combineDims(const std::vector<uint32_t>& declared,
+                                                            const std::vector<uint32_t>& actual) {
+        if (declared.empty()) return actual;
+        if (declared.size() != actual.size()) return std::nullopt;
+        for (size_t i = 0; i < declared.size(); ++i) {
+            if (declared[i] != 0 && declared[i] != actual[i]) return std::nullopt;
+        }
+        return actual;
+    }
+
+    std::optional<WindowParams> window(const Operation& op) const {
+        auto p = readWindowParams(mConstants, op);
+        if (!p) return std::nullopt;
+        const auto& in = mDims[op.inputs[0]];
+        if (op.type == OperationType::CONV_2D || op.type == OperationType::DEPTHWISE_CONV_2D) {
+            const auto& f = mDims[op.inputs[1]];
+            p->filterH = f[1];
+            p->filterW = f[2];
+        }
+        if (!p->explicitPadding) {
+            p->padH = implicitPadding(p->scheme, in[1], p->strideH, p->filterH, p->dilationH);
+            p->padW = implicitPadding(p->scheme, in[2], p->strideW, p->filterW, p->dilationW);
+        }
+        return p;
+    }
+
+    // Device memory of every tensor: inputs, outputs and intermediates in the tensor region;
+    // RESHAPE outputs share their input's bytes; constants are placed on first use.
+    void planTensors() {
+        const auto& g = mModel.main;
+        uint32_t next = 0;
+        auto allocate = [&](uint32_t k) {
+            mPlace[k] = {next, true};
+            next = alignUp(uint64_t{next} + std::max(1u, bytes(k)), kAlign);
+        };
+        for (uint32_t k : g.inputIndexes) allocate(k);
+        for (const Operation& op : g.operations) {
+            const uint32_t out = op.outputs[0];
+            if (op.type == OperationType::RESHAPE) {
+                // Shares its input's bytes; a RESHAPE of a constant is placed with the constants.
+                if (!mConstants.isConstant(op.inputs[0])) mAlias[out] = op.inputs[0];
+                continue;
+            }
+            for (uint32_t k : op.outputs) allocate(k);
+        }
+        mTensorEnd = next;
+    }
+
+    void placeConstantIfNeeded(uint32_t k) {
+        if (auto it = mAlias.find(k); it != mAlias.end()) {
+            placeConstantIfNeeded(it->second);
+            mPlace[k] = mPlace[it->second];
+            return;
+        }
+        if (mPlace[k].placed) return;
+        // A constant used as data (or a RESHAPE of one): copy its bytes into the constants.
+        const Operation* producer = nullptr;
+        for (const Operation& op : mModel.main.operations) {
+            if (op.outputs[0] == k && op.type == OperationType::RESHAPE) producer = &op;
+        }
+        const uint32_t source = producer ? producer->inputs[0] : k;
+        const uint8_t* data = mConstants.data(source);
+        mPlace[k] = {addConstant(data, bytes(source)), true};
+    }
+
+    uint32_t addConstant(const uint8_t* data, size_t size) {
+        auto& c = mProgram.constants;
+        c.resize(alignUp(c.size(), kAlign));
+        const auto offset = static_cast<uint32_t>(mProgram.constantsOffset + c.size());
+        if (data) c.insert(c.end(), data, data + size);
+        else c.resize(c.size() + size);
+        return offset;
+    }
+
+    uint32_t address(uint32_t k) {
+        placeConstantIfNeeded(k);
+        return mPlace[k].offset;
+    }
+
+    void emit(npu::Descriptor d) {
+        d.tag = mOpIndex;
+        if (mFirstOfOperation && mOpIndex > 0) d.flags |= static_cast<uint32_t>(npu::DescFlag::FENCE);
+        mFirstOfOperation = false;
+        mProgram.descriptors.push_back(d);
+    }
+
+    static void setTypes(npu::Descriptor& d, OperandType a, OperandType b, OperandType out) {
+        d.aSigned = isSigned(a);
+        d.bSigned = b == OperandType::TENSOR_QUANT8_SYMM_PER_CHANNEL || isSigned(b);
+        d.outSigned = isSigned(out);
+    }
+
+    Status lower(const Operation& op) {
+        if (npu_extension::isLut8(mModel, op.type)) {
+            const uint8_t* table = mConstants.data(op.inputs[1]);
+            if (!table) return failShape(op, "table");
+            return lowerLut(op, op.inputs[0], lut8Table(operand(op.inputs[0]), table));
+        }
+        switch (op.type) {
+            case OperationType::CONV_2D:
+            case OperationType::DEPTHWISE_CONV_2D:
+                return lowerConv(op);
+            case OperationType::FULLY_CONNECTED:
+                return lowerFullyConnected(op);
+            case OperationType::AVERAGE_POOL_2D:
+            case OperationType::MAX_POOL_2D:
+                return lowerPool(op);
+            case OperationType::ADD:
+            case OperationType::MUL:
+                return lowerElementwise(op);
+            case OperationType::RELU:
+            case OperationType::RELU1:
+            case OperationType::RELU6: {
+                auto t = reluTable(op.type, operand(op.inputs[0]));
+                if (!t) return failShape(op, "activation");
+                return lowerLut(op, op.inputs[0], *t);
+            }
+            case OperationType::LOGISTIC:
+            case OperationType::TANH: {
+                auto t = sigmoidTable(op.type, operand(op.inputs[0]), operand(op.outputs[0]));
+                if (!t) return failShape(op, "quantization");
+                return lowerLut(op, op.inputs[0], *t);
+            }
+            case OperationType::RESHAPE:
+                if (mConstants.isConstant(op.inputs[0])) placeConstantIfNeeded(op.outputs[0]);
+                return okStatus();  // the output shares the input's bytes
+            case OperationType::CONCATENATION:
+                return lowerConcatenation(op);
+            default:
+                return failShape(op, "not an NPU operation");
+        }
+    }
+
+    // Weight stream of a convolution: per block of kLanes output channels, the quantization
+    // words (biases, multipliers, shifts) and then one kArrayRows x kArrayCols block per K step.
+    // K steps run over kernel rows, kernel columns, then input-channel blocks; block entry
+    // [k][n] (byte k * kArrayCols + n) weighs input channel k of the step for output channel n.
+    // Entries without a channel hold the weight zero point, so they contribute nothing.
+    uint32_t packWeights(uint32_t outC, uint32_t inC, uint32_t kh, uint32_t kw, const std::vector<int32_t>& bias,
+                         const std::vector<QuantizedMultiplier>& multipliers, int32_t weightZero, bool depthwise,
+                         const std::function<int32_t(uint32_t o, uint32_t y, uint32_t x, uint32_t c)>& weight) {
+        std::vector<uint8_t> stream;
+        auto putWord32 = [&](int32_t v) {
+            for (int i = 0; i < 4; ++i) stream.push_back(static_cast<uint8_t>(static_cast<uint32_t>(v) >> (8 * i)));
+        };
+        const uint32_t blocks = ceilDiv(outC, kLanes);
+        const uint32_t cBlocks = depthwise ? 1 : ceilDiv(inC, npu::kArrayRows);
+        for (uint32_t ob = 0; ob < blocks; ++ob) {
+            for (uint32_t n = 0; n < kLanes; ++n) {
+                const uint32_t o = ob * kLanes + n;
+                putWord32(o < outC ? bias[o] : 0);
+            }
+            for (uint32_t n = 0; n < kLanes; ++n) {
+                const uint32_t o = ob * kLanes + n;
+                putWord32(o < outC ? multipliers[multipliers.size() == 1 ? 0 : o].multiplier : 0);
+            }
+            for (uint32_t n = 0; n < kLanes; ++n) {
+                const uint32_t o = ob * kLanes + n;
+                stream.push_back(static_cast<uint8_t>(o < outC ? multipliers[multipliers.size() == 1 ? 0 : o].shift : 0));
+            }
+            stream.resize(alignUp(stream.size(), kAlign));
+            for (uint32_t y = 0; y < kh; ++y) {
+                for (uint32_t x = 0; x < kw; ++x) {
+                    for (uint32_t cb = 0; cb < cBlocks; ++cb) {
+                        for (uint32_t k = 0; k < npu::kArrayRows; ++k) {
+                            for (uint32_t n = 0; n < kLanes; ++n) {
+                                const uint32_t o = ob * kLanes + n;
+                                const uint32_t c = depthwise ? o : cb * npu::kArrayRows + k;
+                                const bool present = o < outC && c < inC && (!depthwise || k == n);
+                                stream.push_back(static_cast<uint8_t>(present ? weight(o, y, x, c) : weightZero));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        return addConstant(stream.data(), stream.size());
+    }
+
+    Status lowerConv(const Operation& op) {
+        const Operand& in = operand(op.inputs[0]);
+        const Operand& filter = operand(op.inputs[1]);
+        const Operand& biasOp = operand(op.inputs[2]);
+        const Operand& out = operand(op.outputs[0]);
+        const auto& inD = mDims[op.inputs[0]];
+        const auto& fD = mDims[op.inputs[1]];
+        const auto& outD = mDims[op.outputs[0]];
+        auto p = window(op);
+        if (!p) return failShape(op, "parameters");
+        const bool dw = op.type == OperationType::DEPTHWISE_CONV_2D;
+        const uint32_t inC = inD[3], outC = outD[3], kh = fD[1], kw = fD[2];
+        if (dw && outC != inC * p->depthMultiplier) return failShape(op, "depth multiplier");
+        if (!dw && fD[3] != inC) return failShape(op, "filter depth");
+        auto multipliers = channelMultipliers(in, filter, biasOp, out, outC);
+        auto range = activationRange(p->activation, out);
+        if (!multipliers || !range) return failShape(op, "quantization");
+        const bool perChannel = filter.type == OperandType::TENSOR_QUANT8_SYMM_PER_CHANNEL;
+        const int32_t weightZero = perChannel ? 0 : filter.zeroPoint;
+        const uint8_t* w = mConstants.data(op.inputs[1]);
+        const uint8_t* b = mConstants.data(op.inputs[2]);
+        if (!w || !b) return failShape(op, "weights must be constants");
+        std::vector<int32_t> bias(outC);
+        std::memcpy(bias.data(), b, outC * sizeof(int32_t));
+        const bool weightsSigned = perChannel || isSigned(filter.type);
+        auto raw = [&](size_t i) { return weightsSigned ? int32_t(int8_t(w[i])) : int32_t(w[i]); };
+        // Depthwise with multiplier 1 runs on DWCONV; other multipliers as a dense convolution
+        // whose filter holds zeros (the weight zero point) off the multiplier's channels.
+        const bool useDw = dw && p->depthMultiplier == 1;
+        std::function<int32_t(uint32_t, uint32_t, uint32_t, uint32_t)> weight;
+        if (!dw) {
+            weight = [&](uint32_t o, uint32_t y, uint32_t x, uint32_t c) { return raw(((size_t(o) * kh + y) * kw + x) * inC + c); };
+        } else {
+            const uint32_t m = p->depthMultiplier;
+            weight = [&, m](uint32_t o, uint32_t y, uint32_t x, uint32_t c) {
+                if (!useDw && c != o / m) return weightZero;
+                return raw((size_t(y) * kw + x) * outC + o);
+            };
+        }
+        const uint32_t wAddr = packWeights(outC, inC, kh, kw, bias, *multipliers, weightZero, useDw, weight);
+        npu::Descriptor d;
+        d.opcode = useDw ? npu::Opcode::DWCONV : npu::Opcode::CONV;
+        setTypes(d, in.type, filter.type, out.type);
+        d.wAddr = wAddr;
+        d.kernelW = kw, d.kernelH = kh, d.strideW = p->strideW, d.strideH = p->strideH;
+        d.dilationW = p->dilationW, d.dilationH = p->dilationH;
+        d.aZeroPoint = in.zeroPoint, d.bZeroPoint = weightZero, d.outZeroPoint = out.zeroPoint;
+        d.actMin = range->min, d.actMax = range->max;
+        const uint32_t kSteps = kh * kw * (useDw ? 1 : ceilDiv(inC, npu::kArrayRows));
+        return tileWindow(op, d, *p, kSteps, outC);
+    }
+
+    // Splits a window operation's output into tiles whose pixels fit an accumulator bank and
+    // whose input region fits one scratchpad buffer, one descriptor per tile and batch.
+    Status tileWindow(const Operation& op, npu::Descriptor d, const WindowParams& p, uint32_t kSteps, uint32_t outC) {
+        const auto& inD = mDims[op.inputs[0]];
+        const auto& outD = mDims[op.outputs[0]];
+        const uint32_t batches = inD[0], inH = inD[1], inW = inD[2], inC = inD[3];
+        const uint32_t outH = outD[1], outW = outD[2];
+        if (inC > kMaxCount || outC > kMaxCount || inW > kMaxCount || outW > kMaxCount)
+            return failShape(op, "tensor dimensions beyond the descriptor's 16 bits");
+        const uint32_t effH = (p.filterH - 1) * p.dilationH + 1, effW = (p.filterW - 1) * p.dilationW + 1;
+        const uint32_t wordsPerPixel = ceilDiv(inC, npu::kDramBusBytes);
+        auto regionWords = [&](uint32_t th, uint32_t tw) {
+            const uint64_t rh = std::min<uint64_t>(inH, uint64_t{th - 1} * p.strideH + effH);
+            const uint64_t rw = std::min<uint64_t>(inW, uint64_t{tw - 1} * p.strideW + effW);
+            return rh * rw * wordsPerPixel;
+        };
+        uint32_t tw = std::min(outW, npu::kAccDepth), th = std::min(outH, std::max(1u, npu::kAccDepth / tw));
+        while (regionWords(th, tw) > npu::kSpadWords) {
+            if (th > 1) th = ceilDiv(th, 2);
+            else if (tw > 1) tw = ceilDiv(tw, 2);
+            else return failShape(op, "one output pixel's input window exceeds the scratchpad");
+        }
+        const uint32_t inBase = address(op.inputs[0]), outBase = address(op.outputs[0]);
+        for (uint32_t n = 0; n < batches; ++n) {
+            for (uint32_t oy0 = 0; oy0 < outH; oy0 += th) {
+                for (uint32_t ox0 = 0; ox0 < outW; ox0 += tw) {
+                    const uint32_t h = std::min(th, outH - oy0), w = std::min(tw, outW - ox0);
+                    // The tile's input region, clipped to the input; what lies outside is padding.
+                    const int64_t y0 = int64_t{oy0} * p.strideH - p.padH.head;
+                    const int64_t x0 = int64_t{ox0} * p.strideW - p.padW.head;
+                    const int64_t ry0 = std::max<int64_t>(0, y0), rx0 = std::max<int64_t>(0, x0);
+                    int64_t ry1 = std::min<int64_t>(inH, y0 + int64_t{h - 1} * p.strideH + effH);
+                    int64_t rx1 = std::min<int64_t>(inW, x0 + int64_t{w - 1} * p.strideW + effW);
+                    // A tile entirely in the padding still needs a one-pixel region.
+                    const int64_t cy0 = std::min<int64_t>(ry0, inH - 1), cx0 = std::min<int64_t>(rx0, inW - 1);
+                    ry1 = std::max(ry1, cy0 + 1);
+                    rx1 = std::max(rx1, cx0 + 1);
+                    const int64_t padTop = cy0 - y0, padLeft = cx0 - x0;
+                    if (padTop > kMaxByteField || padLeft > kMaxByteField || padTop < 0 || padLeft < 0)
+                        return failShape(op, "padding beyond the descriptor's 8 bits");
+                    npu::Descriptor t = d;
+                    t.padTop = static_cast<uint32_t>(padTop);
+                    t.padLeft = static_cast<uint32_t>(padLeft);
+                    t.a.addr = inBase + static_cast<uint32_t>(((uint64_t{n} * inH + cy0) * inW + cx0) * inC);
+                    t.a.inner = inC;
+                    t.a.count1 = static_cast<uint32_t>(rx1 - cx0);
+                    t.a.stride1 = inC;
+                    t.a.count2 = static_cast<uint32_t>(ry1 - cy0);
+                    t.a.stride2 = inW * inC;
+                    t.a.count3 = 1;
+                    t.out.addr = outBase + static_cast<uint32_t>(((uint64_t{n} * outH + oy0) * outW + ox0) * outC);
+                    t.out.inner = outC;
+                    t.out.count1 = w;
+                    t.out.stride1 = outC;
+                    t.out.count2 = h;
+                    t.out.stride2 = outW * outC;
+                    t.out.count3 = 1;
+                    emit(t);
+                    const uint64_t pixels = uint64_t{h} * w;
+                    mProgram.estimatedCycles += uint64_t{t.a.count1} * t.a.count2 * wordsPerPixel +
+                                                (kSteps ? pixels * ceilDiv(outC, kLanes) * kSteps
+                                                        : pixels * p.filterH * p.filterW * wordsPerPixel) +
+                                                40;
+                }
+            }
+        }
+        return okStatus();
+    }
+
+    Status lowerPool(const Operation& op) {
+        const Operand& in = operand(op.inputs[0]);
+        const Operand& out = operand(op.outputs[0]);
+        auto p = window(op);
+        if (!p) return failShape(op, "parameters");
+        auto range = activationRange(p->activation, out);
+        if (!range) return failShape(op, "activation");
+        npu::Descriptor d;
+        d.opcode = op.type == OperationType::MAX_POOL_2D ? npu::Opcode::MAXPOOL : npu::Opcode::AVGPOOL;
+        setTypes(d, in.type, in.type, out.type);
+        d.kernelW = p->filterW, d.kernelH = p->filterH, d.strideW = p->strideW, d.strideH = p->strideH;
+        d.dilationW = 1, d.dilationH = 1;
+        d.aZeroPoint = in.zeroPoint, d.outZeroPoint = out.zeroPoint;
+        d.actMin = range->min, d.actMax = range->max;
+        return tileWindow(op, d, *p, 0, mDims[op.inputs[0]][3]);
+    }
+
+    Status lowerFullyConnected(const Operation& op) {
+        const Operand& in = operand(op.inputs[0]);
+        const Operand& wOp = operand(op.inputs[1]);
+        const Operand& out = operand(op.outputs[0]);
+        const uint32_t units = mDims[op.inputs[1]][0], inSize = mDims[op.inputs[1]][1];
+        const uint32_t batches = mDims[op.outputs[0]][0];
+        auto multipliers = channelMultipliers(in, wOp, operand(op.inputs[2]), out, units);
+        auto act = mConstants.scalar<int32_t>(op.inputs[3]);
+        if (!multipliers || !act) return failShape(op, "quantization");
+        auto range = activationRange(*act, out);
+        const uint8_t* w = mConstants.data(op.inputs[1]);
+        const uint8_t* b = mConstants.data(op.inputs[2]);
+        if (!range || !w || !b) return failShape(op, "constants");
+        std::vector<int32_t> bias(units);
+        std::memcpy(bias.data(), b, units * sizeof(int32_t));
+        const bool sgn = isSigned(wOp.type);
+        const uint32_t wAddr = packWeights(units, inSize, 1, 1, bias, *multipliers, wOp.zeroPoint, false,
+                                           [&](uint32_t o, uint32_t, uint32_t, uint32_t c) {
+                                               const uint8_t v = w[size_t(o) * inSize + c];
+                                               return sgn ? int32_t(int8_t(v)) : int32_t(v);
+                                           });
+        npu::Descriptor d;
+        d.opcode = npu::Opcode::CONV;
+        setTypes(d, in.type, wOp.type, out.type);
+        d.wAddr = wAddr;
+        d.kernelW = d.kernelH = d.strideW = d.strideH = d.dilationW = d.dilationH = 1;
+        d.aZeroPoint = in.zeroPoint, d.bZeroPoint = wOp.zeroPoint, d.outZeroPoint = out.zeroPoint;
+        d.actMin = range->min, d.actMax = range->max;
+        const uint32_t wordsPerRow = ceilDiv(inSize, npu::kDramBusBytes);
+        const uint32_t tile = std::min({npu::kAccDepth, npu::kSpadWords / wordsPerRow, kMaxCount});
+        if (tile == 0) return failShape(op, "input size exceeds the scratchpad");
+        const uint32_t inBase = address(op.inputs[0]), outBase = address(op.outputs[0]);
+        for (uint32_t r0 = 0; r0 < batches; r0 += tile) {
+            const uint32_t rows = std::min(tile, batches - r0);
+            npu::Descriptor t = d;
+            t.a = {inBase + r0 * inSize, inSize, rows, inSize, 1, 1, 0, 0};
+            t.out = {outBase + r0 * units, units, rows, units, 1, 1, 0, 0};
+            emit(t);
+            mProgram.estimatedCycles += uint64_t{rows} * wordsPerRow * (1 + ceilDiv(units, kLanes)) + 40;
+        }
+        return okStatus();
+    }
+
+    // Rows of an element-wise operand over a 4-D output: per dimension its byte stride in the
+    // operand, 0 where the operand is broadcast.
+    static std::array<uint32_t, 4> broadcastStrides(const std::vector<uint32_t>& dims, const std::array<uint32_t, 4>& out) {
+        std::array<uint32_t, 4> d4{1, 1, 1, 1};
+        for (size_t i = 0; i < dims.size(); ++i) d4[4 - dims.size() + i] = dims[i];
+        std::array<uint32_t, 4> strides{};
+        uint32_t s = 1;
+        for (int i = 3; i >= 0; --i) {
+            strides[i] = (d4[i] == 1 && out[i] != 1) ? 0 : s;
+            s *= d4[i];
+        }
+        return strides;
+    }
+
+    Status lowerElementwise(const Operation& op) {
+        const Operand& a = operand(op.inputs[0]);
+        const Operand& b = operand(op.inputs[1]);
+        const Operand& out = operand(op.outputs[0]);
+        auto act = mConstants.scalar<int32_t>(op.inputs[2]);
+        if (!act) return failShape(op, "activation");
+        auto range = activationRange(*act, out);
+        if (!range) return failShape(op, "activation");
+        npu::Descriptor d;
+        setTypes(d, a.type, b.type, out.type);
+        d.aZeroPoint = a.zeroPoint, d.bZeroPoint = b.zeroPoint, d.outZeroPoint = out.zeroPoint;
+        const fixedpoint::QuantInfo qa{a.scale, a.zeroPoint}, qb{b.scale, b.zeroPoint}, qo{out.scale, out.zeroPoint};
+        if (op.type == OperationType::ADD) {
+            auto params = fixedpoint::computeAddSubParams(qa, qb, qo, *range, false);
+            if (!params) return failShape(op, "multipliers");
+            d.opcode = npu::Opcode::ADD;
+            d.leftShift = fixedpoint::AddSubParams::kLeftShift;
+            d.aMultiplier = params->input1.multiplier, d.aShift = params->input1.shift;
+            d.bMultiplier = params->input2.multiplier, d.bShift = params->input2.shift;
+            d.outMultiplier = params->output.multiplier, d.outShift = params->output.shift;
+            d.actMin = params->range.min, d.actMax = params->range.max;
+        } else {
+            auto params = fixedpoint::computeMulParams(qa, qb, qo, *range);
+            if (!params) return failShape(op, "multiplier");
+            d.opcode = npu::Opcode::MUL;
+            d.outMultiplier = params->output.multiplier, d.outShift = params->output.shift;
+            d.actMin = params->range.min, d.actMax = params->range.max;
+        }
+        const auto& outD = mDims[op.outputs[0]];
+        std::array<uint32_t, 4> o4{1, 1, 1, 1};
+        for (size_t i = 0; i < outD.size(); ++i) o4[4 - outD.size() + i] = outD[i];
+        const auto sa = broadcastStrides(mDims[op.inputs[0]], o4);
+        const auto sb = broadcastStrides(mDims[op.inputs[1]], o4);
+        return emitRows(op, d, Strided{address(op.inputs[0]), sa}, Strided{address(op.inputs[1]), sb},
+                        address(op.outputs[0]), o4);
+    }
+
+    struct Strided {
+        uint32_t base;
+        std::array<uint32_t, 4> strides;  // per output dimension, in bytes (elements of 1 byte)
+    };
+
+    // Emits element-wise or lookup descriptors over a 4-D output laid out contiguously. Fully
+    // contiguous operands are streamed as rows of kAlign * 16 bytes; broadcasts keep the
+    // innermost dimension as the row when both operands have it, else rows of one element.
+    Status emitRows(const Operation& op, const npu::Descriptor& d, Strided a, std::optional<Strided> b, uint32_t outBase,
+                    const std::array<uint32_t, 4>& o4) {
+        const uint64_t total = uint64_t{o4[0]} * o4[1] * o4[2] * o4[3];
+        auto contiguous = [&](const Strided& s) {
+            uint32_t expect = 1;
+            for (int i = 3; i >= 0; --i) {
+                if (o4[i] != 1 && s.strides[i] != expect) return false;
+                expect *= o4[i];
+            }
+            return true;
+        };
+        if (contiguous(a) && (!b || contiguous(*b))) {
+            const uint32_t inner = static_cast<uint32_t>(std::min<uint64_t>(total, 256));
+            const uint32_t maxRows = std::max(1u, kElementwiseWords / ceilDiv(inner, npu::kDramBusBytes));
+            uint64_t done = 0;
+            while (done < total) {
+                const uint64_t left = total - done;
+                const uint32_t rowBytes = static_cast<uint32_t>(std::min<uint64_t>(inner, left));
+                const uint32_t rows = static_cast<uint32_t>(std::min<uint64_t>(maxRows, left / rowBytes));
+                npu::Descriptor t = d;
+                const auto off = static_cast<uint32_t>(done);
+                t.a = {a.base + off, rowBytes, rows, rowBytes, 1, 1, 0, 0};
+                if (b) t.b = {b->base + off, rowBytes, rows, rowBytes, 1, 1, 0, 0};
+                t.out = {outBase + off, rowBytes, rows, rowBytes, 1, 1, 0, 0};
+                emit(t);
+                mProgram.estimatedCycles += uint64_t{rows} * ceilDiv(rowBytes, npu::kDramBusBytes) * (b ? 3 : 2) + 30;
+                done += uint64_t{rows} * rowBytes;
+            }
+            return okStatus();
+        }
+        // Broadcast: rows over dimensions 1..3 (or 2..3 with rows of one element).
+        const bool innerShared = a.strides[3] != 0 && (!b || b->strides[3] != 0);
+        const uint32_t inner = innerShared ? o4[3] : 1;
+        if (inner > kMaxCount || o4[1] > kMaxCount || o4[2] > kMaxCount || o4[3] > kMaxCount)
+            return failShape(op, "dimensions beyond the descriptor's 16 bits");
+        const uint32_t outStride3 = o4[3], outStride2 = o4[2] * o4[3], outStride1 = o4[1] * o4[2] * o4[3];
+        for (uint32_t n = 0; n < o4[0]; ++n) {
+            for (uint32_t h = 0; h < o4[1]; ++h) {
+                // One descriptor per (n, h): rows over w (and c when the rows are single elements).
+                npu::Descriptor t = d;
+                auto tensor = [&](const Strided& s) {
+                    npu::TensorDesc r;
+                    r.addr = s.base + n * s.strides[0] + h * s.strides[1];
+                    r.inner = inner;
+                    if (innerShared) {
+                        r.count1 = o4[2], r.stride1 = s.strides[2];
+                    } else {
+                        r.count1 = o4[3], r.stride1 = s.strides[3];
+                        r.count2 = o4[2], r.stride2 = s.strides[2];
+                    }
+                    return r;
+                };
+                t.a = tensor(a);
+                if (b) t.b = tensor(*b);
+                Strided outS{outBase, {outStride1, outStride2, outStride3, 1}};
+                t.out = tensor(outS);
+                const uint64_t words = uint64_t{t.a.count1} * t.a.count2 * ceilDiv(inner, npu::kDramBusBytes);
+                if (words > kElementwiseWords) return failShape(op, "broadcast rows beyond the scratchpad");
+                emit(t);
+                mProgram.estimatedCycles += words * (b ? 3 : 2) + 30;
+            }
+        }
+        return okStatus();
+    }
+
+    Status lowerLut(const Operation& op, uint32_t input, const Table& table) {
+        const Operand& in = operand(input);
+        const Operand& out = operand(op.outputs[0]);
+        npu::Descriptor d;
+        d.opcode = npu::Opcode::LUT;
+        setTypes(d, in.type, in.type, out.type);
+        d.wAddr = addConstant(table.data(), table.size());
+        d.actMin = typeMin(out.type), d.actMax = typeMax(out.type);
+        const uint32_t total = static_cast<uint32_t>(elementCount(mDims[input]));
+        const std::array<uint32_t, 4> o4{1, 1, 1, total};
+        return emitRows(op, d, {address(input), {0, 0, 0, 1}}, std::nullopt, address(op.outputs[0]), o4);
+    }
+
+    // Each input is copied through the LUT unit (identity, or Android's requantization when its
+    // quantization differs) into its slab of the output.
+    Status lowerConcatenation(const Operation& op) {
+        const auto n = static_cast<uint32_t>(op.inputs.size()) - 1;
+        const Operand& out = operand(op.outputs[0]);
+        const auto& outD = mDims[op.outputs[0]];
+        const auto rank = static_cast<int32_t>(outD.size());
+        int32_t axis = *mConstants.scalar<int32_t>(op.inputs[n]);
+        if (axis < 0) axis += rank;
+        uint64_t outer = 1, outInner = 1;
+        for (int32_t i = 0; i < axis; ++i) outer *= outD[i];
+        for (int32_t i = axis; i < rank; ++i) outInner *= outD[i];
+        const uint32_t outBase = address(op.outputs[0]);
+        uint64_t offset = 0;
+        for (uint32_t i = 0; i < n; ++i) {
+            const uint32_t k = op.inputs[i];
+            const uint64_t inner = elementCount(mDims[k]) / std::max<uint64_t>(1, outer);
+            if (inner == 0) continue;
+            npu::Descriptor d;
+            d.opcode = npu::Opcode::LUT;
+            setTypes(d, operand(k).type, operand(k).type, out.type);
+            const Table table = requantTable(operand(k), out);
+            d.wAddr = addConstant(table.data(), table.size());
+            d.actMin = typeMin(out.type), d.actMax = typeMax(out.type);
+            if (inner > kMaxCount || outer > kMaxCount)
+                return failShape(op, "slabs beyond the descriptor's 16 bits");
+            const uint32_t maxRows = std::max(1u, kElementwiseWords / ceilDiv(inner, npu::kDramBusBytes));
+            const uint32_t inBase = address(k);
+            for (uint64_t r0 = 0; r0 < outer; r0 += maxRows) {
+                const auto rows = static_cast<uint32_t>(std::min<uint64_t>(maxRows, outer - r0));
+                npu::Descriptor t = d;
+                const auto in32 = static_cast<uint32_t>(inner);
+                t.a = {inBase + static_cast<uint32_t>(r0 * inner), in32, rows, in32, 1, 1, 0, 0};
+                t.out = {outBase + static_cast<uint32_t>(r0 * outInner + offset), in32, rows,
+                         static_cast<uint32_t>(outInner), 1, 1, 0, 0};
+                emit(t);
+                mProgram.estimatedCycles += uint64_t{rows} * ceilDiv(inner, npu::kDramBusBytes) * 2 + 30;
+            }
+            offset += inner;
+        }
+        return okStatus();
+    }
+
+    const Model& mModel;
+    const Constants mConstants;
+    const std::vector<std::vector<uint32_t>>& mInputShapes;
+    std::vector<std::vector<uint32_t>> mDims;
+    std::vector<Placement> mPlace;
+    std::map<uint32_t, uint32_t> mAlias;  // RESHAPE output -> its input
+    uint32_t mTensorEnd = 0;
+    uint32_t mOpIndex = 0;
+    bool mFirstOfOperation = true;
+    Program mProgram;
+};
+
+}  // namespace
+
+Result<Program> compileModel(const Model& model, const std::vector<std::vector<uint32_t>>& inputShapes) {
+    for (uint32_t i = 0; i < model.main.operations.size(); ++i) {
+        Status st = checkOperationSupported(model, i);
+        if (!st.ok()) return fail(ErrorStatus::GENERAL_FAILURE, "operation ", i, ": ", st.message);
+    }
+    return Lowering(model, inputShapes).run();
+}
+
+}  // namespace nncosim::driver

@@ -1,0 +1,29 @@
+// The NNAPI device on the NPU: the IDevice implementation (with its prepared models, bursts,
+// reusable executions and buffers) over sim/'s hardware-access interface.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "driver/Cache.h"
+#include "driver/IDevice.h"
+#include "sim/HardwareAccess.h"
+
+namespace nncosim::driver {
+
+struct DeviceOptions {
+    std::string name = "nncosim-npu";
+    /// Key of the compilation-cache MAC. A device must keep one key for the cache files it
+    /// writes to be accepted again; absent: a random key per device object, so caches written
+    /// by another device object are rejected.
+    std::optional<CacheKey> cacheKey;
+    /// Priority aging of the device queue (see DeviceQueue).
+    Duration agingQuantum = std::chrono::milliseconds(100);
+};
+
+/// A device driving `hardware`. Fails with DEVICE_UNAVAILABLE when the hardware is not the NPU
+/// this driver was built for.
+Result<SharedDevice> makeNpuDevice(std::shared_ptr<sim::HardwareAccess> hardware, DeviceOptions options = {});
+
+}  // namespace nncosim::driver

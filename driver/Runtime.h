@@ -1,0 +1,50 @@
+// The runtime: runs compiled programs on the NPU through sim/'s hardware-access interface —
+// stages a job's arena in device DRAM, confines the job's DMA to it, rings the doorbell, waits
+// for the interrupt, reads the outputs back and clears the memory; soft-resets on a fault.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "driver/Program.h"
+#include "model/Model.h"
+#include "sim/HardwareAccess.h"
+
+namespace nncosim::driver {
+
+struct JobOutcome {
+    Status status;
+    std::vector<TensorData> outputs;  ///< one per program output, on success
+    uint64_t cycles = 0;              ///< device cycles from doorbell to interrupt
+};
+
+/// Not thread-safe: the device queue calls it from its worker thread only.
+class Runtime {
+public:
+    explicit Runtime(std::shared_ptr<sim::HardwareAccess> hardware);
+
+    /// Checks the device identity and geometry against the header the driver was built with
+    /// and resets it. Must succeed before run().
+    Status initialize();
+
+    /// Runs `program` on `inputs` (one per program input, bytes of the program's shape). Fails
+    /// with GENERAL_FAILURE on a device error (the device is soft-reset and stays usable) and
+    /// with MISSED_DEADLINE_TRANSIENT when `deadline` passes first (the job is aborted).
+    JobOutcome run(const Program& program, const std::vector<TensorData>& inputs, const OptionalTimePoint& deadline);
+
+    /// Nanoseconds of `cycles` device cycles.
+    Duration deviceTime(uint64_t cycles) const;
+
+    /// Device DRAM address where every job's arena starts; below it nothing is ever mapped for
+    /// a job, so a stray zero address faults.
+    static constexpr uint64_t kArenaBase = 0x10000;
+
+private:
+    Status softReset();
+    Status clearArena(uint32_t size);
+
+    std::shared_ptr<sim::HardwareAccess> mHardware;
+    uint32_t mJobTag = 0;
+};
+
+}  // namespace nncosim::driver

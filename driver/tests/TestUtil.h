@@ -1,0 +1,97 @@
+// Helpers of the driver tests: a device on the behavioral NPU, small models, requests in
+// shared memory.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "driver/Callbacks.h"
+#include "driver/IBuffer.h"
+#include "driver/IBurst.h"
+#include "driver/IDevice.h"
+#include "driver/IExecution.h"
+#include "driver/IPreparedModel.h"
+#include "driver/NpuDevice.h"
+#include "driver/tests/FakeNpu.h"
+#include "model/Builder.h"
+
+namespace nncosim::driver::testing {
+
+struct TestDevice {
+    std::shared_ptr<FakeNpu> npu;
+    SharedDevice device;
+};
+
+inline TestDevice makeTestDevice(DeviceOptions options = {}) {
+    auto npu = std::make_shared<FakeNpu>();
+    auto device = makeNpuDevice(npu, options);
+    REQUIRE(device.ok());
+    return {npu, *device};
+}
+
+/// out = a + b on uint8 [2, 3] tensors with scale 1 and zero point 0 (so values simply add).
+inline Model addModel(OperandType type = OperandType::TENSOR_QUANT8_ASYMM, std::vector<uint32_t> outDims = {2, 3}) {
+    ModelBuilder b;
+    const uint32_t a = b.addInput(type, {2, 3}, 1.0f, 0);
+    const uint32_t c = b.addInput(type, {2, 3}, 1.0f, 0);
+    const uint32_t act = b.addInt32(0);
+    const uint32_t out = b.addOutput(type, std::move(outDims), 1.0f, 0);
+    b.addOperation(OperationType::ADD, {a, c, act}, {out});
+    return b.build();
+}
+
+/// A request over one shared-memory pool: inputs first, then outputs, each `sizes[i]` bytes.
+struct TestRequest {
+    Request request;
+    SharedMemory pool;
+    uint8_t* input(size_t i) { return pool->data() + request.inputs[i].location.offset; }
+    uint8_t* output(size_t i) { return pool->data() + request.outputs[i].location.offset; }
+};
+
+inline TestRequest makeRequest(const std::vector<uint32_t>& inputSizes, const std::vector<uint32_t>& outputSizes) {
+    TestRequest r;
+    uint32_t total = 0;
+    for (uint32_t s : inputSizes) total += s;
+    for (uint32_t s : outputSizes) total += s;
+    auto pool = Memory::create(std::max(total, 1u));
+    REQUIRE(pool.ok());
+    r.pool = *pool;
+    r.request.pools.push_back(r.pool);
+    uint32_t offset = 0;
+    for (const auto* sizes : {&inputSizes, &outputSizes}) {
+        for (uint32_t s : *sizes) {
+            Request::Argument arg;
+            arg.location.poolIndex = 0;
+            arg.location.offset = offset;
+            arg.location.length = s;
+            offset += s;
+            (sizes == &inputSizes ? r.request.inputs : r.request.outputs).push_back(arg);
+        }
+    }
+    return r;
+}
+
+/// A request for addModel() with a = 1..6, b = 10, 20, ... 60.
+inline TestRequest addRequest() {
+    TestRequest r = makeRequest({6, 6}, {6});
+    for (int i = 0; i < 6; ++i) {
+        r.input(0)[i] = static_cast<uint8_t>(i + 1);
+        r.input(1)[i] = static_cast<uint8_t>(10 * (i + 1));
+    }
+    return r;
+}
+
+inline void checkAddOutput(TestRequest& r) {
+    for (int i = 0; i < 6; ++i) CHECK(r.output(0)[i] == 11 * (i + 1));
+}
+
+inline SharedPreparedModel prepare(const IDevice& device, const Model& model) {
+    auto prepared = prepareModelBlocking(device, model);
+    REQUIRE_MESSAGE(prepared.ok(), prepared.status().message);
+    return *prepared;
+}
+
+}  // namespace nncosim::driver::testing

@@ -1,0 +1,190 @@
+// The device end to end on the behavioral NPU: every execution path, timing, the DMA window,
+// memory clearing, faults and recovery.
+#include <thread>
+
+#include "driver/Runtime.h"
+#include "driver/tests/TestUtil.h"
+#include "model/Validation.h"
+
+using namespace nncosim;
+using namespace nncosim::driver;
+using namespace nncosim::driver::testing;
+
+TEST_CASE("driver_device_identity") {
+    auto t = makeTestDevice();
+    CHECK(t.device->getType() == DeviceType::ACCELERATOR);
+    CHECK_FALSE(t.device->getVersionString().empty());
+    const auto [model, data] = t.device->getNumberOfCacheFilesNeeded();
+    CHECK(model > 0);
+    CHECK(data > 0);
+    REQUIRE(t.device->getSupportedExtensions().size() == 1);
+    CHECK(t.device->getSupportedExtensions()[0].name == "com.nncosim.npu");
+    CHECK(validateExtension(t.device->getSupportedExtensions()[0]).ok());
+    CHECK(t.device->wait().ok());
+}
+
+TEST_CASE("driver_device_execute_all_paths") {
+    auto t = makeTestDevice();
+    auto prepared = prepare(*t.device, addModel());
+
+    SUBCASE("sync") {
+        auto r = addRequest();
+        auto result = prepared->execute(r.request, MeasureTiming::NO, {}, {});
+        REQUIRE_MESSAGE(result.ok(), result.status.message);
+        checkAddOutput(r);
+        REQUIRE(result.outputShapes.size() == 1);
+        CHECK(result.outputShapes[0].dimensions == std::vector<uint32_t>{2, 3});
+        CHECK_FALSE(result.timing.timeOnDevice.has_value());
+        CHECK_FALSE(result.timing.timeInDriver.has_value());
+    }
+    SUBCASE("async") {
+        auto r = addRequest();
+        auto callback = std::make_shared<ExecutionCallback>();
+        REQUIRE(prepared->executeAsynchronously(r.request, MeasureTiming::YES, {}, {}, callback).ok());
+        auto result = callback->result();
+        REQUIRE_MESSAGE(result.ok(), result.status.message);
+        checkAddOutput(r);
+        CHECK(result.timing.timeOnDevice.has_value());
+        CHECK(callback->notifications() == 1);
+    }
+    SUBCASE("fenced") {
+        auto r = addRequest();
+        auto gate = createSyncFence();
+        REQUIRE(gate.ok());
+        auto launched = prepared->executeFenced(r.request, {gate->first}, MeasureTiming::YES, {}, {}, {});
+        REQUIRE_MESSAGE(launched.ok(), launched.status().message);
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        CHECK(launched->fence.state() == SyncFence::State::ACTIVE);  // still waiting for the gate
+        CHECK(r.output(0)[0] == 0);
+        gate->second.signal(true);
+        CHECK(launched->fence.wait(std::chrono::seconds(10)) == SyncFence::State::SIGNALED);
+        auto info = launched->callback->getExecutionInfo();
+        CHECK(info.status.ok());
+        CHECK(info.timingLaunched.timeOnDevice.has_value());
+        CHECK(info.timingFenced.timeInDriver.has_value());
+        CHECK(*info.timingLaunched.timeInDriver >= *info.timingFenced.timeInDriver);
+        checkAddOutput(r);
+    }
+    SUBCASE("fenced_error_propagates") {
+        auto r = addRequest();
+        auto gate = createSyncFence();
+        REQUIRE(gate.ok());
+        auto launched = prepared->executeFenced(r.request, {gate->first}, MeasureTiming::NO, {}, {}, {});
+        REQUIRE(launched.ok());
+        gate->second.signal(false);
+        CHECK(launched->fence.wait(std::chrono::seconds(10)) == SyncFence::State::ERROR);
+        CHECK(launched->callback->getExecutionInfo().status.code == ErrorStatus::GENERAL_FAILURE);
+        CHECK(r.output(0)[0] == 0);
+    }
+    SUBCASE("burst") {
+        auto burst = prepared->configureExecutionBurst();
+        REQUIRE(burst.ok());
+        auto r = addRequest();
+        auto hold = (*burst)->cacheMemory(r.pool);
+        for (int i = 0; i < 3; ++i) {
+            std::memset(r.output(0), 0, 6);
+            auto result = (*burst)->execute(r.request, MeasureTiming::NO, {}, {});
+            REQUIRE(result.ok());
+            checkAddOutput(r);
+        }
+    }
+    SUBCASE("reusable") {
+        auto r = addRequest();
+        auto execution = prepared->createReusableExecution(r.request, MeasureTiming::YES, {});
+        REQUIRE(execution.ok());
+        for (int i = 0; i < 3; ++i) {
+            std::memset(r.output(0), 0, 6);
+            auto result = (*execution)->compute({});
+            REQUIRE(result.ok());
+            CHECK(result.timing.timeOnDevice.has_value());
+            checkAddOutput(r);
+        }
+        std::memset(r.output(0), 0, 6);
+        auto fenced = (*execution)->computeFenced({}, {}, {});
+        REQUIRE(fenced.ok());
+        CHECK(fenced->fence.wait(std::chrono::seconds(10)) == SyncFence::State::SIGNALED);
+        checkAddOutput(r);
+    }
+}
+
+TEST_CASE("driver_device_timing_from_cycles") {
+    auto t = makeTestDevice();
+    auto prepared = prepare(*t.device, addModel());
+    auto r = addRequest();
+    const uint64_t before = t.npu->cycleCount();
+    auto result = prepared->execute(r.request, MeasureTiming::YES, {}, {});
+    const uint64_t after = t.npu->cycleCount();
+    REQUIRE(result.ok());
+    REQUIRE(result.timing.timeOnDevice.has_value());
+    // 1 GHz: one cycle is one nanosecond; the job ran inside the calls the driver made.
+    CHECK(result.timing.timeOnDevice->count() > 0);
+    CHECK(static_cast<uint64_t>(result.timing.timeOnDevice->count()) <= after - before);
+    CHECK(*result.timing.timeInDriver >= Duration::zero());
+}
+
+TEST_CASE("driver_device_dma_window_and_clearing") {
+    auto t = makeTestDevice();
+    auto prepared = prepare(*t.device, addModel());
+    auto r = addRequest();
+    REQUIRE(prepared->execute(r.request, MeasureTiming::NO, {}, {}).ok());
+    const auto [base, limit] = t.npu->lastWindow();
+    CHECK(base == Runtime::kArenaBase);
+    CHECK(limit > base);
+    CHECK(limit - base < 4096);  // only this job's arena
+    CHECK(t.npu->nonZeroBytes() == 0);  // nothing of the job stays in device memory
+}
+
+TEST_CASE("driver_device_fault_recovery") {
+    auto t = makeTestDevice();
+    auto prepared = prepare(*t.device, addModel());
+    auto r = addRequest();
+    t.npu->hangNextJob();
+    auto failed = prepared->execute(r.request, MeasureTiming::YES, {}, {});
+    CHECK(failed.status.code == ErrorStatus::GENERAL_FAILURE);
+    CHECK(failed.status.message.find("WATCHDOG") != std::string::npos);
+    CHECK_FALSE(failed.timing.timeOnDevice.has_value());
+    CHECK(failed.outputShapes.empty());
+    // The device was reset: the next execution succeeds.
+    auto ok = prepared->execute(r.request, MeasureTiming::NO, {}, {});
+    REQUIRE_MESSAGE(ok.ok(), ok.status.message);
+    checkAddOutput(r);
+}
+
+TEST_CASE("driver_device_output_insufficient_and_dynamic_shape") {
+    auto t = makeTestDevice();
+    auto prepared = prepare(*t.device, addModel(OperandType::TENSOR_QUANT8_ASYMM, {0, 0}));
+    SUBCASE("dynamic") {
+        auto r = addRequest();
+        auto result = prepared->execute(r.request, MeasureTiming::NO, {}, {});
+        REQUIRE(result.ok());
+        CHECK(result.outputShapes[0].dimensions == std::vector<uint32_t>{2, 3});
+        checkAddOutput(r);
+    }
+    SUBCASE("insufficient") {
+        auto r = addRequest();
+        r.request.outputs[0].location.length = 5;
+        auto result = prepared->execute(r.request, MeasureTiming::YES, {}, {});
+        CHECK(result.status.code == ErrorStatus::OUTPUT_INSUFFICIENT_SIZE);
+        REQUIRE(result.outputShapes.size() == 1);
+        CHECK_FALSE(result.outputShapes[0].isSufficient);
+        CHECK(result.outputShapes[0].dimensions == std::vector<uint32_t>{2, 3});
+        CHECK_FALSE(result.timing.timeOnDevice.has_value());
+    }
+    SUBCASE("fenced_rejects_unknown_shape") {
+        auto r = addRequest();
+        CHECK(prepared->executeFenced(r.request, {}, MeasureTiming::NO, {}, {}, {}).status().code ==
+              ErrorStatus::INVALID_ARGUMENT);
+    }
+}
+
+TEST_CASE("driver_device_signed_types") {
+    auto t = makeTestDevice();
+    auto prepared = prepare(*t.device, addModel(OperandType::TENSOR_QUANT8_ASYMM_SIGNED));
+    auto r = makeRequest({6, 6}, {6});
+    for (int i = 0; i < 6; ++i) {
+        r.input(0)[i] = static_cast<uint8_t>(int8_t(-50 + i));
+        r.input(1)[i] = static_cast<uint8_t>(int8_t(-100));
+    }
+    REQUIRE(prepared->execute(r.request, MeasureTiming::NO, {}, {}).ok());
+    for (int i = 0; i < 6; ++i) CHECK(int8_t(r.output(0)[i]) == -128);  // saturated
+}
