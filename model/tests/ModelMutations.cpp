@@ -257,7 +257,10 @@ void eraseValue(std::vector<T>& list, T value) {
     list.erase(std::remove(list.begin(), list.end(), value), list.end());
 }
 
-/// Drops every mention of operand `index` and renumbers the operands after it.
+/// Drops every mention of operand `index` and renumbers the operands after it. (VTS's version
+/// leaves later indexes unshifted, so its removals mostly fail on an index out of range; with
+/// renumbering, removing an optional trailing input can leave a valid model, hence the input
+/// rules in skipOperandRemoval.)
 void removeOperand(Subgraph& subgraph, uint32_t index) {
     subgraph.operands.erase(subgraph.operands.begin() + index);
     auto renumber = [index](std::vector<uint32_t>& list) {
