@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <thread>
 
 #include "golden/FixedPoint.h"
 
@@ -100,6 +101,8 @@ bool FakeNpu::waitForInterrupt(uint64_t timeoutCycles) {
             mRegs[npu::reg::kIrqStatus] |= npu::field::kIrqStatusError;
         } else {
             mCycles += timeoutCycles;
+            // Simulating takes wall time: a hanging job lets deadlines pass.
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
         }
     } else if (mJobPending) {
         runJob();

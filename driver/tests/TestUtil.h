@@ -43,6 +43,23 @@ inline Model addModel(OperandType type = OperandType::TENSOR_QUANT8_ASYMM, std::
     return b.build();
 }
 
+/// A 3x3 uint8 convolution [1,4,4,3] -> [1,4,4,2] with padding 1 and RELU: weights and bias
+/// are constants, so its program carries a weight stream.
+inline Model convModel() {
+    ModelBuilder b;
+    const uint32_t in = b.addInput(OperandType::TENSOR_QUANT8_ASYMM, {1, 4, 4, 3}, 0.5f, 10);
+    std::vector<uint8_t> weights(2 * 3 * 3 * 3);
+    for (size_t i = 0; i < weights.size(); ++i) weights[i] = static_cast<uint8_t>((i * 37 + 11) % 256);
+    const uint32_t filter = b.addConstant(OperandType::TENSOR_QUANT8_ASYMM, {2, 3, 3, 3}, weights, 0.25f, 5);
+    const uint32_t bias = b.addConstant(OperandType::TENSOR_INT32, {2}, std::vector<int32_t>{100, -300}, 0.125f, 0);
+    std::vector<uint32_t> inputs{in, filter, bias};
+    for (int32_t v : {1, 1, 1, 1, 1, 1}) inputs.push_back(b.addInt32(v));
+    inputs.push_back(b.addInt32(1));  // RELU
+    const uint32_t out = b.addOutput(OperandType::TENSOR_QUANT8_ASYMM, {1, 4, 4, 2}, 8.0f, 3);
+    b.addOperation(OperationType::CONV_2D, inputs, {out});
+    return b.build();
+}
+
 /// A request over one shared-memory pool: inputs first, then outputs, each `sizes[i]` bytes.
 struct TestRequest {
     Request request;
@@ -81,6 +98,13 @@ inline TestRequest addRequest() {
         r.input(0)[i] = static_cast<uint8_t>(i + 1);
         r.input(1)[i] = static_cast<uint8_t>(10 * (i + 1));
     }
+    return r;
+}
+
+/// A request for convModel() with a fixed input pattern.
+inline TestRequest convRequest() {
+    TestRequest r = makeRequest({48}, {32});
+    for (int i = 0; i < 48; ++i) r.input(0)[i] = static_cast<uint8_t>((i * 29 + 3) % 256);
     return r;
 }
 

@@ -1,0 +1,188 @@
+// VTS-equivalent compilation caching: save and retrieve, non-zero file offsets, wrong numbers of
+// cache files, a tampered model cache (many single-bit flips, appended bytes), a wrong token,
+// another device's key, a corrupted data cache (never a crash), unwritable files.
+#include <algorithm>
+#include <fcntl.h>
+#include <random>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "driver/tests/TestUtil.h"
+
+using namespace nncosim;
+using namespace nncosim::driver;
+using namespace nncosim::driver::testing;
+
+namespace {
+
+struct CacheFiles {
+    CacheFiles() {
+        for (int i = 0; i < 2; ++i) fds.push_back(memfd_create("nncosim-cache", MFD_CLOEXEC));
+    }
+    ~CacheFiles() {
+        for (int fd : fds) close(fd);
+    }
+    std::vector<SharedHandle> model() const { return {*makeSharedHandle(fds[0])}; }
+    std::vector<SharedHandle> data() const { return {*makeSharedHandle(fds[1])}; }
+    std::vector<uint8_t> read(int i) const {
+        std::vector<uint8_t> bytes(static_cast<size_t>(lseek(fds[i], 0, SEEK_END)));
+        if (!bytes.empty()) REQUIRE(pread(fds[i], bytes.data(), bytes.size(), 0) == static_cast<ssize_t>(bytes.size()));
+        return bytes;
+    }
+    void write(int i, const std::vector<uint8_t>& bytes) const {
+        REQUIRE(ftruncate(fds[i], 0) == 0);
+        REQUIRE(pwrite(fds[i], bytes.data(), bytes.size(), 0) == static_cast<ssize_t>(bytes.size()));
+    }
+    std::vector<int> fds;
+};
+
+CacheToken tokenOf(uint8_t seed) {
+    CacheToken t{};
+    for (size_t i = 0; i < t.size(); ++i) t[i] = static_cast<uint8_t>(seed * 31 + i);
+    return t;
+}
+
+std::vector<uint8_t> run(const SharedPreparedModel& prepared) {
+    auto r = convRequest();
+    auto result = prepared->execute(r.request, MeasureTiming::NO, {}, {});
+    REQUIRE_MESSAGE(result.ok(), result.status.message);
+    return std::vector<uint8_t>(r.output(0), r.output(0) + 32);
+}
+
+Status fromCache(const IDevice& device, const CacheFiles& files, const CacheToken& token) {
+    return prepareModelFromCacheBlocking(device, {}, files.model(), files.data(), token).status();
+}
+
+}  // namespace
+
+TEST_CASE("driver_caching_save_and_retrieve") {
+    auto t = makeTestDevice();
+    CacheFiles files;
+    // Stale content and non-zero offsets: the driver truncates and writes at absolute offsets.
+    files.write(0, std::vector<uint8_t>(10000, 7));
+    files.write(1, std::vector<uint8_t>(20000, 9));
+    lseek(files.fds[0], 1234, SEEK_SET);
+    lseek(files.fds[1], 77, SEEK_SET);
+    auto prepared = prepareModelBlocking(*t.device, convModel(), kDefaultExecutionPreference, kDefaultPriority, {},
+                                         files.model(), files.data(), tokenOf(1));
+    REQUIRE(prepared.ok());
+    const auto expected = run(*prepared);
+    CHECK(std::any_of(expected.begin(), expected.end(), [](uint8_t v) { return v != 0; }));
+    CHECK(files.read(0).size() < 10000);
+    CHECK(files.read(1).size() < 20000);
+    CHECK_FALSE(files.read(1).empty());  // the packed weight stream
+    lseek(files.fds[0], 999, SEEK_SET);
+    auto cached = prepareModelFromCacheBlocking(*t.device, {}, files.model(), files.data(), tokenOf(1));
+    REQUIRE_MESSAGE(cached.ok(), cached.status().message);
+    CHECK(run(*cached) == expected);
+}
+
+TEST_CASE("driver_caching_key_is_per_device") {
+    DeviceOptions options;
+    options.cacheKey = randomCacheKey();
+    auto a = makeTestDevice(options);
+    auto b = makeTestDevice(options);
+    auto other = makeTestDevice();
+    CacheFiles files;
+    REQUIRE(prepareModelBlocking(*a.device, convModel(), kDefaultExecutionPreference, kDefaultPriority, {},
+                                 files.model(), files.data(), tokenOf(2))
+                    .ok());
+    CHECK(fromCache(*b.device, files, tokenOf(2)).ok());
+    CHECK(fromCache(*other.device, files, tokenOf(2)).code == ErrorStatus::GENERAL_FAILURE);
+}
+
+TEST_CASE("driver_caching_wrong_number_of_files") {
+    auto t = makeTestDevice();
+    CacheFiles files, extra;
+    std::vector<SharedHandle> two = {files.model()[0], extra.model()[0]};
+    // Preparation with the wrong counts still succeeds; nothing usable is saved.
+    for (const auto& [modelCache, dataCache] : std::vector<std::pair<std::vector<SharedHandle>, std::vector<SharedHandle>>>{
+                 {{}, files.data()}, {two, files.data()}, {files.model(), {}}, {files.model(), two}}) {
+        auto prepared = prepareModelBlocking(*t.device, convModel(), kDefaultExecutionPreference, kDefaultPriority, {},
+                                             modelCache, dataCache, tokenOf(3));
+        REQUIRE(prepared.ok());
+        CHECK(fromCache(*t.device, files, tokenOf(3)).code == ErrorStatus::GENERAL_FAILURE);
+        auto callback = std::make_shared<PreparedModelCallback>();
+        const Status launch = t.device->prepareModelFromCache({}, modelCache, dataCache, tokenOf(3), callback);
+        CHECK(launch.code == ErrorStatus::INVALID_ARGUMENT);
+        CHECK(callback->status().code == ErrorStatus::INVALID_ARGUMENT);
+    }
+}
+
+TEST_CASE("driver_caching_tampered_model_cache") {
+    auto t = makeTestDevice();
+    CacheFiles files;
+    REQUIRE(prepareModelBlocking(*t.device, convModel(), kDefaultExecutionPreference, kDefaultPriority, {},
+                                 files.model(), files.data(), tokenOf(4))
+                    .ok());
+    const auto good = files.read(0);
+    std::mt19937 rng(11);
+    for (int trial = 0; trial < 128; ++trial) {
+        auto bad = good;
+        const size_t bit = rng() % (bad.size() * 8);
+        bad[bit / 8] ^= static_cast<uint8_t>(1u << (bit % 8));
+        files.write(0, bad);
+        CHECK(fromCache(*t.device, files, tokenOf(4)).code == ErrorStatus::GENERAL_FAILURE);
+    }
+    auto appended = good;
+    appended.insert(appended.end(), {1, 2, 3});
+    files.write(0, appended);
+    CHECK(fromCache(*t.device, files, tokenOf(4)).code == ErrorStatus::GENERAL_FAILURE);
+    files.write(0, good);
+    CHECK(fromCache(*t.device, files, tokenOf(5)).code == ErrorStatus::GENERAL_FAILURE);  // wrong token
+    CHECK(fromCache(*t.device, files, tokenOf(4)).ok());
+}
+
+TEST_CASE("driver_caching_corrupted_data_cache_never_crashes") {
+    auto t = makeTestDevice();
+    CacheFiles files;
+    REQUIRE(prepareModelBlocking(*t.device, convModel(), kDefaultExecutionPreference, kDefaultPriority, {},
+                                 files.model(), files.data(), tokenOf(6))
+                    .ok());
+    const auto good = files.read(1);
+    std::mt19937 rng(3);
+    for (int trial = 0; trial < 64; ++trial) {
+        auto bad = good;
+        for (int flips = 0; flips < 1 + trial % 8; ++flips) bad[rng() % bad.size()] ^= static_cast<uint8_t>(1 + rng() % 255);
+        if (trial % 5 == 0) bad.resize(rng() % bad.size());
+        if (trial % 7 == 0) bad.resize(bad.size() + 1 + rng() % 100, 0x5A);
+        files.write(1, bad);
+        auto result = prepareModelFromCacheBlocking(*t.device, {}, files.model(), files.data(), tokenOf(6));
+        if (result.ok()) {
+            run(*result);  // whatever it computes, it must not crash
+        } else {
+            CHECK(result.status().code == ErrorStatus::GENERAL_FAILURE);
+        }
+    }
+}
+
+TEST_CASE("driver_caching_save_failure_never_fails_preparation") {
+    auto t = makeTestDevice();
+    char path[] = "/tmp/nncosim-cache-XXXXXX";
+    const int fd = mkstemp(path);
+    REQUIRE(fd >= 0);
+    const int readOnly = open(path, O_RDONLY | O_CLOEXEC);
+    unlink(path);
+    REQUIRE(readOnly >= 0);
+    auto handle = *makeSharedHandle(readOnly);
+    auto prepared = prepareModelBlocking(*t.device, convModel(), kDefaultExecutionPreference, kDefaultPriority, {},
+                                         {handle}, {handle}, tokenOf(7));
+    CHECK(prepared.ok());
+    close(fd);
+    close(readOnly);
+}
+
+TEST_CASE("driver_caching_client_may_close_fds_after_the_call") {
+    auto t = makeTestDevice();
+    CacheFiles files;
+    auto callback = std::make_shared<PreparedModelCallback>();
+    {
+        auto modelCache = files.model();
+        auto dataCache = files.data();
+        REQUIRE(t.device->prepareModel(convModel(), kDefaultExecutionPreference, kDefaultPriority, {}, modelCache,
+                                       dataCache, tokenOf(8), callback)
+                        .ok());
+    }  // the client's handles are gone; the driver kept duplicates
+    REQUIRE(callback->status().ok());
+    CHECK(fromCache(*t.device, files, tokenOf(8)).ok());
+}

@@ -1,0 +1,142 @@
+// VTS-equivalent memory domain: allocate with bad roles, the copy rules, uninitialized use,
+// buffers chained between executions, tokens of other devices.
+#include "driver/tests/FakeNpu.h"
+#include "driver/tests/TestUtil.h"
+
+using namespace nncosim;
+using namespace nncosim::driver;
+using namespace nncosim::driver::testing;
+
+namespace {
+
+SharedMemory memoryOf(size_t size, uint8_t fill = 0) {
+    auto m = Memory::create(size);
+    REQUIRE(m.ok());
+    std::memset((*m)->data(), fill, size);
+    return *m;
+}
+
+}  // namespace
+
+TEST_CASE("driver_memory_domain_allocate_roles") {
+    auto t = makeTestDevice();
+    auto other = makeTestDevice();
+    auto prepared = prepare(*t.device, addModel());
+    auto foreign = prepare(*other.device, addModel());
+    auto signedModel = prepare(*t.device, addModel(OperandType::TENSOR_QUANT8_ASYMM_SIGNED));
+    const BufferRole in0{0, 0, 1.0f}, in1{0, 1, 1.0f}, out0{0, 0, 1.0f};
+    auto code = [&](const BufferDesc& desc, std::vector<SharedPreparedModel> models, std::vector<BufferRole> inputs,
+                    std::vector<BufferRole> outputs) {
+        return t.device->allocate(desc, models, inputs, outputs).status().code;
+    };
+    CHECK(code({}, {prepared}, {in0, in1}, {out0}) == ErrorStatus::NONE);
+    CHECK(code({}, {}, {in0}, {}) == ErrorStatus::INVALID_ARGUMENT);
+    CHECK(code({}, {prepared}, {}, {}) == ErrorStatus::INVALID_ARGUMENT);
+    CHECK(code({}, {prepared}, {{1, 0, 1.0f}}, {}) == ErrorStatus::INVALID_ARGUMENT);
+    CHECK(code({}, {prepared}, {{0, 2, 1.0f}}, {}) == ErrorStatus::INVALID_ARGUMENT);
+    CHECK(code({}, {prepared}, {}, {{0, 1, 1.0f}}) == ErrorStatus::INVALID_ARGUMENT);
+    CHECK(code({}, {prepared}, {{0, 0, 0.0f}}, {}) == ErrorStatus::INVALID_ARGUMENT);
+    CHECK(code({}, {prepared}, {{0, 0, 1.5f}}, {}) == ErrorStatus::INVALID_ARGUMENT);
+    CHECK(code({}, {prepared}, {in0, in0}, {}) == ErrorStatus::INVALID_ARGUMENT);
+    CHECK(code({}, {foreign}, {in0}, {}) == ErrorStatus::INVALID_ARGUMENT);
+    CHECK(code({}, {nullptr}, {in0}, {}) == ErrorStatus::INVALID_ARGUMENT);
+    CHECK(code({}, {prepared, signedModel}, {in0, {1, 0, 1.0f}}, {}) == ErrorStatus::INVALID_ARGUMENT);
+    CHECK(code({{2, 4}}, {prepared}, {in0}, {}) == ErrorStatus::INVALID_ARGUMENT);
+    CHECK(code({{2, 3, 1}}, {prepared}, {in0}, {}) == ErrorStatus::INVALID_ARGUMENT);
+    CHECK(code({{2, 3}}, {prepared}, {in0}, {}) == ErrorStatus::NONE);
+    auto dynamic = prepare(*t.device, addModel(OperandType::TENSOR_QUANT8_ASYMM, {0, 0}));
+    CHECK(code({}, {dynamic}, {}, {out0}) == ErrorStatus::INVALID_ARGUMENT);  // size unknown
+    CHECK(code({{2, 3}}, {dynamic}, {}, {out0}) == ErrorStatus::NONE);
+}
+
+TEST_CASE("driver_memory_domain_copy_rules") {
+    auto t = makeTestDevice();
+    auto prepared = prepare(*t.device, addModel());
+    auto buffer = t.device->allocate({}, {prepared}, {{0, 0, 1.0f}}, {});
+    REQUIRE(buffer.ok());
+    CHECK((*buffer)->getToken() != 0);
+    CHECK((*buffer)->copyTo(memoryOf(6)).code == ErrorStatus::GENERAL_FAILURE);  // uninitialized
+    CHECK((*buffer)->copyFrom(memoryOf(5), {}).code == ErrorStatus::INVALID_ARGUMENT);
+    CHECK((*buffer)->copyFrom(memoryOf(6), {3, 2}).code == ErrorStatus::INVALID_ARGUMENT);
+    CHECK((*buffer)->copyFrom(memoryOf(6), {2, 0}).code == ErrorStatus::INVALID_ARGUMENT);
+    CHECK((*buffer)->copyFrom(nullptr, {}).code == ErrorStatus::INVALID_ARGUMENT);
+    REQUIRE((*buffer)->copyFrom(memoryOf(6, 42), {2, 3}).ok());
+    auto dst = memoryOf(6);
+    REQUIRE((*buffer)->copyTo(dst).ok());
+    CHECK(dst->data()[5] == 42);
+    CHECK((*buffer)->copyTo(memoryOf(7)).code == ErrorStatus::INVALID_ARGUMENT);
+    // A failed copyFrom leaves the buffer uninitialized.
+    CHECK((*buffer)->copyFrom(memoryOf(4), {}).code == ErrorStatus::INVALID_ARGUMENT);
+    CHECK((*buffer)->copyTo(dst).code == ErrorStatus::GENERAL_FAILURE);
+}
+
+TEST_CASE("driver_memory_domain_buffers_in_requests") {
+    auto t = makeTestDevice();
+    auto prepared = prepare(*t.device, addModel());
+    // out = a + b; feed the output back as input a through one buffer.
+    auto buffer = t.device->allocate({}, {prepared}, {{0, 0, 1.0f}}, {{0, 0, 1.0f}});
+    REQUIRE(buffer.ok());
+    const MemoryDomainToken token = (*buffer)->getToken();
+    auto r = addRequest();
+    Request request = r.request;
+    request.pools.push_back(token);
+    Request::Argument bufferArg;
+    bufferArg.location.poolIndex = 1;
+
+    SUBCASE("uninitialized input") {
+        Request q = request;
+        q.inputs[0] = bufferArg;
+        CHECK(prepared->execute(q, MeasureTiming::NO, {}, {}).status.code == ErrorStatus::GENERAL_FAILURE);
+    }
+    SUBCASE("chained") {
+        Request first = request;
+        first.outputs[0] = bufferArg;  // buffer = a + b = 11, 22, ...
+        auto result = prepared->execute(first, MeasureTiming::NO, {}, {});
+        REQUIRE_MESSAGE(result.ok(), result.status.message);
+        Request second = request;
+        second.inputs[0] = bufferArg;  // out = buffer + b = 21, 42, ...
+        std::memset(r.output(0), 0, 6);
+        REQUIRE(prepared->execute(second, MeasureTiming::NO, {}, {}).ok());
+        for (int i = 0; i < 6; ++i) CHECK(r.output(0)[i] == 21 * (i + 1));
+        auto dst = memoryOf(6);
+        REQUIRE((*buffer)->copyTo(dst).ok());
+        CHECK(dst->data()[0] == 11);
+        // A failed execution writing the buffer leaves it uninitialized.
+        t.npu->hangNextJob();
+        CHECK(prepared->execute(first, MeasureTiming::NO, {}, {}).status.code == ErrorStatus::GENERAL_FAILURE);
+        CHECK((*buffer)->copyTo(dst).code == ErrorStatus::GENERAL_FAILURE);
+    }
+    SUBCASE("invalid uses") {
+        Request q = request;
+        q.inputs[0] = bufferArg;
+        q.outputs[0] = bufferArg;  // the same buffer as input and output
+        REQUIRE((*buffer)->copyFrom(memoryOf(6, 1), {}).ok());
+        CHECK(prepared->execute(q, MeasureTiming::NO, {}, {}).status.code == ErrorStatus::INVALID_ARGUMENT);
+        q = request;
+        q.inputs[1] = bufferArg;  // input 1 is not a role of the buffer
+        CHECK(prepared->execute(q, MeasureTiming::NO, {}, {}).status.code == ErrorStatus::INVALID_ARGUMENT);
+        q = request;
+        q.inputs[0] = bufferArg;
+        q.inputs[0].location.length = 6;  // buffer arguments have offset and length 0
+        CHECK(prepared->execute(q, MeasureTiming::NO, {}, {}).status.code == ErrorStatus::INVALID_ARGUMENT);
+        q = request;
+        q.inputs[0] = bufferArg;
+        q.inputs[0].dimensions = {3, 2};
+        CHECK(prepared->execute(q, MeasureTiming::NO, {}, {}).status.code == ErrorStatus::INVALID_ARGUMENT);
+        // Another prepared model of the same model has no role in the buffer.
+        auto second = prepare(*t.device, addModel());
+        q = request;
+        q.inputs[0] = bufferArg;
+        CHECK(second->execute(q, MeasureTiming::NO, {}, {}).status.code == ErrorStatus::INVALID_ARGUMENT);
+    }
+    SUBCASE("tokens are valid only on their device and while the buffer lives") {
+        auto other = makeTestDevice();
+        auto foreign = prepare(*other.device, addModel());
+        Request q = request;
+        q.inputs[0] = bufferArg;
+        REQUIRE((*buffer)->copyFrom(memoryOf(6, 1), {}).ok());
+        CHECK(foreign->execute(q, MeasureTiming::NO, {}, {}).status.code == ErrorStatus::INVALID_ARGUMENT);
+        buffer = Result<SharedBuffer>(SharedBuffer());
+        CHECK(prepared->execute(q, MeasureTiming::NO, {}, {}).status.code == ErrorStatus::INVALID_ARGUMENT);
+    }
+}
