@@ -1,11 +1,12 @@
-// `nncosim validate [--summary FILE.json] PATH...`: checks every model against the NNAPI
-// validation rules; one line per invalid model naming the rule.
+// `nncosim validate [--summary FILE.json] PATH...`: checks every model (CTS JSON or .tflite)
+// against the NNAPI validation rules; one line per invalid model naming the rule.
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "model/CtsReader.h"
 #include "model/Validation.h"
+#include "testbench/ModelFiles.h"
 #include "testbench/commands/Commands.h"
 
 namespace nncosim::cli {
@@ -17,14 +18,16 @@ struct ValidateOptions {
 };
 
 int runValidate(const ValidateOptions& options) {
-    auto files = findJsonFiles(options.paths);
+    auto files = findModelFiles(options.paths);
     if (!files) {
         std::cerr << "nncosim validate: " << files.status().message << "\n";
         return 2;
     }
     size_t total = 0, valid = 0, unreadable = 0;
     for (const auto& path : *files) {
-        auto file = readCtsFile(path);
+        std::vector<std::string> notes;
+        auto file = loadModelFile(path, &notes);
+        for (const auto& note : notes) std::cout << "NOTE " << path << ": " << note << "\n";
         if (!file) {
             ++unreadable;
             std::cout << "UNREADABLE " << file.status().message << "\n";
@@ -61,8 +64,8 @@ int runValidate(const ValidateOptions& options) {
 
 void addValidateCommand(CLI::App& app) {
     auto options = std::make_shared<ValidateOptions>();
-    CLI::App* cmd = app.add_subcommand("validate", "Check models (CTS JSON files or folders) against the NNAPI validation rules");
-    cmd->add_option("paths", options->paths, "CTS JSON files or folders of them")->required();
+    CLI::App* cmd = app.add_subcommand("validate", "Check models (CTS JSON or .tflite files, or folders) against the NNAPI validation rules");
+    cmd->add_option("paths", options->paths, "CTS JSON or .tflite files, or folders of them")->required();
     cmd->add_option("--summary", options->summaryPath, "Write {total, valid, invalid} as JSON to this file");
     cmd->callback([options] { gExitStatus = runValidate(*options); });
 }

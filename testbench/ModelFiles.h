@@ -1,0 +1,24 @@
+// Loading the model files users bring: the project's JSON format (CTS test vectors, which work
+// for single models too) and TensorFlow Lite flatbuffers.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "model/CtsReader.h"
+#include "model/Status.h"
+
+namespace nncosim {
+
+/// Loads a model file by its extension: `.json` is read as CTS JSON; `.tflite` is imported
+/// (testbench/tflite/TfliteImporter.h) as one test named after the file, with no inputs and no
+/// expected outputs (spec "tflite"). Anything the import left out is appended to `notes` when
+/// given. Fails with INVALID_ARGUMENT naming the file for any other extension.
+Result<CtsFile> loadModelFile(const std::string& path, std::vector<std::string>* notes = nullptr);
+
+/// The model files under the given files or directories: every file named directly, and every
+/// `.json` and `.tflite` file found recursively in directories; sorted. Fails naming a path that
+/// does not exist.
+Result<std::vector<std::string>> findModelFiles(const std::vector<std::string>& paths);
+
+}  // namespace nncosim
