@@ -1,0 +1,511 @@
+// CONV_2D, DEPTHWISE_CONV_2D, GROUPED_CONV_2D, TRANSPOSE_CONV_2D.
+//
+// Every variant computes in NHWC (NCHW tensors are converted on the way in and out). Float
+// tensors accumulate in float32 (float16 is widened, as Android does); quantized tensors
+// accumulate (input - zeroPoint) * (filter - zeroPoint) in int32 and requantize each output
+// channel with fixedpoint::requantize, which is what Android's CPU kernels compute.
+// Convolutions run as matrix products: im2col patches times the filter matrix.
+#include <algorithm>
+
+#include "golden/ops/Operations.h"
+#include "golden/ops/OpUtils.h"
+
+namespace nncosim::golden {
+namespace {
+
+constexpr uint32_t kInput = 0;
+constexpr uint32_t kFilter = 1;
+constexpr uint32_t kBias = 2;
+
+struct ConvParams {
+    Padding padW, padH;
+    int32_t strideW = 1, strideH = 1;
+    int32_t dilationW = 1, dilationH = 1;
+    int32_t activation = 0;
+    bool nchw = false;
+    int32_t groups = 1;
+    int32_t depthMultiplier = 1;
+};
+
+// Reads the scalar parameters that follow the bias: explicit paddings (left, right, top, bottom)
+// or an implicit scheme, the strides, `extra` (depth multiplier or groups) when not null, the
+// activation, then the optional layout and dilation factors.
+void readConvParams(const ExecutionContext& ctx, bool explicitPadding, int32_t* extra,
+                    ConvParams* p, int32_t* scheme) {
+    uint32_t i = 3;
+    if (explicitPadding) {
+        p->padW = {ctx.scalar<int32_t>(3), ctx.scalar<int32_t>(4)};
+        p->padH = {ctx.scalar<int32_t>(5), ctx.scalar<int32_t>(6)};
+        i = 7;
+    } else {
+        *scheme = ctx.scalar<int32_t>(3);
+        i = 4;
+    }
+    p->strideW = ctx.scalar<int32_t>(i++);
+    p->strideH = ctx.scalar<int32_t>(i++);
+    if (extra) *extra = ctx.scalar<int32_t>(i++);
+    p->activation = ctx.scalar<int32_t>(i++);
+    p->nchw = ctx.scalarOr<bool>(i++, false);
+    p->dilationW = ctx.scalarOr<int32_t>(i++, 1);
+    p->dilationH = ctx.scalarOr<int32_t>(i++, 1);
+}
+
+Status checkParams(const ExecutionContext& ctx, const ConvParams& p) {
+    if (p.padW.head < 0 || p.padW.tail < 0 || p.padH.head < 0 || p.padH.tail < 0) {
+        return ctx.fail("negative padding");
+    }
+    if (p.strideW <= 0 || p.strideH <= 0 || p.dilationW <= 0 || p.dilationH <= 0) {
+        return ctx.fail("strides and dilation factors must be positive");
+    }
+    if (p.activation < 0 || p.activation > 3) {
+        return ctx.fail("unsupported fused activation ", p.activation);
+    }
+    return okStatus();
+}
+
+Status checkRanks(const ExecutionContext& ctx) {
+    if (ctx.inputRank(kInput) != 4 || ctx.inputRank(kFilter) != 4 || ctx.inputRank(kBias) != 1) {
+        return ctx.fail("input and filter must be 4-D and bias 1-D, got ",
+                        toString(ctx.inputShape(kInput)), ", ", toString(ctx.inputShape(kFilter)),
+                        ", ", toString(ctx.inputShape(kBias)));
+    }
+    return okStatus();
+}
+
+// Output-channel multipliers of a quantized convolution: one per tensor, or one per channel for
+// TENSOR_QUANT8_SYMM_PER_CHANNEL filters.
+Result<std::vector<fixedpoint::QuantizedMultiplier>> convMultipliers(const ExecutionContext& ctx,
+                                                                     uint32_t outChannels) {
+    const float inScale = ctx.inputScale(kInput);
+    std::vector<float> filterScales{ctx.inputScale(kFilter)};
+    std::vector<float> biasScales{ctx.inputScale(kBias)};
+    if (ctx.inputType(kFilter) == OperandType::TENSOR_QUANT8_SYMM_PER_CHANNEL) {
+        filterScales = ctx.inputChannelQuant(kFilter).scales;
+        if (filterScales.size() != outChannels) {
+            return ctx.fail("filter has ", filterScales.size(), " channel scales for ",
+                            outChannels, " output channels");
+        }
+        biasScales.clear();
+        for (float s : filterScales) biasScales.push_back(s * inScale);
+    }
+    std::vector<fixedpoint::QuantizedMultiplier> result;
+    for (size_t c = 0; c < filterScales.size(); ++c) {
+        const auto real = fixedpoint::getQuantizedConvolutionMultiplier(
+                inScale, filterScales[c], biasScales[c], ctx.outputScale(0));
+        if (!real) return ctx.fail("bias scale does not match input scale * filter scale");
+        const auto m = fixedpoint::quantizeMultiplier(*real);
+        if (!m) return ctx.fail("cannot quantize the output multiplier ", *real);
+        result.push_back(*m);
+    }
+    return result;
+}
+
+// Filter values minus their zero point (0 for symmetric per-channel filters) as int32.
+ArrayX<int32_t> centeredFilter(const ExecutionContext& ctx) {
+    const size_t n = ctx.inputCount(kFilter);
+    switch (ctx.inputType(kFilter)) {
+        case OperandType::TENSOR_QUANT8_ASYMM:
+            return centered(ctx.inputData<uint8_t>(kFilter), n, ctx.inputZeroPoint(kFilter));
+        default:  // TENSOR_QUANT8_ASYMM_SIGNED, TENSOR_QUANT8_SYMM_PER_CHANNEL
+            return centered(ctx.inputData<int8_t>(kFilter), n,
+                            ctx.inputType(kFilter) == OperandType::TENSOR_QUANT8_SYMM_PER_CHANNEL
+                                    ? 0
+                                    : ctx.inputZeroPoint(kFilter));
+    }
+}
+
+// Shapes of one NHWC convolution.
+struct ConvGeometry {
+    uint32_t batches, inH, inW, inC;
+    uint32_t outH, outW, outC;
+    uint32_t filterH, filterW;
+};
+
+// Grouped 2-D convolution of NHWC `in` with filter [outC, filterH, filterW, inC / groups] into
+// acc [batches * outH * outW, outC] (no bias): im2col patches times the filter matrix, one group
+// and one tile of output pixels at a time.
+template <typename Acc>
+void convolve(const Acc* in, const Acc* filter, const ConvGeometry& g, const ConvParams& p,
+              Acc* acc) {
+    const uint32_t groupInC = g.inC / p.groups;
+    const uint32_t groupOutC = g.outC / p.groups;
+    const size_t patchSize = size_t{g.filterH} * g.filterW * groupInC;
+    const size_t pixels = size_t{g.batches} * g.outH * g.outW;
+    using Filter = Eigen::Map<const RowMajorMatrix<Acc>>;
+    using Out = Eigen::Map<RowMajorMatrix<Acc>, 0, Eigen::OuterStride<>>;
+
+    const bool pointwise = g.filterH == 1 && g.filterW == 1 && p.strideW == 1 &&
+                           p.strideH == 1 && p.padW.head == 0 && p.padH.head == 0 &&
+                           g.outH == g.inH && g.outW == g.inW && p.groups == 1;
+    if (pointwise) {  // the input already is the patch matrix
+        Out(acc, pixels, g.outC, Eigen::OuterStride<>(g.outC)).noalias() =
+                Eigen::Map<const RowMajorMatrix<Acc>>(in, pixels, g.inC) *
+                Filter(filter, g.outC, g.inC).transpose();
+        return;
+    }
+
+    const size_t tile = std::max<size_t>(1, (size_t{1} << 20) / std::max<size_t>(patchSize, 1));
+    RowMajorMatrix<Acc> patches(std::min(tile, pixels), patchSize);
+    for (int32_t group = 0; group < p.groups; ++group) {
+        const uint32_t c0 = group * groupInC;
+        for (size_t first = 0; first < pixels; first += tile) {
+            const size_t rows = std::min(tile, pixels - first);
+            for (size_t r = 0; r < rows; ++r) {
+                const size_t pixel = first + r;
+                const uint32_t ow = pixel % g.outW;
+                const uint32_t oh = (pixel / g.outW) % g.outH;
+                const uint32_t n = pixel / (size_t{g.outW} * g.outH);
+                Acc* row = patches.row(r).data();
+                for (uint32_t kh = 0; kh < g.filterH; ++kh) {
+                    const int32_t ih = static_cast<int32_t>(oh) * p.strideH - p.padH.head +
+                                       static_cast<int32_t>(kh) * p.dilationH;
+                    for (uint32_t kw = 0; kw < g.filterW; ++kw, row += groupInC) {
+                        const int32_t iw = static_cast<int32_t>(ow) * p.strideW - p.padW.head +
+                                           static_cast<int32_t>(kw) * p.dilationW;
+                        Eigen::Map<ArrayX<Acc>> dst(row, groupInC);
+                        if (ih < 0 || ih >= static_cast<int32_t>(g.inH) || iw < 0 ||
+                            iw >= static_cast<int32_t>(g.inW)) {
+                            dst.setZero();
+                        } else {
+                            dst = Eigen::Map<const ArrayX<Acc>>(
+                                    in + ((size_t{n} * g.inH + ih) * g.inW + iw) * g.inC + c0,
+                                    groupInC);
+                        }
+                    }
+                }
+            }
+            Out(acc + first * g.outC + group * groupOutC, rows, groupOutC,
+                Eigen::OuterStride<>(g.outC))
+                    .noalias() = patches.topRows(rows) *
+                                 Filter(filter + group * groupOutC * patchSize, groupOutC,
+                                        patchSize)
+                                         .transpose();
+        }
+    }
+}
+
+// Depthwise convolution of NHWC `in` (channels already expanded by the depth multiplier) with
+// filter [1, filterH, filterW, outC] into acc [pixels, outC], vectorized over channels.
+template <typename Acc>
+void convolveDepthwise(const Acc* in, const Acc* filter, const ConvGeometry& g,
+                       const ConvParams& p, Acc* acc) {
+    const uint32_t c = g.outC;
+    for (uint32_t n = 0; n < g.batches; ++n) {
+        for (uint32_t oh = 0; oh < g.outH; ++oh) {
+            for (uint32_t ow = 0; ow < g.outW; ++ow) {
+                Eigen::Map<ArrayX<Acc>> sum(acc + ((size_t{n} * g.outH + oh) * g.outW + ow) * c,
+                                            c);
+                sum.setZero();
+                for (uint32_t kh = 0; kh < g.filterH; ++kh) {
+                    const int32_t ih = static_cast<int32_t>(oh) * p.strideH - p.padH.head +
+                                       static_cast<int32_t>(kh) * p.dilationH;
+                    if (ih < 0 || ih >= static_cast<int32_t>(g.inH)) continue;
+                    for (uint32_t kw = 0; kw < g.filterW; ++kw) {
+                        const int32_t iw = static_cast<int32_t>(ow) * p.strideW - p.padW.head +
+                                           static_cast<int32_t>(kw) * p.dilationW;
+                        if (iw < 0 || iw >= static_cast<int32_t>(g.inW)) continue;
+                        sum += Eigen::Map<const ArrayX<Acc>>(
+                                       in + ((size_t{n} * g.inH + ih) * g.inW + iw) * c, c) *
+                               Eigen::Map<const ArrayX<Acc>>(
+                                       filter + (size_t{kh} * g.filterW + kw) * c, c);
+                    }
+                }
+            }
+        }
+    }
+}
+
+// Transposed convolution of NHWC `in` with filter [outC, filterH, filterW, inC] into acc
+// [batches * outH * outW, outC] (zeroed here): each input pixel's products with the filter taps
+// (one matrix product) are scattered to the output pixels they reach.
+template <typename Acc>
+void convolveTransposed(const Acc* in, const Acc* filter, const ConvGeometry& g,
+                        const ConvParams& p, Acc* acc) {
+    const uint32_t taps = g.filterH * g.filterW;
+    // Reorder the filter to [tap, outC, inC] so each tap's outputs are contiguous.
+    RowMajorMatrix<Acc> tapFilter(size_t{taps} * g.outC, g.inC);
+    for (uint32_t o = 0; o < g.outC; ++o) {
+        for (uint32_t t = 0; t < taps; ++t) {
+            tapFilter.row(size_t{t} * g.outC + o) =
+                    Eigen::Map<const Eigen::Matrix<Acc, 1, Eigen::Dynamic>>(
+                            filter + (size_t{o} * taps + t) * g.inC, g.inC);
+        }
+    }
+    std::fill(acc, acc + size_t{g.batches} * g.outH * g.outW * g.outC, Acc{0});
+    const size_t pixels = size_t{g.batches} * g.inH * g.inW;
+    const size_t tile =
+            std::max<size_t>(1, (size_t{1} << 20) / std::max<size_t>(tapFilter.rows(), 1));
+    RowMajorMatrix<Acc> products;
+    for (size_t first = 0; first < pixels; first += tile) {
+        const size_t rows = std::min(tile, pixels - first);
+        products.noalias() =
+                Eigen::Map<const RowMajorMatrix<Acc>>(in + first * g.inC, rows, g.inC) *
+                tapFilter.transpose();
+        for (size_t r = 0; r < rows; ++r) {
+            const size_t pixel = first + r;
+            const uint32_t w = pixel % g.inW;
+            const uint32_t h = (pixel / g.inW) % g.inH;
+            const uint32_t n = pixel / (size_t{g.inW} * g.inH);
+            for (uint32_t kh = 0; kh < g.filterH; ++kh) {
+                const int32_t oh = static_cast<int32_t>(h) * p.strideH - p.padH.head + kh;
+                if (oh < 0 || oh >= static_cast<int32_t>(g.outH)) continue;
+                for (uint32_t kw = 0; kw < g.filterW; ++kw) {
+                    const int32_t ow = static_cast<int32_t>(w) * p.strideW - p.padW.head + kw;
+                    if (ow < 0 || ow >= static_cast<int32_t>(g.outW)) continue;
+                    Eigen::Map<ArrayX<Acc>>(acc + ((size_t{n} * g.outH + oh) * g.outW + ow) *
+                                                          g.outC,
+                                            g.outC) +=
+                            products.row(r)
+                                    .segment((size_t{kh} * g.filterW + kw) * g.outC, g.outC)
+                                    .transpose()
+                                    .array();
+                }
+            }
+        }
+    }
+}
+
+enum class Kind { kConv, kDepthwise, kTransposed };
+
+template <typename Acc>
+void runKernel(Kind kind, const Acc* in, const Acc* filter, const ConvGeometry& g,
+               const ConvParams& p, Acc* acc) {
+    switch (kind) {
+        case Kind::kConv:
+            convolve(in, filter, g, p, acc);
+            break;
+        case Kind::kDepthwise:
+            convolveDepthwise(in, filter, g, p, acc);
+            break;
+        case Kind::kTransposed:
+            convolveTransposed(in, filter, g, p, acc);
+            break;
+    }
+}
+
+// Repeats each input channel `multiplier` times (DEPTHWISE_CONV_2D's depth multiplier).
+template <typename T>
+std::vector<T> expandChannels(const T* in, size_t pixels, uint32_t channels, int32_t multiplier) {
+    std::vector<T> out(pixels * channels * multiplier);
+    for (size_t i = 0; i < pixels * channels; ++i) {
+        std::fill_n(out.begin() + i * multiplier, multiplier, in[i]);
+    }
+    return out;
+}
+
+Status runFloat(ExecutionContext& ctx, Kind kind, const ConvGeometry& g, const ConvParams& p) {
+    const FloatInput input(ctx, kInput);
+    const FloatInput filter(ctx, kFilter);
+    const FloatInput bias(ctx, kBias);
+    NhwcInput<float> in(input.data(), ctx.inputShape(kInput), p.nchw);
+    std::vector<float> expanded;
+    const float* inData = in.data();
+    if (kind == Kind::kDepthwise && p.depthMultiplier > 1) {
+        expanded = expandChannels(inData, size_t{g.batches} * g.inH * g.inW, g.inC,
+                                  p.depthMultiplier);
+        inData = expanded.data();
+    }
+    FloatOutput output(ctx, 0);
+    NhwcOutput<float> out(output.data(), {g.batches, g.outH, g.outW, g.outC}, p.nchw);
+    runKernel(kind, inData, filter.data(), g, p, out.data());
+
+    const auto [lo, hi] = activationRangeFloat(p.activation);
+    const size_t pixels = size_t{g.batches} * g.outH * g.outW;
+    Eigen::Map<RowMajorMatrix<float>> result(out.data(), pixels, g.outC);
+    result.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(bias.data(), g.outC);
+    result = result.array().max(lo).min(hi).matrix();
+    out.commit();
+    output.commit();
+    return okStatus();
+}
+
+template <typename T>
+Status runQuant(ExecutionContext& ctx, Kind kind, const ConvGeometry& g, const ConvParams& p) {
+    auto multipliers = convMultipliers(ctx, g.outC);
+    if (!multipliers) return multipliers.status();
+    auto range = quantActivationRange<T>(ctx, 0, p.activation);
+    if (!range) return range.status();
+
+    NhwcInput<T> in(ctx.inputData<T>(kInput), ctx.inputShape(kInput), p.nchw);
+    const size_t inPixels = size_t{g.batches} * g.inH * g.inW;
+    ArrayX<int32_t> input = centered(in.data(), inPixels * in.dims()[3],
+                                     ctx.inputZeroPoint(kInput));
+    if (kind == Kind::kDepthwise && p.depthMultiplier > 1) {
+        std::vector<int32_t> expanded =
+                expandChannels(input.data(), inPixels, g.inC, p.depthMultiplier);
+        input = Eigen::Map<ArrayX<int32_t>>(expanded.data(), expanded.size());
+    }
+    const ArrayX<int32_t> filter = centeredFilter(ctx);
+    const size_t pixels = size_t{g.batches} * g.outH * g.outW;
+    std::vector<int32_t> acc(pixels * g.outC);
+    runKernel(kind, input.data(), filter.data(), g, p, acc.data());
+
+    NhwcOutput<T> out(ctx.outputData<T>(0), {g.batches, g.outH, g.outW, g.outC}, p.nchw);
+    requantizeRows(acc.data(), pixels, g.outC, ctx.inputData<int32_t>(kBias), *multipliers,
+                   ctx.outputZeroPoint(0), *range, out.data());
+    out.commit();
+    return okStatus();
+}
+
+Status run(ExecutionContext& ctx, Kind kind, const ConvGeometry& g, const ConvParams& p) {
+    NN_RETURN_IF_ERROR(ctx.setOutputShape(0, fromNhwcShape({g.batches, g.outH, g.outW, g.outC},
+                                                            p.nchw)));
+    if (ctx.outputCount(0) == 0) return okStatus();
+    switch (ctx.inputType(kInput)) {
+        case OperandType::TENSOR_FLOAT32:
+        case OperandType::TENSOR_FLOAT16:
+            return runFloat(ctx, kind, g, p);
+        case OperandType::TENSOR_QUANT8_ASYMM:
+            return runQuant<uint8_t>(ctx, kind, g, p);
+        case OperandType::TENSOR_QUANT8_ASYMM_SIGNED:
+            return runQuant<int8_t>(ctx, kind, g, p);
+        default:
+            return ctx.fail("unsupported input type ", nameOf(ctx.inputType(kInput)));
+    }
+}
+
+// Input geometry (NHWC) and filter sizes; output sizes are filled in by the caller.
+ConvGeometry inputGeometry(const ExecutionContext& ctx, bool nchw) {
+    const std::vector<uint32_t> in = toNhwcShape(ctx.inputShape(kInput), nchw);
+    ConvGeometry g{};
+    g.batches = in[0];
+    g.inH = in[1];
+    g.inW = in[2];
+    g.inC = in[3];
+    g.filterH = ctx.inputDim(kFilter, 1);
+    g.filterW = ctx.inputDim(kFilter, 2);
+    return g;
+}
+
+// Output spatial size of a forward convolution, failing when it is not positive.
+Status forwardOutputSize(const ExecutionContext& ctx, const ConvParams& p, ConvGeometry* g) {
+    const int32_t outH = convOutSize(g->inH, g->filterH, p.strideH, p.dilationH, p.padH);
+    const int32_t outW = convOutSize(g->inW, g->filterW, p.strideW, p.dilationW, p.padW);
+    if (outH <= 0 || outW <= 0) {
+        return ctx.fail("the filter does not fit the padded input (output ", outH, "x", outW,
+                        ")");
+    }
+    g->outH = outH;
+    g->outW = outW;
+    return okStatus();
+}
+
+void applyImplicitPadding(int32_t scheme, ConvParams* p, const ConvGeometry& g) {
+    p->padW = implicitPadding(g.inW, p->strideW, p->dilationW, g.filterW, scheme);
+    p->padH = implicitPadding(g.inH, p->strideH, p->dilationH, g.filterH, scheme);
+}
+
+}  // namespace
+
+Status executeConv2D(ExecutionContext& ctx) {
+    NN_RETURN_IF_ERROR(checkRanks(ctx));
+    const bool explicitPadding =
+            ctx.numInputs() >= 10 && ctx.inputType(7) == OperandType::INT32;
+    ConvParams p;
+    int32_t scheme = 0;
+    readConvParams(ctx, explicitPadding, nullptr, &p, &scheme);
+    ConvGeometry g = inputGeometry(ctx, p.nchw);
+    NN_RETURN_IF_ERROR(checkParams(ctx, p));
+    if (!explicitPadding) applyImplicitPadding(scheme, &p, g);
+    g.outC = ctx.inputDim(kFilter, 0);
+    if (ctx.inputDim(kFilter, 3) != g.inC || ctx.inputDim(kBias, 0) != g.outC) {
+        return ctx.fail("filter ", toString(ctx.inputShape(kFilter)), " and bias ",
+                        toString(ctx.inputShape(kBias)), " do not match input channels ", g.inC);
+    }
+    NN_RETURN_IF_ERROR(forwardOutputSize(ctx, p, &g));
+    return run(ctx, Kind::kConv, g, p);
+}
+
+Status executeDepthwiseConv2D(ExecutionContext& ctx) {
+    NN_RETURN_IF_ERROR(checkRanks(ctx));
+    const bool explicitPadding =
+            ctx.numInputs() >= 11 && ctx.inputType(8) == OperandType::INT32;
+    ConvParams p;
+    int32_t scheme = 0;
+    readConvParams(ctx, explicitPadding, &p.depthMultiplier, &p, &scheme);
+    ConvGeometry g = inputGeometry(ctx, p.nchw);
+    NN_RETURN_IF_ERROR(checkParams(ctx, p));
+    if (!explicitPadding) applyImplicitPadding(scheme, &p, g);
+    g.outC = ctx.inputDim(kFilter, 3);
+    if (p.depthMultiplier <= 0 || ctx.inputDim(kFilter, 0) != 1 ||
+        g.inC * static_cast<uint32_t>(p.depthMultiplier) != g.outC ||
+        ctx.inputDim(kBias, 0) != g.outC) {
+        return ctx.fail("filter ", toString(ctx.inputShape(kFilter)), " and bias ",
+                        toString(ctx.inputShape(kBias)), " do not match ", g.inC,
+                        " input channels times depth multiplier ", p.depthMultiplier);
+    }
+    NN_RETURN_IF_ERROR(forwardOutputSize(ctx, p, &g));
+    return run(ctx, Kind::kDepthwise, g, p);
+}
+
+Status executeGroupedConv2D(ExecutionContext& ctx) {
+    NN_RETURN_IF_ERROR(checkRanks(ctx));
+    const bool explicitPadding = ctx.numInputs() == 12;
+    ConvParams p;
+    int32_t scheme = 0;
+    readConvParams(ctx, explicitPadding, &p.groups, &p, &scheme);
+    ConvGeometry g = inputGeometry(ctx, p.nchw);
+    NN_RETURN_IF_ERROR(checkParams(ctx, p));
+    if (!explicitPadding) applyImplicitPadding(scheme, &p, g);
+    g.outC = ctx.inputDim(kFilter, 0);
+    if (p.groups <= 0 || ctx.inputDim(kFilter, 3) * p.groups != g.inC ||
+        g.outC % p.groups != 0 || ctx.inputDim(kBias, 0) != g.outC) {
+        return ctx.fail("filter ", toString(ctx.inputShape(kFilter)), " and bias ",
+                        toString(ctx.inputShape(kBias)), " do not match ", g.inC,
+                        " input channels in ", p.groups, " groups");
+    }
+    NN_RETURN_IF_ERROR(forwardOutputSize(ctx, p, &g));
+    return run(ctx, Kind::kConv, g, p);
+}
+
+Status executeTransposeConv2D(ExecutionContext& ctx) {
+    NN_RETURN_IF_ERROR(checkRanks(ctx));
+    ConvParams p;
+    const bool explicitPadding = ctx.numInputs() == 11;
+    if (explicitPadding) {
+        p.padW = {ctx.scalar<int32_t>(3), ctx.scalar<int32_t>(4)};
+        p.padH = {ctx.scalar<int32_t>(5), ctx.scalar<int32_t>(6)};
+        p.strideW = ctx.scalar<int32_t>(7);
+        p.strideH = ctx.scalar<int32_t>(8);
+        p.activation = ctx.scalar<int32_t>(9);
+        p.nchw = ctx.scalar<bool>(10);
+    } else {
+        p.strideW = ctx.scalar<int32_t>(5);
+        p.strideH = ctx.scalar<int32_t>(6);
+        p.activation = ctx.scalar<int32_t>(7);
+        p.nchw = ctx.scalar<bool>(8);
+    }
+    if (p.strideW <= 0 || p.strideH <= 0 || p.activation < 0 || p.activation > 3) {
+        return ctx.fail("invalid stride or activation");
+    }
+    ConvGeometry g = inputGeometry(ctx, p.nchw);
+    if (!explicitPadding) {
+        // The requested output shape only decides the padding; the output size follows from it.
+        if (ctx.inputRank(3) != 1 || ctx.inputDim(3, 0) != 4) {
+            return ctx.fail("output shape must be a 4-element tensor");
+        }
+        const int32_t* shape = ctx.inputData<int32_t>(3);
+        const int32_t scheme = ctx.scalar<int32_t>(4);
+        p.padW = implicitPadding(p.nchw ? shape[3] : shape[2], p.strideW, 1, g.filterW, scheme,
+                                 true);
+        p.padH = implicitPadding(p.nchw ? shape[2] : shape[1], p.strideH, 1, g.filterH, scheme,
+                                 true);
+    }
+    // Only the head padding must be non-negative: a negative tail resolves the output size.
+    if (p.padW.head < 0 || p.padH.head < 0) return ctx.fail("negative padding");
+    g.outC = ctx.inputDim(kFilter, 0);
+    if (ctx.inputDim(kFilter, 3) != g.inC || ctx.inputDim(kBias, 0) != g.outC) {
+        return ctx.fail("filter ", toString(ctx.inputShape(kFilter)), " and bias ",
+                        toString(ctx.inputShape(kBias)), " do not match input channels ", g.inC);
+    }
+    const int32_t outW = static_cast<int32_t>(g.inW) * p.strideW + g.filterW - p.strideW -
+                         p.padW.head - p.padW.tail;
+    const int32_t outH = static_cast<int32_t>(g.inH) * p.strideH + g.filterH - p.strideH -
+                         p.padH.head - p.padH.tail;
+    if (outW <= 0 || outH <= 0) return ctx.fail("output size ", outH, "x", outW);
+    g.outW = outW;
+    g.outH = outH;
+    return run(ctx, Kind::kTransposed, g, p);
+}
+
+}  // namespace nncosim::golden

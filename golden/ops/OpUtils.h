@@ -1,0 +1,357 @@
+// Helpers shared by the reference implementations: padding and output-size rules, activation
+// ranges, float16 conversion, NCHW/NHWC conversion and requantization of int32 accumulators.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <type_traits>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "golden/ExecutionContext.h"
+#include "golden/FixedPoint.h"
+
+namespace nncosim::golden {
+
+template <typename T>
+using RowMajorMatrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <typename T>
+using ArrayX = Eigen::Array<T, Eigen::Dynamic, 1>;
+
+// NNAPI implicit padding schemes (PaddingCode).
+inline constexpr int32_t kPaddingSame = 1;
+inline constexpr int32_t kPaddingValid = 2;
+
+struct Padding {
+    int32_t head = 0;
+    int32_t tail = 0;
+};
+
+/// Explicit padding of an implicit scheme, as Android computes it: SAME pads so that the output
+/// has ceil(in / stride) elements, the odd pixel going to the tail. For TRANSPOSE_CONV_2D `inSize`
+/// is the output size and the tail is fitted to the last stride (it may be negative).
+inline Padding implicitPadding(int32_t inSize, int32_t stride, int32_t dilation, int32_t filter,
+                               int32_t scheme, bool transposeConv = false) {
+    Padding p;
+    if (scheme != kPaddingSame) return p;
+    const int32_t effectiveFilter = (filter - 1) * dilation + 1;
+    const int32_t outSize = (inSize + stride - 1) / stride;
+    const int32_t needed = (outSize - 1) * stride + effectiveFilter;
+    if (needed > inSize) {
+        p.head = (needed - inSize) / 2;
+        p.tail = needed - inSize - p.head;
+    }
+    if (transposeConv) p.tail = needed - inSize - p.head;
+    return p;
+}
+
+/// Output size of a convolution or pooling window along one axis.
+inline int32_t convOutSize(int32_t inSize, int32_t filter, int32_t stride, int32_t dilation,
+                           Padding pad) {
+    const int32_t effectiveFilter = (filter - 1) * dilation + 1;
+    return (inSize - effectiveFilter + stride + pad.head + pad.tail) / stride;
+}
+
+/// Float bounds of a fused activation (NONE is unbounded).
+inline std::pair<float, float> activationRangeFloat(int32_t activation) {
+    switch (static_cast<FusedActivation>(activation)) {
+        case FusedActivation::RELU:
+            return {0.0f, std::numeric_limits<float>::max()};
+        case FusedActivation::RELU1:
+            return {-1.0f, 1.0f};
+        case FusedActivation::RELU6:
+            return {0.0f, 6.0f};
+        default:
+            return {std::numeric_limits<float>::lowest(), std::numeric_limits<float>::max()};
+    }
+}
+
+/// Whether T is one of the 8-bit quantized element types.
+template <typename T>
+inline constexpr bool kIsQuant8 = std::is_same_v<T, uint8_t> || std::is_same_v<T, int8_t>;
+
+/// Quantized range of output j after a fused activation, for its element type T.
+template <typename T>
+Result<fixedpoint::ActivationRange> quantActivationRange(const ExecutionContext& ctx, uint32_t j,
+                                                         int32_t activation) {
+    const auto act = static_cast<FusedActivation>(activation);
+    const auto range =
+            std::is_same_v<T, uint8_t>
+                    ? fixedpoint::calculateActivationRangeUint8(act, ctx.outputScale(j),
+                                                                ctx.outputZeroPoint(j))
+                    : fixedpoint::calculateActivationRangeInt8(act, ctx.outputScale(j),
+                                                               ctx.outputZeroPoint(j));
+    if (!range) return ctx.fail("unsupported fused activation ", activation);
+    return *range;
+}
+
+/// Input i as float32: TENSOR_FLOAT32 data is read in place, TENSOR_FLOAT16 is converted.
+class FloatInput {
+public:
+    FloatInput(const ExecutionContext& ctx, uint32_t i) {
+        if (ctx.inputType(i) == OperandType::TENSOR_FLOAT32) {
+            mData = ctx.inputData<float>(i);
+        } else {
+            mConverted = ctx.inputAsFloat(i);
+            mData = mConverted.data();
+        }
+    }
+    const float* data() const { return mData; }
+
+private:
+    std::vector<float> mConverted;
+    const float* mData = nullptr;
+};
+
+/// Output j written as float32; commit() converts to float16 when the output is TENSOR_FLOAT16.
+/// The output's shape must be set before construction.
+class FloatOutput {
+public:
+    FloatOutput(ExecutionContext& ctx, uint32_t j) : mCtx(ctx), mIndex(j) {
+        if (ctx.outputType(j) == OperandType::TENSOR_FLOAT32) {
+            mData = ctx.outputData<float>(j);
+        } else {
+            mConverted.resize(ctx.outputCount(j));
+            mData = mConverted.data();
+        }
+    }
+    float* data() { return mData; }
+    void commit() {
+        if (!mConverted.empty()) mCtx.setOutputFromFloat(mIndex, mConverted.data());
+    }
+
+private:
+    ExecutionContext& mCtx;
+    uint32_t mIndex;
+    std::vector<float> mConverted;
+    float* mData = nullptr;
+};
+
+/// Dimensions [N, H, W, C] of a 4-D tensor given in NCHW when `nchw`.
+inline std::vector<uint32_t> toNhwcShape(const std::vector<uint32_t>& dims, bool nchw) {
+    return nchw ? std::vector<uint32_t>{dims[0], dims[2], dims[3], dims[1]} : dims;
+}
+inline std::vector<uint32_t> fromNhwcShape(const std::vector<uint32_t>& nhwc, bool nchw) {
+    return nchw ? std::vector<uint32_t>{nhwc[0], nhwc[3], nhwc[1], nhwc[2]} : nhwc;
+}
+
+/// Copies an [N, C, H*W] tensor to [N, H*W, C] (or back with the two sizes swapped).
+template <typename T>
+void transposeInnerPlanes(const T* from, T* to, uint32_t batches, uint32_t rows, uint32_t cols) {
+    const size_t plane = size_t{rows} * cols;
+    for (uint32_t n = 0; n < batches; ++n) {
+        Eigen::Map<RowMajorMatrix<T>>(to + n * plane, cols, rows) =
+                Eigen::Map<const RowMajorMatrix<T>>(from + n * plane, rows, cols).transpose();
+    }
+}
+
+/// A 4-D tensor of element T in NHWC: the data itself for NHWC, a converted copy for NCHW.
+template <typename T>
+class NhwcInput {
+public:
+    NhwcInput(const T* data, const std::vector<uint32_t>& dims, bool nchw)
+        : mDims(toNhwcShape(dims, nchw)) {
+        if (!nchw) {
+            mData = data;
+            return;
+        }
+        mConverted.resize(size_t{mDims[0]} * mDims[1] * mDims[2] * mDims[3]);
+        transposeInnerPlanes(data, mConverted.data(), mDims[0], mDims[3], mDims[1] * mDims[2]);
+        mData = mConverted.data();
+    }
+    const T* data() const { return mData; }
+    const std::vector<uint32_t>& dims() const { return mDims; }
+
+private:
+    std::vector<uint32_t> mDims;
+    std::vector<T> mConverted;
+    const T* mData = nullptr;
+};
+
+/// An NHWC result buffer for a 4-D output stored in NHWC or NCHW; commit() writes NCHW.
+template <typename T>
+class NhwcOutput {
+public:
+    /// `out` holds the output in its own layout (already allocated).
+    NhwcOutput(T* out, const std::vector<uint32_t>& nhwcDims, bool nchw)
+        : mOut(out), mDims(nhwcDims), mNchw(nchw) {
+        if (!nchw) {
+            mData = out;
+        } else {
+            mConverted.resize(size_t{mDims[0]} * mDims[1] * mDims[2] * mDims[3]);
+            mData = mConverted.data();
+        }
+    }
+    T* data() { return mData; }
+    void commit() {
+        if (mNchw) transposeInnerPlanes(mData, mOut, mDims[0], mDims[1] * mDims[2], mDims[3]);
+    }
+
+private:
+    T* mOut;
+    std::vector<uint32_t> mDims;
+    bool mNchw;
+    std::vector<T> mConverted;
+    T* mData = nullptr;
+};
+
+/// NNAPI broadcasting of two shapes (aligned at the last dimension; a dimension of 1 stretches);
+/// nullopt when they are incompatible.
+inline std::optional<std::vector<uint32_t>> broadcastShape(const std::vector<uint32_t>& a,
+                                                           const std::vector<uint32_t>& b) {
+    const size_t rank = std::max(a.size(), b.size());
+    std::vector<uint32_t> out(rank);
+    for (size_t i = 1; i <= rank; ++i) {
+        const uint32_t da = i <= a.size() ? a[a.size() - i] : 1;
+        const uint32_t db = i <= b.size() ? b[b.size() - i] : 1;
+        if (da != db && da != 1 && db != 1) return std::nullopt;
+        out[rank - i] = da == 1 ? db : da;
+    }
+    return out;
+}
+
+/// Walks a broadcast of shapes `a` and `b` to `out` (a valid broadcast) in runs along the last
+/// dimension: f(outOffset, aOffset, bOffset, count, aRepeats, bRepeats), where a repeating side
+/// supplies one element for the whole run. Equal shapes make a single run.
+template <typename F>
+void forEachBroadcastRun(const std::vector<uint32_t>& a, const std::vector<uint32_t>& b,
+                         const std::vector<uint32_t>& out, F f) {
+    size_t total = 1;
+    for (uint32_t d : out) total *= d;
+    if (total == 0) return;
+    if (a == out && b == out) {
+        f(size_t{0}, size_t{0}, size_t{0}, total, false, false);
+        return;
+    }
+    const size_t rank = out.size();
+    // Element strides of a and b per output dimension (0 where they broadcast).
+    std::vector<size_t> strideA(rank, 0), strideB(rank, 0);
+    size_t sa = 1, sb = 1;
+    for (size_t i = 1; i <= rank; ++i) {
+        const size_t d = rank - i;
+        const uint32_t da = i <= a.size() ? a[a.size() - i] : 1;
+        const uint32_t db = i <= b.size() ? b[b.size() - i] : 1;
+        strideA[d] = da == 1 ? 0 : sa;
+        strideB[d] = db == 1 ? 0 : sb;
+        sa *= da;
+        sb *= db;
+    }
+    const size_t inner = rank == 0 ? 1 : out[rank - 1];
+    const bool repeatA = rank == 0 || strideA[rank - 1] == 0;
+    const bool repeatB = rank == 0 || strideB[rank - 1] == 0;
+    std::vector<uint32_t> index(rank, 0);
+    for (size_t o = 0; o < total; o += inner) {
+        size_t offA = 0, offB = 0;
+        for (size_t d = 0; d + 1 < rank; ++d) {
+            offA += index[d] * strideA[d];
+            offB += index[d] * strideB[d];
+        }
+        f(o, offA, offB, inner, repeatA, repeatB);
+        for (size_t d = rank - 1; d-- > 0;) {  // next index over the outer dimensions
+            if (++index[d] < out[d]) break;
+            index[d] = 0;
+        }
+    }
+}
+
+/// out = op(a, b) elementwise with broadcasting; op maps two T to one Out.
+template <typename T, typename Out, typename Op>
+void broadcastBinary(const T* a, const std::vector<uint32_t>& aDims, const T* b,
+                     const std::vector<uint32_t>& bDims, Out* out,
+                     const std::vector<uint32_t>& outDims, Op op) {
+    forEachBroadcastRun(aDims, bDims, outDims,
+                        [&](size_t o, size_t ai, size_t bi, size_t n, bool aRep, bool bRep) {
+                            Eigen::Map<ArrayX<Out>> dst(out + o, n);
+                            if (aRep && bRep) {
+                                dst.setConstant(op(a[ai], b[bi]));
+                            } else if (aRep) {
+                                dst = ArrayX<T>::Constant(n, a[ai]).binaryExpr(
+                                        Eigen::Map<const ArrayX<T>>(b + bi, n), op);
+                            } else if (bRep) {
+                                dst = Eigen::Map<const ArrayX<T>>(a + ai, n).binaryExpr(
+                                        ArrayX<T>::Constant(n, b[bi]), op);
+                            } else {
+                                dst = Eigen::Map<const ArrayX<T>>(a + ai, n).binaryExpr(
+                                        Eigen::Map<const ArrayX<T>>(b + bi, n), op);
+                            }
+                        });
+}
+
+/// Values of a quantized tensor minus its zero point, as int32 (what accumulations multiply).
+template <typename T>
+ArrayX<int32_t> centered(const T* data, size_t count, int32_t zeroPoint) {
+    return Eigen::Map<const ArrayX<T>>(data, count).template cast<int32_t>() - zeroPoint;
+}
+
+/// Per-output-channel requantization of int32 accumulators laid out [rows, channels]:
+/// accumulator + bias, scaled by the channel's multiplier, plus the zero point, clamped.
+template <typename T>
+void requantizeRows(const int32_t* acc, size_t rows, uint32_t channels, const int32_t* bias,
+                    const std::vector<fixedpoint::QuantizedMultiplier>& multipliers,
+                    int32_t zeroPoint, fixedpoint::ActivationRange range, T* out) {
+    for (size_t r = 0; r < rows; ++r) {
+        for (uint32_t c = 0; c < channels; ++c) {
+            const auto& m = multipliers.size() == 1 ? multipliers[0] : multipliers[c];
+            out[r * channels + c] = static_cast<T>(fixedpoint::requantize(
+                    acc[r * channels + c], bias ? bias[c] : 0, m, zeroPoint, range));
+        }
+    }
+}
+
+/// Android's CPU executor fails an operation given a zero-sized input unless the operation is
+/// registered as accepting one; those that are not call this first.
+inline Status requireNoZeroSizedInput(const ExecutionContext& ctx) {
+    for (uint32_t i = 0; i < ctx.numInputs(); ++i) {
+        if (ctx.isOmitted(i)) continue;
+        for (uint32_t d : ctx.inputShape(i)) {
+            if (d == 0) return ctx.fail("input ", i, " is zero-sized");
+        }
+    }
+    return okStatus();
+}
+
+/// An axis operand in [-rank, rank) made non-negative; nullopt when out of range.
+inline std::optional<uint32_t> resolveAxis(int32_t axis, uint32_t rank) {
+    const int32_t r = static_cast<int32_t>(rank);
+    if (axis < -r || axis >= r) return std::nullopt;
+    return static_cast<uint32_t>(axis < 0 ? axis + r : axis);
+}
+
+/// Element counts of a row-major tensor before, along and after one axis.
+struct AxisSizes {
+    size_t outer = 1;
+    size_t axis = 1;
+    size_t inner = 1;
+};
+
+inline AxisSizes axisSizes(const std::vector<uint32_t>& dims, uint32_t axis) {
+    AxisSizes s;
+    for (uint32_t d = 0; d < dims.size(); ++d) {
+        if (d < axis) s.outer *= dims[d];
+        if (d > axis) s.inner *= dims[d];
+    }
+    s.axis = dims[axis];
+    return s;
+}
+
+/// Android's quantization of a real value (QUANTIZE, and the float-computed quantized
+/// operations): zeroPoint + round(value / scale) in float, clamped to T's range; NaN gives the
+/// maximum, as std::min/std::max order it.
+template <typename T>
+T quantizeValue(float value, float scale, int32_t zeroPoint) {
+    constexpr float kMin = std::numeric_limits<T>::min();
+    constexpr float kMax = std::numeric_limits<T>::max();
+    const float q = static_cast<float>(zeroPoint) + std::round(value / scale);
+    const float upper = q < kMax ? q : kMax;  // std::min<float>(kMax, q)
+    return static_cast<T>(kMin < upper ? upper : kMin);
+}
+
+/// Android's dequantization: scale * (value - zeroPoint) in float.
+inline float dequantizeValue(int32_t value, float scale, int32_t zeroPoint) {
+    return scale * static_cast<float>(value - zeroPoint);
+}
+
+}  // namespace nncosim::golden

@@ -1,0 +1,208 @@
+// AVERAGE_POOL_2D, MAX_POOL_2D, L2_POOL_2D over NHWC windows, vectorized over channels. Windows
+// cover only the valid (unpadded) input pixels; averages divide by their count. Quantized
+// averages round half away from zero, as TFLite's integer AveragePool does.
+#include "golden/ops/Operations.h"
+#include "golden/ops/OpUtils.h"
+
+namespace nncosim::golden {
+namespace {
+
+enum class Pool { kAverage, kMax, kL2 };
+
+struct PoolParams {
+    Padding padW, padH;
+    int32_t strideW = 1, strideH = 1;
+    int32_t filterW = 1, filterH = 1;
+    int32_t activation = 0;
+    bool nchw = false;
+};
+
+struct Window {
+    uint32_t h0, h1, w0, w1;  // [h0, h1) x [w0, w1) of valid input pixels
+    uint32_t count() const { return (h1 - h0) * (w1 - w0); }
+};
+
+// Calls f(outputPixelOffset, window) for every output pixel of batch n.
+template <typename F>
+void forEachWindow(const std::vector<uint32_t>& in, const std::vector<uint32_t>& out,
+                   const PoolParams& p, F f) {
+    for (uint32_t n = 0; n < out[0]; ++n) {
+        for (uint32_t oh = 0; oh < out[1]; ++oh) {
+            const int32_t hs = static_cast<int32_t>(oh) * p.strideH - p.padH.head;
+            const uint32_t h0 = std::max(hs, 0);
+            const uint32_t h1 = std::min<int32_t>(hs + p.filterH, in[1]);
+            for (uint32_t ow = 0; ow < out[2]; ++ow) {
+                const int32_t ws = static_cast<int32_t>(ow) * p.strideW - p.padW.head;
+                const uint32_t w0 = std::max(ws, 0);
+                const uint32_t w1 = std::min<int32_t>(ws + p.filterW, in[2]);
+                f(n, ((size_t{n} * out[1] + oh) * out[2] + ow) * out[3], Window{h0, h1, w0, w1});
+            }
+        }
+    }
+}
+
+template <typename T>
+const T* pixel(const T* in, const std::vector<uint32_t>& dims, uint32_t n, uint32_t h,
+               uint32_t w) {
+    return in + ((size_t{n} * dims[1] + h) * dims[2] + w) * dims[3];
+}
+
+void poolFloat(Pool kind, const float* in, const std::vector<uint32_t>& inDims, float* out,
+               const std::vector<uint32_t>& outDims, const PoolParams& p) {
+    const uint32_t c = inDims[3];
+    const auto [lo, hi] = activationRangeFloat(p.activation);
+    ArrayX<float> acc(c);
+    forEachWindow(inDims, outDims, p, [&](uint32_t n, size_t offset, const Window& win) {
+        if (kind == Pool::kMax) {
+            acc.setConstant(std::numeric_limits<float>::lowest());
+        } else {
+            acc.setZero();
+        }
+        for (uint32_t h = win.h0; h < win.h1; ++h) {
+            for (uint32_t w = win.w0; w < win.w1; ++w) {
+                const Eigen::Map<const ArrayX<float>> x(pixel(in, inDims, n, h, w), c);
+                switch (kind) {
+                    case Pool::kAverage:
+                        acc += x;
+                        break;
+                    case Pool::kMax:
+                        acc = acc.max(x);
+                        break;
+                    case Pool::kL2:
+                        acc += x.square();
+                        break;
+                }
+            }
+        }
+        if (kind == Pool::kAverage) acc /= static_cast<float>(win.count());
+        if (kind == Pool::kL2) acc = (acc / static_cast<float>(win.count())).sqrt();
+        Eigen::Map<ArrayX<float>>(out + offset, c) = acc.max(lo).min(hi);
+    });
+}
+
+template <typename T>
+Status poolQuant(ExecutionContext& ctx, Pool kind, const std::vector<uint32_t>& inDims,
+                 const std::vector<uint32_t>& outDims, const PoolParams& p) {
+    auto range = quantActivationRange<T>(ctx, 0, p.activation);
+    if (!range) return range.status();
+    const NhwcInput<T> input(ctx.inputData<T>(0), ctx.inputShape(0), p.nchw);
+    NhwcOutput<T> output(ctx.outputData<T>(0), outDims, p.nchw);
+    const T* in = input.data();
+    T* out = output.data();
+    const uint32_t c = inDims[3];
+    ArrayX<int32_t> acc(c);
+    forEachWindow(inDims, outDims, p, [&](uint32_t n, size_t offset, const Window& win) {
+        if (kind == Pool::kMax) {
+            acc.setConstant(std::numeric_limits<int32_t>::min());
+        } else {
+            acc.setZero();
+        }
+        for (uint32_t h = win.h0; h < win.h1; ++h) {
+            for (uint32_t w = win.w0; w < win.w1; ++w) {
+                const auto x = Eigen::Map<const ArrayX<T>>(pixel(in, inDims, n, h, w), c)
+                                       .template cast<int32_t>();
+                if (kind == Pool::kMax) {
+                    acc = acc.max(x);
+                } else {
+                    acc += x;
+                }
+            }
+        }
+        if (kind == Pool::kAverage) {
+            const int32_t count = win.count();
+            for (int32_t& s : acc) {
+                s = s >= 0 ? (s + count / 2) / count : (s - count / 2) / count;
+            }
+        }
+        Eigen::Map<ArrayX<T>>(out + offset, c) =
+                acc.max(range->min).min(range->max).template cast<T>();
+    });
+    output.commit();
+    return okStatus();
+}
+
+Status execute(ExecutionContext& ctx, Pool kind) {
+    if (ctx.inputRank(0) != 4) return ctx.fail("input must be 4-D");
+    PoolParams p;
+    int32_t scheme = 0;
+    const bool explicitPadding = ctx.numInputs() >= 10;
+    uint32_t i = 1;
+    if (explicitPadding) {
+        p.padW = {ctx.scalar<int32_t>(1), ctx.scalar<int32_t>(2)};
+        p.padH = {ctx.scalar<int32_t>(3), ctx.scalar<int32_t>(4)};
+        i = 5;
+    } else {
+        scheme = ctx.scalar<int32_t>(1);
+        i = 2;
+    }
+    p.strideW = ctx.scalar<int32_t>(i++);
+    p.strideH = ctx.scalar<int32_t>(i++);
+    p.filterW = ctx.scalar<int32_t>(i++);
+    p.filterH = ctx.scalar<int32_t>(i++);
+    p.activation = ctx.scalar<int32_t>(i++);
+    p.nchw = ctx.scalarOr<bool>(i, false);
+    if (p.strideW <= 0 || p.strideH <= 0 || p.filterW <= 0 || p.filterH <= 0 ||
+        p.activation < 0 || p.activation > 3) {
+        return ctx.fail("strides and filter sizes must be positive, activation 0..3");
+    }
+    const std::vector<uint32_t> inDims = toNhwcShape(ctx.inputShape(0), p.nchw);
+    if (inDims[1] == 0 || inDims[2] == 0 || inDims[3] == 0) {
+        return ctx.fail("only the batch dimension may be 0");
+    }
+    if (!explicitPadding) {
+        p.padW = implicitPadding(inDims[2], p.strideW, 1, p.filterW, scheme);
+        p.padH = implicitPadding(inDims[1], p.strideH, 1, p.filterH, scheme);
+    }
+    // Android requires every window to overlap the input.
+    if (p.padW.head < 0 || p.padW.tail < 0 || p.padH.head < 0 || p.padH.tail < 0 ||
+        p.padW.head >= p.filterW || p.padW.tail >= p.filterW || p.padH.head >= p.filterH ||
+        p.padH.tail >= p.filterH) {
+        return ctx.fail("padding must be non-negative and smaller than the filter");
+    }
+    const int32_t outH = convOutSize(inDims[1], p.filterH, p.strideH, 1, p.padH);
+    const int32_t outW = convOutSize(inDims[2], p.filterW, p.strideW, 1, p.padW);
+    if (outH <= 0 || outW <= 0) return ctx.fail("output size ", outH, "x", outW);
+    const std::vector<uint32_t> outDims = {inDims[0], static_cast<uint32_t>(outH),
+                                           static_cast<uint32_t>(outW), inDims[3]};
+    NN_RETURN_IF_ERROR(ctx.setOutputShape(0, fromNhwcShape(outDims, p.nchw)));
+    if (ctx.outputCount(0) == 0) return okStatus();
+
+    switch (ctx.inputType(0)) {
+        case OperandType::TENSOR_FLOAT32:
+        case OperandType::TENSOR_FLOAT16: {
+            const FloatInput input(ctx, 0);
+            const NhwcInput<float> in(input.data(), ctx.inputShape(0), p.nchw);
+            FloatOutput output(ctx, 0);
+            NhwcOutput<float> out(output.data(), outDims, p.nchw);
+            poolFloat(kind, in.data(), inDims, out.data(), outDims, p);
+            out.commit();
+            output.commit();
+            return okStatus();
+        }
+        case OperandType::TENSOR_QUANT8_ASYMM:
+        case OperandType::TENSOR_QUANT8_ASYMM_SIGNED:
+            if (kind == Pool::kL2) break;
+            return ctx.inputType(0) == OperandType::TENSOR_QUANT8_ASYMM
+                           ? poolQuant<uint8_t>(ctx, kind, inDims, outDims, p)
+                           : poolQuant<int8_t>(ctx, kind, inDims, outDims, p);
+        default:
+            break;
+    }
+    return ctx.fail("unsupported input type ", nameOf(ctx.inputType(0)));
+}
+
+}  // namespace
+
+Status executeAveragePool2D(ExecutionContext& ctx) {
+    return execute(ctx, Pool::kAverage);
+}
+
+Status executeMaxPool2D(ExecutionContext& ctx) {
+    return execute(ctx, Pool::kMax);
+}
+
+Status executeL2Pool2D(ExecutionContext& ctx) {
+    return execute(ctx, Pool::kL2);
+}
+
+}  // namespace nncosim::golden
