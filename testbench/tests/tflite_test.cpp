@@ -701,6 +701,122 @@ TEST_CASE("tflite_import_operator_mappings") {
     }
 }
 
+/// Imports, validates and runs a model on the golden reference.
+std::vector<TensorData> runOnGolden(TfliteWriter& w, const std::vector<TensorData>& inputs) {
+    const Model model = importOk(w.finish()).model;
+    auto outputs = golden::execute(model, inputs);
+    REQUIRE_MESSAGE(outputs.ok(), outputs.status().message);
+    return *outputs;
+}
+
+// Argument orders and conventions that differ between TFLite and NNAPI, checked by running the
+// imported models on the golden reference against TFLite's semantics worked out by hand.
+TEST_CASE("tflite_import_semantics_on_golden") {
+    const std::vector<float> matrix{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};  // [3, 4]
+    SUBCASE("GATHER: TFLite (params, indices) + axis option") {
+        TfliteWriter w;
+        const int32_t params = w.input(TensorType::FLOAT32, {3, 4});
+        const int32_t indices = w.constant(TensorType::INT32, {2}, std::vector<int32_t>{3, 0});
+        const int32_t y = w.output(TensorType::FLOAT32, {3, 2});
+        tfl::GatherOptionsT o;
+        o.axis = 1;
+        w.op(BuiltinOperator::GATHER, {params, indices}, {y}, optionsOf(o));
+        const auto out = runOnGolden(w, {tensorData({3, 4}, matrix)});
+        CHECK(valuesOf<float>(out[0]) == std::vector<float>{3, 0, 7, 4, 11, 8});
+    }
+    SUBCASE("ARG_MAX with an int64 axis tensor") {
+        TfliteWriter w;
+        const int32_t x = w.input(TensorType::FLOAT32, {3, 4});
+        const int32_t axis = w.constant(TensorType::INT64, {1}, std::vector<int64_t>{0});
+        const int32_t y = w.output(TensorType::INT32, {4});
+        w.op(BuiltinOperator::ARG_MAX, {x, axis}, {y});
+        const auto out = runOnGolden(w, {tensorData({3, 4}, matrix)});
+        CHECK(valuesOf<int32_t>(out[0]) == std::vector<int32_t>{2, 2, 2, 2});
+    }
+    SUBCASE("STRIDED_SLICE with end_mask and shrink_axis_mask") {
+        TfliteWriter w;
+        const int32_t x = w.input(TensorType::FLOAT32, {3, 4});
+        const int32_t begin = w.constant(TensorType::INT32, {2}, std::vector<int32_t>{1, 0});
+        const int32_t end = w.constant(TensorType::INT32, {2}, std::vector<int32_t>{0, 4});
+        const int32_t strides = w.constant(TensorType::INT32, {2}, std::vector<int32_t>{1, 2});
+        const int32_t a = w.output(TensorType::FLOAT32, {2, 2});
+        tfl::StridedSliceOptionsT masked;
+        masked.end_mask = 1;  // dimension 0 runs to its end
+        w.op(BuiltinOperator::STRIDED_SLICE, {x, begin, end, strides}, {a}, optionsOf(masked));
+        const int32_t end2 = w.constant(TensorType::INT32, {2}, std::vector<int32_t>{2, 4});
+        const int32_t ones = w.constant(TensorType::INT32, {2}, std::vector<int32_t>{1, 1});
+        const int32_t b = w.output(TensorType::FLOAT32, {4});
+        tfl::StridedSliceOptionsT shrink;
+        shrink.shrink_axis_mask = 1;
+        w.op(BuiltinOperator::STRIDED_SLICE, {x, begin, end2, ones}, {b}, optionsOf(shrink));
+        const auto out = runOnGolden(w, {tensorData({3, 4}, matrix)});
+        CHECK(valuesOf<float>(out[0]) == std::vector<float>{4, 6, 8, 10});
+        CHECK(out[1].dimensions == std::vector<uint32_t>{4});
+        CHECK(valuesOf<float>(out[1]) == std::vector<float>{4, 5, 6, 7});
+    }
+    SUBCASE("SPLIT: TFLite (axis, input), TRANSPOSE") {
+        TfliteWriter w;
+        const int32_t axis = w.constant(TensorType::INT32, {}, std::vector<int32_t>{1});
+        const int32_t x = w.input(TensorType::FLOAT32, {3, 4});
+        const int32_t left = w.output(TensorType::FLOAT32, {3, 2});
+        const int32_t right = w.tensor(TensorType::FLOAT32, {3, 2});
+        tfl::SplitOptionsT split;
+        split.num_splits = 2;
+        w.op(BuiltinOperator::SPLIT, {axis, x}, {left, right}, optionsOf(split));
+        const int32_t perm = w.constant(TensorType::INT32, {2}, std::vector<int32_t>{1, 0});
+        const int32_t t = w.output(TensorType::FLOAT32, {2, 3});
+        w.op(BuiltinOperator::TRANSPOSE, {right, perm}, {t});
+        const auto out = runOnGolden(w, {tensorData({3, 4}, matrix)});
+        CHECK(valuesOf<float>(out[0]) == std::vector<float>{0, 1, 4, 5, 8, 9});
+        CHECK(valuesOf<float>(out[1]) == std::vector<float>{2, 6, 10, 3, 7, 11});
+    }
+    SUBCASE("SPACE_TO_DEPTH then DEPTH_TO_SPACE") {
+        TfliteWriter w;
+        const int32_t x = w.input(TensorType::FLOAT32, {1, 2, 2, 1});
+        const int32_t d = w.output(TensorType::FLOAT32, {1, 1, 1, 4});
+        tfl::SpaceToDepthOptionsT s2d;
+        s2d.block_size = 2;
+        w.op(BuiltinOperator::SPACE_TO_DEPTH, {x}, {d}, optionsOf(s2d));
+        const int32_t y = w.output(TensorType::FLOAT32, {1, 2, 2, 1});
+        tfl::DepthToSpaceOptionsT d2s;
+        d2s.block_size = 2;
+        w.op(BuiltinOperator::DEPTH_TO_SPACE, {d}, {y}, optionsOf(d2s));
+        const auto out = runOnGolden(w, {tensorData<float>({1, 2, 2, 1}, {1, 2, 3, 4})});
+        CHECK(out[0].dimensions == std::vector<uint32_t>{1, 1, 1, 4});
+        CHECK(valuesOf<float>(out[1]) == std::vector<float>{1, 2, 3, 4});
+    }
+    SUBCASE("TRANSPOSE_CONV: TFLite (output shape, filter, input), stride 2") {
+        TfliteWriter w;
+        const int32_t shape = w.constant(TensorType::INT32, {4}, std::vector<int32_t>{1, 2, 2, 1});
+        const int32_t k =
+            w.constant(TensorType::FLOAT32, {1, 2, 2, 1}, std::vector<float>{1, 2, 3, 4});
+        const int32_t x = w.input(TensorType::FLOAT32, {1, 1, 1, 1});
+        const int32_t y = w.output(TensorType::FLOAT32, {1, 2, 2, 1});
+        tfl::TransposeConvOptionsT o;
+        o.padding = tfl::Padding::VALID;
+        o.stride_w = o.stride_h = 2;
+        w.op(BuiltinOperator::TRANSPOSE_CONV, {shape, k, x}, {y}, optionsOf(o));
+        const auto out = runOnGolden(w, {tensorData<float>({1, 1, 1, 1}, {2})});
+        CHECK(valuesOf<float>(out[0]) == std::vector<float>{2, 4, 6, 8});
+    }
+    SUBCASE("hybrid FULLY_CONNECTED with legacy uint8 weights holding int8 values") {
+        TfliteWriter w;
+        const int32_t x = w.input(TensorType::FLOAT32, {1, 2});
+        // 0xFE is -2 as int8: weights -2 * 0.5 = -1.0 and 4 * 0.5 = 2.0.
+        const int32_t k = w.constant(TensorType::UINT8, {1, 2}, std::vector<uint8_t>{0xFE, 4},
+                                     Quant{{0.5f}, {128}});
+        const int32_t y = w.output(TensorType::FLOAT32, {1, 1});
+        w.op(BuiltinOperator::FULLY_CONNECTED, {x, k}, {y});
+        const Model model = importOk(w.finish()).model;
+        CHECK(operationTypes(model) == std::vector<OperationType>{OperationType::DEQUANTIZE,
+                                                                  OperationType::FULLY_CONNECTED});
+        CHECK(operandAt(model, 0, 0).type == OperandType::TENSOR_QUANT8_SYMM);
+        auto out = golden::execute(model, {tensorData<float>({1, 2}, {3, 1})});
+        REQUIRE_MESSAGE(out.ok(), out.status().message);
+        CHECK(valuesOf<float>((*out)[0]) == std::vector<float>{-1});
+    }
+}
+
 TEST_CASE("tflite_import_errors") {
     SUBCASE("truncated file") {
         const auto bytes = quant8Classifier();

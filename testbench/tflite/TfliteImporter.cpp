@@ -53,6 +53,13 @@ struct Bytes {
     size_t size = 0;
 };
 
+/// How an operator wants a tensor encoded when it differs from the tensor's own type.
+enum class Encoding {
+    kAsTyped,
+    kPerChannel,    // int8 quantized per channel even with a single scale (TRANSPOSE_CONV)
+    kLegacyHybrid,  // uint8 weights of a float operator hold int8 values (old TFLite files)
+};
+
 /// How to represent a TFLite tensor as an NNAPI operand.
 struct OperandDesc {
     OperandType type = OperandType::TENSOR_FLOAT32;
@@ -124,7 +131,7 @@ class Importer {
             if (constantData(index)) continue;  // constants are not NNAPI inputs
             if (mOperands[index] != kNoOperand)
                 fail(tensorLabel(index), " is listed twice as input");
-            const OperandDesc d = describe(index, false);
+            const OperandDesc d = describe(index, Encoding::kAsTyped);
             mOperands[index] = mBuilder.addInput(d.type, d.dims, d.scale, d.zeroPoint);
             applyPerChannel(mOperands[index], d);
             mResult.inputNames.push_back(tensorName(index));
@@ -136,7 +143,7 @@ class Importer {
                      " is both a subgraph input and an output (or listed twice)"
                      ", which an NNAPI model cannot express");
             if (constantData(index)) fail(tensorLabel(index), " is a constant subgraph output");
-            const OperandDesc d = describe(index, false);
+            const OperandDesc d = describe(index, Encoding::kAsTyped);
             mOperands[index] = mBuilder.addOutput(d.type, d.dims, d.scale, d.zeroPoint);
             applyPerChannel(mOperands[index], d);
             mResult.outputNames.push_back(tensorName(index));
@@ -224,7 +231,7 @@ class Importer {
 
     bool isConstant(int32_t index) const { return constantData(index).has_value(); }
 
-    OperandDesc describe(int32_t index, bool forcePerChannel) const {
+    OperandDesc describe(int32_t index, Encoding encoding) const {
         const tfl::Tensor& t = tensor(index);
         if (t.sparsity()) fail(tensorLabel(index), " is sparse (needs DENSIFY, not mapped)");
         const auto* q = t.quantization();
@@ -262,13 +269,18 @@ class Importer {
             case tfl::TensorType::UINT8:
                 d.type = OperandType::TENSOR_QUANT8_ASYMM;
                 perTensor(true);
+                if (encoding == Encoding::kLegacyHybrid) {  // the delegate reads them as int8
+                    d.type = OperandType::TENSOR_QUANT8_SYMM;
+                    d.zeroPoint = 0;
+                }
                 break;
             case tfl::TensorType::INT16:
                 d.type = OperandType::TENSOR_QUANT16_SYMM;
                 perTensor(true);
                 break;
             case tfl::TensorType::INT8:
-                if (scales.size() > 1 || (forcePerChannel && scales.size() == 1)) {
+                if (scales.size() > 1 ||
+                    (encoding == Encoding::kPerChannel && scales.size() == 1)) {
                     d.type = OperandType::TENSOR_QUANT8_SYMM_PER_CHANNEL;
                     d.perChannel = perChannelParams(index, scales, zeroPoints,
                                                     q->quantized_dimension(), d.dims);
@@ -318,11 +330,11 @@ class Importer {
     }
 
     /// The NNAPI operand standing for a TFLite tensor, created on first use.
-    uint32_t operandOf(int32_t index, bool forcePerChannel = false) {
+    uint32_t operandOf(int32_t index, Encoding encoding = Encoding::kAsTyped) {
         if (mOperands[index] != kNoOperand) return mOperands[index];
         if (tensor(index).is_variable())
             fail(tensorLabel(index), " is a variable (state) tensor, which is not mapped");
-        const OperandDesc d = describe(index, forcePerChannel);
+        const OperandDesc d = describe(index, encoding);
         if (auto bytes = constantData(index)) {
             mOperands[index] = addConstant(d, bytes->data, bytes->size);
         } else {
@@ -494,10 +506,21 @@ class Importer {
         return addConstant(d, zeros.data(), zeros.size());
     }
 
-    /// Hybrid operators (float input, quantized weights) dequantize their weights first.
-    uint32_t dequantizedIfHybrid(uint32_t input, uint32_t weights) {
-        if (operand(input).type != OperandType::TENSOR_FLOAT32 || !isQuant8(weights))
-            return weights;
+    bool isHybrid(uint32_t input, uint32_t weights) {
+        return operand(input).type == OperandType::TENSOR_FLOAT32 &&
+               (isQuant8(weights) || operand(weights).type == OperandType::TENSOR_QUANT8_SYMM);
+    }
+
+    /// Weights (or bias) input k of an operator whose data input is `input`. Hybrid operators
+    /// (float input, quantized weights) get their weights through a DEQUANTIZE, as the delegate
+    /// inserts it.
+    uint32_t weightsInput(size_t k, uint32_t input) {
+        const bool floatInput = operand(input).type == OperandType::TENSOR_FLOAT32;
+        const int32_t index = inTensor(k);
+        const uint32_t weights = floatInput && tensor(index).type() == tfl::TensorType::UINT8
+                                     ? operandOf(index, Encoding::kLegacyHybrid)
+                                     : operandOf(index);
+        if (!isHybrid(input, weights)) return weights;
         auto it = mDequantized.find(weights);
         if (it != mDequantized.end()) return it->second;
         const uint32_t f =
@@ -544,9 +567,8 @@ void Importer::mapConv2D() {
     expectCounts(2, 3, 1);
     const auto o = options<tfl::Conv2DOptions>();
     const uint32_t x = in(0);
-    const uint32_t w = dequantizedIfHybrid(x, in(1));
-    const uint32_t b =
-        has(2) ? dequantizedIfHybrid(x, in(2)) : zeroBias(x, w, operand(w).dimensions.at(0));
+    const uint32_t w = weightsInput(1, x);
+    const uint32_t b = has(2) ? weightsInput(2, x) : zeroBias(x, w, operand(w).dimensions.at(0));
     std::vector<uint32_t> ins{x,
                               w,
                               b,
@@ -598,12 +620,10 @@ void Importer::mapFullyConnected() {
              tfl::EnumNameFullyConnectedOptionsWeightsFormat(o.weights_format),
              ") have no NNAPI form");
     const uint32_t x = in(0);
-    uint32_t w = in(1);
+    const uint32_t w = weightsInput(1, x);
     if (operand(w).type == OperandType::TENSOR_QUANT8_SYMM_PER_CHANNEL)
         fail("per-channel quantized weights have no NNAPI FULLY_CONNECTED form");
-    w = dequantizedIfHybrid(x, w);
-    const uint32_t b =
-        has(2) ? dequantizedIfHybrid(x, in(2)) : zeroBias(x, w, operand(w).dimensions.at(0));
+    const uint32_t b = has(2) ? weightsInput(2, x) : zeroBias(x, w, operand(w).dimensions.at(0));
     const std::vector<uint32_t> ins{x, w, b,
                                     int32Scalar(fusedActivation(o.fused_activation_function))};
     if (!o.keep_num_dims) {
@@ -629,7 +649,7 @@ void Importer::mapTransposeConv() {
     const auto o = options<tfl::TransposeConvOptions>();
     const uint32_t x = in(2);
     // The delegate always quantizes int8 TRANSPOSE_CONV filters per channel.
-    const uint32_t w = operandOf(inTensor(1), /*forcePerChannel=*/true);
+    const uint32_t w = operandOf(inTensor(1), Encoding::kPerChannel);
     const uint32_t b = has(3) ? in(3) : zeroBias(x, w, operand(w).dimensions.at(0));
     emit(OperationType::TRANSPOSE_CONV_2D,
          {x, w, b, int32TensorInput(0, "output shape"), int32Scalar(padding(o.padding)),
