@@ -1,5 +1,7 @@
 #include "sim/tests/TestBench.h"
 
+#include <stdexcept>
+
 namespace nncosim::sim::testing {
 namespace {
 
@@ -12,7 +14,13 @@ const sc_core::sc_time& clockPeriod() {
 
 }  // namespace
 
-TestBench::TestBench() : requant("requant", clockPeriod()) {}
+TestBench::TestBench() : requant("requant", clockPeriod()) {
+    auto platform = createSystemCPlatform();
+    if (!platform.ok()) {
+        throw std::runtime_error(platform.status().message);
+    }
+    npu = *platform;
+}
 
 TestBench& testBench() {
     // Never destroyed: SystemC objects must outlive the simulation kernel's own teardown.

@@ -5,6 +5,9 @@
 // work to its module and calls sc_start(), which returns when the design is idle again.
 #pragma once
 
+#include <memory>
+
+#include "sim/HardwareAccess.h"
 #include "sim/RequantBlock.h"
 
 namespace nncosim::sim::testing {
@@ -13,6 +16,8 @@ struct TestBench {
     TestBench();
 
     RequantBlock requant;
+    /// The NPU platform with the default configuration (1 GHz, 100-cycle DRAM at 16 B/cycle).
+    std::shared_ptr<HardwareAccess> npu;
 };
 
 /// The bench, elaborated on the first call (before any sc_start).

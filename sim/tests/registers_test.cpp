@@ -61,7 +61,7 @@ TEST_CASE("sim_registers_map") {
     CHECK(reg::kId == 0x000);
     CHECK(reset::kId == kNpuId);
     CHECK(reset::kIrqEnable == (field::kIrqEnableDone | field::kIrqEnableError));
-    CHECK(reset::kConfigArray == (kArrayRows | kArrayCols << 8 | kDramBusBytes << 16));
+    CHECK(reset::kConfigArray == (kArrayRows | (kArrayCols << 8) | (kDramBusBytes << 16)));
     CHECK(kDescriptorWords * 4 == 128);
 }
 

@@ -1,0 +1,124 @@
+// Weight-stationary systolic array: Rows x Cols processing elements with int32 accumulation.
+//
+// Each cycle one input vector (Rows signed 9-bit values, zero points already subtracted) enters
+// and one output vector (Cols int32 sums) leaves Rows + Cols cycles later:
+//   psum_o[j] = sum_i act_i[i] * w[buffer][i][j]
+// where buffer is the tag_i that entered with the vector. The input skew and output deskew
+// registers are inside, so the ports see whole vectors.
+//
+// Every PE holds two weights (a double buffer) and the activation's tag picks one, so the next
+// block of weights loads while the current one is used and the switch costs no cycle. Row r of
+// buffer b is written by wload_*: a write lands in all Cols PEs of the row at once. Writing row r
+// of buffer b is safe once the last vector tagged b has entered row r at least Cols cycles
+// earlier (it has left the row), and the write must come before the first vector tagged b that
+// needs the new weights reaches row r; npu_conv_engine schedules loads by that rule.
+module npu_array #(
+  parameter int unsigned Rows = 16,
+  parameter int unsigned Cols = 16
+) (
+  input  logic                         clk_i,
+  input  logic                         rst_ni,
+
+  input  logic [Rows-1:0][8:0]         act_i,
+  input  logic                         tag_i,
+
+  input  logic                         wload_valid_i,
+  input  logic                         wload_buf_i,
+  input  logic [$clog2(Rows)-1:0]      wload_row_i,
+  input  logic [Cols-1:0][8:0]         wload_data_i,
+
+  output logic [Cols-1:0][31:0]        psum_o
+);
+
+  // Unpacked arrays throughout: Verilator then indexes plain integers instead of extracting
+  // fields from one wide vector, which is what makes the array fast to simulate. Datapath
+  // registers need no reset: the control logic tracks which vectors are valid.
+
+  // Input skew: row i sees the vector i cycles late (skew_q[i][d] is row i delayed d + 1).
+  logic signed [8:0] skew_act_q [Rows][Rows];
+  logic              skew_tag_q [Rows][Rows];
+  logic signed [8:0] act_row [Rows];
+  logic              tag_row [Rows];
+
+  always_ff @(posedge clk_i) begin
+    for (int i = 1; i < Rows; i++) begin
+      skew_act_q[i][0] <= act_i[i];
+      skew_tag_q[i][0] <= tag_i;
+      for (int d = 1; d < i; d++) begin
+        skew_act_q[i][d] <= skew_act_q[i][d-1];
+        skew_tag_q[i][d] <= skew_tag_q[i][d-1];
+      end
+    end
+  end
+
+  always_comb begin
+    act_row[0] = act_i[0];
+    tag_row[0] = tag_i;
+    for (int i = 1; i < Rows; i++) begin
+      act_row[i] = skew_act_q[i][i-1];
+      tag_row[i] = skew_tag_q[i][i-1];
+    end
+  end
+
+  // The PE grid: activations and tags move right, partial sums move down.
+  logic signed [8:0]  act_q  [Rows][Cols];
+  logic               tag_q  [Rows][Cols];
+  logic signed [31:0] psum_q [Rows][Cols];
+  logic signed [8:0]  w0_q   [Rows][Cols];
+  logic signed [8:0]  w1_q   [Rows][Cols];
+
+  always_ff @(posedge clk_i) begin
+    for (int i = 0; i < Rows; i++) begin
+      act_q[i][0] <= act_row[i];
+      tag_q[i][0] <= tag_row[i];
+      for (int j = 1; j < Cols; j++) begin
+        act_q[i][j] <= act_q[i][j-1];
+        tag_q[i][j] <= tag_q[i][j-1];
+      end
+    end
+    for (int j = 0; j < Cols; j++) begin
+      for (int i = 0; i < Rows; i++) begin
+        logic signed [8:0] w;
+        w = tag_q[i][j] ? w1_q[i][j] : w0_q[i][j];
+        psum_q[i][j] <= (i == 0 ? 32'sd0 : psum_q[i == 0 ? 0 : i-1][j]) +
+                        32'(act_q[i][j]) * 32'(w);
+      end
+    end
+  end
+
+  // Weights: software always loads a block before using it.
+  always_ff @(posedge clk_i) begin
+    if (wload_valid_i) begin
+      for (int j = 0; j < Cols; j++) begin
+        if (wload_buf_i) begin
+          w1_q[wload_row_i][j] <= wload_data_i[j];
+        end else begin
+          w0_q[wload_row_i][j] <= wload_data_i[j];
+        end
+      end
+    end
+  end
+
+  // Output deskew: column j leaves the grid Cols - 1 - j cycles before column Cols - 1.
+  logic [31:0] deskew_q [Cols][Cols];
+
+  always_ff @(posedge clk_i) begin
+    for (int j = 0; j < Cols - 1; j++) begin
+      deskew_q[j][0] <= psum_q[Rows-1][j];
+      for (int d = 1; d < Cols - 1 - j; d++) begin
+        deskew_q[j][d] <= deskew_q[j][d-1];
+      end
+    end
+  end
+
+  always_comb begin
+    for (int j = 0; j < Cols - 1; j++) begin
+      psum_o[j] = deskew_q[j][Cols-2-j];
+    end
+    psum_o[Cols-1] = psum_q[Rows-1][Cols-1];
+  end
+
+  logic unused_rst;
+  assign unused_rst = rst_ni;
+
+endmodule

@@ -1,0 +1,467 @@
+// Command processor: runs a job (a chain of descriptors in DRAM) from doorbell to interrupt.
+//
+// It fetches descriptors one ahead, validates each (BAD_OPCODE / BAD_FIELD), hands them to the
+// load stage (npu_dma_load, alternating scratchpad buffers) and then to the compute stage, and
+// counts retirements. The job ends after the LAST descriptor retires: the completion record is
+// written and IRQ DONE raised. Any fault (invalid descriptor, DMA outside the window, watchdog)
+// aborts: every unit is flushed, in-flight reads drain, the record is written with the error
+// code, IRQ ERROR is raised and the device halts until a soft reset.
+module npu_cmd
+  import npu_pkg::*;
+  import npu_core_pkg::*;
+(
+  input  logic                          clk_i,
+  input  logic                          rst_ni,
+
+  // Registers.
+  input  logic [31:0]                   queue_base_i,
+  input  logic [31:0]                   completion_addr_i,
+  input  logic [31:0]                   watchdog_limit_i,
+  input  logic                          doorbell_i,
+  input  logic [31:0]                   doorbell_tag_i,
+  input  logic                          soft_reset_i,
+  output logic                          busy_o,
+  output logic                          error_o,
+  output logic                          resetting_o,
+  output logic                          reset_done_o,
+  output logic [31:0]                   job_tag_o,
+  output logic [31:0]                   desc_done_o,
+  output logic [7:0]                    error_code_o,
+  output logic [31:0]                   error_desc_o,
+  output logic [31:0]                   error_addr_o,
+  output logic                          irq_done_o,
+  output logic                          irq_error_o,
+  output logic                          stall_fetch_o,
+  output logic                          stall_input_o,
+
+  // Units.
+  output logic                          flush_o,
+  input  logic                          reads_pending_i,
+  input  logic                          fault_i,
+  input  logic [$clog2(NumClients)-1:0] fault_client_i,
+  input  logic [31:0]                   fault_addr_i,
+
+  output logic                          load_start_o,
+  output tensor_t                       load_a_o,
+  output tensor_t                       load_b_o,
+  output logic                          load_two_o,
+  output logic [SpadAw-1:0]             load_base_o,
+  input  logic                          load_busy_i,
+
+  input  logic                          compute_ready_i,
+  output logic                          compute_start_o,
+  output job_t                          compute_job_o,
+  input  logic                          compute_retire_i,
+  input  logic                          compute_idle_i,
+  input  logic [31:0]                   weight_index_i,
+  input  logic [31:0]                   store_index_i,
+
+  // Memory client (descriptor fetch, completion record).
+  output logic                          req_valid_o,
+  input  logic                          req_ready_i,
+  output logic                          req_write_o,
+  output logic [31:0]                   req_addr_o,
+  output logic [VecBits-1:0]            req_wdata_o,
+  output logic [Vec-1:0]                req_wstrb_o,
+  input  logic                          rsp_valid_i,
+  input  logic [VecBits-1:0]            rsp_data_i
+);
+
+  localparam int unsigned DescBytes  = DescriptorWords * 4;
+  localparam int unsigned DescBeats  = DescBytes / Vec;
+  localparam int unsigned RecBytes   = CompletionWords * 4;
+  localparam int unsigned RecBeats   = RecBytes > Vec ? RecBytes / Vec : 1;
+  localparam int unsigned BeatW      = $clog2(DescBeats + 1);
+  localparam int unsigned TableWords = 256 / Vec;
+
+  typedef enum logic [2:0] {
+    StIdle,
+    StRun,
+    StAbort,
+    StRecord,
+    StHalted,
+    StResetting
+  } state_e;
+
+  state_e      state_q;
+  logic [31:0] tag_q, desc_done_q, cycles_q, watchdog_q;
+  logic [7:0]  error_code_q;
+  logic [31:0] error_desc_q, error_addr_q;
+
+  // ------------------------------------------------------------------------------------------
+  // Descriptor fetch: one descriptor at a time into desc_q, decoded into next_q.
+  logic [31:0]          fetch_addr_q, fetch_index_q;
+  logic                 fetch_done_q;        // LAST fetched: nothing more to fetch
+  logic [BeatW-1:0]     fetch_req_q, fetch_rsp_q;
+  logic [DescBytes*8-1:0] desc_bits_q;
+  logic                 decode_q;            // desc_bits_q complete, decode this cycle
+  job_t                 next_q;
+  logic                 next_valid_q;
+  logic [31:0]          last_index_q;
+
+  logic fetching;
+  assign fetching = state_q == StRun && !fetch_done_q && !next_valid_q && !decode_q;
+
+  // Decode and validation of the fetched descriptor.
+  desc_t d;
+  assign d = desc_t'(desc_bits_q);
+
+  logic [15:0] a_wpr, nb;
+  logic [47:0] a_rows;
+  logic [63:0] a_words;
+  logic [31:0] p_count, kt;
+  logic [47:0] w_words;
+  logic        bad_opcode, bad_field;
+
+  // Helpers look at some fields of their tensors only.
+  /* verilator lint_off UNUSEDSIGNAL */
+  function automatic logic tensor_empty(tensor_t t);
+    return t.inner == '0 || t.count1 == '0 || t.count2 == '0 || t.count3 == '0;
+  endfunction
+
+  function automatic logic same_shape(tensor_t x, tensor_t y);
+    return x.inner == y.inner && x.count1 == y.count1 && x.count2 == y.count2 &&
+           x.count3 == y.count3;
+  endfunction
+  /* verilator lint_on UNUSEDSIGNAL */
+
+  always_comb begin
+    a_wpr   = 16'((32'(d.a.inner) + Vec - 1) >> VecIdxW);
+    nb      = 16'((32'(d.out.inner) + Vec - 1) >> VecIdxW);
+    a_rows  = 48'(d.a.count1) * 48'(d.a.count2) * 48'(d.a.count3);
+    a_words = 64'(a_rows) * 64'(a_wpr);
+    p_count = 32'(d.out.count1) * 32'(d.out.count2);
+    kt      = 32'(d.kernel_w) * 32'(d.kernel_h) * (d.opcode == OpConv ? 32'(a_wpr) : 32'd1);
+    w_words = d.opcode == OpLut ? 48'(TableWords)
+                                : 48'(nb) * (48'(WeightQuantWords) + 48'(kt) * 48'(Vec));
+
+    bad_opcode = d.opcode > OpLut;
+    bad_field  = 1'b0;
+    if (d.opcode != OpNop && !bad_opcode) begin
+      bad_field = tensor_empty(d.a) || tensor_empty(d.out) ||
+                  d.out_shift == 6'h20 || $signed(d.act_min) > $signed(d.act_max);
+    end
+    if (is_window_op(d.opcode)) begin
+      bad_field |= d.kernel_w == '0 || d.kernel_h == '0 || d.stride_w == '0 ||
+                   d.stride_h == '0 || d.dilation_w == '0 || d.dilation_h == '0 ||
+                   d.a.count3 != 16'd1 || d.out.count3 != 16'd1 ||
+                   p_count > AccDepth || a_words > 64'(SpadWords) ||
+                   kt > 32'hffff;
+      if (d.opcode != OpConv) begin
+        bad_field |= d.out.inner != d.a.inner;
+      end
+      if (is_array_op(d.opcode)) begin
+        bad_field |= d.w_addr[VecIdxW-1:0] != '0 || w_words > 48'hffff_ffff;
+      end
+    end
+    if (d.opcode == OpAdd || d.opcode == OpMul) begin
+      bad_field |= !same_shape(d.a, d.b) || !same_shape(d.a, d.out) || tensor_empty(d.b) ||
+                   2 * a_words > 64'(SpadWords) || d.a_shift == 6'h20 || d.b_shift == 6'h20;
+    end
+    if (d.opcode == OpLut) begin
+      bad_field |= !same_shape(d.a, d.out) || a_words > 64'(SpadWords) ||
+                   d.w_addr[VecIdxW-1:0] != '0;
+    end
+  end
+
+  job_t decoded;
+  always_comb begin
+    decoded          = '0;
+    decoded.desc     = d;
+    decoded.index    = fetch_index_q;
+    decoded.a_wpr    = a_wpr;
+    decoded.a_words  = a_words[31:0];
+    decoded.kt_count = kt[15:0];
+    decoded.nb_count = nb;
+    decoded.p_count  = is_window_op(d.opcode) ? p_count : a_words[31:0];
+    decoded.w_words  = w_words[31:0];
+  end
+
+  logic fetch_fire;
+  assign fetch_fire = req_valid_o && req_ready_i && !req_write_o;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      fetch_addr_q  <= '0;
+      fetch_index_q <= '0;
+      fetch_done_q  <= 1'b0;
+      fetch_req_q   <= '0;
+      fetch_rsp_q   <= '0;
+      decode_q      <= 1'b0;
+      next_valid_q  <= 1'b0;
+      last_index_q  <= '0;
+    end else if (state_q != StRun) begin
+      fetch_addr_q  <= queue_base_i;
+      fetch_index_q <= '0;
+      fetch_done_q  <= 1'b0;
+      fetch_req_q   <= '0;
+      fetch_rsp_q   <= '0;
+      decode_q      <= 1'b0;
+      next_valid_q  <= 1'b0;
+    end else begin
+      if (fetch_fire) begin
+        fetch_req_q <= fetch_req_q + 1'b1;
+      end
+      if (rsp_valid_i && fetching) begin
+        fetch_rsp_q <= fetch_rsp_q + 1'b1;
+        if (fetch_rsp_q == BeatW'(DescBeats - 1)) begin
+          decode_q <= 1'b1;
+        end
+      end
+      if (decode_q && !bad_opcode && !bad_field) begin
+        decode_q      <= 1'b0;
+        next_valid_q  <= 1'b1;
+        next_q        <= decoded;
+        fetch_req_q   <= '0;
+        fetch_rsp_q   <= '0;
+        fetch_addr_q  <= fetch_addr_q + DescBytes;
+        fetch_index_q <= fetch_index_q + 1;
+        if (d.flags[0]) begin
+          fetch_done_q <= 1'b1;
+          last_index_q <= fetch_index_q;
+        end
+      end
+      if (load_take) begin
+        next_valid_q <= 1'b0;
+      end
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (rsp_valid_i && fetching) begin
+      desc_bits_q[32'(fetch_rsp_q) * VecBits +: VecBits] <= rsp_data_i;
+    end
+  end
+
+  // ------------------------------------------------------------------------------------------
+  // Load stage: one descriptor, loading into its buffer or loaded and waiting for compute.
+  typedef enum logic [1:0] {
+    LdEmpty,
+    LdStart,
+    LdBusy,
+    LdLoaded
+  } load_state_e;
+
+  load_state_e load_state_q;
+  job_t        load_q;
+  logic        buf_toggle_q;
+  logic        load_take;
+
+  // A FENCE descriptor loads once every earlier descriptor has retired.
+  assign load_take = state_q == StRun && next_valid_q && load_state_q == LdEmpty &&
+                     (!next_q.desc.flags[1] || desc_done_q == next_q.index);
+
+  logic needs_load;
+  assign needs_load = load_q.desc.opcode != OpNop;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      load_state_q <= LdEmpty;
+      buf_toggle_q <= 1'b0;
+      load_q       <= '0;
+    end else if (state_q != StRun) begin
+      load_state_q <= LdEmpty;
+      buf_toggle_q <= 1'b0;
+    end else begin
+      unique case (load_state_q)
+        LdEmpty: begin
+          if (load_take) begin
+            load_q         <= next_q;
+            load_q.buf_sel <= buf_toggle_q;
+            buf_toggle_q   <= ~buf_toggle_q;
+            load_state_q   <= LdStart;
+          end
+        end
+        LdStart: load_state_q <= needs_load ? LdBusy : LdLoaded;
+        LdBusy: begin
+          if (!load_busy_i) begin
+            load_state_q <= LdLoaded;
+          end
+        end
+        LdLoaded: begin
+          if (compute_ready_i) begin
+            load_state_q <= LdEmpty;
+          end
+        end
+        default: load_state_q <= LdEmpty;
+      endcase
+    end
+  end
+
+  assign load_start_o    = load_state_q == LdStart && needs_load;
+  assign load_a_o        = load_q.desc.a;
+  assign load_b_o        = load_q.desc.b;
+  assign load_two_o      = load_q.desc.opcode == OpAdd || load_q.desc.opcode == OpMul;
+  assign load_base_o     = load_q.buf_sel ? SpadAw'(SpadWords) : '0;
+  assign compute_start_o = state_q == StRun && load_state_q == LdLoaded && compute_ready_i;
+  assign compute_job_o   = load_q;
+
+  // ------------------------------------------------------------------------------------------
+  // Job state, errors, watchdog, completion record.
+  logic [RecBytes*8-1:0]  record;
+  logic [$clog2(RecBeats+1)-1:0] rec_beat_q;
+  logic                   job_finished;
+  logic                   fault_any;
+  logic [7:0]             fault_code;
+  logic [31:0]            fault_desc, fault_addr;
+
+  assign record = {cycles_q, desc_done_q, {24'd0, error_code_q}, tag_q};
+  assign job_finished = fetch_done_q && desc_done_q == last_index_q + 1 && compute_idle_i;
+
+  always_comb begin
+    fault_any  = 1'b0;
+    fault_code = ErrNone;
+    fault_desc = '0;
+    fault_addr = '0;
+    if (decode_q && (bad_opcode || bad_field)) begin
+      fault_any  = 1'b1;
+      fault_code = bad_opcode ? ErrBadOpcode : ErrBadField;
+      fault_desc = fetch_index_q;
+      fault_addr = fetch_addr_q;
+    end else if (fault_i) begin
+      fault_any  = 1'b1;
+      fault_code = ErrDmaWindow;
+      fault_addr = fault_addr_i;
+      unique case (32'(fault_client_i))
+        ClientCmd:    fault_desc = fetch_index_q;
+        ClientLoad:   fault_desc = load_q.index;
+        ClientWeight: fault_desc = weight_index_i;
+        ClientStore:  fault_desc = store_index_i;
+        default:      fault_desc = '0;
+      endcase
+    end else if (watchdog_q + 32'd1 == watchdog_limit_i) begin
+      // A limit of 0 is reached only when the count wraps: 2^32 cycles.
+      fault_any  = 1'b1;
+      fault_code = ErrWatchdog;
+      fault_desc = desc_done_q;
+    end
+  end
+
+  logic doorbell_ok;
+  assign doorbell_ok = queue_base_i[3:0] == '0 && completion_addr_i[3:0] == '0;
+
+  logic rec_fire;
+  assign rec_fire = req_valid_o && req_ready_i && req_write_o;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      state_q      <= StIdle;
+      tag_q        <= '0;
+      desc_done_q  <= '0;
+      cycles_q     <= '0;
+      watchdog_q   <= '0;
+      error_code_q <= ErrNone;
+      error_desc_q <= '0;
+      error_addr_q <= '0;
+      rec_beat_q   <= '0;
+    end else if (soft_reset_i) begin
+      state_q <= StResetting;
+    end else begin
+      if (state_q == StRun) begin
+        cycles_q <= cycles_q + 1;
+      end
+      unique case (state_q)
+        StIdle: begin
+          if (doorbell_i) begin
+            tag_q       <= doorbell_tag_i;
+            desc_done_q <= '0;
+            cycles_q    <= '0;
+            watchdog_q  <= '0;
+            rec_beat_q  <= '0;
+            if (doorbell_ok) begin
+              state_q <= StRun;
+            end else begin
+              error_code_q <= ErrBadQueue;
+              error_desc_q <= '0;
+              error_addr_q <= queue_base_i;
+              state_q      <= StHalted;  // no record: its address is the bad one
+            end
+          end
+        end
+        StRun: begin
+          watchdog_q <= compute_retire_i ? '0 : watchdog_q + 1;
+          if (compute_retire_i) begin
+            desc_done_q <= desc_done_q + 1;
+          end
+          if (fault_any) begin
+            error_code_q <= fault_code;
+            error_desc_q <= fault_desc;
+            error_addr_q <= fault_addr;
+            state_q      <= StAbort;
+          end else if (job_finished) begin
+            state_q <= StRecord;
+          end
+        end
+        StAbort: begin
+          if (!reads_pending_i) begin
+            state_q <= StRecord;
+          end
+        end
+        StRecord: begin
+          // A record outside the window is skipped, not a second fault.
+          if (rec_fire) begin
+            rec_beat_q <= rec_beat_q + 1'b1;
+          end
+          if (fault_i || (rec_fire && 32'(rec_beat_q) == RecBeats - 1)) begin
+            state_q <= error_code_q == ErrNone ? StIdle : StHalted;
+          end
+        end
+        StHalted: ;
+        StResetting: begin
+          if (!reads_pending_i) begin
+            state_q      <= StIdle;
+            error_code_q <= ErrNone;
+            error_desc_q <= '0;
+            error_addr_q <= '0;
+            desc_done_q  <= '0;
+          end
+        end
+        default: state_q <= StIdle;
+      endcase
+    end
+  end
+
+  // The memory client: fetch reads in StRun, the record in StRecord.
+  always_comb begin
+    req_valid_o = 1'b0;
+    req_write_o = 1'b0;
+    req_addr_o  = fetch_addr_q + (32'(fetch_req_q) << VecIdxW);
+    req_wdata_o = '0;
+    req_wstrb_o = '0;
+    if (state_q == StRecord) begin
+      req_valid_o = 1'b1;
+      req_write_o = 1'b1;
+      req_addr_o  = completion_addr_i + (32'(rec_beat_q) << VecIdxW);
+      for (int unsigned b = 0; b < Vec; b++) begin
+        if (32'(rec_beat_q) * Vec + b < RecBytes) begin
+          req_wdata_o[b*8 +: 8] = record[(32'(rec_beat_q) * Vec + b) * 8 +: 8];
+          req_wstrb_o[b]        = 1'b1;
+        end
+      end
+    end else if (fetching && fetch_req_q != BeatW'(DescBeats)) begin
+      req_valid_o = 1'b1;
+    end
+  end
+
+  assign flush_o      = state_q == StAbort || state_q == StResetting || soft_reset_i;
+  assign busy_o       = state_q == StRun || state_q == StAbort || state_q == StRecord;
+  assign error_o      = state_q == StHalted || error_code_q != ErrNone;
+  assign resetting_o  = state_q == StResetting;
+  assign reset_done_o = state_q == StResetting && !reads_pending_i && !soft_reset_i;
+  assign job_tag_o    = tag_q;
+  assign desc_done_o  = desc_done_q;
+  assign error_code_o = error_code_q;
+  assign error_desc_o = error_desc_q;
+  assign error_addr_o = error_addr_q;
+  assign irq_done_o   = state_q == StRecord && error_code_q == ErrNone &&
+                        (fault_i || (rec_fire && 32'(rec_beat_q) == RecBeats - 1));
+  assign irq_error_o  = (state_q == StRecord && error_code_q != ErrNone &&
+                         (fault_i || (rec_fire && 32'(rec_beat_q) == RecBeats - 1))) ||
+                        (state_q == StIdle && doorbell_i && !doorbell_ok);
+
+  // Busy cycles in which the compute stage has nothing to do, by cause.
+  assign stall_fetch_o = state_q == StRun && compute_ready_i && load_state_q == LdEmpty;
+  assign stall_input_o = state_q == StRun && compute_ready_i &&
+                         (load_state_q == LdStart || load_state_q == LdBusy);
+
+endmodule

@@ -1,0 +1,284 @@
+// Load DMA: copies tensor A, then optionally tensor B, from DRAM into the scratchpad.
+//
+// Every tensor row (INNER bytes at any alignment) becomes ceil(INNER / Vec) consecutive
+// scratchpad words with the row's first byte in lane 0 of its first word and a zero-filled tail,
+// starting at spad_base_i (B follows A). The request side issues one beat read per cycle; the
+// response side walks the same rows to realign the beats as they return in order.
+module npu_dma_load
+  import npu_pkg::*;
+  import npu_core_pkg::*;
+(
+  input  logic               clk_i,
+  input  logic               rst_ni,
+  input  logic               flush_i,
+
+  input  logic               start_i,
+  input  tensor_t            a_i,
+  input  tensor_t            b_i,
+  input  logic               two_i,
+  input  logic [SpadAw-1:0]  spad_base_i,
+  output logic               busy_o,
+
+  output logic               req_valid_o,
+  input  logic               req_ready_i,
+  output logic [31:0]        req_addr_o,
+  input  logic               rsp_valid_i,
+  input  logic [VecBits-1:0] rsp_data_i,
+
+  output logic               spad_we_o,
+  output logic [SpadAw-1:0]  spad_waddr_o,
+  output logic [VecBits-1:0] spad_wdata_o
+);
+
+  tensor_t a_q, b_q;
+  logic    two_q;
+
+  /* verilator lint_off UNUSEDSIGNAL */
+  function automatic logic [16:0] beats_of(logic [31:0] row_addr, logic [15:0] inner);
+    return 17'((32'(row_addr[VecIdxW-1:0]) + 32'(inner) + Vec - 1) >> VecIdxW);
+  endfunction
+  /* verilator lint_on UNUSEDSIGNAL */
+
+  // ------------------------------------------------------------------------------------------
+  // Request side.
+  logic        req_active_q, req_second_q;
+  logic [16:0] req_beat_q;
+  logic [31:0] req_row;
+  logic        req_last_row, req_walk_start, req_walk_next;
+  logic [15:0] req_inner;
+  logic [16:0] req_beats;
+  tensor_t     req_walk_tensor;
+
+  assign req_inner = req_second_q ? b_q.inner : a_q.inner;
+  assign req_beats = beats_of(req_row, req_inner);
+
+  npu_tensor_walk u_req_walk (
+    .clk_i,
+    .rst_ni,
+    .start_i   (req_walk_start),
+    .tensor_i  (req_walk_tensor),
+    .next_i    (req_walk_next),
+    .row_addr_o(req_row),
+    .last_row_o(req_last_row)
+  );
+
+  logic req_fire, req_row_done;
+  assign req_valid_o  = req_active_q && !flush_i;
+  assign req_addr_o   = {req_row[31:VecIdxW], {VecIdxW{1'b0}}} + (32'(req_beat_q) << VecIdxW);
+  assign req_fire     = req_valid_o && req_ready_i;
+  assign req_row_done = req_fire && (req_beat_q + 17'd1 >= req_beats);
+
+  assign req_walk_start  = start_i || (req_row_done && req_last_row && !req_second_q && two_q);
+  assign req_walk_tensor = start_i ? a_i : b_q;
+  assign req_walk_next   = req_row_done && !req_last_row;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      req_active_q <= 1'b0;
+      req_second_q <= 1'b0;
+      req_beat_q   <= '0;
+    end else if (flush_i) begin
+      req_active_q <= 1'b0;
+      req_second_q <= 1'b0;
+      req_beat_q   <= '0;
+    end else if (start_i) begin
+      req_active_q <= 1'b1;
+      req_second_q <= 1'b0;
+      req_beat_q   <= '0;
+    end else if (req_fire) begin
+      if (!req_row_done) begin
+        req_beat_q <= req_beat_q + 17'd1;
+      end else begin
+        req_beat_q <= '0;
+        if (req_last_row) begin
+          if (!req_second_q && two_q) begin
+            req_second_q <= 1'b1;
+          end else begin
+            req_active_q <= 1'b0;
+          end
+        end
+      end
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      a_q   <= '0;
+      b_q   <= '0;
+      two_q <= 1'b0;
+    end else if (start_i) begin
+      a_q   <= a_i;
+      b_q   <= b_i;
+      two_q <= two_i;
+    end
+  end
+
+  // ------------------------------------------------------------------------------------------
+  // Response side: the same walk, one row per beat group, realigning into words.
+  logic               rsp_active_q, rsp_second_q;
+  logic [16:0]        rsp_beat_q;
+  logic [VecBits-1:0] prev_q;
+  logic [31:0]        rsp_row;
+  logic               rsp_last_row, rsp_walk_start, rsp_walk_next;
+  logic [15:0]        rsp_inner;
+  logic [16:0]        rsp_beats, rsp_wpr;
+  logic [VecIdxW-1:0] rsp_off;
+  tensor_t            rsp_walk_tensor;
+
+  assign rsp_inner = rsp_second_q ? b_q.inner : a_q.inner;
+  assign rsp_off   = rsp_row[VecIdxW-1:0];
+  assign rsp_beats = beats_of(rsp_row, rsp_inner);
+  assign rsp_wpr   = 17'((32'(rsp_inner) + Vec - 1) >> VecIdxW);
+
+  npu_tensor_walk u_rsp_walk (
+    .clk_i,
+    .rst_ni,
+    .start_i   (rsp_walk_start),
+    .tensor_i  (rsp_walk_tensor),
+    .next_i    (rsp_walk_next),
+    .row_addr_o(rsp_row),
+    .last_row_o(rsp_last_row)
+  );
+
+  logic rsp_take, rsp_row_done;
+  assign rsp_take     = rsp_valid_i && rsp_active_q;
+  assign rsp_row_done = rsp_take && (rsp_beat_q + 17'd1 >= rsp_beats);
+
+  assign rsp_walk_start  = start_i || (rsp_row_done && rsp_last_row && !rsp_second_q && two_q);
+  assign rsp_walk_tensor = start_i ? a_i : b_q;
+  assign rsp_walk_next   = rsp_row_done && !rsp_last_row;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      rsp_active_q <= 1'b0;
+      rsp_second_q <= 1'b0;
+      rsp_beat_q   <= '0;
+    end else if (flush_i) begin
+      rsp_active_q <= 1'b0;
+      rsp_second_q <= 1'b0;
+      rsp_beat_q   <= '0;
+    end else if (start_i) begin
+      rsp_active_q <= 1'b1;
+      rsp_second_q <= 1'b0;
+      rsp_beat_q   <= '0;
+    end else if (rsp_take) begin
+      if (!rsp_row_done) begin
+        rsp_beat_q <= rsp_beat_q + 17'd1;
+      end else begin
+        rsp_beat_q <= '0;
+        if (rsp_last_row) begin
+          if (!rsp_second_q && two_q) begin
+            rsp_second_q <= 1'b1;
+          end else begin
+            rsp_active_q <= 1'b0;
+          end
+        end
+      end
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (rsp_take) begin
+      prev_q <= rsp_data_i;
+    end
+  end
+
+  // Word k of a row takes bytes [k * Vec + off, (k + 1) * Vec + off) of the row's beats; bytes
+  // past INNER read as zero.
+  /* verilator lint_off UNUSEDSIGNAL */
+  function automatic logic [VecBits-1:0] realign(logic [VecBits-1:0] hi, logic [VecBits-1:0] lo,
+                                                 logic [VecIdxW-1:0] off, logic [16:0] word,
+                                                 logic [15:0] inner);
+    logic [2*VecBits-1:0] both;
+    logic [VecBits-1:0]   data;
+    logic [31:0]          valid;
+    both  = {hi, lo} >> (32'(off) * 8);
+    data  = both[VecBits-1:0];
+    valid = 32'(inner) - (32'(word) << VecIdxW);
+    for (int unsigned b = 0; b < Vec; b++) begin
+      if (b >= valid) begin
+        data[b*8 +: 8] = 8'd0;
+      end
+    end
+    return data;
+  endfunction
+  /* verilator lint_on UNUSEDSIGNAL */
+
+  // Up to two words per beat: with off != 0 a beat completes the previous word and, on a row's
+  // last beat, may also hold a whole tail word.
+  logic               emit_a, emit_b;
+  logic [VecBits-1:0] word_a, word_b;
+
+  always_comb begin
+    emit_a = 1'b0;
+    emit_b = 1'b0;
+    word_a = '0;
+    word_b = '0;
+    if (rsp_take) begin
+      if (rsp_off == '0) begin
+        emit_a = 1'b1;
+        word_a = realign('0, rsp_data_i, '0, rsp_beat_q, rsp_inner);
+      end else begin
+        if (rsp_beat_q != '0) begin
+          emit_a = 1'b1;
+          word_a = realign(rsp_data_i, prev_q, rsp_off, rsp_beat_q - 17'd1, rsp_inner);
+        end
+        if (rsp_row_done && rsp_wpr == rsp_beats) begin
+          emit_b = 1'b1;
+          word_b = realign('0, rsp_data_i, rsp_off, rsp_beat_q, rsp_inner);
+        end
+      end
+    end
+  end
+
+  // Four-entry buffer in front of the scratchpad's one write port (two in, one out per cycle;
+  // words never outnumber beats, so two entries would do).
+  logic [VecBits-1:0] buf_q [4];
+  logic [1:0]         head_q, tail_q;
+  logic [2:0]         fill_q;
+  logic [SpadAw-1:0]  waddr_q;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      head_q  <= '0;
+      tail_q  <= '0;
+      fill_q  <= '0;
+      waddr_q <= '0;
+    end else if (flush_i) begin
+      head_q <= '0;
+      tail_q <= '0;
+      fill_q <= '0;
+    end else begin
+      if (start_i) begin
+        waddr_q <= spad_base_i;
+      end else if (fill_q != '0) begin
+        waddr_q <= waddr_q + 1'b1;
+      end
+      head_q <= head_q + 2'(fill_q != '0);
+      tail_q <= tail_q + 2'(emit_a) + 2'(emit_b);
+      fill_q <= fill_q + 3'(emit_a) + 3'(emit_b) - 3'(fill_q != '0);
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (emit_a) begin
+      buf_q[tail_q] <= word_a;
+    end
+    if (emit_b) begin
+      buf_q[emit_a ? tail_q + 2'd1 : tail_q] <= word_b;
+    end
+  end
+
+  assign spad_we_o    = fill_q != '0 && !flush_i;
+  assign spad_waddr_o = waddr_q;
+  assign spad_wdata_o = buf_q[head_q];
+
+  // Only the rows' byte counts are kept; addresses live in the walkers. The high half of the
+  // shifted pair is never selected.
+  logic unused_signals;
+  assign unused_signals = ^{a_q.addr, a_q.count1, a_q.stride1, a_q.count2, a_q.count3,
+                            a_q.stride2, a_q.stride3};
+
+  assign busy_o = req_active_q || rsp_active_q || fill_q != '0;
+
+endmodule

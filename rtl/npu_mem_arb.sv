@@ -1,0 +1,138 @@
+// DMA master port: round-robin arbitration of the NPU's memory clients onto one valid/ready
+// request channel, the job's DMA window enforced on every beat, and in-order read responses
+// routed back to the client that asked.
+//
+// Requests are beat-sized and beat-aligned (Vec bytes); writes carry byte strobes and get no
+// response (the memory applies them in order with reads). A request outside
+// [window_base_i, window_limit_i) is never issued: it raises fault_o and stays pending until the
+// command processor flushes the clients.
+module npu_mem_arb
+  import npu_core_pkg::*;
+#(
+  parameter int unsigned MaxReads = 256
+) (
+  input  logic                               clk_i,
+  input  logic                               rst_ni,
+  input  logic                               flush_i,
+
+  input  logic [NumClients-1:0]              req_valid_i,
+  output logic [NumClients-1:0]              req_ready_o,
+  input  logic [NumClients-1:0]              req_write_i,
+  input  logic [NumClients-1:0][31:0]        req_addr_i,
+  input  logic [NumClients-1:0][VecBits-1:0] req_wdata_i,
+  input  logic [NumClients-1:0][Vec-1:0]     req_wstrb_i,
+
+  output logic [NumClients-1:0]              rsp_valid_o,
+  output logic [VecBits-1:0]                 rsp_data_o,
+
+  input  logic [31:0]                        window_base_i,
+  input  logic [31:0]                        window_limit_i,
+  output logic                               fault_o,
+  output logic [$clog2(NumClients)-1:0]      fault_client_o,
+  output logic [31:0]                        fault_addr_o,
+
+  output logic                               mem_req_valid_o,
+  input  logic                               mem_req_ready_i,
+  output logic                               mem_req_write_o,
+  output logic [31:0]                        mem_req_addr_o,
+  output logic [VecBits-1:0]                 mem_req_wdata_o,
+  output logic [Vec-1:0]                     mem_req_wstrb_o,
+  input  logic                               mem_rsp_valid_i,
+  input  logic [VecBits-1:0]                 mem_rsp_data_i,
+
+  output logic                               reads_pending_o,
+  output logic                               rd_beat_o,
+  output logic                               wr_beat_o
+);
+
+  localparam int unsigned ClientW = $clog2(NumClients);
+
+  // Clients that may go: writes always, reads while a routing slot is free.
+  logic                  route_ready;
+  logic [NumClients-1:0] eligible;
+  assign eligible = req_valid_i & (req_write_i | {NumClients{route_ready}});
+
+  // Round robin starting at rr_q.
+  logic [ClientW-1:0] rr_q, grant;
+  logic               any;
+
+  always_comb begin
+    grant = rr_q;
+    any   = 1'b0;
+    for (int unsigned k = 0; k < NumClients; k++) begin
+      logic [ClientW-1:0] c;
+      c = ClientW'((32'(rr_q) + k) % NumClients);
+      if (!any && eligible[c]) begin
+        grant = c;
+        any   = 1'b1;
+      end
+    end
+  end
+
+  // Window check on the chosen beat (16-byte granularity registers, beat-aligned addresses).
+  logic [31:0] addr;
+  logic [32:0] addr_end;
+  logic        in_window;
+  assign addr      = {req_addr_i[grant][31:VecIdxW], {VecIdxW{1'b0}}};
+  assign addr_end  = {1'b0, addr} + 33'(Vec);
+  assign in_window = (addr >= window_base_i) && (addr_end <= {1'b0, window_limit_i});
+
+  assign mem_req_valid_o = any && in_window && !flush_i;
+  assign mem_req_write_o = req_write_i[grant];
+  assign mem_req_addr_o  = addr;
+  assign mem_req_wdata_o = req_wdata_i[grant];
+  assign mem_req_wstrb_o = req_wstrb_i[grant];
+
+  logic accepted;
+  assign accepted = mem_req_valid_o && mem_req_ready_i;
+
+  always_comb begin
+    req_ready_o = '0;
+    req_ready_o[grant] = accepted;
+  end
+
+  assign fault_o        = any && !in_window;
+  assign fault_client_o = grant;
+  assign fault_addr_o   = addr;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      rr_q <= '0;
+    end else if (accepted) begin
+      rr_q <= ClientW'((32'(grant) + 1) % NumClients);
+    end
+  end
+
+  // Which client each outstanding read belongs to, oldest first. Never flushed: responses of
+  // aborted reads still arrive and are dropped by the flushed clients.
+  logic [ClientW-1:0]           route_client;
+  logic                         route_valid;
+  logic [$clog2(MaxReads+1)-1:0] route_count;
+
+  npu_fifo #(
+    .Width(ClientW),
+    .Depth(MaxReads)
+  ) u_route (
+    .clk_i,
+    .rst_ni,
+    .flush_i    (1'b0),
+    .in_valid_i (accepted && !req_write_i[grant]),
+    .in_ready_o (route_ready),
+    .in_data_i  (grant),
+    .out_valid_o(route_valid),
+    .out_ready_i(mem_rsp_valid_i),
+    .out_data_o (route_client),
+    .count_o    (route_count)
+  );
+
+  always_comb begin
+    rsp_valid_o = '0;
+    rsp_valid_o[route_client] = mem_rsp_valid_i && route_valid && !flush_i;
+  end
+  assign rsp_data_o = mem_rsp_data_i;
+
+  assign reads_pending_o = route_count != '0;
+  assign rd_beat_o       = accepted && !req_write_i[grant];
+  assign wr_beat_o       = accepted && req_write_i[grant];
+
+endmodule

@@ -1,0 +1,318 @@
+// The NPU: register file, command processor, DMA (memory arbiter, load, weight stream, store),
+// input scratchpad and compute stage (systolic array, accumulators, requantization, element-wise
+// and pooling units).
+//
+// Ports: a register bus (npu_csr), one valid/ready memory master carrying Vec-byte beats with
+// in-order read responses (npu_mem_arb), and the interrupt line.
+module npu_top
+  import npu_pkg::*;
+  import npu_core_pkg::*;
+(
+  input  logic                   clk_i,
+  input  logic                   rst_ni,
+
+  input  logic                   csr_req_i,
+  input  logic                   csr_we_i,
+  input  logic [CsrAddrBits-1:0] csr_addr_i,
+  input  logic [31:0]            csr_wdata_i,
+  output logic [31:0]            csr_rdata_o,
+
+  output logic                   mem_req_valid_o,
+  input  logic                   mem_req_ready_i,
+  output logic                   mem_req_write_o,
+  output logic [31:0]            mem_req_addr_o,
+  output logic [VecBits-1:0]     mem_req_wdata_o,
+  output logic [Vec-1:0]         mem_req_wstrb_o,
+  input  logic                   mem_rsp_valid_i,
+  input  logic [VecBits-1:0]     mem_rsp_data_i,
+
+  output logic                   irq_o,
+  output logic                   error_o   // STATUS.ERROR, for waveform triggers
+);
+
+  // ------------------------------------------------------------------------------------------
+  // Registers.
+  logic [31:0] queue_base, completion_addr, window_base, window_limit, watchdog_limit;
+  logic        doorbell, soft_reset;
+  logic [31:0] doorbell_tag;
+  logic        busy, error, resetting, reset_done, irq_done, irq_error;
+  logic [31:0] job_tag, desc_done, error_desc, error_addr;
+  logic [7:0]  error_code;
+  logic [15:0] perf_macs;
+  logic        perf_rd_beat, perf_wr_beat, perf_stall_input, perf_stall_weight;
+  logic        perf_stall_output, perf_stall_fetch, perf_array_active;
+
+  npu_csr u_csr (
+    .clk_i,
+    .rst_ni,
+    .csr_req_i,
+    .csr_we_i,
+    .csr_addr_i,
+    .csr_wdata_i,
+    .csr_rdata_o,
+    .queue_base_o       (queue_base),
+    .completion_addr_o  (completion_addr),
+    .window_base_o      (window_base),
+    .window_limit_o     (window_limit),
+    .watchdog_limit_o   (watchdog_limit),
+    .doorbell_o         (doorbell),
+    .doorbell_tag_o     (doorbell_tag),
+    .soft_reset_o       (soft_reset),
+    .busy_i             (busy),
+    .error_i            (error),
+    .resetting_i        (resetting),
+    .reset_done_i       (reset_done),
+    .job_tag_i          (job_tag),
+    .desc_done_i        (desc_done),
+    .error_code_i       (error_code),
+    .error_desc_i       (error_desc),
+    .error_addr_i       (error_addr),
+    .irq_done_i         (irq_done),
+    .irq_error_i        (irq_error),
+    .perf_macs_i        (perf_macs),
+    .perf_rd_beat_i     (perf_rd_beat),
+    .perf_wr_beat_i     (perf_wr_beat),
+    .perf_stall_input_i (perf_stall_input),
+    .perf_stall_weight_i(perf_stall_weight),
+    .perf_stall_output_i(perf_stall_output),
+    .perf_stall_fetch_i (perf_stall_fetch),
+    .perf_array_active_i(perf_array_active),
+    .irq_o
+  );
+
+  assign error_o = error;
+
+  // ------------------------------------------------------------------------------------------
+  // Memory clients and the arbiter.
+  logic [NumClients-1:0]              req_valid, req_ready, req_write, rsp_valid;
+  logic [NumClients-1:0][31:0]        req_addr;
+  logic [NumClients-1:0][VecBits-1:0] req_wdata;
+  logic [NumClients-1:0][Vec-1:0]     req_wstrb;
+  logic [VecBits-1:0]                 rsp_data;
+  logic                               flush, reads_pending, fault;
+  logic [$clog2(NumClients)-1:0]      fault_client;
+  logic [31:0]                        fault_addr;
+
+  npu_mem_arb #(
+    .MaxReads(MaxOutstandingReads)
+  ) u_mem_arb (
+    .clk_i,
+    .rst_ni,
+    .flush_i        (flush),
+    .req_valid_i    (req_valid),
+    .req_ready_o    (req_ready),
+    .req_write_i    (req_write),
+    .req_addr_i     (req_addr),
+    .req_wdata_i    (req_wdata),
+    .req_wstrb_i    (req_wstrb),
+    .rsp_valid_o    (rsp_valid),
+    .rsp_data_o     (rsp_data),
+    .window_base_i  (window_base),
+    .window_limit_i (window_limit),
+    .fault_o        (fault),
+    .fault_client_o (fault_client),
+    .fault_addr_o   (fault_addr),
+    .mem_req_valid_o,
+    .mem_req_ready_i,
+    .mem_req_write_o,
+    .mem_req_addr_o,
+    .mem_req_wdata_o,
+    .mem_req_wstrb_o,
+    .mem_rsp_valid_i,
+    .mem_rsp_data_i,
+    .reads_pending_o(reads_pending),
+    .rd_beat_o      (perf_rd_beat),
+    .wr_beat_o      (perf_wr_beat)
+  );
+
+  // ------------------------------------------------------------------------------------------
+  // Command processor.
+  logic              load_start, load_two, load_busy;
+  tensor_t           load_a, load_b;
+  logic [SpadAw-1:0] load_base;
+  logic              compute_ready, compute_start, compute_retire, compute_idle;
+  job_t              compute_job;
+  logic [31:0]       weight_index, store_index;
+
+  npu_cmd u_cmd (
+    .clk_i,
+    .rst_ni,
+    .queue_base_i     (queue_base),
+    .completion_addr_i(completion_addr),
+    .watchdog_limit_i (watchdog_limit),
+    .doorbell_i       (doorbell),
+    .doorbell_tag_i   (doorbell_tag),
+    .soft_reset_i     (soft_reset),
+    .busy_o           (busy),
+    .error_o          (error),
+    .resetting_o      (resetting),
+    .reset_done_o     (reset_done),
+    .job_tag_o        (job_tag),
+    .desc_done_o      (desc_done),
+    .error_code_o     (error_code),
+    .error_desc_o     (error_desc),
+    .error_addr_o     (error_addr),
+    .irq_done_o       (irq_done),
+    .irq_error_o      (irq_error),
+    .stall_fetch_o    (perf_stall_fetch),
+    .stall_input_o    (perf_stall_input),
+    .flush_o          (flush),
+    .reads_pending_i  (reads_pending),
+    .fault_i          (fault),
+    .fault_client_i   (fault_client),
+    .fault_addr_i     (fault_addr),
+    .load_start_o     (load_start),
+    .load_a_o         (load_a),
+    .load_b_o         (load_b),
+    .load_two_o       (load_two),
+    .load_base_o      (load_base),
+    .load_busy_i      (load_busy),
+    .compute_ready_i  (compute_ready),
+    .compute_start_o  (compute_start),
+    .compute_job_o    (compute_job),
+    .compute_retire_i (compute_retire),
+    .compute_idle_i   (compute_idle),
+    .weight_index_i   (weight_index),
+    .store_index_i    (store_index),
+    .req_valid_o      (req_valid[ClientCmd]),
+    .req_ready_i      (req_ready[ClientCmd]),
+    .req_write_o      (req_write[ClientCmd]),
+    .req_addr_o       (req_addr[ClientCmd]),
+    .req_wdata_o      (req_wdata[ClientCmd]),
+    .req_wstrb_o      (req_wstrb[ClientCmd]),
+    .rsp_valid_i      (rsp_valid[ClientCmd]),
+    .rsp_data_i       (rsp_data)
+  );
+
+  // ------------------------------------------------------------------------------------------
+  // Load DMA into the scratchpad.
+  logic               spad_we;
+  logic [SpadAw-1:0]  spad_waddr, spad_raddr;
+  logic [VecBits-1:0] spad_wdata, spad_rdata;
+
+  npu_dma_load u_dma_load (
+    .clk_i,
+    .rst_ni,
+    .flush_i     (flush),
+    .start_i     (load_start),
+    .a_i         (load_a),
+    .b_i         (load_b),
+    .two_i       (load_two),
+    .spad_base_i (load_base),
+    .busy_o      (load_busy),
+    .req_valid_o (req_valid[ClientLoad]),
+    .req_ready_i (req_ready[ClientLoad]),
+    .req_addr_o  (req_addr[ClientLoad]),
+    .rsp_valid_i (rsp_valid[ClientLoad]),
+    .rsp_data_i  (rsp_data),
+    .spad_we_o   (spad_we),
+    .spad_waddr_o(spad_waddr),
+    .spad_wdata_o(spad_wdata)
+  );
+  assign req_write[ClientLoad] = 1'b0;
+  assign req_wdata[ClientLoad] = '0;
+  assign req_wstrb[ClientLoad] = '0;
+
+  npu_spad #(
+    .Words(2 * SpadWords)
+  ) u_spad (
+    .clk_i,
+    .we_i   (spad_we),
+    .waddr_i(spad_waddr),
+    .wdata_i(spad_wdata),
+    .raddr_i(spad_raddr),
+    .rdata_o(spad_rdata)
+  );
+
+  // ------------------------------------------------------------------------------------------
+  // Weight stream.
+  logic                                 ws_start, ws_valid, ws_ready, ws_busy;
+  logic [31:0]                          ws_addr, ws_words;
+  logic [VecBits-1:0]                   ws_data;
+  logic [$clog2(WeightFifoWords+1)-1:0] ws_count;
+
+  npu_weight_stream #(
+    .Depth(WeightFifoWords)
+  ) u_weight_stream (
+    .clk_i,
+    .rst_ni,
+    .flush_i    (flush),
+    .start_i    (ws_start),
+    .addr_i     (ws_addr),
+    .words_i    (ws_words),
+    .busy_o     (ws_busy),
+    .req_valid_o(req_valid[ClientWeight]),
+    .req_ready_i(req_ready[ClientWeight]),
+    .req_addr_o (req_addr[ClientWeight]),
+    .rsp_valid_i(rsp_valid[ClientWeight]),
+    .rsp_data_i (rsp_data),
+    .out_valid_o(ws_valid),
+    .out_ready_i(ws_ready),
+    .out_data_o (ws_data),
+    .count_o    (ws_count)
+  );
+  assign req_write[ClientWeight] = 1'b0;
+  assign req_wdata[ClientWeight] = '0;
+  assign req_wstrb[ClientWeight] = '0;
+
+  // ------------------------------------------------------------------------------------------
+  // Compute and store.
+  logic               st_start, st_busy, st_valid, st_ready;
+  tensor_t            st_tensor;
+  logic [VecBits-1:0] st_data;
+
+  npu_compute u_compute (
+    .clk_i,
+    .rst_ni,
+    .flush_i            (flush),
+    .ready_o            (compute_ready),
+    .start_i            (compute_start),
+    .job_i              (compute_job),
+    .retire_o           (compute_retire),
+    .idle_o             (compute_idle),
+    .weight_index_o     (weight_index),
+    .store_index_o      (store_index),
+    .spad_raddr_o       (spad_raddr),
+    .spad_rdata_i       (spad_rdata),
+    .ws_start_o         (ws_start),
+    .ws_addr_o          (ws_addr),
+    .ws_words_o         (ws_words),
+    .ws_valid_i         (ws_valid),
+    .ws_ready_o         (ws_ready),
+    .ws_data_i          (ws_data),
+    .ws_count_i         (ws_count),
+    .st_start_o         (st_start),
+    .st_tensor_o        (st_tensor),
+    .st_busy_i          (st_busy),
+    .st_valid_o         (st_valid),
+    .st_ready_i         (st_ready),
+    .st_data_o          (st_data),
+    .perf_macs_o        (perf_macs),
+    .perf_array_active_o(perf_array_active),
+    .perf_stall_weight_o(perf_stall_weight),
+    .perf_stall_output_o(perf_stall_output)
+  );
+
+  npu_dma_store u_dma_store (
+    .clk_i,
+    .rst_ni,
+    .flush_i    (flush),
+    .start_i    (st_start),
+    .tensor_i   (st_tensor),
+    .busy_o     (st_busy),
+    .in_valid_i (st_valid),
+    .in_ready_o (st_ready),
+    .in_data_i  (st_data),
+    .req_valid_o(req_valid[ClientStore]),
+    .req_ready_i(req_ready[ClientStore]),
+    .req_addr_o (req_addr[ClientStore]),
+    .req_wdata_o(req_wdata[ClientStore]),
+    .req_wstrb_o(req_wstrb[ClientStore])
+  );
+  assign req_write[ClientStore] = 1'b1;
+
+  // The store only writes; the weight stream's busy flag is for debug views.
+  logic unused_signals;
+  assign unused_signals = ^{rsp_valid[ClientStore], ws_busy};
+
+endmodule

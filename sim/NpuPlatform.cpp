@@ -1,0 +1,339 @@
+// Verilated headers come before <systemc> (pulled in by NpuPlatform.h).
+#include "Vnpu_top.h"
+#include "verilated.h"
+#include "verilated_fst_c.h"
+
+#include "sim/NpuPlatform.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <type_traits>
+
+#include "sim/DramModel.h"
+
+namespace nncosim::sim {
+namespace {
+
+constexpr uint32_t kVec = npu::kDramBusBytes;
+
+// Verilator holds ports up to 64 bits in integers and wider ones in VlWide word arrays.
+template <typename Port>
+void writeBytes(Port& port, const uint8_t* bytes) {
+    if constexpr (std::is_integral_v<Port>) {
+        uint64_t value = 0;
+        std::memcpy(&value, bytes, sizeof(Port));
+        port = static_cast<Port>(value);
+    } else {
+        std::memcpy(port.data(), bytes, kVec);
+    }
+}
+
+template <typename Port>
+void readBytes(const Port& port, uint8_t* bytes) {
+    if constexpr (std::is_integral_v<Port>) {
+        const uint64_t value = port;
+        std::memcpy(bytes, &value, kVec);
+    } else {
+        std::memcpy(bytes, port.data(), kVec);
+    }
+}
+
+uint64_t toCycles(const sc_core::sc_time& time, const sc_core::sc_time& period) {
+    return static_cast<uint64_t>(time / period + 0.5);
+}
+
+}  // namespace
+
+// The model's FST writer (Verilator builds the model for one trace format).
+class NpuTrace {
+  public:
+    explicit NpuTrace(Vnpu_top& model) { model.trace(&mFst, 99); }
+    VerilatedFstC mFst;
+};
+
+NpuPlatform::NpuPlatform(const sc_core::sc_module_name& name, const PlatformConfig& config)
+    : sc_core::sc_module(name),
+      socket("socket"),
+      mConfig(config),
+      mPeriod(static_cast<double>(config.clockPeriodPs), sc_core::SC_PS),
+      mDram(std::make_unique<DramModel>("dram", config.dramBytes, mPeriod,
+                                        config.dramLatencyCycles, config.dramBytesPerCycle)),
+      mContext(std::make_unique<VerilatedContext>()),
+      mBeat(kVec),
+      mStrobes(kVec) {
+    socket.bind(mDram->socket);
+    // Tracing must be allowed before the model exists; when off, the model records nothing.
+    if (mConfig.trace.enabled) {
+        mContext->traceEverOn(true);
+    }
+    mModel = std::make_unique<Vnpu_top>(mContext.get(), "npu_top");
+    if (mConfig.trace.enabled) {
+        mTrace = std::make_unique<NpuTrace>(*mModel);
+        for (const std::string& scope : mConfig.trace.scopes) {
+            mTrace->mFst.dumpvars(mConfig.trace.depth,
+                                  scope.rfind("TOP.", 0) == 0 ? scope : "TOP." + scope);
+        }
+    }
+    mPayload.set_streaming_width(kVec);
+    SC_THREAD(clockThread);
+}
+
+NpuPlatform::~NpuPlatform() {
+    if (mTraceOpen) {
+        stopTrace();
+    }
+    mModel->final();
+}
+
+void NpuPlatform::hardReset() {
+    mInReset = true;
+    run(4, false);
+    mInReset = false;
+    mResponses.clear();
+    mChannelFreeCycle = mCycle;
+    mDram->resetTiming();
+    run(1, false);
+}
+
+uint32_t NpuPlatform::csrAccess(bool write, uint32_t offset, uint32_t value) {
+    mCsr = {true, write, offset, value, 0};
+    run(1, false);
+    return mCsr.result;
+}
+
+void NpuPlatform::run(uint64_t cycles, bool stopOnIrq) {
+    mRunUntil = mCycle + cycles;
+    mStopOnIrq = stopOnIrq;
+    mWork.notify(sc_core::SC_ZERO_TIME);
+    sc_core::sc_start();  // returns when the clock thread waits for work again
+}
+
+bool NpuPlatform::hasWork() const {
+    return mCycle < mRunUntil && !(mStopOnIrq && mIrq);
+}
+
+void NpuPlatform::clockThread() {
+    while (true) {
+        if (!hasWork()) {
+            wait(mWork);
+            continue;
+        }
+        mBatchStart = mCycle;
+        uint64_t ran = 0;
+        while (ran < kBatchCycles && hasWork()) {
+            runCycle();
+            ++ran;
+        }
+        wait(mPeriod * static_cast<double>(ran));
+    }
+}
+
+void NpuPlatform::runCycle() {
+    Vnpu_top& m = *mModel;
+    m.rst_ni = !mInReset;
+
+    // Inputs of this cycle: register request, due read response, request channel readiness.
+    const bool csr = mCsr.pending;
+    m.csr_req_i = csr;
+    m.csr_we_i = csr && mCsr.write;
+    m.csr_addr_i = mCsr.offset;
+    m.csr_wdata_i = mCsr.value;
+    const bool respond = !mResponses.empty() && mResponses.front().dueCycle <= mCycle;
+    m.mem_rsp_valid_i = respond;
+    if (respond) {
+        writeBytes(m.mem_rsp_data_i, mResponses.front().data.data());
+        mResponses.pop_front();
+    }
+    // One beat per cycle at most; fewer when the channel is backed up (bandwidth below a beat
+    // per cycle).
+    m.mem_req_ready_i = mChannelFreeCycle <= mCycle + 1;
+
+    m.clk_i = 0;
+    m.eval();
+    if (csr) {
+        mCsr.result = m.csr_rdata_o;
+        mCsr.pending = false;
+    }
+    if (m.mem_req_valid_o && m.mem_req_ready_i && !mInReset) {
+        issueMemoryRequest();
+    }
+    const bool doorbell = csr && mCsr.write && mCsr.offset == npu::reg::kDoorbell;
+    if (mTrace) {
+        // The cycle's inputs and combinational outputs, then the state after the edge.
+        if (mTraceOpen) {
+            mTrace->mFst.dump(mCycle * mConfig.clockPeriodPs);
+        }
+    }
+    m.clk_i = 1;
+    m.eval();
+    ++mCycle;
+
+    const bool irqNow = m.irq_o;
+    const bool errorNow = m.error_o;
+    const bool irqRose = irqNow && !mIrq;
+    const bool errorRose = errorNow && !mError;
+    mIrq = irqNow;
+    mError = errorNow;
+    if (mTrace) {
+        traceCycle(doorbell, irqRose, errorRose);
+    }
+}
+
+void NpuPlatform::issueMemoryRequest() {
+    Vnpu_top& m = *mModel;
+    const bool write = m.mem_req_write_o;
+    mPayload.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
+    mPayload.set_address(m.mem_req_addr_o);
+    mPayload.set_data_ptr(mBeat.data());
+    mPayload.set_data_length(kVec);
+    mPayload.set_byte_enable_ptr(nullptr);
+    mPayload.set_byte_enable_length(0);
+    mPayload.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    if (write) {
+        readBytes(m.mem_req_wdata_o, mBeat.data());
+        const uint32_t strobes = static_cast<uint32_t>(m.mem_req_wstrb_o);
+        for (uint32_t b = 0; b < kVec; ++b) {
+            mStrobes[b] = (strobes >> b) & 1 ? TLM_BYTE_ENABLED : TLM_BYTE_DISABLED;
+        }
+        mPayload.set_byte_enable_ptr(mStrobes.data());
+        mPayload.set_byte_enable_length(kVec);
+    }
+    sc_core::sc_time delay = mPeriod * static_cast<double>(mCycle - mBatchStart);
+    socket->b_transport(mPayload, delay);
+    if (mPayload.get_response_status() != tlm::TLM_OK_RESPONSE) {
+        // Outside the DRAM: reads return zeros, writes vanish (the NPU's window registers are
+        // what keeps a job inside its memory).
+        std::memset(mBeat.data(), 0, kVec);
+        delay = mPeriod * static_cast<double>(mCycle - mBatchStart + mConfig.dramLatencyCycles);
+    }
+    const uint64_t done = mBatchStart + toCycles(delay, mPeriod);
+    if (write) {
+        mChannelFreeCycle = done;
+    } else {
+        mChannelFreeCycle = done - mConfig.dramLatencyCycles +
+                            (kVec + mConfig.dramBytesPerCycle - 1) / mConfig.dramBytesPerCycle;
+        mResponses.push_back({done, mBeat});
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Waveforms.
+
+void NpuPlatform::startTrace() {
+    const std::filesystem::path path(mConfig.trace.path);
+    if (path.has_parent_path()) {
+        std::filesystem::create_directories(path.parent_path());
+    }
+    const std::string fstPath = mConfig.trace.format == TraceOptions::Format::kVcd
+                                    ? path.string() + ".fst"
+                                    : path.string();
+    mTrace->mFst.open(fstPath.c_str());
+    mTraceOpen = true;
+    writeGtkwSave(mConfig.trace.path, kVec);
+}
+
+void NpuPlatform::stopTrace() {
+    mTrace->mFst.close();
+    mTraceOpen = false;
+    mTraceDone = true;
+    if (mConfig.trace.format == TraceOptions::Format::kVcd) {
+        // Verilator writes one format per build; VCD comes from GTKWave's converter.
+        const std::string fstPath = mConfig.trace.path + ".fst";
+        const std::string command = "fst2vcd -f '" + fstPath + "' -o '" + mConfig.trace.path + "'";
+        if (std::system(command.c_str()) == 0) {
+            std::filesystem::remove(fstPath);
+        } else {
+            std::fprintf(stderr, "nncosim: fst2vcd failed; the dump stays in %s\n",
+                         fstPath.c_str());
+        }
+    }
+}
+
+void NpuPlatform::traceCycle(bool doorbell, bool irqRose, bool errorRose) {
+    const TraceOptions& t = mConfig.trace;
+    if (!mTraceOpen && !mTraceDone) {
+        bool start = false;
+        if (t.startEvent.empty()) {
+            start = mCycle >= t.startCycle;
+        } else {
+            start = (t.startEvent == "doorbell" && doorbell) || (t.startEvent == "irq" && irqRose) ||
+                    (t.startEvent == "error" && errorRose);
+        }
+        if (start) {
+            mTraceStop = 0;
+            if (t.stopCycle != 0) {
+                mTraceStop = t.startEvent.empty() ? t.stopCycle
+                                                  : mCycle + (t.stopCycle - t.startCycle);
+            }
+            startTrace();
+        }
+    }
+    if (mTraceOpen) {
+        mTrace->mFst.dump(mCycle * mConfig.clockPeriodPs - mConfig.clockPeriodPs / 2);
+        if (mTraceStop != 0 && mCycle >= mTraceStop) {
+            stopTrace();
+        }
+    }
+}
+
+void NpuPlatform::writeGtkwSave(const std::string& dumpPath, uint32_t vecBytes) {
+    const uint32_t vecBits = vecBytes * 8;
+    const auto bitsFor = [](uint32_t values) {
+        uint32_t bits = 0;
+        while ((1u << bits) < values) {
+            ++bits;
+        }
+        return bits;
+    };
+    const uint32_t spadAddrBits = bitsFor(2 * npu::kSpadWords);
+    const uint32_t fifoCountBits = bitsFor(npu::kWeightFifoWords + 1);
+    const auto range = [](uint32_t bits) {
+        return bits == 1 ? std::string() : "[" + std::to_string(bits - 1) + ":0]";
+    };
+    struct Group {
+        const char* name;
+        std::vector<std::string> signals;
+    };
+    const std::string top = "TOP.npu_top.";
+    const std::vector<Group> groups = {
+        {"Command processor",
+         {"u_cmd.state_q" + range(3), "u_cmd.fetch_index_q" + range(32),
+          "u_cmd.next_valid_q", "u_cmd.load_state_q" + range(2), "u_cmd.desc_done_q" + range(32),
+          "u_cmd.error_code_q" + range(8), "u_cmd.flush_o", "irq_o"}},
+        {"DMA",
+         {"mem_req_valid_o", "mem_req_ready_i", "mem_req_write_o", "mem_req_addr_o" + range(32),
+          "mem_req_wstrb_o" + range(vecBytes), "mem_rsp_valid_i",
+          "mem_rsp_data_i" + range(vecBits), "u_dma_load.busy_o", "u_dma_load.spad_we_o",
+          "u_dma_load.spad_waddr_o" + range(spadAddrBits),
+          "u_weight_stream.count_o" + range(fifoCountBits),
+          "u_dma_store.busy_o", "u_mem_arb.fault_o"}},
+        {"Array edges",
+         {"u_compute.fd_state_q" + range(3), "u_compute.issue", "u_compute.ld_state_q" + range(2),
+          "u_compute.wload_valid", "u_compute.act" + range(vecBytes * 9),
+          "u_compute.psum" + range(vecBytes * 32), "u_compute.acc_from_array",
+          "u_compute.dr_state_q" + range(3)}},
+        {"Requantization",
+         {"u_compute.u_requant.in_valid_i", "u_compute.u_requant.in_ready_o",
+          "u_compute.u_requant.out_valid_o", "u_compute.u_requant.out_ready_i",
+          "u_compute.u_requant.data_o" + range(vecBits)}},
+        {"Registers",
+         {"csr_req_i", "csr_we_i", "csr_addr_i" + range(12), "csr_wdata_i" + range(32),
+          "csr_rdata_o" + range(32), "u_csr.irq_status_q" + range(2)}},
+    };
+    std::ofstream out(dumpPath + ".gtkw");
+    out << "[*] nncosim NPU waveform view (generated)\n";
+    out << "[dumpfile] \"" << std::filesystem::path(dumpPath).filename().string() << "\"\n";
+    for (const Group& group : groups) {
+        out << "@800200\n-" << group.name << "\n";
+        for (const std::string& signal : group.signals) {
+            // Vectors in hex, single bits as bits.
+            out << (signal.back() == ']' ? "@22\n" : "@28\n") << top << signal << "\n";
+        }
+        out << "@1000200\n-" << group.name << "\n";
+    }
+}
+
+}  // namespace nncosim::sim
