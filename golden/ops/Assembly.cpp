@@ -1,0 +1,182 @@
+// RESHAPE, CONCATENATION, PAD, PAD_V2: operations that assemble their output from input
+// elements. Only CONCATENATION computes, when an input's quantization differs from the output's:
+// it requantizes through float exactly as TFLite's reference Concatenation does.
+#include <cmath>
+#include <cstring>
+
+#include "golden/ops/DataMovement.h"
+#include "golden/ops/OpUtils.h"
+#include "golden/ops/Operations.h"
+
+namespace nncosim::golden {
+namespace {
+
+// Rescales quantized values to another scale and zero point in the uint8 domain (int8 values are
+// shifted by 128 first, as Android does), rounding half away from zero.
+template <typename T>
+void requantize(const T* in, size_t n, float inScale, int32_t inZero, float outScale,
+                int32_t outZero, T* out) {
+    constexpr int32_t kShift = std::is_same_v<T, int8_t> ? 128 : 0;
+    const float inverseOutScale = 1.0f / outScale;
+    const float scale = inScale * inverseOutScale;
+    const float bias = static_cast<float>(-(inZero + kShift)) * scale;
+    for (size_t i = 0; i < n; ++i) {
+        const float x = static_cast<float>(static_cast<int32_t>(in[i]) + kShift);
+        const int32_t v = static_cast<int32_t>(std::round(x * scale + bias)) + outZero + kShift;
+        out[i] = static_cast<T>(std::min(std::max(v, 0), 255) - kShift);
+    }
+}
+
+// Copies each input's slabs along the axis into place, requantizing 8-bit inputs whose
+// quantization differs from the output's.
+template <typename T>
+void concatenate(ExecutionContext& ctx, uint32_t inputs, uint32_t axis, size_t outer,
+                 size_t inner) {
+    T* out = ctx.outputData<T>(0);
+    const size_t outSlab = ctx.outputCount(0) / std::max<size_t>(outer, 1);
+    size_t offset = 0;
+    for (uint32_t i = 0; i < inputs; ++i) {
+        const size_t slab = size_t{ctx.inputDim(i, axis)} * inner;
+        const T* in = ctx.inputData<T>(i);
+        const bool rescale = kIsQuant8<T> && (ctx.inputScale(i) != ctx.outputScale(0) ||
+                                              ctx.inputZeroPoint(i) != ctx.outputZeroPoint(0));
+        for (size_t o = 0; o < outer && slab > 0; ++o) {
+            T* dst = out + o * outSlab + offset;
+            if (rescale) {
+                requantize(in + o * slab, slab, ctx.inputScale(i), ctx.inputZeroPoint(i),
+                           ctx.outputScale(0), ctx.outputZeroPoint(0), dst);
+            } else {
+                std::memcpy(dst, in + o * slab, slab * sizeof(T));
+            }
+        }
+        offset += slab;
+    }
+}
+
+// The padding element of PAD / PAD_V2 as raw bits of the output element type.
+Result<uint32_t> padBits(const ExecutionContext& ctx) {
+    const OperandType type = ctx.inputType(0);
+    if (type == OperandType::TENSOR_QUANT8_ASYMM || type == OperandType::TENSOR_QUANT8_ASYMM_SIGNED) {
+        // PAD pads with the real value 0; PAD_V2 gives the quantized value itself.
+        const int32_t value = ctx.numInputs() > 2 ? ctx.scalar<int32_t>(2) : ctx.outputZeroPoint(0);
+        return static_cast<uint32_t>(value) & 0xff;
+    }
+    const float value = ctx.numInputs() > 2 ? ctx.scalar<float>(2) : 0.0f;
+    if (type == OperandType::TENSOR_FLOAT16) {
+        return static_cast<uint32_t>(Eigen::numext::bit_cast<uint16_t>(half(value)));
+    }
+    if (type == OperandType::TENSOR_FLOAT32) return Eigen::numext::bit_cast<uint32_t>(value);
+    if (type == OperandType::TENSOR_INT32) return 0u;
+    return ctx.fail("unsupported input type ", nameOf(type));
+}
+
+}  // namespace
+
+Status executeReshape(ExecutionContext& ctx) {
+    if (ctx.inputRank(1) != 1) return ctx.fail("the shape must be a 1-D tensor");
+    const int32_t* target = ctx.inputData<int32_t>(1);
+    const size_t rank = ctx.inputCount(1);
+    const size_t elements = ctx.inputCount(0);
+    std::vector<uint32_t> dims(rank);
+    int64_t known = 1;
+    int stretch = -1;
+    for (size_t d = 0; d < rank; ++d) {
+        if (target[d] == -1 && stretch < 0) {
+            stretch = static_cast<int>(d);
+        } else if (target[d] < 0) {
+            return ctx.fail("invalid target dimension ", target[d]);
+        } else {
+            dims[d] = target[d];
+            known *= target[d];
+        }
+    }
+    if (stretch >= 0) {
+        if (known == 0) return ctx.fail("cannot infer a dimension next to a zero dimension");
+        dims[stretch] = static_cast<uint32_t>(elements / known);
+        known *= dims[stretch];
+    }
+    if (static_cast<size_t>(known) != elements) {
+        return ctx.fail("cannot reshape ", toString(ctx.inputShape(0)), " (", elements,
+                        " elements) to ", toString(dims));
+    }
+    NN_RETURN_IF_ERROR(ctx.setOutputShape(0, std::move(dims)));
+    if (elements > 0) {
+        std::memcpy(ctx.outputBytes(0), ctx.inputBytes(0),
+                    elements * elementSize(ctx.inputType(0)));
+    }
+    return okStatus();
+}
+
+Status executeConcatenation(ExecutionContext& ctx) {
+    const uint32_t inputs = ctx.numInputs() - 1;
+    const uint32_t rank = ctx.inputRank(0);
+    const int32_t axisValue = ctx.scalar<int32_t>(inputs);
+    if (rank == 0 || rank > 4 || axisValue < 0 || axisValue >= static_cast<int32_t>(rank)) {
+        return ctx.fail("axis ", axisValue, " invalid for rank ", rank, " (at most 4)");
+    }
+    const auto axis = static_cast<uint32_t>(axisValue);
+    std::vector<uint32_t> dims = ctx.inputShape(0);
+    for (uint32_t i = 1; i < inputs; ++i) {
+        const std::vector<uint32_t>& other = ctx.inputShape(i);
+        bool matches = other.size() == rank;
+        for (uint32_t d = 0; matches && d < rank; ++d) matches = d == axis || other[d] == dims[d];
+        if (!matches) {
+            return ctx.fail("input ", i, " ", toString(other), " does not match input 0 ",
+                            toString(ctx.inputShape(0)), " outside axis ", axis);
+        }
+        dims[axis] += other[axis];
+    }
+    size_t outer = 1, inner = 1;
+    for (uint32_t d = 0; d < rank; ++d) {
+        if (d < axis) outer *= dims[d];
+        if (d > axis) inner *= dims[d];
+    }
+    NN_RETURN_IF_ERROR(ctx.setOutputShape(0, std::move(dims)));
+    if (ctx.outputCount(0) == 0) return okStatus();
+    switch (elementSize(ctx.inputType(0))) {
+        case 1:
+            if (ctx.inputType(0) == OperandType::TENSOR_QUANT8_ASYMM_SIGNED) {
+                concatenate<int8_t>(ctx, inputs, axis, outer, inner);
+            } else {
+                concatenate<uint8_t>(ctx, inputs, axis, outer, inner);
+            }
+            break;
+        case 2:
+            concatenate<uint16_t>(ctx, inputs, axis, outer, inner);
+            break;
+        default:
+            concatenate<uint32_t>(ctx, inputs, axis, outer, inner);
+            break;
+    }
+    return okStatus();
+}
+
+Status executePad(ExecutionContext& ctx) {
+    const std::vector<uint32_t>& in = ctx.inputShape(0);
+    const auto rank = static_cast<uint32_t>(in.size());
+    if (ctx.inputRank(1) != 2 || ctx.inputDim(1, 0) != rank || ctx.inputDim(1, 1) != 2) {
+        return ctx.fail("paddings must be [", rank, ", 2], got ", toString(ctx.inputShape(1)));
+    }
+    const int32_t* paddings = ctx.inputData<int32_t>(1);
+    const auto strides = rowMajorStrides(in);
+    std::vector<uint32_t> out(rank);
+    std::vector<AxisOffsets> axes(rank);
+    for (uint32_t d = 0; d < rank; ++d) {
+        const int32_t before = paddings[2 * d], after = paddings[2 * d + 1];
+        if (before < 0 || after < 0) return ctx.fail("negative padding on axis ", d);
+        out[d] = before + in[d] + after;
+        axes[d].assign(out[d], kPadOffset);
+        for (uint32_t k = 0; k < in[d]; ++k) axes[d][before + k] = k * strides[d];
+    }
+    auto pad = padBits(ctx);
+    if (!pad) return pad.status();
+    NN_RETURN_IF_ERROR(ctx.setOutputShape(0, std::move(out)));
+    if (ctx.outputCount(0) > 0) copyMapped(ctx, 0, 0, axes, *pad);
+    return okStatus();
+}
+
+Status executePadV2(ExecutionContext& ctx) {
+    return executePad(ctx);
+}
+
+}  // namespace nncosim::golden

@@ -1,0 +1,156 @@
+// RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR in NHWC (NCHW converted), with the align-corners
+// and half-pixel-centers options. Sampling positions and the interpolation formula follow
+// Android's kernels term by term (float32 arithmetic, quantized results truncated to the element
+// type), vectorized over channels.
+#include <cmath>
+
+#include "golden/ops/OpUtils.h"
+#include "golden/ops/Operations.h"
+
+namespace nncosim::golden {
+namespace {
+
+struct ResizeParams {
+    uint32_t outH = 0, outW = 0;
+    bool nchw = false;
+    bool alignCorners = false;
+    bool halfPixelCenters = false;
+};
+
+float resizeScale(uint32_t inSize, uint32_t outSize, bool alignCorners) {
+    return alignCorners && outSize > 1 ? static_cast<float>(inSize - 1) / (outSize - 1)
+                                       : static_cast<float>(inSize) / outSize;
+}
+
+// Source row/column of output index `i` for nearest-neighbor sampling.
+int32_t nearestIndex(uint32_t i, float scale, uint32_t inSize, const ResizeParams& p) {
+    const float pos = p.halfPixelCenters ? (static_cast<float>(i) + 0.5f) * scale
+                                         : static_cast<float>(i) * scale;
+    int32_t src = static_cast<int32_t>(p.alignCorners ? std::round(pos) : std::floor(pos));
+    src = std::min(src, static_cast<int32_t>(inSize) - 1);
+    return p.halfPixelCenters ? std::max(src, 0) : src;
+}
+
+// Bilinear sampling position of output index `i`: the real position and its two neighbours.
+struct Sample {
+    float pos;
+    int32_t lo, hi;
+};
+
+Sample bilinearSample(uint32_t i, float scale, uint32_t inSize, bool halfPixelCenters) {
+    Sample s;
+    s.pos = halfPixelCenters ? (static_cast<float>(i) + 0.5f) * scale - 0.5f
+                             : static_cast<float>(i) * scale;
+    s.lo = std::max(static_cast<int32_t>(std::floor(s.pos)), 0);
+    s.hi = std::min(static_cast<int32_t>(std::ceil(s.pos)), static_cast<int32_t>(inSize) - 1);
+    return s;
+}
+
+template <typename T>
+void resizeNhwc(OperationType type, const T* in, const std::vector<uint32_t>& inDims, T* out,
+                const ResizeParams& p) {
+    const uint32_t inH = inDims[1], inW = inDims[2], c = inDims[3];
+    const float scaleH = resizeScale(inH, p.outH, p.alignCorners);
+    const float scaleW = resizeScale(inW, p.outW, p.alignCorners);
+    auto at = [&](uint32_t n, int32_t y, int32_t x) {
+        return Eigen::Map<const ArrayX<T>>(in + ((size_t{n} * inH + y) * inW + x) * c, c)
+                .template cast<float>();
+    };
+    for (uint32_t n = 0; n < inDims[0]; ++n) {
+        for (uint32_t y = 0; y < p.outH; ++y) {
+            for (uint32_t x = 0; x < p.outW; ++x) {
+                Eigen::Map<ArrayX<T>> dst(out + ((size_t{n} * p.outH + y) * p.outW + x) * c, c);
+                if (type == OperationType::RESIZE_NEAREST_NEIGHBOR) {
+                    dst = Eigen::Map<const ArrayX<T>>(
+                            in + ((size_t{n} * inH + nearestIndex(y, scaleH, inH, p)) * inW +
+                                  nearestIndex(x, scaleW, inW, p)) *
+                                         c,
+                            c);
+                    continue;
+                }
+                const Sample sy = bilinearSample(y, scaleH, inH, p.halfPixelCenters);
+                const Sample sx = bilinearSample(x, scaleW, inW, p.halfPixelCenters);
+                const float dy = sy.pos - sy.lo, dx = sx.pos - sx.lo;
+                // Same terms and order as TFLite's reference ResizeBilinear.
+                dst = (at(n, sy.lo, sx.lo) * (1 - dy) * (1 - dx) +
+                       at(n, sy.hi, sx.lo) * dy * (1 - dx) + at(n, sy.lo, sx.hi) * (1 - dy) * dx +
+                       at(n, sy.hi, sx.hi) * dy * dx)
+                              .template cast<T>();
+            }
+        }
+    }
+}
+
+template <typename T>
+void run(ExecutionContext& ctx, const std::vector<uint32_t>& inDims,
+         const std::vector<uint32_t>& outDims, const ResizeParams& p) {
+    const NhwcInput<T> in(ctx.inputData<T>(0), ctx.inputShape(0), p.nchw);
+    NhwcOutput<T> out(ctx.outputData<T>(0), outDims, p.nchw);
+    resizeNhwc(ctx.type(), in.data(), inDims, out.data(), p);
+    out.commit();
+}
+
+Status execute(ExecutionContext& ctx) {
+    if (ctx.inputRank(0) != 4) return ctx.fail("input must be 4-D");
+    ResizeParams p;
+    p.nchw = ctx.scalarOr<bool>(3, false);
+    p.alignCorners = ctx.scalarOr<bool>(4, false);
+    p.halfPixelCenters = ctx.scalarOr<bool>(5, false);
+    if (p.alignCorners && p.halfPixelCenters) {
+        return ctx.fail("align_corners and half_pixel_centers are exclusive");
+    }
+    const std::vector<uint32_t> inDims = toNhwcShape(ctx.inputShape(0), p.nchw);
+    if (inDims[1] == 0 || inDims[2] == 0 || inDims[3] == 0) {
+        return ctx.fail("only the batch dimension may be 0");
+    }
+    // Inputs 1 and 2: output width and height, or scales of the input size.
+    int64_t width, height;
+    if (ctx.inputType(1) == OperandType::INT32) {
+        width = ctx.scalar<int32_t>(1);
+        height = ctx.scalar<int32_t>(2);
+    } else {
+        width = static_cast<int64_t>(std::floor(static_cast<float>(inDims[2]) * ctx.scalar<float>(1)));
+        height =
+                static_cast<int64_t>(std::floor(static_cast<float>(inDims[1]) * ctx.scalar<float>(2)));
+    }
+    if (width <= 0 || height <= 0) return ctx.fail("output size ", height, "x", width);
+    p.outH = static_cast<uint32_t>(height);
+    p.outW = static_cast<uint32_t>(width);
+    const std::vector<uint32_t> outDims = {inDims[0], p.outH, p.outW, inDims[3]};
+    NN_RETURN_IF_ERROR(ctx.setOutputShape(0, fromNhwcShape(outDims, p.nchw)));
+    if (ctx.outputCount(0) == 0) return okStatus();
+
+    switch (ctx.inputType(0)) {
+        case OperandType::TENSOR_FLOAT32:
+        case OperandType::TENSOR_FLOAT16: {
+            const FloatInput input(ctx, 0);
+            const NhwcInput<float> in(input.data(), ctx.inputShape(0), p.nchw);
+            FloatOutput output(ctx, 0);
+            NhwcOutput<float> out(output.data(), outDims, p.nchw);
+            resizeNhwc(ctx.type(), in.data(), inDims, out.data(), p);
+            out.commit();
+            output.commit();
+            return okStatus();
+        }
+        case OperandType::TENSOR_QUANT8_ASYMM:
+            run<uint8_t>(ctx, inDims, outDims, p);
+            return okStatus();
+        case OperandType::TENSOR_QUANT8_ASYMM_SIGNED:
+            run<int8_t>(ctx, inDims, outDims, p);
+            return okStatus();
+        default:
+            return ctx.fail("unsupported input type ", nameOf(ctx.inputType(0)));
+    }
+}
+
+}  // namespace
+
+Status executeResizeBilinear(ExecutionContext& ctx) {
+    return execute(ctx);
+}
+
+Status executeResizeNearestNeighbor(ExecutionContext& ctx) {
+    return execute(ctx);
+}
+
+}  // namespace nncosim::golden
