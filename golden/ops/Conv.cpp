@@ -338,7 +338,18 @@ Status runQuant(ExecutionContext& ctx, Kind kind, const ConvGeometry& g, const C
     const ArrayX<int32_t> filter = centeredFilter(ctx);
     const size_t pixels = size_t{g.batches} * g.outH * g.outW;
     std::vector<int32_t> acc(pixels * g.outC);
-    runKernel(kind, input.data(), filter.data(), g, p, acc.data());
+    if (kind == Kind::kDepthwise) {
+        runKernel(kind, input.data(), filter.data(), g, p, acc.data());
+    } else {
+        // Matrix products run in double: every product and partial sum is an integer of
+        // magnitude below 2^53, so the sums are exact, and Eigen's double GEMM is several times
+        // faster than its int32 one. The sums wrap to int32 as Android's accumulators do.
+        const ArrayX<double> inputD = input.template cast<double>();
+        const ArrayX<double> filterD = filter.template cast<double>();
+        std::vector<double> sums(acc.size());
+        runKernel(kind, inputD.data(), filterD.data(), g, p, sums.data());
+        std::transform(sums.begin(), sums.end(), acc.begin(), wrapToInt32);
+    }
 
     NhwcOutput<T> out(ctx.outputData<T>(0), {g.batches, g.outH, g.outW, g.outC}, p.nchw);
     requantizeRows(acc.data(), pixels, g.outC, ctx.inputData<int32_t>(kBias), *multipliers,

@@ -26,10 +26,14 @@ Status runQuant(ExecutionContext& ctx, size_t batches, uint32_t units, uint32_t 
                                            ctx.inputZeroPoint(kInput));
     const ArrayX<int32_t> weights = centered(ctx.inputData<T>(kWeights), size_t{units} * inputSize,
                                              ctx.inputZeroPoint(kWeights));
-    RowMajorMatrix<int32_t> acc =
-            Eigen::Map<const RowMajorMatrix<int32_t>>(input.data(), batches, inputSize) *
+    // Exact in double (integers below 2^53), then wrapped to int32 as Android accumulates.
+    const RowMajorMatrix<double> sums =
+            Eigen::Map<const RowMajorMatrix<int32_t>>(input.data(), batches, inputSize)
+                    .cast<double>() *
             Eigen::Map<const RowMajorMatrix<int32_t>>(weights.data(), units, inputSize)
+                    .cast<double>()
                     .transpose();
+    const RowMajorMatrix<int32_t> acc = sums.unaryExpr(&wrapToInt32);
     requantizeRows(acc.data(), batches, units, ctx.inputData<int32_t>(kBias), {*multiplier},
                    ctx.outputZeroPoint(0), *range, ctx.outputData<T>(0));
     return okStatus();

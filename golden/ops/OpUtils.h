@@ -280,6 +280,12 @@ void broadcastBinary(const T* a, const std::vector<uint32_t>& aDims, const T* b,
                         });
 }
 
+/// An exact integer held in a double (|x| < 2^53) as int32 arithmetic holds it (modulo 2^32).
+/// Integer matrix products run in double for speed; this brings their sums back.
+inline int32_t wrapToInt32(double exactInteger) {
+    return static_cast<int32_t>(static_cast<uint32_t>(static_cast<int64_t>(exactInteger)));
+}
+
 /// Values of a quantized tensor minus its zero point, as int32 (what accumulations multiply).
 template <typename T>
 ArrayX<int32_t> centered(const T* data, size_t count, int32_t zeroPoint) {
