@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <tuple>
 
 #include "golden/FixedPoint.h"
 #include "golden/ops/NpuExtension.h"
@@ -36,13 +37,25 @@ int32_t typeMax(OperandType t) { return isSigned(t) ? 127 : 255; }
 // Reads constant scalars and tensors of the main graph.
 class Constants {
 public:
-    explicit Constants(const Model& model) : mModel(model) {}
+    explicit Constants(const Model& model, const InputValues* inputValues = nullptr)
+        : mModel(model), mInputValues(inputValues) {}
     const Operand& operand(uint32_t index) const { return mModel.main.operands[index]; }
     bool isConstant(uint32_t index) const {
         const auto lt = operand(index).lifetime;
-        return lt == OperandLifeTime::CONSTANT_COPY || lt == OperandLifeTime::CONSTANT_REFERENCE;
+        return lt == OperandLifeTime::CONSTANT_COPY || lt == OperandLifeTime::CONSTANT_REFERENCE ||
+               (mInputValues && mInputValues->count(index));
     }
-    const uint8_t* data(uint32_t index) const { return isConstant(index) ? constantData(mModel, operand(index)) : nullptr; }
+    /// A constant, or a model input whose value is known at compile time (weights given as inputs).
+    bool isConstantOrInput(uint32_t index) const {
+        return isConstant(index) || operand(index).lifetime == OperandLifeTime::SUBGRAPH_INPUT;
+    }
+    const uint8_t* data(uint32_t index) const {
+        if (mInputValues) {
+            auto it = mInputValues->find(index);
+            if (it != mInputValues->end()) return it->second.data();
+        }
+        return isConstant(index) ? constantData(mModel, operand(index)) : nullptr;
+    }
     template <typename T>
     std::optional<T> scalar(uint32_t index) const {
         const uint8_t* p = data(index);
@@ -54,6 +67,7 @@ public:
 
 private:
     const Model& mModel;
+    const InputValues* mInputValues;
 };
 
 struct Padding {
@@ -68,6 +82,7 @@ struct WindowParams {
     uint32_t strideW = 1, strideH = 1, dilationW = 1, dilationH = 1;
     uint32_t filterW = 1, filterH = 1;  // pooling only
     uint32_t depthMultiplier = 1;
+    uint32_t groups = 1;
     int32_t activation = 0;
     bool nchw = false;
 };
@@ -121,6 +136,21 @@ std::optional<WindowParams> readWindowParams(const Constants& c, const Operation
                 next = 8;
             }
             break;
+        case OperationType::GROUPED_CONV_2D:
+            p.explicitPadding = n == 12;
+            if (p.explicitPadding) {
+                if (!take({3, 4, 5, 6, 7, 8, 9, 10})) return std::nullopt;
+                p.padW = {uint32_t(*v[0]), uint32_t(*v[1])};
+                p.padH = {uint32_t(*v[2]), uint32_t(*v[3])};
+                p.strideW = *v[4], p.strideH = *v[5], p.groups = *v[6], p.activation = *v[7];
+                next = 11;
+            } else {
+                if (!take({3, 4, 5, 6, 7})) return std::nullopt;
+                p.scheme = *v[0], p.strideW = *v[1], p.strideH = *v[2], p.groups = *v[3], p.activation = *v[4];
+                next = 8;
+            }
+            if (p.groups == 0) return std::nullopt;
+            break;
         case OperationType::AVERAGE_POOL_2D:
         case OperationType::MAX_POOL_2D:
             p.explicitPadding = n >= 10;
@@ -144,7 +174,7 @@ std::optional<WindowParams> readWindowParams(const Constants& c, const Operation
     if (!layout) return std::nullopt;
     p.nchw = *layout;
     const bool pooling = op.type == OperationType::AVERAGE_POOL_2D || op.type == OperationType::MAX_POOL_2D;
-    if (!pooling && next + 2 < n) {
+    if (!pooling && op.type != OperationType::GROUPED_CONV_2D && next + 2 < n) {
         auto dw = i32(next + 1), dh = i32(next + 2);
         if (!dw || !dh || *dw < 1 || *dh < 1) return std::nullopt;
         p.dilationW = *dw, p.dilationH = *dh;
@@ -320,6 +350,11 @@ std::optional<std::vector<uint32_t>> broadcastShape(const std::vector<uint32_t>&
 // ---------------------------------------------------------------------------------------------
 // Support checks (static: types, constant parameters, descriptor field ranges for known sizes).
 
+bool isWindowOp(OperationType t) {
+    return t == OperationType::CONV_2D || t == OperationType::DEPTHWISE_CONV_2D || t == OperationType::GROUPED_CONV_2D ||
+           t == OperationType::AVERAGE_POOL_2D || t == OperationType::MAX_POOL_2D;
+}
+
 Status unsupported(const Operation& op, const std::string& why) {
     return fail(ErrorStatus::GENERAL_FAILURE, nameOf(op.type), ": ", why);
 }
@@ -331,7 +366,6 @@ Status checkWindowOp(const Model& model, const Operation& op) {
     if (!isQuant8(in.type) || out.type != in.type) return unsupported(op, "only 8-bit quantized tensors");
     auto p = readWindowParams(c, op);
     if (!p) return unsupported(op, "scalar parameters must be constants");
-    if (p->nchw) return unsupported(op, "NCHW layout (the NPU reads NHWC)");
     if (!activationRange(p->activation, out)) return unsupported(op, "activation");
     if (p->strideW > kMaxByteField || p->strideH > kMaxByteField || p->dilationW > kMaxByteField ||
         p->dilationH > kMaxByteField || p->strideW == 0 || p->strideH == 0)
@@ -342,30 +376,31 @@ Status checkWindowOp(const Model& model, const Operation& op) {
     if (pooling) {
         if (p->filterW > kMaxByteField || p->filterH > kMaxByteField || p->filterW == 0 || p->filterH == 0)
             return unsupported(op, "filter size beyond the descriptor's 8 bits");
-        if (in.dimensions.size() == 4 && in.dimensions[3] > kMaxCount) return unsupported(op, "too many channels");
         return okStatus();
     }
     const Operand& filter = c.operand(op.inputs[1]);
     const Operand& bias = c.operand(op.inputs[2]);
-    if (!c.isConstant(op.inputs[1]) || !c.isConstant(op.inputs[2]))
-        return unsupported(op, "weights and bias must be constants (packed at compile time)");
+    if (!c.isConstantOrInput(op.inputs[1]) || !c.isConstantOrInput(op.inputs[2]))
+        return unsupported(op, "weights and bias must be constants or model inputs (packed at compile time)");
     const bool perChannel = filter.type == OperandType::TENSOR_QUANT8_SYMM_PER_CHANNEL;
     if (filter.type != in.type && !perChannel) return unsupported(op, "filter type");
     if (perChannel) {
         const auto* pc = std::get_if<SymmPerChannelQuantParams>(&filter.extraParams);
-        if (!pc || pc->channelDim != (op.type == OperationType::CONV_2D ? 0u : 3u))
+        if (!pc || pc->channelDim != (op.type == OperationType::DEPTHWISE_CONV_2D ? 3u : 0u))
             return unsupported(op, "per-channel quantization must be along the output channels");
     }
     if (bias.type != OperandType::TENSOR_INT32) return unsupported(op, "bias type");
     if (filter.dimensions.size() != 4) return unsupported(op, "filter rank");
-    const uint32_t outC = op.type == OperationType::CONV_2D ? filter.dimensions[0] : filter.dimensions[3];
+    if (op.type == OperationType::DEPTHWISE_CONV_2D && filter.dimensions[0] != 1)
+        return unsupported(op, "depthwise filter must be [1, height, width, channels]");
+    const uint32_t outC = op.type == OperationType::DEPTHWISE_CONV_2D ? filter.dimensions[3] : filter.dimensions[0];
     if (filter.dimensions[1] > kMaxByteField || filter.dimensions[2] > kMaxByteField)
         return unsupported(op, "kernel beyond the descriptor's 8 bits");
     if (outC > kMaxCount) return unsupported(op, "too many output channels");
-    if (in.dimensions.size() == 4 && in.dimensions[3] > kMaxCount) return unsupported(op, "too many channels");
-    if (op.type == OperationType::CONV_2D && in.dimensions.size() == 4 && in.dimensions[3] != 0 &&
-        filter.dimensions[3] != in.dimensions[3])
-        return unsupported(op, "grouped convolution");
+    if (op.type == OperationType::CONV_2D && in.dimensions.size() == 4) {
+        const uint32_t inC = in.dimensions[p->nchw ? 1 : 3];
+        if (inC != 0 && filter.dimensions[3] != inC) return unsupported(op, "filter depth differs from the input's");
+    }
     if (!channelMultipliers(in, filter, bias, out, outC))
         return unsupported(op, "requantization multiplier outside the NPU's range or bias scale mismatch");
     return okStatus();
@@ -378,8 +413,8 @@ Status checkFullyConnected(const Model& model, const Operation& op) {
     const Operand& bias = c.operand(op.inputs[2]);
     const Operand& out = c.operand(op.outputs[0]);
     if (!isQuant8(in.type) || out.type != in.type || w.type != in.type) return unsupported(op, "only 8-bit quantized tensors");
-    if (!c.isConstant(op.inputs[1]) || !c.isConstant(op.inputs[2]))
-        return unsupported(op, "weights and bias must be constants (packed at compile time)");
+    if (!c.isConstantOrInput(op.inputs[1]) || !c.isConstantOrInput(op.inputs[2]))
+        return unsupported(op, "weights and bias must be constants or model inputs (packed at compile time)");
     auto act = c.scalar<int32_t>(op.inputs[3]);
     if (!act || !activationRange(*act, out)) return unsupported(op, "activation must be a constant");
     if (w.dimensions.size() != 2 || w.dimensions[0] > kMaxCount || w.dimensions[1] > kMaxCount)
@@ -401,8 +436,9 @@ Status checkElementwise(const Model& model, const Operation& op) {
     if (!range) return unsupported(op, "activation");
     if (a.dimensions.size() > 4 || b.dimensions.size() > 4) return unsupported(op, "rank above 4");
     const fixedpoint::QuantInfo qa{a.scale, a.zeroPoint}, qb{b.scale, b.zeroPoint}, qo{out.scale, out.zeroPoint};
-    if (op.type == OperationType::ADD) {
-        if (!fixedpoint::computeAddSubParams(qa, qb, qo, *range, false)) return unsupported(op, "multipliers");
+    if (op.type == OperationType::ADD || op.type == OperationType::SUB) {
+        if (!fixedpoint::computeAddSubParams(qa, qb, qo, *range, op.type == OperationType::SUB))
+            return unsupported(op, "multipliers");
     } else if (!fixedpoint::computeMulParams(qa, qb, qo, *range)) {
         return unsupported(op, "input scale product must be below the output scale");
     }
@@ -410,6 +446,23 @@ Status checkElementwise(const Model& model, const Operation& op) {
 }
 
 }  // namespace
+
+std::vector<uint32_t> compileTimeInputs(const Model& model) {
+    const auto& g = model.main;
+    std::vector<uint32_t> positions;
+    for (const Operation& op : g.operations) {
+        const bool packed = isWindowOp(op.type) || op.type == OperationType::FULLY_CONNECTED;
+        if (!packed || op.type == OperationType::AVERAGE_POOL_2D || op.type == OperationType::MAX_POOL_2D) continue;
+        for (uint32_t i : {1u, 2u}) {
+            if (i >= op.inputs.size() || g.operands[op.inputs[i]].lifetime != OperandLifeTime::SUBGRAPH_INPUT) continue;
+            const auto it = std::find(g.inputIndexes.begin(), g.inputIndexes.end(), op.inputs[i]);
+            const auto pos = static_cast<uint32_t>(it - g.inputIndexes.begin());
+            if (it != g.inputIndexes.end() && std::find(positions.begin(), positions.end(), pos) == positions.end())
+                positions.push_back(pos);
+        }
+    }
+    return positions;
+}
 
 Status checkOperationSupported(const Model& model, uint32_t index) {
     const Operation& op = model.main.operations[index];
@@ -422,12 +475,14 @@ Status checkOperationSupported(const Model& model, uint32_t index) {
     switch (op.type) {
         case OperationType::CONV_2D:
         case OperationType::DEPTHWISE_CONV_2D:
+        case OperationType::GROUPED_CONV_2D:
         case OperationType::AVERAGE_POOL_2D:
         case OperationType::MAX_POOL_2D:
             return checkWindowOp(model, op);
         case OperationType::FULLY_CONNECTED:
             return checkFullyConnected(model, op);
         case OperationType::ADD:
+        case OperationType::SUB:
         case OperationType::MUL:
             return checkElementwise(model, op);
         case OperationType::RELU:
@@ -477,8 +532,8 @@ struct Placement {
 
 class Lowering {
 public:
-    Lowering(const Model& model, const std::vector<std::vector<uint32_t>>& inputShapes)
-        : mModel(model), mConstants(model), mInputShapes(inputShapes) {}
+    Lowering(const Model& model, const std::vector<std::vector<uint32_t>>& inputShapes, const InputValues& values)
+        : mModel(model), mConstants(model, &values), mInputShapes(inputShapes) {}
 
     Result<Program> run() {
         const auto& g = mModel.main;
@@ -493,7 +548,7 @@ public:
         mProgram.constantsOffset = mTensorEnd;
         for (size_t i = 0; i < g.operations.size(); ++i) {
             mOpIndex = static_cast<uint32_t>(i);
-            mFirstOfOperation = true;
+            mFenceNext = true;
             mProgram.operationNames.push_back(npu_extension::isLut8(mModel, g.operations[i].type)
                                                       ? "com.nncosim.npu:LUT8"
                                                       : nameOf(g.operations[i].type));
@@ -547,20 +602,22 @@ private:
             switch (op.type) {
                 case OperationType::CONV_2D:
                 case OperationType::DEPTHWISE_CONV_2D:
+                case OperationType::GROUPED_CONV_2D:
                 case OperationType::AVERAGE_POOL_2D:
                 case OperationType::MAX_POOL_2D: {
                     if (in.size() != 4) return failShape(op, "input must be 4-D");
                     auto p = window(op);
                     if (!p) return failShape(op, "parameters");
-                    const bool pooling = op.type == OperationType::AVERAGE_POOL_2D || op.type == OperationType::MAX_POOL_2D;
-                    uint32_t outC = in[3];
-                    if (op.type == OperationType::CONV_2D) outC = mDims[op.inputs[1]][0];
+                    const auto nhwc = toNhwc(in, p->nchw);
+                    uint32_t outC = nhwc[3];
+                    if (op.type == OperationType::CONV_2D || op.type == OperationType::GROUPED_CONV_2D)
+                        outC = mDims[op.inputs[1]][0];
                     if (op.type == OperationType::DEPTHWISE_CONV_2D) outC = mDims[op.inputs[1]][3];
-                    (void)pooling;
-                    const uint32_t oh = windowOutput(in[1], p->filterH, p->strideH, p->dilationH, p->padH);
-                    const uint32_t ow = windowOutput(in[2], p->filterW, p->strideW, p->dilationW, p->padW);
+                    const uint32_t oh = windowOutput(nhwc[1], p->filterH, p->strideH, p->dilationH, p->padH);
+                    const uint32_t ow = windowOutput(nhwc[2], p->filterW, p->strideW, p->dilationW, p->padW);
                     if (oh == 0 || ow == 0) return failShape(op, "window larger than the padded input");
-                    out = {in[0], oh, ow, outC};
+                    out = p->nchw ? std::vector<uint32_t>{nhwc[0], outC, oh, ow}
+                                  : std::vector<uint32_t>{nhwc[0], oh, ow, outC};
                     break;
                 }
                 case OperationType::FULLY_CONNECTED: {
@@ -571,6 +628,7 @@ private:
                     break;
                 }
                 case OperationType::ADD:
+                case OperationType::SUB:
                 case OperationType::MUL: {
                     auto b = broadcastShape(in, mDims[op.inputs[1]]);
                     if (!b) return failShape(op, "shapes do not broadcast");
@@ -619,11 +677,16 @@ private:
         return actual;
     }
 
+    static std::array<uint32_t, 4> toNhwc(const std::vector<uint32_t>& d, bool nchw) {
+        return nchw ? std::array<uint32_t, 4>{d[0], d[2], d[3], d[1]} : std::array<uint32_t, 4>{d[0], d[1], d[2], d[3]};
+    }
+
     std::optional<WindowParams> window(const Operation& op) const {
         auto p = readWindowParams(mConstants, op);
         if (!p) return std::nullopt;
-        const auto& in = mDims[op.inputs[0]];
-        if (op.type == OperationType::CONV_2D || op.type == OperationType::DEPTHWISE_CONV_2D) {
+        const auto in = toNhwc(mDims[op.inputs[0]], p->nchw);
+        if (op.type == OperationType::CONV_2D || op.type == OperationType::DEPTHWISE_CONV_2D ||
+            op.type == OperationType::GROUPED_CONV_2D) {
             const auto& f = mDims[op.inputs[1]];
             p->filterH = f[1];
             p->filterW = f[2];
@@ -645,8 +708,15 @@ private:
             next = alignUp(uint64_t{next} + std::max(1u, bytes(k)), kAlign);
         };
         for (uint32_t k : g.inputIndexes) allocate(k);
-        for (const Operation& op : g.operations) {
+        for (size_t i = 0; i < g.operations.size(); ++i) {
+            const Operation& op = g.operations[i];
             const uint32_t out = op.outputs[0];
+            // NCHW window operations run on NHWC copies of their input and output.
+            if (auto p = isWindowOp(op.type) ? readWindowParams(mConstants, op) : std::nullopt; p && p->nchw) {
+                const uint32_t inBytes = bytes(op.inputs[0]), outBytes = bytes(out);
+                mScratch[static_cast<uint32_t>(i)] = {next, alignUp(uint64_t{next} + inBytes, kAlign)};
+                next = alignUp(uint64_t{mScratch[static_cast<uint32_t>(i)].second} + outBytes, kAlign);
+            }
             if (op.type == OperationType::RESHAPE) {
                 // Shares its input's bytes; a RESHAPE of a constant is placed with the constants.
                 if (!mConstants.isConstant(op.inputs[0])) mAlias[out] = op.inputs[0];
@@ -688,12 +758,14 @@ private:
         return mPlace[k].offset;
     }
 
+    // Appends a descriptor; the first one after fenceNext() waits for every earlier store.
     void emit(npu::Descriptor d) {
         d.tag = mOpIndex;
-        if (mFirstOfOperation && mOpIndex > 0) d.flags |= static_cast<uint32_t>(npu::DescFlag::FENCE);
-        mFirstOfOperation = false;
+        if (mFenceNext && !mProgram.descriptors.empty()) d.flags |= static_cast<uint32_t>(npu::DescFlag::FENCE);
+        mFenceNext = false;
         mProgram.descriptors.push_back(d);
     }
+    void fenceNext() { mFenceNext = true; }
 
     static void setTypes(npu::Descriptor& d, OperandType a, OperandType b, OperandType out) {
         d.aSigned = isSigned(a);
@@ -710,6 +782,7 @@ private:
         switch (op.type) {
             case OperationType::CONV_2D:
             case OperationType::DEPTHWISE_CONV_2D:
+            case OperationType::GROUPED_CONV_2D:
                 return lowerConv(op);
             case OperationType::FULLY_CONNECTED:
                 return lowerFullyConnected(op);
@@ -717,6 +790,7 @@ private:
             case OperationType::MAX_POOL_2D:
                 return lowerPool(op);
             case OperationType::ADD:
+            case OperationType::SUB:
             case OperationType::MUL:
                 return lowerElementwise(op);
             case OperationType::RELU:
@@ -788,20 +862,82 @@ private:
         return addConstant(stream.data(), stream.size());
     }
 
+    // Where a window operation reads and writes, in NHWC: the operands themselves, or for an
+    // NCHW operation the scratch copies that transposes fill and drain around it.
+    struct WindowIo {
+        uint32_t inBase = 0, outBase = 0;
+        std::array<uint32_t, 4> in{}, out{};  // NHWC
+        uint32_t inOffset = 0, inChannels = 0;    // the channel slice a descriptor reads
+        uint32_t outOffset = 0, outChannels = 0;  // and writes
+    };
+
+    WindowIo windowIo(const Operation& op, const WindowParams& p) {
+        WindowIo io;
+        io.in = toNhwc(mDims[op.inputs[0]], p.nchw);
+        io.out = toNhwc(mDims[op.outputs[0]], p.nchw);
+        io.inChannels = io.in[3];
+        io.outChannels = io.out[3];
+        if (p.nchw) {
+            std::tie(io.inBase, io.outBase) = mScratch.at(mOpIndex);
+        } else {
+            io.inBase = address(op.inputs[0]);
+            io.outBase = address(op.outputs[0]);
+        }
+        return io;
+    }
+
+    // Copies a [N, A, B] byte tensor to [N, B, A] through the LUT unit with an identity table:
+    // rows of one element, read with the source's strides and written with the destination's.
+    Status transpose(const Operation& op, uint32_t src, uint32_t dst, uint32_t n, uint32_t a, uint32_t b) {
+        npu::Descriptor d;
+        d.opcode = npu::Opcode::LUT;
+        const Table identity = tableOf(OperandType::TENSOR_QUANT8_ASYMM, [](int32_t v) { return v; });
+        d.wAddr = addConstant(identity.data(), identity.size());
+        d.actMin = 0, d.actMax = 255;
+        if (a > kMaxCount || b > kMaxCount) return failShape(op, "layout transpose beyond the descriptor's 16 bits");
+        // count1 runs over a chunk of a (the destination's inner dimension), count2 over b.
+        const uint32_t aChunk = std::min(a, kElementwiseWords);
+        const uint32_t bChunk = std::max(1u, kElementwiseWords / aChunk);
+        fenceNext();
+        const uint32_t plane = a * b;
+        for (uint32_t i = 0; i < n; ++i) {
+            for (uint32_t a0 = 0; a0 < a; a0 += aChunk) {
+                for (uint32_t b0 = 0; b0 < b; b0 += bChunk) {
+                    const uint32_t as = std::min(aChunk, a - a0), bs = std::min(bChunk, b - b0);
+                    npu::Descriptor t = d;
+                    t.a = {src + i * plane + a0 * b + b0, 1, as, b, bs, 1, 1, 0};
+                    t.out = {dst + i * plane + b0 * a + a0, 1, as, 1, bs, 1, a, 0};
+                    emit(t);
+                    mProgram.estimatedCycles += uint64_t{as} * bs * 2 + 30;
+                }
+            }
+        }
+        return okStatus();
+    }
+
+    Status transposeIn(const Operation& op, const WindowParams& p, const WindowIo& io) {
+        if (!p.nchw) return okStatus();
+        return transpose(op, address(op.inputs[0]), io.inBase, io.in[0], io.in[3], io.in[1] * io.in[2]);
+    }
+    Status transposeOut(const Operation& op, const WindowParams& p, const WindowIo& io) {
+        if (!p.nchw) return okStatus();
+        return transpose(op, io.outBase, address(op.outputs[0]), io.out[0], io.out[1] * io.out[2], io.out[3]);
+    }
+
     Status lowerConv(const Operation& op) {
         const Operand& in = operand(op.inputs[0]);
         const Operand& filter = operand(op.inputs[1]);
         const Operand& biasOp = operand(op.inputs[2]);
         const Operand& out = operand(op.outputs[0]);
-        const auto& inD = mDims[op.inputs[0]];
         const auto& fD = mDims[op.inputs[1]];
-        const auto& outD = mDims[op.outputs[0]];
         auto p = window(op);
         if (!p) return failShape(op, "parameters");
+        WindowIo io = windowIo(op, *p);
         const bool dw = op.type == OperationType::DEPTHWISE_CONV_2D;
-        const uint32_t inC = inD[3], outC = outD[3], kh = fD[1], kw = fD[2];
+        const uint32_t inC = io.in[3], outC = io.out[3], kh = fD[1], kw = fD[2];
+        const uint32_t groups = p->groups;
         if (dw && outC != inC * p->depthMultiplier) return failShape(op, "depth multiplier");
-        if (!dw && fD[3] != inC) return failShape(op, "filter depth");
+        if (!dw && (inC % groups || outC % groups || fD[3] != inC / groups)) return failShape(op, "filter depth");
         auto multipliers = channelMultipliers(in, filter, biasOp, out, outC);
         auto range = activationRange(p->activation, out);
         if (!multipliers || !range) return failShape(op, "quantization");
@@ -809,48 +945,62 @@ private:
         const int32_t weightZero = perChannel ? 0 : filter.zeroPoint;
         const uint8_t* w = mConstants.data(op.inputs[1]);
         const uint8_t* b = mConstants.data(op.inputs[2]);
-        if (!w || !b) return failShape(op, "weights must be constants");
-        std::vector<int32_t> bias(outC);
-        std::memcpy(bias.data(), b, outC * sizeof(int32_t));
+        if (!w || !b) return failShape(op, "weights must be known at compile time");
         const bool weightsSigned = perChannel || isSigned(filter.type);
         auto raw = [&](size_t i) { return weightsSigned ? int32_t(int8_t(w[i])) : int32_t(w[i]); };
+        NN_RETURN_IF_ERROR(transposeIn(op, *p, io));
+        fenceNext();
         // Depthwise with multiplier 1 runs on DWCONV; other multipliers as a dense convolution
         // whose filter holds zeros (the weight zero point) off the multiplier's channels.
+        // Grouped convolution is one convolution per group on its channel slices.
         const bool useDw = dw && p->depthMultiplier == 1;
-        std::function<int32_t(uint32_t, uint32_t, uint32_t, uint32_t)> weight;
-        if (!dw) {
-            weight = [&](uint32_t o, uint32_t y, uint32_t x, uint32_t c) { return raw(((size_t(o) * kh + y) * kw + x) * inC + c); };
-        } else {
-            const uint32_t m = p->depthMultiplier;
-            weight = [&, m](uint32_t o, uint32_t y, uint32_t x, uint32_t c) {
-                if (!useDw && c != o / m) return weightZero;
-                return raw((size_t(y) * kw + x) * outC + o);
-            };
+        const uint32_t groupIn = dw ? inC : inC / groups, groupOut = outC / (dw ? 1 : groups);
+        for (uint32_t g = 0; g < (dw ? 1 : groups); ++g) {
+            std::vector<int32_t> bias(groupOut);
+            std::memcpy(bias.data(), b + size_t{g} * groupOut * sizeof(int32_t), groupOut * sizeof(int32_t));
+            std::vector<QuantizedMultiplier> slice(multipliers->begin() + g * groupOut,
+                                                   multipliers->begin() + (g + 1) * groupOut);
+            std::function<int32_t(uint32_t, uint32_t, uint32_t, uint32_t)> weight;
+            if (!dw) {
+                weight = [&, g](uint32_t o, uint32_t y, uint32_t x, uint32_t c) {
+                    return raw(((size_t(g * groupOut + o) * kh + y) * kw + x) * groupIn + c);
+                };
+            } else {
+                const uint32_t m = p->depthMultiplier;
+                weight = [&, m](uint32_t o, uint32_t y, uint32_t x, uint32_t c) {
+                    if (!useDw && c != o / m) return weightZero;
+                    return raw((size_t(y) * kw + x) * outC + o);
+                };
+            }
+            npu::Descriptor d;
+            d.opcode = useDw ? npu::Opcode::DWCONV : npu::Opcode::CONV;
+            setTypes(d, in.type, filter.type, out.type);
+            d.wAddr = packWeights(groupOut, groupIn, kh, kw, bias, slice, weightZero, useDw, weight);
+            d.kernelW = kw, d.kernelH = kh, d.strideW = p->strideW, d.strideH = p->strideH;
+            d.dilationW = p->dilationW, d.dilationH = p->dilationH;
+            d.aZeroPoint = in.zeroPoint, d.bZeroPoint = weightZero, d.outZeroPoint = out.zeroPoint;
+            d.actMin = range->min, d.actMax = range->max;
+            WindowIo slice2 = io;
+            slice2.inOffset = dw ? 0 : g * groupIn;
+            slice2.inChannels = groupIn;
+            slice2.outOffset = g * groupOut;
+            slice2.outChannels = groupOut;
+            const uint32_t kSteps = kh * kw * (useDw ? 1 : ceilDiv(groupIn, npu::kArrayRows));
+            NN_RETURN_IF_ERROR(tileWindow(op, d, *p, kSteps, slice2));
         }
-        const uint32_t wAddr = packWeights(outC, inC, kh, kw, bias, *multipliers, weightZero, useDw, weight);
-        npu::Descriptor d;
-        d.opcode = useDw ? npu::Opcode::DWCONV : npu::Opcode::CONV;
-        setTypes(d, in.type, filter.type, out.type);
-        d.wAddr = wAddr;
-        d.kernelW = kw, d.kernelH = kh, d.strideW = p->strideW, d.strideH = p->strideH;
-        d.dilationW = p->dilationW, d.dilationH = p->dilationH;
-        d.aZeroPoint = in.zeroPoint, d.bZeroPoint = weightZero, d.outZeroPoint = out.zeroPoint;
-        d.actMin = range->min, d.actMax = range->max;
-        const uint32_t kSteps = kh * kw * (useDw ? 1 : ceilDiv(inC, npu::kArrayRows));
-        return tileWindow(op, d, *p, kSteps, outC);
+        return transposeOut(op, *p, io);
     }
 
     // Splits a window operation's output into tiles whose pixels fit an accumulator bank and
     // whose input region fits one scratchpad buffer, one descriptor per tile and batch.
-    Status tileWindow(const Operation& op, npu::Descriptor d, const WindowParams& p, uint32_t kSteps, uint32_t outC) {
-        const auto& inD = mDims[op.inputs[0]];
-        const auto& outD = mDims[op.outputs[0]];
-        const uint32_t batches = inD[0], inH = inD[1], inW = inD[2], inC = inD[3];
-        const uint32_t outH = outD[1], outW = outD[2];
-        if (inC > kMaxCount || outC > kMaxCount || inW > kMaxCount || outW > kMaxCount)
+    Status tileWindow(const Operation& op, npu::Descriptor d, const WindowParams& p, uint32_t kSteps,
+                      const WindowIo& io) {
+        const uint32_t batches = io.in[0], inH = io.in[1], inW = io.in[2], inC = io.in[3];
+        const uint32_t outH = io.out[1], outW = io.out[2], outC = io.out[3];
+        if (io.inChannels > kMaxCount || io.outChannels > kMaxCount || inW > kMaxCount || outW > kMaxCount)
             return failShape(op, "tensor dimensions beyond the descriptor's 16 bits");
         const uint32_t effH = (p.filterH - 1) * p.dilationH + 1, effW = (p.filterW - 1) * p.dilationW + 1;
-        const uint32_t wordsPerPixel = ceilDiv(inC, npu::kDramBusBytes);
+        const uint32_t wordsPerPixel = ceilDiv(io.inChannels, npu::kDramBusBytes);
         auto regionWords = [&](uint32_t th, uint32_t tw) {
             const uint64_t rh = std::min<uint64_t>(inH, uint64_t{th - 1} * p.strideH + effH);
             const uint64_t rw = std::min<uint64_t>(inW, uint64_t{tw - 1} * p.strideW + effW);
@@ -862,7 +1012,6 @@ private:
             else if (tw > 1) tw = ceilDiv(tw, 2);
             else return failShape(op, "one output pixel's input window exceeds the scratchpad");
         }
-        const uint32_t inBase = address(op.inputs[0]), outBase = address(op.outputs[0]);
         for (uint32_t n = 0; n < batches; ++n) {
             for (uint32_t oy0 = 0; oy0 < outH; oy0 += th) {
                 for (uint32_t ox0 = 0; ox0 < outW; ox0 += tw) {
@@ -883,15 +1032,17 @@ private:
                     npu::Descriptor t = d;
                     t.padTop = static_cast<uint32_t>(padTop);
                     t.padLeft = static_cast<uint32_t>(padLeft);
-                    t.a.addr = inBase + static_cast<uint32_t>(((uint64_t{n} * inH + cy0) * inW + cx0) * inC);
-                    t.a.inner = inC;
+                    t.a.addr = io.inBase + io.inOffset +
+                               static_cast<uint32_t>(((uint64_t{n} * inH + cy0) * inW + cx0) * inC);
+                    t.a.inner = io.inChannels;
                     t.a.count1 = static_cast<uint32_t>(rx1 - cx0);
                     t.a.stride1 = inC;
                     t.a.count2 = static_cast<uint32_t>(ry1 - cy0);
                     t.a.stride2 = inW * inC;
                     t.a.count3 = 1;
-                    t.out.addr = outBase + static_cast<uint32_t>(((uint64_t{n} * outH + oy0) * outW + ox0) * outC);
-                    t.out.inner = outC;
+                    t.out.addr = io.outBase + io.outOffset +
+                                 static_cast<uint32_t>(((uint64_t{n} * outH + oy0) * outW + ox0) * outC);
+                    t.out.inner = io.outChannels;
                     t.out.count1 = w;
                     t.out.stride1 = outC;
                     t.out.count2 = h;
@@ -900,7 +1051,7 @@ private:
                     emit(t);
                     const uint64_t pixels = uint64_t{h} * w;
                     mProgram.estimatedCycles += uint64_t{t.a.count1} * t.a.count2 * wordsPerPixel +
-                                                (kSteps ? pixels * ceilDiv(outC, kLanes) * kSteps
+                                                (kSteps ? pixels * ceilDiv(io.outChannels, kLanes) * kSteps
                                                         : pixels * p.filterH * p.filterW * wordsPerPixel) +
                                                 40;
                 }
@@ -916,6 +1067,7 @@ private:
         if (!p) return failShape(op, "parameters");
         auto range = activationRange(p->activation, out);
         if (!range) return failShape(op, "activation");
+        const WindowIo io = windowIo(op, *p);
         npu::Descriptor d;
         d.opcode = op.type == OperationType::MAX_POOL_2D ? npu::Opcode::MAXPOOL : npu::Opcode::AVGPOOL;
         setTypes(d, in.type, in.type, out.type);
@@ -923,7 +1075,10 @@ private:
         d.dilationW = 1, d.dilationH = 1;
         d.aZeroPoint = in.zeroPoint, d.outZeroPoint = out.zeroPoint;
         d.actMin = range->min, d.actMax = range->max;
-        return tileWindow(op, d, *p, 0, mDims[op.inputs[0]][3]);
+        NN_RETURN_IF_ERROR(transposeIn(op, *p, io));
+        fenceNext();
+        NN_RETURN_IF_ERROR(tileWindow(op, d, *p, 0, io));
+        return transposeOut(op, *p, io);
     }
 
     Status lowerFullyConnected(const Operation& op) {
@@ -969,6 +1124,11 @@ private:
         return okStatus();
     }
 
+    struct Strided {
+        uint32_t base;
+        std::array<uint32_t, 4> strides;  // per output dimension, in bytes (elements of 1 byte)
+    };
+
     // Rows of an element-wise operand over a 4-D output: per dimension its byte stride in the
     // operand, 0 where the operand is broadcast.
     static std::array<uint32_t, 4> broadcastStrides(const std::vector<uint32_t>& dims, const std::array<uint32_t, 4>& out) {
@@ -995,8 +1155,8 @@ private:
         setTypes(d, a.type, b.type, out.type);
         d.aZeroPoint = a.zeroPoint, d.bZeroPoint = b.zeroPoint, d.outZeroPoint = out.zeroPoint;
         const fixedpoint::QuantInfo qa{a.scale, a.zeroPoint}, qb{b.scale, b.zeroPoint}, qo{out.scale, out.zeroPoint};
-        if (op.type == OperationType::ADD) {
-            auto params = fixedpoint::computeAddSubParams(qa, qb, qo, *range, false);
+        if (op.type == OperationType::ADD || op.type == OperationType::SUB) {
+            auto params = fixedpoint::computeAddSubParams(qa, qb, qo, *range, op.type == OperationType::SUB);
             if (!params) return failShape(op, "multipliers");
             d.opcode = npu::Opcode::ADD;
             d.leftShift = fixedpoint::AddSubParams::kLeftShift;
@@ -1014,16 +1174,27 @@ private:
         const auto& outD = mDims[op.outputs[0]];
         std::array<uint32_t, 4> o4{1, 1, 1, 1};
         for (size_t i = 0; i < outD.size(); ++i) o4[4 - outD.size() + i] = outD[i];
-        const auto sa = broadcastStrides(mDims[op.inputs[0]], o4);
-        const auto sb = broadcastStrides(mDims[op.inputs[1]], o4);
-        return emitRows(op, d, Strided{address(op.inputs[0]), sa}, Strided{address(op.inputs[1]), sb},
-                        address(op.outputs[0]), o4);
+        return emitRows(op, d, operandRows(op.inputs[0], o4), operandRows(op.inputs[1], o4), address(op.outputs[0]),
+                        o4);
     }
 
-    struct Strided {
-        uint32_t base;
-        std::array<uint32_t, 4> strides;  // per output dimension, in bytes (elements of 1 byte)
-    };
+    // An element-wise operand over the 4-D output. A broadcast constant is expanded to the
+    // output's shape at compile time (a layout change, as weight packing is), so that the
+    // operation streams contiguous rows.
+    Strided operandRows(uint32_t k, const std::array<uint32_t, 4>& o4) {
+        const auto strides = broadcastStrides(mDims[k], o4);
+        const uint8_t* data = mConstants.data(k);
+        const std::array<uint32_t, 4> dense{o4[1] * o4[2] * o4[3], o4[2] * o4[3], o4[3], 1};
+        if (!data || strides == dense) return {address(k), strides};
+        std::vector<uint8_t> expanded;
+        expanded.reserve(size_t{o4[0]} * dense[0]);
+        for (uint32_t n = 0; n < o4[0]; ++n)
+            for (uint32_t h = 0; h < o4[1]; ++h)
+                for (uint32_t w = 0; w < o4[2]; ++w)
+                    for (uint32_t c = 0; c < o4[3]; ++c)
+                        expanded.push_back(data[n * strides[0] + h * strides[1] + w * strides[2] + c * strides[3]]);
+        return {addConstant(expanded.data(), expanded.size()), dense};
+    }
 
     // Emits element-wise or lookup descriptors over a 4-D output laid out contiguously. Fully
     // contiguous operands are streamed as rows of kAlign * 16 bytes; broadcasts keep the
@@ -1064,30 +1235,34 @@ private:
         if (inner > kMaxCount || o4[1] > kMaxCount || o4[2] > kMaxCount || o4[3] > kMaxCount)
             return failShape(op, "dimensions beyond the descriptor's 16 bits");
         const uint32_t outStride3 = o4[3], outStride2 = o4[2] * o4[3], outStride1 = o4[1] * o4[2] * o4[3];
+        // Rows per descriptor: whole rows of w (shared inner) or single elements over c, then w.
+        const uint32_t wordsPerRow = ceilDiv(inner, npu::kDramBusBytes);
+        const uint32_t perW = innerShared ? 1 : o4[3];
+        if (uint64_t{perW} * wordsPerRow > kElementwiseWords) return failShape(op, "broadcast rows beyond the scratchpad");
+        const uint32_t wChunk = std::max(1u, kElementwiseWords / (perW * wordsPerRow));
         for (uint32_t n = 0; n < o4[0]; ++n) {
             for (uint32_t h = 0; h < o4[1]; ++h) {
-                // One descriptor per (n, h): rows over w (and c when the rows are single elements).
-                npu::Descriptor t = d;
-                auto tensor = [&](const Strided& s) {
-                    npu::TensorDesc r;
-                    r.addr = s.base + n * s.strides[0] + h * s.strides[1];
-                    r.inner = inner;
-                    if (innerShared) {
-                        r.count1 = o4[2], r.stride1 = s.strides[2];
-                    } else {
-                        r.count1 = o4[3], r.stride1 = s.strides[3];
-                        r.count2 = o4[2], r.stride2 = s.strides[2];
-                    }
-                    return r;
-                };
-                t.a = tensor(a);
-                if (b) t.b = tensor(*b);
-                Strided outS{outBase, {outStride1, outStride2, outStride3, 1}};
-                t.out = tensor(outS);
-                const uint64_t words = uint64_t{t.a.count1} * t.a.count2 * ceilDiv(inner, npu::kDramBusBytes);
-                if (words > kElementwiseWords) return failShape(op, "broadcast rows beyond the scratchpad");
-                emit(t);
-                mProgram.estimatedCycles += words * (b ? 3 : 2) + 30;
+                for (uint32_t w0 = 0; w0 < o4[2]; w0 += wChunk) {
+                    const uint32_t ws = std::min(wChunk, o4[2] - w0);
+                    npu::Descriptor t = d;
+                    auto tensor = [&](const Strided& s) {
+                        npu::TensorDesc r;
+                        r.addr = s.base + n * s.strides[0] + h * s.strides[1] + w0 * s.strides[2];
+                        r.inner = inner;
+                        if (innerShared) {
+                            r.count1 = ws, r.stride1 = s.strides[2];
+                        } else {
+                            r.count1 = o4[3], r.stride1 = s.strides[3];
+                            r.count2 = ws, r.stride2 = s.strides[2];
+                        }
+                        return r;
+                    };
+                    t.a = tensor(a);
+                    if (b) t.b = tensor(*b);
+                    t.out = tensor(Strided{outBase, {outStride1, outStride2, outStride3, 1}});
+                    emit(t);
+                    mProgram.estimatedCycles += uint64_t{ws} * perW * wordsPerRow * (b ? 3 : 2) + 30;
+                }
             }
         }
         return okStatus();
@@ -1156,19 +1331,21 @@ private:
     std::vector<Placement> mPlace;
     std::map<uint32_t, uint32_t> mAlias;  // RESHAPE output -> its input
     uint32_t mTensorEnd = 0;
+    std::map<uint32_t, std::pair<uint32_t, uint32_t>> mScratch;  // NCHW op -> NHWC input, output
     uint32_t mOpIndex = 0;
-    bool mFirstOfOperation = true;
+    bool mFenceNext = true;
     Program mProgram;
 };
 
 }  // namespace
 
-Result<Program> compileModel(const Model& model, const std::vector<std::vector<uint32_t>>& inputShapes) {
+Result<Program> compileModel(const Model& model, const std::vector<std::vector<uint32_t>>& inputShapes,
+                             const InputValues& inputValues) {
     for (uint32_t i = 0; i < model.main.operations.size(); ++i) {
         Status st = checkOperationSupported(model, i);
         if (!st.ok()) return fail(ErrorStatus::GENERAL_FAILURE, "operation ", i, ": ", st.message);
     }
-    return Lowering(model, inputShapes).run();
+    return Lowering(model, inputShapes, inputValues).run();
 }
 
 }  // namespace nncosim::driver

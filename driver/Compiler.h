@@ -3,6 +3,7 @@
 // packing with per-channel requantization parameters, fused activations, lookup tables).
 #pragma once
 
+#include <map>
 #include <vector>
 
 #include "driver/Program.h"
@@ -11,15 +12,26 @@
 
 namespace nncosim::driver {
 
+/// Values of model inputs the compiler needs (weights and biases given as inputs), by operand
+/// index of the main graph.
+using InputValues = std::map<uint32_t, std::vector<uint8_t>>;
+
+/// The main-graph input positions (indexes into Model::main.inputIndexes) whose values the
+/// compiler packs into the program: weights and biases that the model passes as inputs. A model
+/// with such inputs is compiled per execution, with their values.
+std::vector<uint32_t> compileTimeInputs(const Model& model);
+
 /// Whether the NPU executes main-graph operation `index` bit-exactly (the golden's
 /// arithmetic): quantized 8-bit operands, NHWC layout, constant weights and parameters, and
 /// parameter values within the descriptor fields. The model must be valid.
 Status checkOperationSupported(const Model& model, uint32_t index);
 
 /// Lowers the main graph of a valid model whose every operation is supported. `inputShapes`
-/// gives one fully specified shape per model input (empty: the model's own dimensions).
+/// gives one fully specified shape per model input (empty: the model's own dimensions);
+/// `inputValues` the values of every compileTimeInputs() operand.
 /// Fails with GENERAL_FAILURE when a shape met at compile time exceeds what the descriptors
 /// can express.
-Result<Program> compileModel(const Model& model, const std::vector<std::vector<uint32_t>>& inputShapes);
+Result<Program> compileModel(const Model& model, const std::vector<std::vector<uint32_t>>& inputShapes,
+                             const InputValues& inputValues = {});
 
 }  // namespace nncosim::driver

@@ -406,7 +406,7 @@ private:
         if (!inputs) return ExecutionResult::failure(inputs.status());
         Shapes shapes;
         for (const auto& t : *inputs) shapes.push_back(t.dimensions);
-        auto program = programFor(shapes);
+        auto program = programFor(shapes, *inputs);
         if (!program) return ExecutionResult::failure(program.status());
         // Outputs too small for their shapes: no need to run the device.
         ExecutionResult result;
@@ -433,7 +433,9 @@ private:
         return result;
     }
 
-    Result<std::shared_ptr<const Program>> programFor(const Shapes& shapes) const {
+    // The program for these input shapes (and values of compile-time inputs): the one compiled
+    // at preparation, or a variant compiled now and kept.
+    Result<std::shared_ptr<const Program>> programFor(const Shapes& shapes, const std::vector<TensorData>& inputs) const {
         if (mProgram) {
             bool same = shapes.size() == mProgram->inputs.size();
             for (size_t i = 0; same && i < shapes.size(); ++i) same = shapes[i] == mProgram->inputs[i].dimensions;
@@ -441,12 +443,19 @@ private:
         }
         if (!mFullModel)
             return fail(ErrorStatus::GENERAL_FAILURE, "a model prepared from cache runs only the input shapes it was compiled for");
+        VariantKey key{shapes, {}};
+        InputValues values;
+        for (uint32_t pos : mCompileTimeInputs) {
+            key.second.push_back(inputs[pos].bytes);
+            values[mModel.main.inputIndexes[pos]] = inputs[pos].bytes;
+        }
         std::lock_guard<std::mutex> lock(mMutex);
-        if (auto it = mVariants.find(shapes); it != mVariants.end()) return it->second;
-        auto program = compileModel(mModel, shapes);
+        if (auto it = mVariants.find(key); it != mVariants.end()) return it->second;
+        auto program = compileModel(mModel, shapes, values);
         if (!program) return program.status();
         auto shared = std::make_shared<const Program>(std::move(*program));
-        mVariants[shapes] = shared;
+        if (mVariants.size() >= kMaxVariants) mVariants.clear();
+        mVariants[std::move(key)] = shared;
         return shared;
     }
 
@@ -455,8 +464,12 @@ private:
     const bool mFullModel;
     const Priority mPriority;
     const std::shared_ptr<const Program> mProgram;  // for the model's own input shapes, if known
+    const std::vector<uint32_t> mCompileTimeInputs = compileTimeInputs(mModel);
+    // Programs compiled at execution time, by input shapes and compile-time input values.
+    using VariantKey = std::pair<Shapes, std::vector<std::vector<uint8_t>>>;
+    static constexpr size_t kMaxVariants = 16;
     mutable std::mutex mMutex;
-    mutable std::map<Shapes, std::shared_ptr<const Program>> mVariants;
+    mutable std::map<VariantKey, std::shared_ptr<const Program>> mVariants;
 };
 
 // Marks an object busy for the duration of one computation.
@@ -756,7 +769,7 @@ private:
             if (!st.ok())
                 return fail(ErrorStatus::GENERAL_FAILURE, "operation ", i, " is not supported by the NPU: ", st.message);
         }
-        bool inputsKnown = true;
+        bool inputsKnown = compileTimeInputs(model).empty();
         for (uint32_t k : model.main.inputIndexes) inputsKnown = inputsKnown && !hasUnknownDimensions(model.main.operands[k]);
         std::shared_ptr<const Program> program;
         if (inputsKnown) {

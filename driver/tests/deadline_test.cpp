@@ -84,9 +84,10 @@ TEST_CASE("driver_deadline_timeout_after_fence") {
     auto t = makeTestDevice();
     auto prepared = prepare(*t.device, addModel());
     auto r = addRequest();
-    // A job that hangs on the device is aborted when the duration after the fences runs out.
+    // A job that hangs on the device (about 80 ms of wall time until the watchdog) is aborted
+    // when the duration after the fences runs out.
     t.npu->hangNextJob();
-    auto fenced = prepared->executeFenced(r.request, {}, MeasureTiming::NO, {}, {}, std::chrono::milliseconds(1));
+    auto fenced = prepared->executeFenced(r.request, {}, MeasureTiming::NO, {}, {}, std::chrono::milliseconds(30));
     REQUIRE(fenced.ok());
     CHECK(fenced->fence.wait(std::chrono::seconds(30)) == SyncFence::State::ERROR);
     CHECK(missed(fenced->callback->getExecutionInfo().status.code));
