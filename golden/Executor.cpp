@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "golden/ExecutionContext.h"
+#include "golden/ops/Extension.h"
 
 namespace nncosim::golden {
 namespace {
@@ -145,7 +146,9 @@ Status Runner::runOperation(const Subgraph& subgraph, uint32_t index,
     if (op.type == OperationType::WHILE) return runWhile(subgraph, op, index, values);
 
     ExecutionContext ctx(mModel, subgraph, op, index, values);
-    const OperationExecutor executor = findOperationExecutor(op.type);
+    const OperationExecutor executor = isExtension(op.type)
+                                               ? findExtensionOperationExecutor(mModel, op.type)
+                                               : findOperationExecutor(op.type);
     if (!executor) {
         return ctx.fail("golden: no reference implementation of ", nameOf(op.type));
     }
