@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
     nncosim::cli::addCtsCommand(app);
     nncosim::cli::addCompileCommand(app);
     nncosim::cli::addZooCommand(app);
+    nncosim::cli::addBenchCommand(app);
     CLI11_PARSE(app, argc, argv);
     return nncosim::cli::gExitStatus;
 }

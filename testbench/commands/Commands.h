@@ -12,5 +12,6 @@ void addValidateCommand(CLI::App& app);
 void addCtsCommand(CLI::App& app);
 void addCompileCommand(CLI::App& app);
 void addZooCommand(CLI::App& app);
+void addBenchCommand(CLI::App& app);
 
 }  // namespace nncosim::cli

@@ -1,0 +1,232 @@
+// `nncosim bench golden [--cts PATH] [-j N] [--runs N] [--input-size N] [--no-cts] [--json FILE]`:
+// wall time of the whole CTS on the golden (the `nncosim cts` path: runCtsTest on every test,
+// -j workers) and of single-threaded inferences of the zoo networks (best of --runs).
+#include <time.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "golden/Executor.h"
+#include "model/CtsReader.h"
+#include "testbench/Backend.h"
+#include "testbench/CtsRunner.h"
+#include "testbench/Zoo.h"
+#include "testbench/commands/Commands.h"
+
+namespace nncosim::cli {
+namespace {
+
+// The figures issue 3 asks the golden to reach on the 2-core reference machine.
+constexpr double kCtsTargetSeconds = 60.0;
+constexpr double kMobileNetFloatTargetSeconds = 0.5;
+
+struct BenchOptions {
+    std::string ctsPath = NNCOSIM_CTS_DIR;
+    unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
+    unsigned runs = 3;
+    uint32_t inputSize = 224;
+    bool noCts = false;
+    std::string jsonPath;
+};
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+/// CPU seconds of this process or thread: on a shared machine, what the work itself cost.
+double cpuSeconds(clockid_t clock) {
+    timespec t{};
+    clock_gettime(clock, &t);
+    return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+struct CtsFigures {
+    size_t files = 0, tests = 0, passed = 0, failed = 0, unsupported = 0, unreadable = 0;
+    double seconds = 0.0;
+    double workerCpuSeconds = 0.0;  ///< of all workers together
+};
+
+/// Every test of every file under `path`, on one golden backend per worker, as `nncosim cts`.
+Result<CtsFigures> benchCts(const std::string& path, unsigned jobs) {
+    auto files = findJsonFiles({path});
+    if (!files) return files.status();
+    CtsFigures figures;
+    figures.files = files->size();
+    std::atomic<size_t> next{0}, passed{0}, failed{0}, unsupported{0}, unreadable{0};
+    const auto start = std::chrono::steady_clock::now();
+    const double cpuStart = cpuSeconds(CLOCK_PROCESS_CPUTIME_ID);
+    auto worker = [&] {
+        auto backend = makeGoldenBackend();
+        for (size_t f; (f = next++) < files->size();) {
+            auto file = readCtsFile((*files)[f]);
+            if (!file) {
+                ++unreadable;
+                continue;
+            }
+            for (const CtsTest& test : file->tests) {
+                const Verdict v = runCtsTest(*backend, test, (*files)[f]).verdict;
+                ++(v == Verdict::PASSED ? passed : v == Verdict::FAILED ? failed : unsupported);
+            }
+        }
+    };
+    std::vector<std::thread> threads;
+    for (unsigned i = 0; i < jobs; ++i) threads.emplace_back(worker);
+    for (auto& t : threads) t.join();
+    figures.seconds = secondsSince(start);
+    figures.workerCpuSeconds = cpuSeconds(CLOCK_PROCESS_CPUTIME_ID) - cpuStart;
+    figures.passed = passed;
+    figures.failed = failed;
+    figures.unsupported = unsupported;
+    figures.unreadable = unreadable;
+    figures.tests = figures.passed + figures.failed + figures.unsupported;
+    return figures;
+}
+
+struct ModelFigures {
+    std::string name;
+    size_t operations = 0;
+    uint64_t macs = 0;
+    std::vector<double> seconds;  ///< wall time of each run, sorted
+    double bestCpuSeconds = 0.0;  ///< thread CPU time of the fastest run by CPU
+    std::string error;            ///< why it could not run; empty when it ran
+};
+
+ModelFigures benchModel(const zoo::ZooConfig& config, unsigned runs) {
+    ModelFigures figures;
+    figures.name = zoo::modelName(config);
+    auto model = zoo::buildZooModel(config);
+    if (!model) {
+        figures.error = model.status().message;
+        return figures;
+    }
+    figures.operations = model->main.operations.size();
+    figures.macs = zoo::countMacs(*model);
+    auto inputs = zoo::randomInputs(*model, config.seed);
+    if (!inputs) {
+        figures.error = inputs.status().message;
+        return figures;
+    }
+    for (unsigned r = 0; r < runs; ++r) {
+        const auto start = std::chrono::steady_clock::now();
+        const double cpuStart = cpuSeconds(CLOCK_THREAD_CPUTIME_ID);
+        auto outputs = golden::execute(*model, *inputs);
+        const double cpu = cpuSeconds(CLOCK_THREAD_CPUTIME_ID) - cpuStart;
+        const double seconds = secondsSince(start);
+        if (!outputs) {
+            figures.error = outputs.status().message;
+            return figures;
+        }
+        figures.seconds.push_back(seconds);
+        figures.bestCpuSeconds = r == 0 ? cpu : std::min(figures.bestCpuSeconds, cpu);
+    }
+    std::sort(figures.seconds.begin(), figures.seconds.end());
+    return figures;
+}
+
+int runBenchGolden(const BenchOptions& options) {
+    nlohmann::json report = {{"backend", "golden"}, {"hardware_threads", std::thread::hardware_concurrency()}};
+    bool ok = true;
+    std::cout << std::fixed;
+    if (!options.noCts) {
+        std::cerr << "running every CTS test under " << options.ctsPath << " with " << options.jobs
+                  << " workers...\n";
+        auto cts = benchCts(options.ctsPath, options.jobs);
+        if (!cts) {
+            std::cerr << "nncosim bench: " << cts.status().message << "\n";
+            return 2;
+        }
+        std::cout << "CTS " << options.ctsPath << ": " << cts->tests << " tests in " << cts->files << " files ("
+                  << cts->passed << " passed, " << cts->failed << " failed, " << cts->unsupported
+                  << " unsupported" << (cts->unreadable ? ", " + std::to_string(cts->unreadable) + " files unreadable" : "")
+                  << ") in " << std::setprecision(1) << cts->seconds << " s wall with -j " << options.jobs
+                  << ", " << cts->workerCpuSeconds << " s CPU (target < " << kCtsTargetSeconds << " s wall)\n";
+        report["cts"] = {{"path", options.ctsPath}, {"jobs", options.jobs},         {"files", cts->files},
+                         {"tests", cts->tests},     {"passed", cts->passed},        {"failed", cts->failed},
+                         {"unsupported", cts->unsupported}, {"unreadable_files", cts->unreadable},
+                         {"seconds", cts->seconds}, {"cpu_seconds", cts->workerCpuSeconds},
+                         {"target_seconds", kCtsTargetSeconds}};
+    }
+
+    // One inference at a time on this thread: the golden itself is single-threaded.
+    struct Case {
+        zoo::Network network;
+        zoo::Precision precision;
+    };
+    const Case cases[] = {{zoo::Network::kMobileNetV1, zoo::Precision::kFloat32},
+                          {zoo::Network::kMobileNetV1, zoo::Precision::kQuant8},
+                          {zoo::Network::kMobileNetV1, zoo::Precision::kQuant8PerChannel},
+                          {zoo::Network::kMobileNetV2, zoo::Precision::kFloat32},
+                          {zoo::Network::kMobileNetV2, zoo::Precision::kQuant8},
+                          {zoo::Network::kResNet18, zoo::Precision::kFloat32},
+                          {zoo::Network::kResNet18, zoo::Precision::kQuant8}};
+    std::cout << "\n" << std::left << std::setw(40) << "model (one inference, 1 thread)" << std::right
+              << std::setw(5) << "ops" << std::setw(10) << "GMAC" << std::setw(10) << "best s"
+              << std::setw(10) << "median s" << std::setw(10) << "CPU s" << std::setw(10) << "GMAC/s" << "\n";
+    nlohmann::json models = nlohmann::json::array();
+    for (const Case& c : cases) {
+        zoo::ZooConfig config;
+        config.network = c.network;
+        config.precision = c.precision;
+        config.inputSize = options.inputSize;
+        const ModelFigures m = benchModel(config, options.runs);
+        std::cout << std::left << std::setw(40) << m.name << std::right;
+        if (!m.error.empty()) {
+            ok = false;
+            std::cout << "  failed: " << m.error << "\n";
+            models.push_back({{"name", m.name}, {"error", m.error}});
+            continue;
+        }
+        const double best = m.seconds.front(), median = m.seconds[m.seconds.size() / 2];
+        const double gmac = static_cast<double>(m.macs) * 1e-9;
+        std::cout << std::setw(5) << m.operations << std::setw(10) << std::setprecision(3) << gmac
+                  << std::setw(10) << best << std::setw(10) << median << std::setw(10) << m.bestCpuSeconds
+                  << std::setw(10) << std::setprecision(2) << gmac / best;
+        const bool targeted = c.network == zoo::Network::kMobileNetV1 && c.precision == zoo::Precision::kFloat32 &&
+                              options.inputSize == 224;
+        if (targeted) std::cout << "  (target < " << std::setprecision(1) << kMobileNetFloatTargetSeconds << " s)";
+        std::cout << "\n";
+        nlohmann::json entry = {{"name", m.name},   {"operations", m.operations}, {"macs", m.macs},
+                                {"runs", m.seconds}, {"best_seconds", best},     {"median_seconds", median},
+                                {"best_cpu_seconds", m.bestCpuSeconds}};
+        if (targeted) entry["target_seconds"] = kMobileNetFloatTargetSeconds;
+        models.push_back(std::move(entry));
+    }
+    report["models"] = std::move(models);
+
+    if (!options.jsonPath.empty()) {
+        std::ofstream out(options.jsonPath);
+        out << report.dump(2) << "\n";
+        if (!out) {
+            std::cerr << "nncosim bench: cannot write " << options.jsonPath << "\n";
+            return 2;
+        }
+    }
+    return ok ? 0 : 1;
+}
+
+}  // namespace
+
+void addBenchCommand(CLI::App& app) {
+    CLI::App* bench = app.add_subcommand("bench", "Benchmarks that print figures");
+    bench->require_subcommand(1);
+    auto options = std::make_shared<BenchOptions>();
+    CLI::App* golden = bench->add_subcommand("golden", "Wall time of the CTS and of zoo networks on the golden");
+    golden->add_option("--cts", options->ctsPath, "CTS JSON files or folder")->capture_default_str();
+    golden->add_option("-j,--jobs", options->jobs, "Parallel CTS workers")->check(CLI::Range(1u, 256u));
+    golden->add_option("--runs", options->runs, "Inferences per network (best and median reported)")
+            ->check(CLI::Range(1u, 1000u));
+    golden->add_option("--input-size", options->inputSize, "Input height and width of the networks")
+            ->check(CLI::Range(1u, 4096u));
+    golden->add_flag("--no-cts", options->noCts, "Only the networks");
+    golden->add_option("--json", options->jsonPath, "Write the figures as JSON");
+    golden->callback([options] { gExitStatus = runBenchGolden(*options); });
+}
+
+}  // namespace nncosim::cli
