@@ -98,7 +98,14 @@ module npu_compute
   bank_job_t bank_job_q [2];
   logic [1:0] bank_busy_q;      // being filled or waiting to drain
   logic [1:0] bank_full_q;      // every K step accumulated
-  logic       fd_bank_q;        // bank of the block being fed
+  // Output-channel blocks are numbered in feeding order across descriptors; block s uses bank
+  // s % 2. The feeder claims, the weight loader fills the quantization of, and the drain
+  // empties blocks in that order.
+  logic [15:0] fd_seq_q, ld_seq_q, dr_seq_q, rel_seq_q;
+  logic        fd_bank_q, ld_bank_q, dr_bank_q;
+  assign fd_bank_q = fd_seq_q[0];
+  assign ld_bank_q = ld_seq_q[0];
+  assign dr_bank_q = dr_seq_q[0];
 
   // Per-bank quantization of the block: bias, multiplier, shift per lane.
   logic [31:0] q_bias_q  [2][Vec];
@@ -148,11 +155,11 @@ module npu_compute
       ox_q       <= '0;
       p_q        <= '0;
       fd_block_q <= '0;
-      fd_bank_q  <= 1'b0;
+      fd_seq_q   <= '0;
     end else if (flush_i) begin
       fd_state_q <= FdIdle;
       fd_block_q <= '0;
-      fd_bank_q  <= 1'b0;
+      fd_seq_q   <= '0;
     end else begin
       unique case (fd_state_q)
         FdIdle: begin
@@ -209,7 +216,7 @@ module npu_compute
                   end
                 end
               end else begin
-                fd_bank_q <= ~fd_bank_q;
+                fd_seq_q  <= fd_seq_q + 1;
                 nb_q      <= nb_q + 1;
                 fd_state_q <= last_nb ? FdIdle : FdNbStart;
               end
@@ -231,16 +238,18 @@ module npu_compute
   logic       acc_bank_done;
   logic       acc_bank_done_bank;
   logic       drain_release;
-  logic       dr_bank_q;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       bank_busy_q <= '0;
       bank_full_q <= '0;
+      rel_seq_q   <= '0;
     end else if (flush_i) begin
       bank_busy_q <= '0;
       bank_full_q <= '0;
+      rel_seq_q   <= '0;
     end else begin
+      rel_seq_q <= rel_seq_q + 16'(drain_release);
       if (nb_go) begin
         bank_busy_q[fd_bank_q] <= 1'b1;
       end
@@ -287,14 +296,14 @@ module npu_compute
   logic [15:0]         ld_nb_q, ld_kt_q;
   logic [3:0]          ld_word_q;
   logic [VecIdxW-1:0]  ld_row_q;
-  logic                ld_bank_q;
   logic                ld_block_go;
 
   assign ld_block_go = ld_state_q == LdWait && 32'(ws_count_i) >= Vec &&
                        ld_block_q - fd_block_q != 16'd2 && tag_hold_q[ld_block_q[0]] == '0;
 
   logic ld_quant_take;
-  assign ld_quant_take = ld_state_q == LdQuant && ws_valid_i && !bank_busy_q[ld_bank_q];
+  // A block's quantization may be written once the block two before it has drained.
+  assign ld_quant_take = ld_state_q == LdQuant && ws_valid_i && ld_seq_q - rel_seq_q < 16'd2;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -303,7 +312,7 @@ module npu_compute
       ld_kt_q    <= '0;
       ld_word_q  <= '0;
       ld_row_q   <= '0;
-      ld_bank_q  <= 1'b0;
+      ld_seq_q   <= '0;
       ld_block_q <= '0;
     end else if (flush_i) begin
       ld_state_q <= LdIdle;
@@ -316,7 +325,7 @@ module npu_compute
             ld_nb_q    <= '0;
             ld_kt_q    <= '0;
             ld_word_q  <= '0;
-            ld_bank_q  <= fd_bank_q;
+            ld_seq_q   <= fd_seq_q;
           end
         end
         LdQuant: begin
@@ -344,7 +353,7 @@ module npu_compute
             end else if (ld_nb_q + 1 != job_q.nb_count) begin
               ld_kt_q    <= '0;
               ld_nb_q    <= ld_nb_q + 1;
-              ld_bank_q  <= ~ld_bank_q;
+              ld_seq_q   <= ld_seq_q + 1;
               ld_state_q <= LdQuant;
             end else begin
               ld_state_q <= LdIdle;
@@ -592,7 +601,16 @@ module npu_compute
   logic         dr_entry_valid_q;   // the entry register holds a value for the next stage
   logic [31:0]  dr_entry_q [Vec];
   logic [15:0]  dr_count_q;
-  assign dj = bank_job_q[dr_bank_q];
+  // The drain keeps its own copy: the feeder reuses the bank (and its job) once it is released,
+  // before the store has finished.
+  bank_job_t    dr_job_q;
+  assign dj = dr_job_q;
+
+  always_ff @(posedge clk_i) begin
+    if (dr_state_q == DrIdle && bank_full_q[dr_bank_q]) begin
+      dr_job_q <= bank_job_q[dr_bank_q];
+    end
+  end
 
   logic dr_is_pool, dr_entry_take, dr_read;
   assign dr_is_pool = dj.opcode == OpMaxpool || dj.opcode == OpAvgpool;
@@ -602,12 +620,12 @@ module npu_compute
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       dr_state_q       <= DrIdle;
-      dr_bank_q        <= 1'b0;
+      dr_seq_q         <= '0;
       dr_p_q           <= '0;
       dr_entry_valid_q <= 1'b0;
     end else if (flush_i) begin
       dr_state_q       <= DrIdle;
-      dr_bank_q        <= 1'b0;
+      dr_seq_q         <= '0;
       dr_entry_valid_q <= 1'b0;
     end else begin
       if (dr_read) begin
@@ -648,7 +666,7 @@ module npu_compute
           end
         end
         DrRetire: begin
-          dr_bank_q  <= ~dr_bank_q;
+          dr_seq_q   <= dr_seq_q + 1;
           dr_state_q <= DrIdle;
         end
         default: dr_state_q <= DrIdle;

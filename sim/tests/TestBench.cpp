@@ -1,5 +1,6 @@
 #include "sim/tests/TestBench.h"
 
+#include <cstdlib>
 #include <stdexcept>
 
 namespace nncosim::sim::testing {
@@ -15,7 +16,16 @@ const sc_core::sc_time& clockPeriod() {
 }  // namespace
 
 TestBench::TestBench() : requant("requant", clockPeriod()) {
-    auto platform = createSystemCPlatform();
+    // NNCOSIM_SIM_TRACE=<file.fst> dumps the whole run (for debugging a failing test).
+    PlatformConfig config;
+    if (const char* trace = std::getenv("NNCOSIM_SIM_TRACE")) {
+        config.trace.enabled = true;
+        config.trace.path = trace;
+        if (const char* stop = std::getenv("NNCOSIM_SIM_TRACE_STOP")) {
+            config.trace.stopCycle = std::strtoull(stop, nullptr, 10);
+        }
+    }
+    auto platform = createSystemCPlatform(config);
     if (!platform.ok()) {
         throw std::runtime_error(platform.status().message);
     }

@@ -1,0 +1,394 @@
+#include "sim/NpuProgram.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+
+namespace nncosim::npu {
+namespace {
+
+constexpr uint32_t kVec = kDramBusBytes;
+constexpr uint32_t kMaxPad = 255;
+
+uint32_t ceilDiv(uint32_t a, uint32_t b) {
+    return (a + b - 1) / b;
+}
+
+uint32_t wordsPerRow(uint32_t bytes) {
+    return ceilDiv(bytes, kVec);
+}
+
+// The quantization words of one output-channel block: biases, multipliers, shifts.
+void appendQuantWords(std::vector<uint8_t>& stream, const std::vector<ChannelQuant>& quant,
+                      uint32_t firstChannel) {
+    const size_t base = stream.size();
+    stream.resize(base + kWeightQuantWords * kVec, 0);
+    for (uint32_t l = 0; l < kVec; ++l) {
+        const uint32_t channel = firstChannel + l;
+        const ChannelQuant q = channel < quant.size() ? quant[channel] : ChannelQuant{};
+        std::memcpy(&stream[base + 4 * l], &q.bias, 4);
+        std::memcpy(&stream[base + 4 * kVec + 4 * l], &q.multiplier, 4);
+        stream[base + 8 * kVec + l] = static_cast<uint8_t>(static_cast<int8_t>(q.shift));
+    }
+}
+
+TensorDesc rowsOf(uint32_t addr, uint32_t inner, uint32_t count1, uint32_t stride1,
+                  uint32_t count2, uint32_t stride2, uint32_t count3 = 1, uint32_t stride3 = 0) {
+    TensorDesc t;
+    t.addr = addr;
+    t.inner = inner;
+    t.count1 = count1;
+    t.stride1 = stride1;
+    t.count2 = count2;
+    t.stride2 = stride2;
+    t.count3 = count3;
+    t.stride3 = stride3;
+    return t;
+}
+
+}  // namespace
+
+uint32_t convWeightStreamBytes(uint32_t outChannels, uint32_t kernelH, uint32_t kernelW,
+                               uint32_t inChannels) {
+    const uint32_t blocks = kernelH * kernelW * wordsPerRow(inChannels);
+    return ceilDiv(outChannels, kVec) * (kWeightQuantWords + blocks * kArrayRows) * kVec;
+}
+
+uint32_t depthwiseWeightStreamBytes(uint32_t channels, uint32_t kernelH, uint32_t kernelW) {
+    return ceilDiv(channels, kVec) * (kWeightQuantWords + kernelH * kernelW * kArrayRows) * kVec;
+}
+
+std::vector<uint8_t> packConvWeights(const uint8_t* weights, uint32_t outChannels,
+                                     uint32_t kernelH, uint32_t kernelW, uint32_t inChannels,
+                                     int32_t weightZeroPoint,
+                                     const std::vector<ChannelQuant>& quant) {
+    std::vector<uint8_t> stream;
+    stream.reserve(convWeightStreamBytes(outChannels, kernelH, kernelW, inChannels));
+    const uint8_t padding = static_cast<uint8_t>(weightZeroPoint);
+    const uint32_t inBlocks = wordsPerRow(inChannels);
+    for (uint32_t nb = 0; nb < ceilDiv(outChannels, kVec); ++nb) {
+        appendQuantWords(stream, quant, nb * kVec);
+        // K steps in the feeder's order: kernel row, kernel column, input-channel word.
+        for (uint32_t ky = 0; ky < kernelH; ++ky) {
+            for (uint32_t kx = 0; kx < kernelW; ++kx) {
+                for (uint32_t cb = 0; cb < inBlocks; ++cb) {
+                    for (uint32_t r = 0; r < kArrayRows; ++r) {
+                        for (uint32_t c = 0; c < kArrayCols; ++c) {
+                            const uint32_t ic = cb * kVec + r;
+                            const uint32_t oc = nb * kVec + c;
+                            uint8_t value = padding;
+                            if (ic < inChannels && oc < outChannels) {
+                                value = weights[((oc * kernelH + ky) * kernelW + kx) * inChannels +
+                                                ic];
+                            }
+                            stream.push_back(value);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    return stream;
+}
+
+std::vector<uint8_t> packDepthwiseWeights(const uint8_t* weights, uint32_t channels,
+                                          uint32_t kernelH, uint32_t kernelW,
+                                          int32_t weightZeroPoint,
+                                          const std::vector<ChannelQuant>& quant) {
+    std::vector<uint8_t> stream;
+    stream.reserve(depthwiseWeightStreamBytes(channels, kernelH, kernelW));
+    const uint8_t padding = static_cast<uint8_t>(weightZeroPoint);
+    for (uint32_t nb = 0; nb < ceilDiv(channels, kVec); ++nb) {
+        appendQuantWords(stream, quant, nb * kVec);
+        for (uint32_t ky = 0; ky < kernelH; ++ky) {
+            for (uint32_t kx = 0; kx < kernelW; ++kx) {
+                // Lane r of the input word feeds only output column r: a diagonal block.
+                for (uint32_t r = 0; r < kArrayRows; ++r) {
+                    for (uint32_t c = 0; c < kArrayCols; ++c) {
+                        const uint32_t channel = nb * kVec + r;
+                        uint8_t value = padding;
+                        if (r == c && channel < channels) {
+                            value = weights[(ky * kernelW + kx) * channels + channel];
+                        }
+                        stream.push_back(value);
+                    }
+                }
+            }
+        }
+    }
+    return stream;
+}
+
+void Program::append(Descriptor d) {
+    if (mFenceNext) {
+        d.flags |= static_cast<uint32_t>(DescFlag::FENCE);
+        mFenceNext = false;
+    }
+    mDescriptors.push_back(d);
+}
+
+Status Program::windowOp(Opcode opcode, const DeviceTensor& input, const DeviceTensor& output,
+                         uint32_t weights, bool weightsSigned, int32_t weightZeroPoint,
+                         const ConvGeometry& g, const OutputStage& stage, uint32_t tag) {
+    if (input.n != 1 || output.n != 1) {
+        return invalidArgument("NPU window operations take one image at a time");
+    }
+    if (g.kernelH == 0 || g.kernelW == 0 || g.strideH == 0 || g.strideW == 0 ||
+        g.dilationH == 0 || g.dilationW == 0 || g.kernelH > 255 || g.kernelW > 255 ||
+        g.strideH > 255 || g.strideW > 255 || g.dilationH > 255 || g.dilationW > 255) {
+        return invalidArgument("NPU kernel, stride and dilation must be in [1, 255]");
+    }
+    if (input.c > 0xffff || output.c > 0xffff || input.w > 0xffff || input.h > 0xffff) {
+        return invalidArgument("NPU tensor dimensions must be below 65536");
+    }
+    const uint32_t inWords = wordsPerRow(input.c);
+    const uint32_t spanH = (g.kernelH - 1) * g.dilationH + 1;
+    const uint32_t spanW = (g.kernelW - 1) * g.dilationW + 1;
+    const auto regionRows = [&](uint32_t tileH) {
+        return std::min(input.h, (tileH - 1) * g.strideH + spanH);
+    };
+    const auto regionCols = [&](uint32_t tileW) {
+        return std::min(input.w, (tileW - 1) * g.strideW + spanW);
+    };
+    // Tiles of whole output rows when they fit, as many rows as the accumulators and the
+    // scratchpad buffer hold.
+    uint32_t tileW = std::min(output.w, kAccDepth);
+    while (tileW > 1 && regionRows(1) * regionCols(tileW) * inWords > kSpadWords) {
+        tileW = ceilDiv(tileW, 2);
+    }
+    if (regionRows(1) * regionCols(tileW) * inWords > kSpadWords) {
+        return invalidArgument("NPU: one output pixel's input window does not fit the scratchpad");
+    }
+    uint32_t tileH = std::min(output.h, kAccDepth / tileW);
+    while (tileH > 1 && regionRows(tileH) * regionCols(tileW) * inWords > kSpadWords) {
+        --tileH;
+    }
+
+    for (uint32_t oy0 = 0; oy0 < output.h; oy0 += tileH) {
+        for (uint32_t ox0 = 0; ox0 < output.w; ox0 += tileW) {
+            const uint32_t th = std::min(tileH, output.h - oy0);
+            const uint32_t tw = std::min(tileW, output.w - ox0);
+            const int64_t iy0 = int64_t{oy0} * g.strideH - g.padTop;
+            const int64_t ix0 = int64_t{ox0} * g.strideW - g.padLeft;
+            const int64_t iy1 = int64_t{oy0 + th - 1} * g.strideH + spanH - g.padTop;
+            const int64_t ix1 = int64_t{ox0 + tw - 1} * g.strideW + spanW - g.padLeft;
+            const int64_t ry0 = std::clamp<int64_t>(iy0, 0, input.h);
+            const int64_t rx0 = std::clamp<int64_t>(ix0, 0, input.w);
+            const int64_t ry1 = std::clamp<int64_t>(iy1, 0, input.h);
+            const int64_t rx1 = std::clamp<int64_t>(ix1, 0, input.w);
+            if (ry1 <= ry0 || rx1 <= rx0) {
+                return invalidArgument("NPU: an output tile's window lies entirely in padding");
+            }
+            if (ry0 - iy0 > kMaxPad || rx0 - ix0 > kMaxPad) {
+                return invalidArgument("NPU: padding above 255");
+            }
+            Descriptor d;
+            d.opcode = opcode;
+            d.tag = tag;
+            d.aSigned = input.isSigned;
+            d.bSigned = weightsSigned;
+            d.outSigned = output.isSigned;
+            d.a = rowsOf(input.addr + static_cast<uint32_t>(ry0) * input.rowBytes() +
+                             static_cast<uint32_t>(rx0) * input.pixelBytes(),
+                         input.c, static_cast<uint32_t>(rx1 - rx0), input.pixelBytes(),
+                         static_cast<uint32_t>(ry1 - ry0), input.rowBytes());
+            d.out = rowsOf(output.addr + oy0 * output.rowBytes() + ox0 * output.pixelBytes(),
+                           output.c, tw, output.pixelBytes(), th, output.rowBytes());
+            d.wAddr = weights;
+            d.kernelH = g.kernelH;
+            d.kernelW = g.kernelW;
+            d.strideH = g.strideH;
+            d.strideW = g.strideW;
+            d.dilationH = g.dilationH;
+            d.dilationW = g.dilationW;
+            d.padTop = static_cast<uint32_t>(ry0 - iy0);
+            d.padLeft = static_cast<uint32_t>(rx0 - ix0);
+            d.aZeroPoint = input.zeroPoint;
+            d.bZeroPoint = weightZeroPoint;
+            d.outZeroPoint = stage.zeroPoint;
+            d.actMin = stage.actMin;
+            d.actMax = stage.actMax;
+            append(d);
+        }
+    }
+    return okStatus();
+}
+
+Status Program::conv(const DeviceTensor& input, const DeviceTensor& output, uint32_t weights,
+                     bool weightsSigned, int32_t weightZeroPoint, const ConvGeometry& geometry,
+                     const OutputStage& stage, uint32_t tag) {
+    return windowOp(Opcode::CONV, input, output, weights, weightsSigned, weightZeroPoint, geometry,
+                    stage, tag);
+}
+
+Status Program::depthwise(const DeviceTensor& input, const DeviceTensor& output,
+                          uint32_t weights, bool weightsSigned, int32_t weightZeroPoint,
+                          const ConvGeometry& geometry, const OutputStage& stage, uint32_t tag) {
+    if (input.c != output.c) {
+        return invalidArgument("NPU DWCONV needs depth multiplier 1");
+    }
+    return windowOp(Opcode::DWCONV, input, output, weights, weightsSigned, weightZeroPoint,
+                    geometry, stage, tag);
+}
+
+Status Program::fullyConnected(const DeviceTensor& input, const DeviceTensor& output,
+                               uint32_t weights, bool weightsSigned, int32_t weightZeroPoint,
+                               const OutputStage& stage, uint32_t tag) {
+    // Batch rows become the pixels of a 1 x batch image.
+    DeviceTensor in = input;
+    in.w = input.n * input.h * input.w;
+    in.n = in.h = 1;
+    DeviceTensor out = output;
+    out.w = output.n * output.h * output.w;
+    out.n = out.h = 1;
+    if (in.w != out.w) {
+        return invalidArgument("NPU FULLY_CONNECTED: batch sizes differ");
+    }
+    return windowOp(Opcode::CONV, in, out, weights, weightsSigned, weightZeroPoint, ConvGeometry{},
+                    stage, tag);
+}
+
+Status Program::pool(bool average, const DeviceTensor& input, const DeviceTensor& output,
+                     const ConvGeometry& geometry, int32_t actMin, int32_t actMax, uint32_t tag) {
+    if (input.c != output.c) {
+        return invalidArgument("NPU pooling keeps the channel count");
+    }
+    OutputStage stage;
+    stage.actMin = actMin;
+    stage.actMax = actMax;
+    return windowOp(average ? Opcode::AVGPOOL : Opcode::MAXPOOL, input, output, 0, false, 0,
+                    geometry, stage, tag);
+}
+
+Status Program::elementwise(bool mul, const DeviceTensor& a, const DeviceTensor& b,
+                            const DeviceTensor& out, const ElementwiseParams& params,
+                            uint32_t tag) {
+    if (a.c != out.c || b.c != out.c || out.c > 0xffff) {
+        return invalidArgument("NPU element-wise: channel counts must match (below 65536)");
+    }
+    const auto broadcastOk = [&](const DeviceTensor& t) {
+        return (t.n == out.n || t.n == 1) && (t.h == out.h || t.h == 1) &&
+               (t.w == out.w || t.w == 1);
+    };
+    if (!broadcastOk(a) || !broadcastOk(b)) {
+        return invalidArgument("NPU element-wise: shapes do not broadcast to the output");
+    }
+    Descriptor d;
+    d.opcode = mul ? Opcode::MUL : Opcode::ADD;
+    d.tag = tag;
+    d.aSigned = a.isSigned;
+    d.bSigned = b.isSigned;
+    d.outSigned = out.isSigned;
+    d.aZeroPoint = a.zeroPoint;
+    d.bZeroPoint = b.zeroPoint;
+    d.outZeroPoint = params.stage.zeroPoint;
+    d.actMin = params.stage.actMin;
+    d.actMax = params.stage.actMax;
+    d.leftShift = static_cast<uint32_t>(params.leftShift);
+    d.aMultiplier = params.aMultiplier;
+    d.aShift = params.aShift;
+    d.bMultiplier = params.bMultiplier;
+    d.bShift = params.bShift;
+    d.outMultiplier = params.outMultiplier;
+    d.outShift = params.outShift;
+
+    // Rows of out.c bytes; each descriptor takes whole (n, h) rows of w pixels, or part of one.
+    const uint32_t rowWords = wordsPerRow(out.c);
+    const uint32_t maxPixels = kSpadWords / 2 / rowWords;
+    if (maxPixels == 0) {
+        return invalidArgument("NPU element-wise: channels do not fit the scratchpad");
+    }
+    const auto strides = [&](const DeviceTensor& t) {
+        return std::array<uint32_t, 3>{t.w == 1 ? 0 : t.pixelBytes(),
+                                       t.h == 1 ? 0 : t.rowBytes(),
+                                       t.n == 1 ? 0 : t.imageBytes()};
+    };
+    const auto sa = strides(a), sb = strides(b), so = strides(out);
+    for (uint32_t n = 0; n < out.n; ++n) {
+        for (uint32_t y = 0; y < out.h;) {
+            uint32_t x = 0;
+            const uint32_t rows = out.w <= maxPixels ? std::min(out.h - y, maxPixels / out.w) : 1;
+            while (x < out.w) {
+                const uint32_t pixels = out.w <= maxPixels ? out.w : std::min(maxPixels, out.w - x);
+                const auto at = [&](const DeviceTensor& t, const std::array<uint32_t, 3>& s) {
+                    return t.addr + n * s[2] + y * s[1] + x * s[0];
+                };
+                d.a = rowsOf(at(a, sa), out.c, pixels, sa[0], rows, sa[1]);
+                d.b = rowsOf(at(b, sb), out.c, pixels, sb[0], rows, sb[1]);
+                d.out = rowsOf(at(out, so), out.c, pixels, so[0], rows, so[1]);
+                append(d);
+                x += pixels;
+            }
+            y += rows;
+        }
+    }
+    return okStatus();
+}
+
+Status Program::lookup(const DeviceTensor& in, const DeviceTensor& out, uint32_t table,
+                       uint32_t tag) {
+    if (in.n != out.n || in.h != out.h || in.w != out.w || in.c != out.c || out.c > 0xffff) {
+        return invalidArgument("NPU LUT: input and output shapes must match");
+    }
+    Descriptor d;
+    d.opcode = Opcode::LUT;
+    d.tag = tag;
+    d.aSigned = in.isSigned;
+    d.outSigned = out.isSigned;
+    d.wAddr = table;
+    const uint32_t maxPixels = kSpadWords / wordsPerRow(out.c);
+    for (uint32_t n = 0; n < out.n; ++n) {
+        for (uint32_t y = 0; y < out.h;) {
+            const uint32_t rows = out.w <= maxPixels ? std::min(out.h - y, maxPixels / out.w) : 1;
+            for (uint32_t x = 0; x < out.w;) {
+                const uint32_t pixels = out.w <= maxPixels ? out.w : std::min(maxPixels, out.w - x);
+                d.a = rowsOf(in.addr + n * in.imageBytes() + y * in.rowBytes() +
+                                 x * in.pixelBytes(),
+                             out.c, pixels, in.pixelBytes(), rows, in.rowBytes());
+                d.out = rowsOf(out.addr + n * out.imageBytes() + y * out.rowBytes() +
+                                   x * out.pixelBytes(),
+                               out.c, pixels, out.pixelBytes(), rows, out.rowBytes());
+                append(d);
+                x += pixels;
+            }
+            y += rows;
+        }
+    }
+    return okStatus();
+}
+
+Result<JobResult> runJob(sim::HardwareAccess& hw, const Program& program, const JobLayout& layout,
+                         uint32_t tag, uint64_t timeoutCycles) {
+    if (program.empty()) {
+        return invalidArgument("runJob: empty program");
+    }
+    std::vector<uint32_t> words;
+    words.reserve(program.descriptors().size() * kDescriptorWords);
+    for (size_t i = 0; i < program.descriptors().size(); ++i) {
+        Descriptor d = program.descriptors()[i];
+        if (i + 1 == program.descriptors().size()) {
+            d.flags |= static_cast<uint32_t>(DescFlag::LAST);
+        }
+        const DescriptorWords w = d.encode();
+        words.insert(words.end(), w.begin(), w.end());
+    }
+    NN_RETURN_IF_ERROR(hw.writeMemory(layout.queueAddr, words.data(), words.size() * 4));
+    hw.writeRegister(reg::kDmaWindowBase, layout.windowBase);
+    hw.writeRegister(reg::kDmaWindowLimit, layout.windowLimit);
+    hw.writeRegister(reg::kQueueBase, layout.queueAddr);
+    hw.writeRegister(reg::kCompletionAddr, layout.completionAddr);
+    const uint64_t start = hw.cycleCount();
+    hw.writeRegister(reg::kDoorbell, tag);
+    JobResult result;
+    result.interrupted = hw.waitForInterrupt(timeoutCycles);
+    result.cycles = hw.cycleCount() - start;
+    result.irqStatus = hw.readRegister(reg::kIrqStatus);
+    result.errorCode = hw.readRegister(reg::kErrorCode);
+    result.errorDesc = hw.readRegister(reg::kErrorDesc);
+    result.errorAddr = hw.readRegister(reg::kErrorAddr);
+    result.descDone = hw.readRegister(reg::kDescDone);
+    hw.writeRegister(reg::kIrqStatus, result.irqStatus);
+    return result;
+}
+
+}  // namespace nncosim::npu

@@ -1,0 +1,163 @@
+// Building NPU programs: tiling of whole layers into descriptors, packing of weight streams, and
+// submitting a chain through HardwareAccess. This is the compiler back end the driver uses; it
+// depends only on the generated register header (sizes included), never on SystemC.
+//
+// Tensors are NHWC bytes (uint8 for QUANT8_ASYMM, int8 for QUANT8_ASYMM_SIGNED) in device DRAM.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "model/Status.h"
+#include "sim/HardwareAccess.h"
+#include "sim/NpuRegisters.h"
+
+namespace nncosim::npu {
+
+/// A quantized NHWC tensor (or a channel slice of one) in device DRAM.
+struct DeviceTensor {
+    uint32_t addr = 0;        ///< byte address of element (0, 0, 0, 0) of the slice
+    uint32_t n = 1, h = 1, w = 1, c = 1;
+    uint32_t pixelStride = 0; ///< bytes between pixels; 0 means c (a whole, dense tensor)
+    bool isSigned = false;    ///< int8 (QUANT8_ASYMM_SIGNED); false: uint8 (QUANT8_ASYMM)
+    int32_t zeroPoint = 0;
+
+    uint32_t pixelBytes() const { return pixelStride == 0 ? c : pixelStride; }
+    uint32_t rowBytes() const { return w * pixelBytes(); }
+    uint32_t imageBytes() const { return h * rowBytes(); }
+};
+
+/// Output stage of accumulating operations: zero point and the clamp (fused activation and
+/// type range).
+struct OutputStage {
+    int32_t zeroPoint = 0;
+    int32_t actMin = -128;
+    int32_t actMax = 127;
+};
+
+struct ConvGeometry {
+    uint32_t kernelH = 1, kernelW = 1;
+    uint32_t strideH = 1, strideW = 1;
+    uint32_t dilationH = 1, dilationW = 1;
+    uint32_t padTop = 0, padLeft = 0;  ///< bottom/right padding follow from the output size
+};
+
+/// Per-output-channel requantization: multiplier and shift (golden/FixedPoint.h's
+/// QuantizedMultiplier) and the int32 bias. Per-tensor quantization repeats one value.
+struct ChannelQuant {
+    int32_t bias = 0;
+    int32_t multiplier = 0;
+    int32_t shift = 0;
+};
+
+/// Bytes of the weight stream of a CONV (or FULLY_CONNECTED) with these sizes.
+uint32_t convWeightStreamBytes(uint32_t outChannels, uint32_t kernelH, uint32_t kernelW,
+                               uint32_t inChannels);
+/// Bytes of the weight stream of a DWCONV over `channels`.
+uint32_t depthwiseWeightStreamBytes(uint32_t channels, uint32_t kernelH, uint32_t kernelW);
+
+/// Packs a convolution's weights, OHWI ([outChannels][kernelH][kernelW][inChannels], bytes of
+/// the weight type), and per-channel quantization (outChannels entries) into the stream CONV
+/// descriptors read. Padding rows hold the weight zero point so they contribute nothing.
+std::vector<uint8_t> packConvWeights(const uint8_t* weights, uint32_t outChannels,
+                                     uint32_t kernelH, uint32_t kernelW, uint32_t inChannels,
+                                     int32_t weightZeroPoint,
+                                     const std::vector<ChannelQuant>& quant);
+
+/// Packs depthwise weights ([1][kernelH][kernelW][channels], depth multiplier 1) as diagonal
+/// blocks for DWCONV descriptors.
+std::vector<uint8_t> packDepthwiseWeights(const uint8_t* weights, uint32_t channels,
+                                          uint32_t kernelH, uint32_t kernelW,
+                                          int32_t weightZeroPoint,
+                                          const std::vector<ChannelQuant>& quant);
+
+/// A chain under construction. Descriptors are appended in execution order; operations that
+/// read a tensor an earlier descriptor writes must call fence() first.
+class Program {
+  public:
+    const std::vector<Descriptor>& descriptors() const { return mDescriptors; }
+    bool empty() const { return mDescriptors.empty(); }
+
+    /// The next descriptor waits until every earlier one has stored its results.
+    void fence() { mFenceNext = true; }
+
+    /// Convolution of one image (input.n == output.n == 1): output channels
+    /// [0, output.c) from input channels [0, input.c) with the weight stream at `weights`
+    /// (packConvWeights, 16-byte aligned). Groups: call once per group with channel slices.
+    Status conv(const DeviceTensor& input, const DeviceTensor& output, uint32_t weights,
+                bool weightsSigned, int32_t weightZeroPoint, const ConvGeometry& geometry,
+                const OutputStage& stage, uint32_t tag = 0);
+
+    /// Depthwise convolution, depth multiplier 1 (input.c == output.c).
+    Status depthwise(const DeviceTensor& input, const DeviceTensor& output, uint32_t weights,
+                     bool weightsSigned, int32_t weightZeroPoint, const ConvGeometry& geometry,
+                     const OutputStage& stage, uint32_t tag = 0);
+
+    /// Fully connected: input [batch][inSize] (input.n = batch, input.c = inSize), output
+    /// [batch][units]; weights packed as a 1x1 convolution.
+    Status fullyConnected(const DeviceTensor& input, const DeviceTensor& output,
+                          uint32_t weights, bool weightsSigned, int32_t weightZeroPoint,
+                          const OutputStage& stage, uint32_t tag = 0);
+
+    /// Max or average pooling of one image (input.c == output.c); the clamp is the fused
+    /// activation (input and output share scale and zero point, as NNAPI requires).
+    Status pool(bool average, const DeviceTensor& input, const DeviceTensor& output,
+                const ConvGeometry& geometry, int32_t actMin, int32_t actMax, uint32_t tag = 0);
+
+    /// Element-wise parameters (golden/FixedPoint.h's AddSubParams / MulParams fields).
+    struct ElementwiseParams {
+        int32_t leftShift = 20;
+        int32_t aMultiplier = 0, aShift = 0;  ///< ADD only
+        int32_t bMultiplier = 0, bShift = 0;  ///< ADD only (negated multiplier for SUB)
+        int32_t outMultiplier = 0, outShift = 0;
+        OutputStage stage;
+    };
+
+    /// ADD (mul false) or MUL of a and b into out: all three have out's shape; a dimension of
+    /// size 1 in a or b is broadcast, except the channel dimension, which must match.
+    Status elementwise(bool mul, const DeviceTensor& a, const DeviceTensor& b,
+                       const DeviceTensor& out, const ElementwiseParams& params,
+                       uint32_t tag = 0);
+
+    /// out[i] = table[in[i]] with the 256-byte table at `table` (16-byte aligned).
+    Status lookup(const DeviceTensor& in, const DeviceTensor& out, uint32_t table,
+                  uint32_t tag = 0);
+
+    /// Appends one ready-made descriptor (its FENCE flag is added when fence() was called).
+    void append(Descriptor d);
+
+  private:
+    Status windowOp(Opcode opcode, const DeviceTensor& input, const DeviceTensor& output,
+                    uint32_t weights, bool weightsSigned, int32_t weightZeroPoint,
+                    const ConvGeometry& geometry, const OutputStage& stage, uint32_t tag);
+
+    std::vector<Descriptor> mDescriptors;
+    bool mFenceNext = false;
+};
+
+/// Where a submitted job lives in device DRAM.
+struct JobLayout {
+    uint32_t queueAddr = 0;       ///< descriptors (16-byte aligned)
+    uint32_t completionAddr = 0;  ///< completion record (16-byte aligned)
+    uint32_t windowBase = 0;      ///< DMA window of the job
+    uint32_t windowLimit = 0;
+};
+
+/// The end of a job as the device reported it.
+struct JobResult {
+    bool interrupted = false;  ///< the interrupt came before the timeout
+    uint32_t irqStatus = 0;
+    uint32_t errorCode = 0;    ///< ErrorCode
+    uint32_t errorDesc = 0;
+    uint32_t errorAddr = 0;
+    uint32_t descDone = 0;
+    uint64_t cycles = 0;       ///< device cycles from doorbell to interrupt
+};
+
+/// Writes the chain (LAST set on its final descriptor), programs the queue, completion and
+/// window registers, rings the doorbell with `tag`, waits up to `timeoutCycles` for the
+/// interrupt and clears it.
+Result<JobResult> runJob(sim::HardwareAccess& hw, const Program& program, const JobLayout& layout,
+                         uint32_t tag, uint64_t timeoutCycles);
+
+}  // namespace nncosim::npu

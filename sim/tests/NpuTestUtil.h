@@ -1,0 +1,149 @@
+// Helpers of the NPU tests: device memory allocation, random tensors, and C++ references of
+// every compute descriptor built on golden/FixedPoint.h (the arithmetic specification).
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "golden/FixedPoint.h"
+#include "sim/HardwareAccess.h"
+#include "sim/NpuProgram.h"
+
+namespace nncosim::sim::testing {
+
+/// Bump allocator over device DRAM, 16-byte aligned; reset() forgets everything.
+class DeviceArena {
+  public:
+    explicit DeviceArena(uint32_t base = 0x100000) : mBase(base), mNext(base) {}
+    uint32_t alloc(size_t bytes, uint32_t align = 16) {
+        mNext = (mNext + align - 1) / align * align;
+        const uint32_t addr = mNext;
+        mNext += static_cast<uint32_t>(bytes);
+        return addr;
+    }
+    uint32_t used() const { return mNext; }
+    void reset() { mNext = mBase; }
+
+  private:
+    uint32_t mBase;
+    uint32_t mNext;
+};
+
+/// Random bytes.
+inline std::vector<uint8_t> randomBytes(std::mt19937& rng, size_t n) {
+    std::vector<uint8_t> v(n);
+    for (auto& b : v) {
+        b = static_cast<uint8_t>(rng());
+    }
+    return v;
+}
+
+/// A stored byte as its integer value.
+inline int32_t valueOf(uint8_t byte, bool isSigned) {
+    return isSigned ? static_cast<int8_t>(byte) : byte;
+}
+
+struct ConvCase {
+    uint32_t h, w, inC, outC;
+    npu::ConvGeometry g;
+    uint32_t outH, outW;
+    bool inSigned, wSigned, outSigned;
+    int32_t inZero, wZero;
+    npu::OutputStage stage;
+};
+
+/// Convolution reference: accumulate (in - inZero) * (w - wZero) over the window (padding
+/// contributes nothing), then golden's requantize with the channel's bias and scale.
+inline std::vector<uint8_t> referenceConv(const ConvCase& c, const std::vector<uint8_t>& in,
+                                          const std::vector<uint8_t>& weights,
+                                          const std::vector<npu::ChannelQuant>& quant,
+                                          bool depthwise) {
+    std::vector<uint8_t> out(size_t{c.outH} * c.outW * c.outC);
+    for (uint32_t oy = 0; oy < c.outH; ++oy) {
+        for (uint32_t ox = 0; ox < c.outW; ++ox) {
+            for (uint32_t oc = 0; oc < c.outC; ++oc) {
+                int32_t acc = 0;
+                for (uint32_t ky = 0; ky < c.g.kernelH; ++ky) {
+                    for (uint32_t kx = 0; kx < c.g.kernelW; ++kx) {
+                        const int64_t iy = int64_t{oy} * c.g.strideH + ky * c.g.dilationH -
+                                           c.g.padTop;
+                        const int64_t ix = int64_t{ox} * c.g.strideW + kx * c.g.dilationW -
+                                           c.g.padLeft;
+                        if (iy < 0 || ix < 0 || iy >= c.h || ix >= c.w) {
+                            continue;
+                        }
+                        const size_t pixel = (static_cast<size_t>(iy) * c.w + ix) * c.inC;
+                        if (depthwise) {
+                            const int32_t x = valueOf(in[pixel + oc], c.inSigned) - c.inZero;
+                            const int32_t wv =
+                                valueOf(weights[(ky * c.g.kernelW + kx) * c.outC + oc], c.wSigned) -
+                                c.wZero;
+                            acc += x * wv;
+                            continue;
+                        }
+                        for (uint32_t ic = 0; ic < c.inC; ++ic) {
+                            const int32_t x = valueOf(in[pixel + ic], c.inSigned) - c.inZero;
+                            const int32_t wv = valueOf(
+                                weights[((oc * c.g.kernelH + ky) * c.g.kernelW + kx) * c.inC + ic],
+                                c.wSigned) - c.wZero;
+                            acc += x * wv;
+                        }
+                    }
+                }
+                const npu::ChannelQuant& q = quant[oc];
+                const int32_t value = fixedpoint::requantize(
+                    acc, q.bias, {q.multiplier, q.shift}, c.stage.zeroPoint,
+                    {c.stage.actMin, c.stage.actMax});
+                out[(static_cast<size_t>(oy) * c.outW + ox) * c.outC + oc] =
+                    static_cast<uint8_t>(value);
+            }
+        }
+    }
+    return out;
+}
+
+/// Pooling reference with golden's rules: windows cover valid pixels only; the average
+/// rounds half away from zero; then the clamp.
+inline std::vector<uint8_t> referencePool(const ConvCase& c, const std::vector<uint8_t>& in,
+                                          bool average) {
+    std::vector<uint8_t> out(size_t{c.outH} * c.outW * c.outC);
+    for (uint32_t oy = 0; oy < c.outH; ++oy) {
+        for (uint32_t ox = 0; ox < c.outW; ++ox) {
+            for (uint32_t ch = 0; ch < c.outC; ++ch) {
+                int32_t acc = average ? 0 : fixedpoint::kInt32Min;
+                int32_t count = 0;
+                for (uint32_t ky = 0; ky < c.g.kernelH; ++ky) {
+                    for (uint32_t kx = 0; kx < c.g.kernelW; ++kx) {
+                        const int64_t iy = int64_t{oy} * c.g.strideH + ky * c.g.dilationH -
+                                           c.g.padTop;
+                        const int64_t ix = int64_t{ox} * c.g.strideW + kx * c.g.dilationW -
+                                           c.g.padLeft;
+                        if (iy < 0 || ix < 0 || iy >= c.h || ix >= c.w) {
+                            continue;
+                        }
+                        const int32_t x = valueOf(
+                            in[(static_cast<size_t>(iy) * c.w + ix) * c.inC + ch], c.inSigned);
+                        acc = average ? acc + x : std::max(acc, x);
+                        ++count;
+                    }
+                }
+                if (average) {
+                    acc = acc >= 0 ? (acc + count / 2) / count : (acc - count / 2) / count;
+                }
+                out[(static_cast<size_t>(oy) * c.outW + ox) * c.outC + ch] =
+                    static_cast<uint8_t>(std::clamp(acc, c.stage.actMin, c.stage.actMax));
+            }
+        }
+    }
+    return out;
+}
+
+/// Output size of a window operation.
+inline uint32_t windowOutput(uint32_t in, uint32_t kernel, uint32_t stride, uint32_t dilation,
+                             uint32_t padBefore, uint32_t padAfter) {
+    const uint32_t span = (kernel - 1) * dilation + 1;
+    return (in + padBefore + padAfter - span) / stride + 1;
+}
+
+}  // namespace nncosim::sim::testing
