@@ -229,6 +229,84 @@ TEST_CASE("sim_npu_conv_random") {
     }
 }
 
+TEST_CASE("sim_npu_conv_groups") {
+    std::mt19937 rng(0x5eed2002);
+    for (int i = 0; i < 12; ++i) {
+        ConvCase c = randomCase(rng, 10, 12, 3);
+        const uint32_t groups = 2 + rng() % 3;
+        c.inC = groups * (1 + rng() % 12);
+        c.outC = groups * (1 + rng() % 12);
+        CAPTURE(i);
+        CAPTURE(groups);
+        CAPTURE(c.inC);
+        CAPTURE(c.outC);
+        CHECK(runConv(c, groups, false, true, rng).ok);
+    }
+}
+
+TEST_CASE("sim_npu_depthwise_random") {
+    std::mt19937 rng(0x5eed2003);
+    for (int i = 0; i < 20; ++i) {
+        ConvCase c = randomCase(rng, 14, 48, 5);
+        c.outC = c.inC;
+        CAPTURE(i);
+        CAPTURE(c.h);
+        CAPTURE(c.w);
+        CAPTURE(c.inC);
+        CAPTURE(c.g.kernelH);
+        CAPTURE(c.g.kernelW);
+        CAPTURE(c.g.strideH);
+        CAPTURE(c.g.strideW);
+        CHECK(runConv(c, 1, true, rng() % 2, rng).ok);
+    }
+}
+
+TEST_CASE("sim_npu_conv_tiled") {
+    // More output pixels than an accumulator bank and input rows split across tiles.
+    std::mt19937 rng(0x5eed2004);
+    ConvCase c{};
+    c.h = 45;
+    c.w = 37;
+    c.inC = 24;
+    c.outC = 20;
+    c.g.kernelH = 3;
+    c.g.kernelW = 3;
+    c.g.padTop = 1;
+    c.g.padLeft = 1;
+    c.outH = windowOutput(c.h, 3, 1, 1, 1, 1);
+    c.outW = windowOutput(c.w, 3, 1, 1, 1, 1);
+    c.inSigned = c.wSigned = c.outSigned = false;
+    c.inZero = 128;
+    c.wZero = 120;
+    c.stage = randomStage(rng, false);
+    CHECK(runConv(c, 1, false, false, rng).ok);
+}
+
+TEST_CASE("sim_npu_fully_connected") {
+    std::mt19937 rng(0x5eed2005);
+    for (int i = 0; i < 8; ++i) {
+        // A 1 x 1 convolution over batch rows, which is what Program::fullyConnected emits.
+        ConvCase c{};
+        c.h = 1;
+        c.w = 1 + rng() % 6;
+        c.inC = 1 + rng() % 300;
+        c.outC = 1 + rng() % 70;
+        c.outH = 1;
+        c.outW = c.w;
+        c.inSigned = rng() % 2;
+        c.wSigned = c.inSigned;
+        c.outSigned = c.inSigned;
+        c.inZero = (c.inSigned ? -128 : 0) + static_cast<int32_t>(rng() % 256);
+        c.wZero = c.inSigned ? 0 : static_cast<int32_t>(rng() % 256);
+        c.stage = randomStage(rng, c.outSigned);
+        CAPTURE(i);
+        CAPTURE(c.w);
+        CAPTURE(c.inC);
+        CAPTURE(c.outC);
+        CHECK(runConv(c, 1, false, false, rng).ok);
+    }
+}
+
 TEST_CASE("sim_npu_conv_one_pixel_many_blocks") {
     // One output pixel and three output-channel blocks: the drains overlap the feeding of the
     // next blocks and weight loads wait for the array, the tightest schedule there is.
