@@ -27,8 +27,8 @@ std::vector<float> ExecutionContext::inputAsFloat(uint32_t i) const {
     std::vector<float> out(n);
     if (inputType(i) == OperandType::TENSOR_FLOAT16 || inputType(i) == OperandType::FLOAT16) {
         Eigen::Map<Eigen::ArrayXf>(out.data(), n) =
-                Eigen::Map<const Eigen::Array<half, Eigen::Dynamic, 1>>(inputData<half>(i), n)
-                        .cast<float>();
+            Eigen::Map<const Eigen::Array<half, Eigen::Dynamic, 1>>(inputData<half>(i), n)
+                .cast<float>();
     } else if (n > 0) {
         std::memcpy(out.data(), inputBytes(i), n * sizeof(float));
     }
@@ -61,7 +61,7 @@ void ExecutionContext::setOutputFromFloat(uint32_t j, const float* values) {
     const size_t n = outputCount(j);
     if (outputType(j) == OperandType::TENSOR_FLOAT16) {
         Eigen::Map<Eigen::Array<half, Eigen::Dynamic, 1>>(outputData<half>(j), n) =
-                Eigen::Map<const Eigen::ArrayXf>(values, n).cast<half>();
+            Eigen::Map<const Eigen::ArrayXf>(values, n).cast<half>();
     } else if (n > 0) {
         std::memcpy(outputBytes(j), values, n * sizeof(float));
     }

@@ -19,7 +19,7 @@ using half = Eigen::half;
 
 /// The value of one operand during one execution of a subgraph.
 struct OperandValue {
-    std::vector<uint32_t> dimensions;  ///< actual dimensions once the value exists
+    std::vector<uint32_t> dimensions;   ///< actual dimensions once the value exists
     const uint8_t* external = nullptr;  ///< bytes owned elsewhere (constants, caller inputs)
     size_t externalLength = 0;
     std::vector<uint8_t> storage;  ///< bytes owned by this value (results of operations)
@@ -31,7 +31,7 @@ struct OperandValue {
 };
 
 class ExecutionContext {
-public:
+  public:
     ExecutionContext(const Model& model, const Subgraph& subgraph, const Operation& operation,
                      uint32_t operationIndex, std::vector<OperandValue>& values)
         : mModel(model),
@@ -122,11 +122,11 @@ public:
     }
     template <typename... Parts>
     Status failWith(ErrorStatus code, const Parts&... parts) const {
-        return nncosim::fail(code, "operation ", mIndex, " (", nameOf(mOperation.type), "): ",
-                             parts...);
+        return nncosim::fail(code, "operation ", mIndex, " (", nameOf(mOperation.type),
+                             "): ", parts...);
     }
 
-private:
+  private:
     const Operand& inputOperand(uint32_t i) const {
         return mSubgraph.operands[mOperation.inputs[i]];
     }

@@ -35,9 +35,8 @@ TensorData toTensorData(const OperandValue& v) {
 
 // Executes the subgraphs of one model for one request.
 class Runner {
-public:
-    Runner(const Model& model, const ExecuteOptions& options)
-        : mModel(model), mOptions(options) {}
+  public:
+    Runner(const Model& model, const ExecuteOptions& options) : mModel(model), mOptions(options) {}
 
     // Runs `subgraph` with `inputs` (one per inputIndexes; dimensions already checked by the
     // caller) and returns its outputs (one per outputIndexes). The main graph reports each
@@ -45,7 +44,7 @@ public:
     Result<std::vector<OperandValue>> run(const Subgraph& subgraph,
                                           std::vector<OperandValue> inputs, bool isMain);
 
-private:
+  private:
     Status initialize(const Subgraph& subgraph, std::vector<OperandValue>& values);
     Status runOperation(const Subgraph& subgraph, uint32_t index,
                         std::vector<OperandValue>& values);
@@ -147,8 +146,8 @@ Status Runner::runOperation(const Subgraph& subgraph, uint32_t index,
 
     ExecutionContext ctx(mModel, subgraph, op, index, values);
     const OperationExecutor executor = isExtension(op.type)
-                                               ? findExtensionOperationExecutor(mModel, op.type)
-                                               : findOperationExecutor(op.type);
+                                           ? findExtensionOperationExecutor(mModel, op.type)
+                                           : findOperationExecutor(op.type);
     if (!executor) {
         return ctx.fail("golden: no reference implementation of ", nameOf(op.type));
     }
@@ -181,8 +180,8 @@ Result<const Subgraph*> Runner::referenced(const Operand& operand, uint32_t inde
     return &mModel.referenced[operand.location.offset];
 }
 
-Status Runner::assign(const Operand& declared, uint32_t index, uint32_t output,
-                      OperandValue&& from, OperandValue& to) const {
+Status Runner::assign(const Operand& declared, uint32_t index, uint32_t output, OperandValue&& from,
+                      OperandValue& to) const {
     if (!fitsDeclared(declared.dimensions, from.dimensions)) {
         return fail(ErrorStatus::GENERAL_FAILURE, "operation ", index, ": output ", output,
                     " has shape ", toString(from.dimensions), " but the model declares ",
@@ -250,11 +249,11 @@ Status Runner::runWhile(const Subgraph& subgraph, const Operation& op, uint32_t 
         }
         if (condOut->front().bytes()[0] == 0) break;
         if (Clock::now() - start > mOptions.loopTimeout) {
-            return fail(ErrorStatus::MISSED_DEADLINE_TRANSIENT, "operation ", index,
-                        " (WHILE): loop timed out after ",
-                        std::chrono::duration_cast<std::chrono::milliseconds>(mOptions.loopTimeout)
-                                .count(),
-                        " ms");
+            return fail(
+                ErrorStatus::MISSED_DEADLINE_TRANSIENT, "operation ", index,
+                " (WHILE): loop timed out after ",
+                std::chrono::duration_cast<std::chrono::milliseconds>(mOptions.loopTimeout).count(),
+                " ms");
         }
         auto bodyOut = run(**body, borrowAll(), false);
         if (!bodyOut) return bodyOut.status();
@@ -263,8 +262,8 @@ Status Runner::runWhile(const Subgraph& subgraph, const Operation& op, uint32_t 
         }
     }
     for (uint32_t j = 0; j < op.outputs.size(); ++j) {
-        NN_RETURN_IF_ERROR(assign(subgraph.operands[op.outputs[j]], index, j,
-                                  std::move(state[j]), values[op.outputs[j]]));
+        NN_RETURN_IF_ERROR(assign(subgraph.operands[op.outputs[j]], index, j, std::move(state[j]),
+                                  values[op.outputs[j]]));
     }
     return okStatus();
 }
@@ -288,9 +287,8 @@ Result<std::vector<TensorData>> execute(const Model& model, const std::vector<Te
         }
         v.dimensions = inputs[i].dimensions.empty() ? operand.dimensions : inputs[i].dimensions;
         if (!fitsDeclared(operand.dimensions, v.dimensions)) {
-            return invalidArgument("golden: input ", i, " has dimensions ",
-                                   toString(v.dimensions), " but the model declares ",
-                                   toString(operand.dimensions));
+            return invalidArgument("golden: input ", i, " has dimensions ", toString(v.dimensions),
+                                   " but the model declares ", toString(operand.dimensions));
         }
         if (isTensorType(operand.type) &&
             (v.dimensions.empty() ||

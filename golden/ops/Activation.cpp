@@ -6,8 +6,8 @@
 // outputs must use the fixed scale and zero point NNAPI prescribes.
 #include <cmath>
 
-#include "golden/ops/Operations.h"
 #include "golden/ops/OpUtils.h"
+#include "golden/ops/Operations.h"
 
 namespace nncosim::golden {
 namespace {
@@ -17,18 +17,17 @@ using fixedpoint::FixedPoint;
 template <typename T>
 Status reluQuant(ExecutionContext& ctx, FusedActivation activation) {
     // Android clamps with the activation range of the input's quantization.
-    const auto range =
-            std::is_same_v<T, uint8_t>
-                    ? fixedpoint::calculateActivationRangeUint8(activation, ctx.inputScale(0),
-                                                                ctx.inputZeroPoint(0))
-                    : fixedpoint::calculateActivationRangeInt8(activation, ctx.inputScale(0),
-                                                               ctx.inputZeroPoint(0));
+    const auto range = std::is_same_v<T, uint8_t>
+                           ? fixedpoint::calculateActivationRangeUint8(
+                                 activation, ctx.inputScale(0), ctx.inputZeroPoint(0))
+                           : fixedpoint::calculateActivationRangeInt8(activation, ctx.inputScale(0),
+                                                                      ctx.inputZeroPoint(0));
     if (!range) return ctx.fail("input scale must be positive");
     const size_t n = ctx.inputCount(0);
     Eigen::Map<ArrayX<T>>(ctx.outputData<T>(0), n) =
-            Eigen::Map<const ArrayX<T>>(ctx.inputData<T>(0), n)
-                    .max(static_cast<T>(range->min))
-                    .min(static_cast<T>(range->max));
+        Eigen::Map<const ArrayX<T>>(ctx.inputData<T>(0), n)
+            .max(static_cast<T>(range->min))
+            .min(static_cast<T>(range->max));
     return okStatus();
 }
 
@@ -39,7 +38,7 @@ Status unaryFloat(ExecutionContext& ctx, F f) {
     FloatOutput out(ctx, 0);
     const size_t n = ctx.inputCount(0);
     Eigen::Map<ArrayX<float>>(out.data(), n) =
-            Eigen::Map<const ArrayX<float>>(in.data(), n).unaryExpr(f);
+        Eigen::Map<const ArrayX<float>>(in.data(), n).unaryExpr(f);
     out.commit();
     return okStatus();
 }
@@ -50,8 +49,8 @@ Status runRelu(ExecutionContext& ctx, FusedActivation activation) {
         case OperandType::TENSOR_FLOAT32:
         case OperandType::TENSOR_FLOAT16: {
             const auto [lo, hi] = activationRangeFloat(static_cast<int32_t>(activation));
-            return unaryFloat(ctx,
-                              [lo = lo, hi = hi](float x) { return std::min(std::max(x, lo), hi); });
+            return unaryFloat(
+                ctx, [lo = lo, hi = hi](float x) { return std::min(std::max(x, lo), hi); });
         }
         case OperandType::TENSOR_QUANT8_ASYMM:
             return reluQuant<uint8_t>(ctx, activation);
@@ -71,10 +70,9 @@ Status sigmoidQuant(ExecutionContext& ctx, Sigmoid kind) {
     constexpr bool kSigned = std::is_same_v<T, int8_t>;
     const float expectedScale = kind == Sigmoid::kLogistic ? 1.0f / 256 : 1.0f / 128;
     const int32_t expectedZero =
-            kind == Sigmoid::kLogistic ? (kSigned ? -128 : 0) : (kSigned ? 0 : 128);
+        kind == Sigmoid::kLogistic ? (kSigned ? -128 : 0) : (kSigned ? 0 : 128);
     if (ctx.outputScale(0) != expectedScale || ctx.outputZeroPoint(0) != expectedZero) {
-        return ctx.fail("output must have scale ", expectedScale, " and zero point ",
-                        expectedZero);
+        return ctx.fail("output must have scale ", expectedScale, " and zero point ", expectedZero);
     }
     const auto params = fixedpoint::computeSigmoidParams(ctx.inputScale(0));
     if (!params) return ctx.fail("cannot quantize the input multiplier");
@@ -94,15 +92,15 @@ Status sigmoidQuant(ExecutionContext& ctx, Sigmoid kind) {
             result = kMax;
         } else {
             const F4 x = F4::fromRaw(fixedpoint::multiplyByQuantizedMultiplier(
-                    centred, params->input.multiplier, params->input.shift));
+                centred, params->input.multiplier, params->input.shift));
             if (kind == Sigmoid::kLogistic) {
                 // Q0.31 to Q23.8, then to the output encoding.
                 result = fixedpoint::roundingDivideByPOT(fixedpoint::logistic(x).raw(), 23) +
                          expectedZero;
             } else {
                 // Q0.31 to Q24.7.
-                result = fixedpoint::roundingDivideByPOT(fixedpoint::tanh(x).raw(), 24) +
-                         expectedZero;
+                result =
+                    fixedpoint::roundingDivideByPOT(fixedpoint::tanh(x).raw(), 24) + expectedZero;
             }
             result = std::min(std::max(result, kMin), kMax);
         }
@@ -180,8 +178,8 @@ Status softmaxQuant(ExecutionContext& ctx, const AxisSplit& s, float beta) {
     auto expOfDiff = [&](int32_t diff) -> std::optional<F0> {
         if (diff < params->diffMin) return std::nullopt;
         return fixedpoint::expOnNegativeValues(
-                ScaledDiff::fromRaw(fixedpoint::multiplyByQuantizedMultiplierGreaterThanOne(
-                        diff, params->input.multiplier, params->input.shift)));
+            ScaledDiff::fromRaw(fixedpoint::multiplyByQuantizedMultiplierGreaterThanOne(
+                diff, params->input.multiplier, params->input.shift)));
     };
     for (size_t o = 0; o < s.outer; ++o) {
         for (size_t i = 0; i < s.inner; ++i) {
@@ -201,9 +199,9 @@ Status softmaxQuant(ExecutionContext& ctx, const AxisSplit& s, float beta) {
             const int headroomPlusOne = fixedpoint::countLeadingZeros(fixedSum);
             const int bitsOverUnit = kAccumulationBits - headroomPlusOne;
             const int32_t shiftedSumMinusOne =
-                    static_cast<int32_t>((fixedSum << headroomPlusOne) - (uint32_t{1} << 31));
+                static_cast<int32_t>((fixedSum << headroomPlusOne) - (uint32_t{1} << 31));
             const F0 shiftedScale =
-                    fixedpoint::oneOverOnePlusXForXIn01(F0::fromRaw(shiftedSumMinusOne));
+                fixedpoint::oneOverOnePlusXForXIn01(F0::fromRaw(shiftedSumMinusOne));
             for (size_t k = 0; k < s.axis; ++k) {
                 int32_t result = kMin;
                 if (auto e = expOfDiff(in[base + k * s.inner] - maxValue)) {

@@ -3,8 +3,8 @@
 // Float16 is computed in float32 (Android widens it too). Quantized ADD/SUB/MUL use the
 // fixed-point element functions of FixedPoint.h; TENSOR_INT32 arithmetic wraps and DIV floors
 // (division by zero gives 0, as in Android).
-#include "golden/ops/Operations.h"
 #include "golden/ops/OpUtils.h"
+#include "golden/ops/Operations.h"
 
 namespace nncosim::golden {
 namespace {
@@ -56,13 +56,12 @@ Status runQuant(ExecutionContext& ctx, BinaryOp op, int32_t activation,
     if (op == BinaryOp::kMul) {
         const auto params = fixedpoint::computeMulParams(in1, in2, out, *range);
         if (!params) return ctx.fail("cannot quantize the output multiplier");
-        broadcastBinary(a, ctx.inputShape(0), b, ctx.inputShape(1), dst, outDims,
-                        [&p = *params](T x, T y) {
-                            return static_cast<T>(fixedpoint::mulElement(x, y, p));
-                        });
+        broadcastBinary(
+            a, ctx.inputShape(0), b, ctx.inputShape(1), dst, outDims,
+            [&p = *params](T x, T y) { return static_cast<T>(fixedpoint::mulElement(x, y, p)); });
     } else {
         const auto params =
-                fixedpoint::computeAddSubParams(in1, in2, out, *range, op == BinaryOp::kSub);
+            fixedpoint::computeAddSubParams(in1, in2, out, *range, op == BinaryOp::kSub);
         if (!params) return ctx.fail("cannot quantize the input or output multipliers");
         broadcastBinary(a, ctx.inputShape(0), b, ctx.inputShape(1), dst, outDims,
                         [&p = *params](T x, T y) {
@@ -103,9 +102,8 @@ Status execute(ExecutionContext& ctx, BinaryOp op) {
             return runQuant<int8_t>(ctx, op, activation, *outDims);
         case OperandType::TENSOR_INT32:
             if (activation != 0) return ctx.fail("TENSOR_INT32 takes no fused activation");
-            broadcastBinary(ctx.inputData<int32_t>(0), ctx.inputShape(0),
-                            ctx.inputData<int32_t>(1), ctx.inputShape(1),
-                            ctx.outputData<int32_t>(0), *outDims,
+            broadcastBinary(ctx.inputData<int32_t>(0), ctx.inputShape(0), ctx.inputData<int32_t>(1),
+                            ctx.inputShape(1), ctx.outputData<int32_t>(0), *outDims,
                             [op](int32_t x, int32_t y) { return applyInt32(op, x, y); });
             return okStatus();
         default:

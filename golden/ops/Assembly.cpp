@@ -56,7 +56,8 @@ void concatenate(ExecutionContext& ctx, uint32_t inputs, uint32_t axis, size_t o
 // The padding element of PAD / PAD_V2 as raw bits of the output element type.
 Result<uint32_t> padBits(const ExecutionContext& ctx) {
     const OperandType type = ctx.inputType(0);
-    if (type == OperandType::TENSOR_QUANT8_ASYMM || type == OperandType::TENSOR_QUANT8_ASYMM_SIGNED) {
+    if (type == OperandType::TENSOR_QUANT8_ASYMM ||
+        type == OperandType::TENSOR_QUANT8_ASYMM_SIGNED) {
         // PAD pads with the real value 0; PAD_V2 gives the quantized value itself.
         const int32_t value = ctx.numInputs() > 2 ? ctx.scalar<int32_t>(2) : ctx.outputZeroPoint(0);
         return static_cast<uint32_t>(value) & 0xff;

@@ -7,8 +7,8 @@
 // Convolutions run as matrix products: im2col patches times the filter matrix.
 #include <algorithm>
 
-#include "golden/ops/Operations.h"
 #include "golden/ops/OpUtils.h"
+#include "golden/ops/Operations.h"
 
 namespace nncosim::golden {
 namespace {
@@ -82,8 +82,8 @@ Result<std::vector<fixedpoint::QuantizedMultiplier>> convMultipliers(const Execu
     if (ctx.inputType(kFilter) == OperandType::TENSOR_QUANT8_SYMM_PER_CHANNEL) {
         filterScales = ctx.inputChannelQuant(kFilter).scales;
         if (filterScales.size() != outChannels) {
-            return ctx.fail("filter has ", filterScales.size(), " channel scales for ",
-                            outChannels, " output channels");
+            return ctx.fail("filter has ", filterScales.size(), " channel scales for ", outChannels,
+                            " output channels");
         }
         biasScales.clear();
         for (float s : filterScales) biasScales.push_back(s * inScale);
@@ -91,7 +91,7 @@ Result<std::vector<fixedpoint::QuantizedMultiplier>> convMultipliers(const Execu
     std::vector<fixedpoint::QuantizedMultiplier> result;
     for (size_t c = 0; c < filterScales.size(); ++c) {
         const auto real = fixedpoint::getQuantizedConvolutionMultiplier(
-                inScale, filterScales[c], biasScales[c], ctx.outputScale(0));
+            inScale, filterScales[c], biasScales[c], ctx.outputScale(0));
         if (!real) return ctx.fail("bias scale does not match input scale * filter scale");
         const auto m = fixedpoint::quantizeMultiplier(*real);
         if (!m) return ctx.fail("cannot quantize the output multiplier ", *real);
@@ -109,8 +109,8 @@ ArrayX<int32_t> centeredFilter(const ExecutionContext& ctx) {
         default:  // TENSOR_QUANT8_ASYMM_SIGNED, TENSOR_QUANT8_SYMM_PER_CHANNEL
             return centered(ctx.inputData<int8_t>(kFilter), n,
                             ctx.inputType(kFilter) == OperandType::TENSOR_QUANT8_SYMM_PER_CHANNEL
-                                    ? 0
-                                    : ctx.inputZeroPoint(kFilter));
+                                ? 0
+                                : ctx.inputZeroPoint(kFilter));
     }
 }
 
@@ -134,13 +134,13 @@ void convolve(const Acc* in, const Acc* filter, const ConvGeometry& g, const Con
     using Filter = Eigen::Map<const RowMajorMatrix<Acc>>;
     using Out = Eigen::Map<RowMajorMatrix<Acc>, 0, Eigen::OuterStride<>>;
 
-    const bool pointwise = g.filterH == 1 && g.filterW == 1 && p.strideW == 1 &&
-                           p.strideH == 1 && p.padW.head == 0 && p.padH.head == 0 &&
-                           g.outH == g.inH && g.outW == g.inW && p.groups == 1;
+    const bool pointwise = g.filterH == 1 && g.filterW == 1 && p.strideW == 1 && p.strideH == 1 &&
+                           p.padW.head == 0 && p.padH.head == 0 && g.outH == g.inH &&
+                           g.outW == g.inW && p.groups == 1;
     if (pointwise) {  // the input already is the patch matrix
         Out(acc, pixels, g.outC, Eigen::OuterStride<>(g.outC)).noalias() =
-                Eigen::Map<const RowMajorMatrix<Acc>>(in, pixels, g.inC) *
-                Filter(filter, g.outC, g.inC).transpose();
+            Eigen::Map<const RowMajorMatrix<Acc>>(in, pixels, g.inC) *
+            Filter(filter, g.outC, g.inC).transpose();
         return;
     }
 
@@ -168,18 +168,17 @@ void convolve(const Acc* in, const Acc* filter, const ConvGeometry& g, const Con
                             dst.setZero();
                         } else {
                             dst = Eigen::Map<const ArrayX<Acc>>(
-                                    in + ((size_t{n} * g.inH + ih) * g.inW + iw) * g.inC + c0,
-                                    groupInC);
+                                in + ((size_t{n} * g.inH + ih) * g.inW + iw) * g.inC + c0,
+                                groupInC);
                         }
                     }
                 }
             }
             Out(acc + first * g.outC + group * groupOutC, rows, groupOutC,
                 Eigen::OuterStride<>(g.outC))
-                    .noalias() = patches.topRows(rows) *
-                                 Filter(filter + group * groupOutC * patchSize, groupOutC,
-                                        patchSize)
-                                         .transpose();
+                .noalias() =
+                patches.topRows(rows) *
+                Filter(filter + group * groupOutC * patchSize, groupOutC, patchSize).transpose();
         }
     }
 }
@@ -187,14 +186,13 @@ void convolve(const Acc* in, const Acc* filter, const ConvGeometry& g, const Con
 // Depthwise convolution of NHWC `in` (channels already expanded by the depth multiplier) with
 // filter [1, filterH, filterW, outC] into acc [pixels, outC], vectorized over channels.
 template <typename Acc>
-void convolveDepthwise(const Acc* in, const Acc* filter, const ConvGeometry& g,
-                       const ConvParams& p, Acc* acc) {
+void convolveDepthwise(const Acc* in, const Acc* filter, const ConvGeometry& g, const ConvParams& p,
+                       Acc* acc) {
     const uint32_t c = g.outC;
     for (uint32_t n = 0; n < g.batches; ++n) {
         for (uint32_t oh = 0; oh < g.outH; ++oh) {
             for (uint32_t ow = 0; ow < g.outW; ++ow) {
-                Eigen::Map<ArrayX<Acc>> sum(acc + ((size_t{n} * g.outH + oh) * g.outW + ow) * c,
-                                            c);
+                Eigen::Map<ArrayX<Acc>> sum(acc + ((size_t{n} * g.outH + oh) * g.outW + ow) * c, c);
                 sum.setZero();
                 for (uint32_t kh = 0; kh < g.filterH; ++kh) {
                     const int32_t ih = static_cast<int32_t>(oh) * p.strideH - p.padH.head +
@@ -205,9 +203,9 @@ void convolveDepthwise(const Acc* in, const Acc* filter, const ConvGeometry& g,
                                            static_cast<int32_t>(kw) * p.dilationW;
                         if (iw < 0 || iw >= static_cast<int32_t>(g.inW)) continue;
                         sum += Eigen::Map<const ArrayX<Acc>>(
-                                       in + ((size_t{n} * g.inH + ih) * g.inW + iw) * c, c) *
+                                   in + ((size_t{n} * g.inH + ih) * g.inW + iw) * c, c) *
                                Eigen::Map<const ArrayX<Acc>>(
-                                       filter + (size_t{kh} * g.filterW + kw) * c, c);
+                                   filter + (size_t{kh} * g.filterW + kw) * c, c);
                     }
                 }
             }
@@ -227,20 +225,20 @@ void convolveTransposed(const Acc* in, const Acc* filter, const ConvGeometry& g,
     for (uint32_t o = 0; o < g.outC; ++o) {
         for (uint32_t t = 0; t < taps; ++t) {
             tapFilter.row(size_t{t} * g.outC + o) =
-                    Eigen::Map<const Eigen::Matrix<Acc, 1, Eigen::Dynamic>>(
-                            filter + (size_t{o} * taps + t) * g.inC, g.inC);
+                Eigen::Map<const Eigen::Matrix<Acc, 1, Eigen::Dynamic>>(
+                    filter + (size_t{o} * taps + t) * g.inC, g.inC);
         }
     }
     std::fill(acc, acc + size_t{g.batches} * g.outH * g.outW * g.outC, Acc{0});
     const size_t pixels = size_t{g.batches} * g.inH * g.inW;
     const size_t tile =
-            std::max<size_t>(1, (size_t{1} << 20) / std::max<size_t>(tapFilter.rows(), 1));
+        std::max<size_t>(1, (size_t{1} << 20) / std::max<size_t>(tapFilter.rows(), 1));
     RowMajorMatrix<Acc> products;
     for (size_t first = 0; first < pixels; first += tile) {
         const size_t rows = std::min(tile, pixels - first);
         products.noalias() =
-                Eigen::Map<const RowMajorMatrix<Acc>>(in + first * g.inC, rows, g.inC) *
-                tapFilter.transpose();
+            Eigen::Map<const RowMajorMatrix<Acc>>(in + first * g.inC, rows, g.inC) *
+            tapFilter.transpose();
         for (size_t r = 0; r < rows; ++r) {
             const size_t pixel = first + r;
             const uint32_t w = pixel % g.inW;
@@ -252,13 +250,12 @@ void convolveTransposed(const Acc* in, const Acc* filter, const ConvGeometry& g,
                 for (uint32_t kw = 0; kw < g.filterW; ++kw) {
                     const int32_t ow = static_cast<int32_t>(w) * p.strideW - p.padW.head + kw;
                     if (ow < 0 || ow >= static_cast<int32_t>(g.outW)) continue;
-                    Eigen::Map<ArrayX<Acc>>(acc + ((size_t{n} * g.outH + oh) * g.outW + ow) *
-                                                          g.outC,
-                                            g.outC) +=
-                            products.row(r)
-                                    .segment((size_t{kh} * g.filterW + kw) * g.outC, g.outC)
-                                    .transpose()
-                                    .array();
+                    Eigen::Map<ArrayX<Acc>>(
+                        acc + ((size_t{n} * g.outH + oh) * g.outW + ow) * g.outC, g.outC) +=
+                        products.row(r)
+                            .segment((size_t{kh} * g.filterW + kw) * g.outC, g.outC)
+                            .transpose()
+                            .array();
                 }
             }
         }
@@ -301,8 +298,8 @@ Status runFloat(ExecutionContext& ctx, Kind kind, const ConvGeometry& g, const C
     std::vector<float> expanded;
     const float* inData = in.data();
     if (kind == Kind::kDepthwise && p.depthMultiplier > 1) {
-        expanded = expandChannels(inData, size_t{g.batches} * g.inH * g.inW, g.inC,
-                                  p.depthMultiplier);
+        expanded =
+            expandChannels(inData, size_t{g.batches} * g.inH * g.inW, g.inC, p.depthMultiplier);
         inData = expanded.data();
     }
     FloatOutput output(ctx, 0);
@@ -328,11 +325,11 @@ Status runQuant(ExecutionContext& ctx, Kind kind, const ConvGeometry& g, const C
 
     NhwcInput<T> in(ctx.inputData<T>(kInput), ctx.inputShape(kInput), p.nchw);
     const size_t inPixels = size_t{g.batches} * g.inH * g.inW;
-    ArrayX<int32_t> input = centered(in.data(), inPixels * in.dims()[3],
-                                     ctx.inputZeroPoint(kInput));
+    ArrayX<int32_t> input =
+        centered(in.data(), inPixels * in.dims()[3], ctx.inputZeroPoint(kInput));
     if (kind == Kind::kDepthwise && p.depthMultiplier > 1) {
         std::vector<int32_t> expanded =
-                expandChannels(input.data(), inPixels, g.inC, p.depthMultiplier);
+            expandChannels(input.data(), inPixels, g.inC, p.depthMultiplier);
         input = Eigen::Map<ArrayX<int32_t>>(expanded.data(), expanded.size());
     }
     const ArrayX<int32_t> filter = centeredFilter(ctx);
@@ -359,8 +356,8 @@ Status runQuant(ExecutionContext& ctx, Kind kind, const ConvGeometry& g, const C
 }
 
 Status run(ExecutionContext& ctx, Kind kind, const ConvGeometry& g, const ConvParams& p) {
-    NN_RETURN_IF_ERROR(ctx.setOutputShape(0, fromNhwcShape({g.batches, g.outH, g.outW, g.outC},
-                                                            p.nchw)));
+    NN_RETURN_IF_ERROR(
+        ctx.setOutputShape(0, fromNhwcShape({g.batches, g.outH, g.outW, g.outC}, p.nchw)));
     if (ctx.outputCount(0) == 0) return okStatus();
     switch (ctx.inputType(kInput)) {
         case OperandType::TENSOR_FLOAT32:
@@ -393,8 +390,7 @@ Status forwardOutputSize(const ExecutionContext& ctx, const ConvParams& p, ConvG
     const int32_t outH = convOutSize(g->inH, g->filterH, p.strideH, p.dilationH, p.padH);
     const int32_t outW = convOutSize(g->inW, g->filterW, p.strideW, p.dilationW, p.padW);
     if (outH <= 0 || outW <= 0) {
-        return ctx.fail("the filter does not fit the padded input (output ", outH, "x", outW,
-                        ")");
+        return ctx.fail("the filter does not fit the padded input (output ", outH, "x", outW, ")");
     }
     g->outH = outH;
     g->outW = outW;
@@ -410,8 +406,7 @@ void applyImplicitPadding(int32_t scheme, ConvParams* p, const ConvGeometry& g) 
 
 Status executeConv2D(ExecutionContext& ctx) {
     NN_RETURN_IF_ERROR(checkRanks(ctx));
-    const bool explicitPadding =
-            ctx.numInputs() >= 10 && ctx.inputType(7) == OperandType::INT32;
+    const bool explicitPadding = ctx.numInputs() >= 10 && ctx.inputType(7) == OperandType::INT32;
     ConvParams p;
     int32_t scheme = 0;
     readConvParams(ctx, explicitPadding, nullptr, &p, &scheme);
@@ -429,8 +424,7 @@ Status executeConv2D(ExecutionContext& ctx) {
 
 Status executeDepthwiseConv2D(ExecutionContext& ctx) {
     NN_RETURN_IF_ERROR(checkRanks(ctx));
-    const bool explicitPadding =
-            ctx.numInputs() >= 11 && ctx.inputType(8) == OperandType::INT32;
+    const bool explicitPadding = ctx.numInputs() >= 11 && ctx.inputType(8) == OperandType::INT32;
     ConvParams p;
     int32_t scheme = 0;
     readConvParams(ctx, explicitPadding, &p.depthMultiplier, &p, &scheme);
@@ -459,8 +453,8 @@ Status executeGroupedConv2D(ExecutionContext& ctx) {
     NN_RETURN_IF_ERROR(checkParams(ctx, p));
     if (!explicitPadding) applyImplicitPadding(scheme, &p, g);
     g.outC = ctx.inputDim(kFilter, 0);
-    if (p.groups <= 0 || ctx.inputDim(kFilter, 3) * p.groups != g.inC ||
-        g.outC % p.groups != 0 || ctx.inputDim(kBias, 0) != g.outC) {
+    if (p.groups <= 0 || ctx.inputDim(kFilter, 3) * p.groups != g.inC || g.outC % p.groups != 0 ||
+        ctx.inputDim(kBias, 0) != g.outC) {
         return ctx.fail("filter ", toString(ctx.inputShape(kFilter)), " and bias ",
                         toString(ctx.inputShape(kBias)), " do not match ", g.inC,
                         " input channels in ", p.groups, " groups");
@@ -497,10 +491,10 @@ Status executeTransposeConv2D(ExecutionContext& ctx) {
         }
         const int32_t* shape = ctx.inputData<int32_t>(3);
         const int32_t scheme = ctx.scalar<int32_t>(4);
-        p.padW = implicitPadding(p.nchw ? shape[3] : shape[2], p.strideW, 1, g.filterW, scheme,
-                                 true);
-        p.padH = implicitPadding(p.nchw ? shape[2] : shape[1], p.strideH, 1, g.filterH, scheme,
-                                 true);
+        p.padW =
+            implicitPadding(p.nchw ? shape[3] : shape[2], p.strideW, 1, g.filterW, scheme, true);
+        p.padH =
+            implicitPadding(p.nchw ? shape[2] : shape[1], p.strideH, 1, g.filterH, scheme, true);
     }
     // Only the head padding must be non-negative: a negative tail resolves the output size.
     if (p.padW.head < 0 || p.padH.head < 0) return ctx.fail("negative padding");
@@ -509,10 +503,10 @@ Status executeTransposeConv2D(ExecutionContext& ctx) {
         return ctx.fail("filter ", toString(ctx.inputShape(kFilter)), " and bias ",
                         toString(ctx.inputShape(kBias)), " do not match input channels ", g.inC);
     }
-    const int32_t outW = static_cast<int32_t>(g.inW) * p.strideW + g.filterW - p.strideW -
-                         p.padW.head - p.padW.tail;
-    const int32_t outH = static_cast<int32_t>(g.inH) * p.strideH + g.filterH - p.strideH -
-                         p.padH.head - p.padH.tail;
+    const int32_t outW =
+        static_cast<int32_t>(g.inW) * p.strideW + g.filterW - p.strideW - p.padW.head - p.padW.tail;
+    const int32_t outH =
+        static_cast<int32_t>(g.inH) * p.strideH + g.filterH - p.strideH - p.padH.head - p.padH.tail;
     if (outW <= 0 || outH <= 0) return ctx.fail("output size ", outH, "x", outW);
     g.outW = outW;
     g.outH = outH;

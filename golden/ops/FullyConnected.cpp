@@ -1,7 +1,7 @@
 // FULLY_CONNECTED: output[batch, units] = input[batch, inputSize] * weights[units, inputSize]^T
 // + bias, as one matrix product (int32 accumulation of zero-point-centred values when quantized).
-#include "golden/ops/Operations.h"
 #include "golden/ops/OpUtils.h"
+#include "golden/ops/Operations.h"
 
 namespace nncosim::golden {
 namespace {
@@ -14,25 +14,24 @@ constexpr uint32_t kActivation = 3;
 template <typename T>
 Status runQuant(ExecutionContext& ctx, size_t batches, uint32_t units, uint32_t inputSize) {
     const auto real = fixedpoint::getQuantizedConvolutionMultiplier(
-            ctx.inputScale(kInput), ctx.inputScale(kWeights), ctx.inputScale(kBias),
-            ctx.outputScale(0));
+        ctx.inputScale(kInput), ctx.inputScale(kWeights), ctx.inputScale(kBias),
+        ctx.outputScale(0));
     if (!real) return ctx.fail("bias scale does not match input scale * weights scale");
     const auto multiplier = fixedpoint::quantizeMultiplier(*real);
     if (!multiplier) return ctx.fail("cannot quantize the output multiplier ", *real);
     auto range = quantActivationRange<T>(ctx, 0, ctx.scalar<int32_t>(kActivation));
     if (!range) return range.status();
 
-    const ArrayX<int32_t> input = centered(ctx.inputData<T>(kInput), batches * inputSize,
-                                           ctx.inputZeroPoint(kInput));
+    const ArrayX<int32_t> input =
+        centered(ctx.inputData<T>(kInput), batches * inputSize, ctx.inputZeroPoint(kInput));
     const ArrayX<int32_t> weights = centered(ctx.inputData<T>(kWeights), size_t{units} * inputSize,
                                              ctx.inputZeroPoint(kWeights));
     // Exact in double (integers below 2^53), then wrapped to int32 as Android accumulates.
     const RowMajorMatrix<double> sums =
-            Eigen::Map<const RowMajorMatrix<int32_t>>(input.data(), batches, inputSize)
-                    .cast<double>() *
-            Eigen::Map<const RowMajorMatrix<int32_t>>(weights.data(), units, inputSize)
-                    .cast<double>()
-                    .transpose();
+        Eigen::Map<const RowMajorMatrix<int32_t>>(input.data(), batches, inputSize).cast<double>() *
+        Eigen::Map<const RowMajorMatrix<int32_t>>(weights.data(), units, inputSize)
+            .cast<double>()
+            .transpose();
     const RowMajorMatrix<int32_t> acc = sums.unaryExpr(&wrapToInt32);
     requantizeRows(acc.data(), batches, units, ctx.inputData<int32_t>(kBias), {*multiplier},
                    ctx.outputZeroPoint(0), *range, ctx.outputData<T>(0));
@@ -68,9 +67,9 @@ Status executeFullyConnected(ExecutionContext& ctx) {
             FloatOutput output(ctx, 0);
             Eigen::Map<RowMajorMatrix<float>> out(output.data(), batches, units);
             out.noalias() =
-                    Eigen::Map<const RowMajorMatrix<float>>(input.data(), batches, inputSize) *
-                    Eigen::Map<const RowMajorMatrix<float>>(weights.data(), units, inputSize)
-                            .transpose();
+                Eigen::Map<const RowMajorMatrix<float>>(input.data(), batches, inputSize) *
+                Eigen::Map<const RowMajorMatrix<float>>(weights.data(), units, inputSize)
+                    .transpose();
             out.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(bias.data(), units);
             const auto [lo, hi] = activationRangeFloat(ctx.scalar<int32_t>(kActivation));
             out = out.array().max(lo).min(hi).matrix();

@@ -12,8 +12,8 @@ namespace {
 // Sums every input element into its output element; `outStride` maps each input axis to the
 // output (0 for reduced axes).
 template <typename In, typename Acc>
-void sumInto(const In* in, const std::vector<uint32_t>& dims,
-             const std::vector<int64_t>& outStride, Acc* sums) {
+void sumInto(const In* in, const std::vector<uint32_t>& dims, const std::vector<int64_t>& outStride,
+             Acc* sums) {
     const size_t rank = dims.size();
     size_t total = 1;
     for (uint32_t d : dims) total *= d;

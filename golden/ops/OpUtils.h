@@ -78,19 +78,18 @@ template <typename T>
 Result<fixedpoint::ActivationRange> quantActivationRange(const ExecutionContext& ctx, uint32_t j,
                                                          int32_t activation) {
     const auto act = static_cast<FusedActivation>(activation);
-    const auto range =
-            std::is_same_v<T, uint8_t>
-                    ? fixedpoint::calculateActivationRangeUint8(act, ctx.outputScale(j),
-                                                                ctx.outputZeroPoint(j))
-                    : fixedpoint::calculateActivationRangeInt8(act, ctx.outputScale(j),
-                                                               ctx.outputZeroPoint(j));
+    const auto range = std::is_same_v<T, uint8_t>
+                           ? fixedpoint::calculateActivationRangeUint8(act, ctx.outputScale(j),
+                                                                       ctx.outputZeroPoint(j))
+                           : fixedpoint::calculateActivationRangeInt8(act, ctx.outputScale(j),
+                                                                      ctx.outputZeroPoint(j));
     if (!range) return ctx.fail("unsupported fused activation ", activation);
     return *range;
 }
 
 /// Input i as float32: TENSOR_FLOAT32 data is read in place, TENSOR_FLOAT16 is converted.
 class FloatInput {
-public:
+  public:
     FloatInput(const ExecutionContext& ctx, uint32_t i) {
         if (ctx.inputType(i) == OperandType::TENSOR_FLOAT32) {
             mData = ctx.inputData<float>(i);
@@ -101,7 +100,7 @@ public:
     }
     const float* data() const { return mData; }
 
-private:
+  private:
     std::vector<float> mConverted;
     const float* mData = nullptr;
 };
@@ -109,7 +108,7 @@ private:
 /// Output j written as float32; commit() converts to float16 when the output is TENSOR_FLOAT16.
 /// The output's shape must be set before construction.
 class FloatOutput {
-public:
+  public:
     FloatOutput(ExecutionContext& ctx, uint32_t j) : mCtx(ctx), mIndex(j) {
         if (ctx.outputType(j) == OperandType::TENSOR_FLOAT32) {
             mData = ctx.outputData<float>(j);
@@ -123,7 +122,7 @@ public:
         if (!mConverted.empty()) mCtx.setOutputFromFloat(mIndex, mConverted.data());
     }
 
-private:
+  private:
     ExecutionContext& mCtx;
     uint32_t mIndex;
     std::vector<float> mConverted;
@@ -144,14 +143,14 @@ void transposeInnerPlanes(const T* from, T* to, uint32_t batches, uint32_t rows,
     const size_t plane = size_t{rows} * cols;
     for (uint32_t n = 0; n < batches; ++n) {
         Eigen::Map<RowMajorMatrix<T>>(to + n * plane, cols, rows) =
-                Eigen::Map<const RowMajorMatrix<T>>(from + n * plane, rows, cols).transpose();
+            Eigen::Map<const RowMajorMatrix<T>>(from + n * plane, rows, cols).transpose();
     }
 }
 
 /// A 4-D tensor of element T in NHWC: the data itself for NHWC, a converted copy for NCHW.
 template <typename T>
 class NhwcInput {
-public:
+  public:
     NhwcInput(const T* data, const std::vector<uint32_t>& dims, bool nchw)
         : mDims(toNhwcShape(dims, nchw)) {
         if (!nchw) {
@@ -165,7 +164,7 @@ public:
     const T* data() const { return mData; }
     const std::vector<uint32_t>& dims() const { return mDims; }
 
-private:
+  private:
     std::vector<uint32_t> mDims;
     std::vector<T> mConverted;
     const T* mData = nullptr;
@@ -174,7 +173,7 @@ private:
 /// An NHWC result buffer for a 4-D output stored in NHWC or NCHW; commit() writes NCHW.
 template <typename T>
 class NhwcOutput {
-public:
+  public:
     /// `out` holds the output in its own layout (already allocated).
     NhwcOutput(T* out, const std::vector<uint32_t>& nhwcDims, bool nchw)
         : mOut(out), mDims(nhwcDims), mNchw(nchw) {
@@ -190,7 +189,7 @@ public:
         if (mNchw) transposeInnerPlanes(mData, mOut, mDims[0], mDims[1] * mDims[2], mDims[3]);
     }
 
-private:
+  private:
     T* mOut;
     std::vector<uint32_t> mDims;
     bool mNchw;
@@ -269,13 +268,13 @@ void broadcastBinary(const T* a, const std::vector<uint32_t>& aDims, const T* b,
                                 dst.setConstant(op(a[ai], b[bi]));
                             } else if (aRep) {
                                 dst = ArrayX<T>::Constant(n, a[ai]).binaryExpr(
-                                        Eigen::Map<const ArrayX<T>>(b + bi, n), op);
+                                    Eigen::Map<const ArrayX<T>>(b + bi, n), op);
                             } else if (bRep) {
                                 dst = Eigen::Map<const ArrayX<T>>(a + ai, n).binaryExpr(
-                                        ArrayX<T>::Constant(n, b[bi]), op);
+                                    ArrayX<T>::Constant(n, b[bi]), op);
                             } else {
                                 dst = Eigen::Map<const ArrayX<T>>(a + ai, n).binaryExpr(
-                                        Eigen::Map<const ArrayX<T>>(b + bi, n), op);
+                                    Eigen::Map<const ArrayX<T>>(b + bi, n), op);
                             }
                         });
 }
@@ -302,7 +301,7 @@ void requantizeRows(const int32_t* acc, size_t rows, uint32_t channels, const in
         for (uint32_t c = 0; c < channels; ++c) {
             const auto& m = multipliers.size() == 1 ? multipliers[0] : multipliers[c];
             out[r * channels + c] = static_cast<T>(fixedpoint::requantize(
-                    acc[r * channels + c], bias ? bias[c] : 0, m, zeroPoint, range));
+                acc[r * channels + c], bias ? bias[c] : 0, m, zeroPoint, range));
         }
     }
 }

@@ -1,8 +1,8 @@
 // AVERAGE_POOL_2D, MAX_POOL_2D, L2_POOL_2D over NHWC windows, vectorized over channels. Windows
 // cover only the valid (unpadded) input pixels; averages divide by their count. Quantized
 // averages round half away from zero, as TFLite's integer AveragePool does.
-#include "golden/ops/Operations.h"
 #include "golden/ops/OpUtils.h"
+#include "golden/ops/Operations.h"
 
 namespace nncosim::golden {
 namespace {
@@ -42,8 +42,7 @@ void forEachWindow(const std::vector<uint32_t>& in, const std::vector<uint32_t>&
 }
 
 template <typename T>
-const T* pixel(const T* in, const std::vector<uint32_t>& dims, uint32_t n, uint32_t h,
-               uint32_t w) {
+const T* pixel(const T* in, const std::vector<uint32_t>& dims, uint32_t n, uint32_t h, uint32_t w) {
     return in + ((size_t{n} * dims[1] + h) * dims[2] + w) * dims[3];
 }
 
@@ -100,7 +99,7 @@ Status poolQuant(ExecutionContext& ctx, Pool kind, const std::vector<uint32_t>& 
         for (uint32_t h = win.h0; h < win.h1; ++h) {
             for (uint32_t w = win.w0; w < win.w1; ++w) {
                 const auto x = Eigen::Map<const ArrayX<T>>(pixel(in, inDims, n, h, w), c)
-                                       .template cast<int32_t>();
+                                   .template cast<int32_t>();
                 if (kind == Pool::kMax) {
                     acc = acc.max(x);
                 } else {
@@ -115,7 +114,7 @@ Status poolQuant(ExecutionContext& ctx, Pool kind, const std::vector<uint32_t>& 
             }
         }
         Eigen::Map<ArrayX<T>>(out + offset, c) =
-                acc.max(range->min).min(range->max).template cast<T>();
+            acc.max(range->min).min(range->max).template cast<T>();
     });
     output.commit();
     return okStatus();
@@ -141,8 +140,8 @@ Status execute(ExecutionContext& ctx, Pool kind) {
     p.filterH = ctx.scalar<int32_t>(i++);
     p.activation = ctx.scalar<int32_t>(i++);
     p.nchw = ctx.scalarOr<bool>(i, false);
-    if (p.strideW <= 0 || p.strideH <= 0 || p.filterW <= 0 || p.filterH <= 0 ||
-        p.activation < 0 || p.activation > 3) {
+    if (p.strideW <= 0 || p.strideH <= 0 || p.filterW <= 0 || p.filterH <= 0 || p.activation < 0 ||
+        p.activation > 3) {
         return ctx.fail("strides and filter sizes must be positive, activation 0..3");
     }
     const std::vector<uint32_t> inDims = toNhwcShape(ctx.inputShape(0), p.nchw);
@@ -183,8 +182,8 @@ Status execute(ExecutionContext& ctx, Pool kind) {
         case OperandType::TENSOR_QUANT8_ASYMM_SIGNED:
             if (kind == Pool::kL2) break;
             return ctx.inputType(0) == OperandType::TENSOR_QUANT8_ASYMM
-                           ? poolQuant<uint8_t>(ctx, kind, inDims, outDims, p)
-                           : poolQuant<int8_t>(ctx, kind, inDims, outDims, p);
+                       ? poolQuant<uint8_t>(ctx, kind, inDims, outDims, p)
+                       : poolQuant<int8_t>(ctx, kind, inDims, outDims, p);
         default:
             break;
     }

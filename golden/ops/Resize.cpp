@@ -24,8 +24,8 @@ float resizeScale(uint32_t inSize, uint32_t outSize, bool alignCorners) {
 
 // Source row/column of output index `i` for nearest-neighbor sampling.
 int32_t nearestIndex(uint32_t i, float scale, uint32_t inSize, const ResizeParams& p) {
-    const float pos = p.halfPixelCenters ? (static_cast<float>(i) + 0.5f) * scale
-                                         : static_cast<float>(i) * scale;
+    const float pos =
+        p.halfPixelCenters ? (static_cast<float>(i) + 0.5f) * scale : static_cast<float>(i) * scale;
     int32_t src = static_cast<int32_t>(p.alignCorners ? std::round(pos) : std::floor(pos));
     src = std::min(src, static_cast<int32_t>(inSize) - 1);
     return p.halfPixelCenters ? std::max(src, 0) : src;
@@ -54,7 +54,7 @@ void resizeNhwc(OperationType type, const T* in, const std::vector<uint32_t>& in
     const float scaleW = resizeScale(inW, p.outW, p.alignCorners);
     auto at = [&](uint32_t n, int32_t y, int32_t x) {
         return Eigen::Map<const ArrayX<T>>(in + ((size_t{n} * inH + y) * inW + x) * c, c)
-                .template cast<float>();
+            .template cast<float>();
     };
     for (uint32_t n = 0; n < inDims[0]; ++n) {
         for (uint32_t y = 0; y < p.outH; ++y) {
@@ -62,10 +62,10 @@ void resizeNhwc(OperationType type, const T* in, const std::vector<uint32_t>& in
                 Eigen::Map<ArrayX<T>> dst(out + ((size_t{n} * p.outH + y) * p.outW + x) * c, c);
                 if (type == OperationType::RESIZE_NEAREST_NEIGHBOR) {
                     dst = Eigen::Map<const ArrayX<T>>(
-                            in + ((size_t{n} * inH + nearestIndex(y, scaleH, inH, p)) * inW +
-                                  nearestIndex(x, scaleW, inW, p)) *
-                                         c,
-                            c);
+                        in + ((size_t{n} * inH + nearestIndex(y, scaleH, inH, p)) * inW +
+                              nearestIndex(x, scaleW, inW, p)) *
+                                 c,
+                        c);
                     continue;
                 }
                 const Sample sy = bilinearSample(y, scaleH, inH, p.halfPixelCenters);
@@ -75,7 +75,7 @@ void resizeNhwc(OperationType type, const T* in, const std::vector<uint32_t>& in
                 dst = (at(n, sy.lo, sx.lo) * (1 - dy) * (1 - dx) +
                        at(n, sy.hi, sx.lo) * dy * (1 - dx) + at(n, sy.lo, sx.hi) * (1 - dy) * dx +
                        at(n, sy.hi, sx.hi) * dy * dx)
-                              .template cast<T>();
+                          .template cast<T>();
             }
         }
     }
@@ -109,9 +109,10 @@ Status execute(ExecutionContext& ctx) {
         width = ctx.scalar<int32_t>(1);
         height = ctx.scalar<int32_t>(2);
     } else {
-        width = static_cast<int64_t>(std::floor(static_cast<float>(inDims[2]) * ctx.scalar<float>(1)));
+        width =
+            static_cast<int64_t>(std::floor(static_cast<float>(inDims[2]) * ctx.scalar<float>(1)));
         height =
-                static_cast<int64_t>(std::floor(static_cast<float>(inDims[1]) * ctx.scalar<float>(2)));
+            static_cast<int64_t>(std::floor(static_cast<float>(inDims[1]) * ctx.scalar<float>(2)));
     }
     if (width <= 0 || height <= 0) return ctx.fail("output size ", height, "x", width);
     p.outH = static_cast<uint32_t>(height);

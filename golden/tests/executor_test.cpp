@@ -62,8 +62,8 @@ TEST_CASE("golden_conv_float_hand_checked") {
     // 2x2 all-ones filter over 1..9 sums each 2x2 window; bias 0.5; VALID padding.
     ModelBuilder b;
     const uint32_t in = b.addInput(OperandType::TENSOR_FLOAT32, {1, 3, 3, 1});
-    const uint32_t filter = b.addConstant(OperandType::TENSOR_FLOAT32, {1, 2, 2, 1},
-                                          std::vector<float>{1, 1, 1, 1});
+    const uint32_t filter =
+        b.addConstant(OperandType::TENSOR_FLOAT32, {1, 2, 2, 1}, std::vector<float>{1, 1, 1, 1});
     const uint32_t bias = b.addConstant(OperandType::TENSOR_FLOAT32, {1}, std::vector<float>{0.5f});
     const uint32_t out = b.addOutput(OperandType::TENSOR_FLOAT32, {1, 2, 2, 1});
     b.addOperation(OperationType::CONV_2D,
@@ -82,11 +82,10 @@ TEST_CASE("golden_conv_quant8_requantizes") {
     // 0.125) gives 31 -> 34 stored.
     ModelBuilder b;
     const uint32_t in = b.addInput(OperandType::TENSOR_QUANT8_ASYMM, {1, 2, 2, 1}, 0.5f, 1);
-    const uint32_t filter =
-            b.addConstant(OperandType::TENSOR_QUANT8_ASYMM, {1, 2, 2, 1},
-                          std::vector<uint8_t>{6, 10, 14, 18}, 0.25f, 2);
+    const uint32_t filter = b.addConstant(OperandType::TENSOR_QUANT8_ASYMM, {1, 2, 2, 1},
+                                          std::vector<uint8_t>{6, 10, 14, 18}, 0.25f, 2);
     const uint32_t bias =
-            b.addConstant(OperandType::TENSOR_INT32, {1}, std::vector<int32_t>{8}, 0.125f);
+        b.addConstant(OperandType::TENSOR_INT32, {1}, std::vector<int32_t>{8}, 0.125f);
     const uint32_t out = b.addOutput(OperandType::TENSOR_QUANT8_ASYMM, {1, 1, 1, 1}, 1.0f, 3);
     b.addOperation(OperationType::CONV_2D,
                    {in, filter, bias, b.addInt32(2), b.addInt32(1), b.addInt32(1), b.addInt32(0)},
@@ -100,14 +99,14 @@ TEST_CASE("golden_conv_nchw_matches_nhwc") {
     // Two input channels, two output channels, SAME padding, stride 2.
     auto build = [](bool nchw) {
         ModelBuilder b;
-        const uint32_t in = b.addInput(OperandType::TENSOR_FLOAT32,
-                                       nchw ? std::vector<uint32_t>{1, 2, 3, 3}
-                                            : std::vector<uint32_t>{1, 3, 3, 2});
+        const uint32_t in =
+            b.addInput(OperandType::TENSOR_FLOAT32, nchw ? std::vector<uint32_t>{1, 2, 3, 3}
+                                                         : std::vector<uint32_t>{1, 3, 3, 2});
         std::vector<float> w(2 * 3 * 3 * 2);
         for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 7) - 3.0f;
         const uint32_t filter = b.addConstant(OperandType::TENSOR_FLOAT32, {2, 3, 3, 2}, w);
         const uint32_t bias =
-                b.addConstant(OperandType::TENSOR_FLOAT32, {2}, std::vector<float>{1, -1});
+            b.addConstant(OperandType::TENSOR_FLOAT32, {2}, std::vector<float>{1, -1});
         const uint32_t out = b.addOutput(OperandType::TENSOR_FLOAT32, {0, 0, 0, 0});
         b.addOperation(OperationType::CONV_2D,
                        {in, filter, bias, b.addInt32(1), b.addInt32(2), b.addInt32(2),
@@ -149,8 +148,8 @@ TEST_CASE("golden_add_quant8_broadcast_bit_exact") {
     const uint32_t in2 = b.addInput(OperandType::TENSOR_QUANT8_ASYMM, {2}, 0.5f, 0);
     const uint32_t out = b.addOutput(OperandType::TENSOR_QUANT8_ASYMM, {2, 2}, 0.5f, 0);
     b.addOperation(OperationType::ADD, {in1, in2, b.addInt32(0)}, {out});
-    auto result = execute(b.build(), {tensor<uint8_t>({2, 2}, {2, 4, 6, 8}),
-                                      tensor<uint8_t>({2}, {2, 4})});
+    auto result =
+        execute(b.build(), {tensor<uint8_t>({2, 2}, {2, 4, 6, 8}), tensor<uint8_t>({2}, {2, 4})});
     REQUIRE_MESSAGE(result.ok(), result.status().message);
     CHECK(valuesOf<uint8_t>(result->at(0)) == std::vector<uint8_t>{4, 8, 8, 12});
 }
@@ -179,8 +178,8 @@ TEST_CASE("golden_float16_add") {
 }
 
 TEST_CASE("golden_bad_inputs_are_invalid_argument") {
-    const Model model = elementwiseModel(OperationType::ADD, OperandType::TENSOR_FLOAT32, {0},
-                                         {1}, {1}, {0});
+    const Model model =
+        elementwiseModel(OperationType::ADD, OperandType::TENSOR_FLOAT32, {0}, {1}, {1}, {0});
     SUBCASE("byte count") {
         auto r = execute(model, {tensor<float>({3}, {1, 2})});
         CHECK(r.status().code == ErrorStatus::INVALID_ARGUMENT);
@@ -202,8 +201,8 @@ TEST_CASE("golden_bad_inputs_are_invalid_argument") {
 
 TEST_CASE("golden_output_shape_contradicting_model_fails") {
     // The model declares [3] but broadcasting [2] with [1] gives [2].
-    const Model model = elementwiseModel(OperationType::ADD, OperandType::TENSOR_FLOAT32, {2},
-                                         {1}, {1}, {3});
+    const Model model =
+        elementwiseModel(OperationType::ADD, OperandType::TENSOR_FLOAT32, {2}, {1}, {1}, {3});
     auto r = execute(model, {tensor<float>({2}, {1, 2})});
     CHECK(r.status().code == ErrorStatus::GENERAL_FAILURE);
 }
@@ -223,8 +222,7 @@ TEST_CASE("golden_if_runs_the_selected_branch") {
     auto branch = [](OperationType type) {
         ModelBuilder b;
         const uint32_t in = b.addInput(OperandType::TENSOR_FLOAT32, {2});
-        const uint32_t c =
-                b.addConstant(OperandType::TENSOR_FLOAT32, {1}, std::vector<float>{10});
+        const uint32_t c = b.addConstant(OperandType::TENSOR_FLOAT32, {1}, std::vector<float>{10});
         const uint32_t out = b.addOutput(OperandType::TENSOR_FLOAT32, {2});
         b.addOperation(type, {in, c, b.addInt32(0)}, {out});
         return b.build();
@@ -249,6 +247,57 @@ TEST_CASE("golden_if_runs_the_selected_branch") {
         CHECK(r->at(0).dimensions == std::vector<uint32_t>{2});
         CHECK(valuesOf<float>(r->at(0)) ==
               (c ? std::vector<float>{11, 12} : std::vector<float>{-9, -8}));
+    }
+}
+
+TEST_CASE("golden_while_loops_until_the_condition_fails_or_times_out") {
+    // i = i0; while (i < limit) i = i + 1. State: i (carried), limit (input only).
+    ModelBuilder cond;
+    {
+        const uint32_t i = cond.addInput(OperandType::TENSOR_INT32, {1});
+        const uint32_t limit = cond.addInput(OperandType::TENSOR_INT32, {1});
+        const uint32_t less = cond.addOutput(OperandType::TENSOR_BOOL8, {1});
+        cond.addOperation(OperationType::LESS, {i, limit}, {less});
+    }
+    ModelBuilder body;
+    {
+        const uint32_t i = body.addInput(OperandType::TENSOR_INT32, {1});
+        body.addInput(OperandType::TENSOR_INT32, {1});
+        const uint32_t one =
+            body.addConstant(OperandType::TENSOR_INT32, {1}, std::vector<int32_t>{1});
+        const uint32_t next = body.addOutput(OperandType::TENSOR_INT32, {1});
+        body.addOperation(OperationType::ADD, {i, one, body.addInt32(0)}, {next});
+    }
+    ModelBuilder b;
+    const uint32_t i0 = b.addInput(OperandType::TENSOR_INT32, {1});
+    const uint32_t limit = b.addInput(OperandType::TENSOR_INT32, {1});
+    const uint32_t out = b.addOutput(OperandType::TENSOR_INT32, {1});
+    Model model = b.build();
+    Subgraph condGraph = adopt(model, cond.build());
+    Subgraph bodyGraph = adopt(model, body.build());
+    ModelBuilder withLoop;
+    withLoop.model() = std::move(model);
+    const uint32_t condOperand = withLoop.addSubgraph(std::move(condGraph));
+    const uint32_t bodyOperand = withLoop.addSubgraph(std::move(bodyGraph));
+    withLoop.addOperation(OperationType::WHILE, {condOperand, bodyOperand, i0, limit}, {out});
+    model = withLoop.build();
+
+    SUBCASE("counts") {
+        auto r = execute(model, {tensor<int32_t>({1}, {2}), tensor<int32_t>({1}, {7})});
+        REQUIRE_MESSAGE(r.ok(), r.status().message);
+        CHECK(valuesOf<int32_t>(r->at(0)) == std::vector<int32_t>{7});
+    }
+    SUBCASE("never iterates") {
+        auto r = execute(model, {tensor<int32_t>({1}, {9}), tensor<int32_t>({1}, {7})});
+        REQUIRE_MESSAGE(r.ok(), r.status().message);
+        CHECK(valuesOf<int32_t>(r->at(0)) == std::vector<int32_t>{9});
+    }
+    SUBCASE("times out") {
+        ExecuteOptions options;
+        options.loopTimeout = std::chrono::milliseconds(20);
+        auto r =
+            execute(model, {tensor<int32_t>({1}, {0}), tensor<int32_t>({1}, {INT32_MAX})}, options);
+        CHECK(r.status().code == ErrorStatus::MISSED_DEADLINE_TRANSIENT);
     }
 }
 
@@ -392,8 +441,8 @@ TEST_CASE("golden_cts_implemented_operations") {
             }
             for (const bool unknownOutputs : {false, true}) {
                 const std::string error = runCtsTest(test, unknownOutputs);
-                const std::string label = file->spec + "/" + test.name +
-                                          (unknownOutputs ? " (unknown outputs)" : "");
+                const std::string label =
+                    file->spec + "/" + test.name + (unknownOutputs ? " (unknown outputs)" : "");
                 CHECK_MESSAGE(error.empty(), label << ": " << error);
             }
         }
