@@ -46,7 +46,8 @@ Json decode(OperandType type, const uint8_t* bytes, size_t length) {
     const uint32_t size = elementSize(type);
     if (size == 0) throw FormatError{"cannot write data of type " + nameOf(type)};
     if (length % size != 0) {
-        throw FormatError{std::to_string(length) + " bytes are not whole elements of " + nameOf(type)};
+        throw FormatError{std::to_string(length) + " bytes are not whole elements of " +
+                          nameOf(type)};
     }
     const size_t count = length / size;
     Json out = Json::array();
@@ -138,7 +139,7 @@ Json ioData(const Operand& operand, const TensorData& data, bool isInput) {
 }
 
 class Writer {
-public:
+  public:
     explicit Writer(const CtsTest& test) : mTest(test) {}
 
     Json model() {
@@ -149,9 +150,11 @@ public:
             throw FormatError{std::to_string(mTest.inputs.size()) + " inputs for " +
                               std::to_string(main.inputIndexes.size()) + " model inputs"};
         }
-        if (!mTest.expectedOutputs.empty() && mTest.expectedOutputs.size() != main.outputIndexes.size()) {
-            throw FormatError{std::to_string(mTest.expectedOutputs.size()) + " expected outputs for " +
-                              std::to_string(main.outputIndexes.size()) + " model outputs"};
+        if (!mTest.expectedOutputs.empty() &&
+            mTest.expectedOutputs.size() != main.outputIndexes.size()) {
+            throw FormatError{std::to_string(mTest.expectedOutputs.size()) +
+                              " expected outputs for " + std::to_string(main.outputIndexes.size()) +
+                              " model outputs"};
         }
         Json out;
         out["main"] = subgraph(main, /*isMain=*/true);
@@ -170,7 +173,7 @@ public:
         return out;
     }
 
-private:
+  private:
     Json subgraph(const Subgraph& g, bool isMain) {
         std::vector<uint32_t> consumers(g.operands.size(), 0);
         Json operations = Json::array();
@@ -179,7 +182,8 @@ private:
             for (uint32_t i : op.inputs) {
                 if (i < consumers.size()) ++consumers[i];
             }
-            operations.push_back({{"type", nameOf(op.type)}, {"inputs", op.inputs}, {"outputs", op.outputs}});
+            operations.push_back(
+                {{"type", nameOf(op.type)}, {"inputs", op.inputs}, {"outputs", op.outputs}});
         }
         // Which input or output of the test each main-graph operand carries.
         std::vector<const TensorData*> data(g.operands.size(), nullptr);
@@ -193,14 +197,17 @@ private:
             }
             for (size_t k = 0; k < g.outputIndexes.size(); ++k) {
                 if (g.outputIndexes[k] >= data.size()) continue;
-                if (k < mTest.expectedOutputs.size()) data[g.outputIndexes[k]] = &mTest.expectedOutputs[k];
-                ignored[g.outputIndexes[k]] = k < mTest.outputIgnored.size() && mTest.outputIgnored[k];
+                if (k < mTest.expectedOutputs.size())
+                    data[g.outputIndexes[k]] = &mTest.expectedOutputs[k];
+                ignored[g.outputIndexes[k]] =
+                    k < mTest.outputIgnored.size() && mTest.outputIgnored[k];
             }
         }
         Json operands = Json::array();
         for (size_t i = 0; i < g.operands.size(); ++i) {
             try {
-                operands.push_back(operand(g.operands[i], consumers[i], ignored[i], data[i], isInput[i]));
+                operands.push_back(
+                    operand(g.operands[i], consumers[i], ignored[i], data[i], isInput[i]));
             } catch (const FormatError& e) {
                 throw FormatError{"operand " + std::to_string(i) + ": " + e.message};
             }
@@ -213,7 +220,8 @@ private:
         return out;
     }
 
-    Json operand(const Operand& o, uint32_t consumers, bool ignored, const TensorData* io, bool isInput) {
+    Json operand(const Operand& o, uint32_t consumers, bool ignored, const TensorData* io,
+                 bool isInput) {
         if (isExtension(o.type) || !isValidOperandType(o.type)) {
             throw FormatError{"extension operand types cannot be written"};
         }
@@ -247,7 +255,8 @@ private:
         if (const auto* channel = std::get_if<SymmPerChannelQuantParams>(&o.extraParams)) {
             Json scales = Json::array();
             for (float s : channel->scales) scales.push_back(floatValue(s));
-            out["channelQuant"] = {{"scales", std::move(scales)}, {"channelDim", channel->channelDim}};
+            out["channelQuant"] = {{"scales", std::move(scales)},
+                                   {"channelDim", channel->channelDim}};
         } else if (std::holds_alternative<std::vector<uint8_t>>(o.extraParams)) {
             throw FormatError{"extension parameters cannot be written"};
         }

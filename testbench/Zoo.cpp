@@ -26,14 +26,21 @@ enum class Act { kNone, kRelu, kRelu6 };
 
 int32_t fuseCode(Act act) {
     switch (act) {
-        case Act::kNone: return 0;
-        case Act::kRelu: return 1;
-        case Act::kRelu6: return 3;
+        case Act::kNone:
+            return 0;
+        case Act::kRelu:
+            return 1;
+        case Act::kRelu6:
+            return 3;
     }
     return 0;
 }
-double actLow(Act act) { return act == Act::kNone ? -kInf : 0.0; }
-double actHigh(Act act) { return act == Act::kRelu6 ? 6.0 : kInf; }
+double actLow(Act act) {
+    return act == Act::kNone ? -kInf : 0.0;
+}
+double actHigh(Act act) {
+    return act == Act::kRelu6 ? 6.0 : kInf;
+}
 
 /// Mean and variance of one channel's values (over positions and random inputs).
 struct Moments {
@@ -44,7 +51,9 @@ struct Moments {
 /// Moments of clamp(X, lo, hi) for X ~ N(mean, sd²).
 Moments clampedNormal(double mean, double sd, double lo, double hi) {
     auto cdf = [](double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); };
-    auto pdf = [](double z) { return std::isinf(z) ? 0.0 : std::exp(-0.5 * z * z) / std::sqrt(2.0 * M_PI); };
+    auto pdf = [](double z) {
+        return std::isinf(z) ? 0.0 : std::exp(-0.5 * z * z) / std::sqrt(2.0 * M_PI);
+    };
     auto zpdf = [&](double z) { return std::isinf(z) ? 0.0 : z * pdf(z); };
     const double a = (lo - mean) / sd, b = (hi - mean) / sd;
     const double pa = cdf(a), pb = cdf(b), inside = pb - pa;
@@ -53,8 +62,8 @@ Moments clampedNormal(double mean, double sd, double lo, double hi) {
     const double lo2 = std::isinf(lo) ? 0.0 : lo * lo * pa;
     const double hi2 = std::isinf(hi) ? 0.0 : hi * hi * (1.0 - pb);
     const double m1 = loPart + hiPart + mean * inside + sd * (pdf(a) - pdf(b));
-    const double m2 = lo2 + hi2 + (mean * mean + sd * sd) * inside + 2.0 * mean * sd * (pdf(a) - pdf(b)) +
-                      sd * sd * (zpdf(a) - zpdf(b));
+    const double m2 = lo2 + hi2 + (mean * mean + sd * sd) * inside +
+                      2.0 * mean * sd * (pdf(a) - pdf(b)) + sd * sd * (zpdf(a) - zpdf(b));
     return {m1, std::max(0.0, m2 - m1 * m1)};
 }
 
@@ -83,12 +92,14 @@ struct Tensor {
     uint32_t depth() const { return dims.back(); }
 };
 
-uint32_t sameOutputSize(uint32_t in, uint32_t stride) { return (in + stride - 1) / stride; }
+uint32_t sameOutputSize(uint32_t in, uint32_t stride) {
+    return (in + stride - 1) / stride;
+}
 
 /// Builds a network layer by layer: draws weights, normalizes them per output channel so the
 /// pre-activations hit their Target, and tracks each channel's moments to size quantization.
 class NetBuilder {
-public:
+  public:
     NetBuilder(Precision precision, uint32_t seed) : mPrecision(precision), mRng(seed) {}
 
     Tensor input(uint32_t size) {
@@ -118,8 +129,8 @@ public:
                                             sameOutputSize(x.dims[2], stride), outChannels};
         Tensor out = activation(dims, layer.preActivation, act);
         mBuilder.addOperation(OperationType::CONV_2D,
-                              {x.operand, layer.filter, layer.bias, scalar(kPaddingSame), scalar(stride),
-                               scalar(stride), scalar(fuseCode(act))},
+                              {x.operand, layer.filter, layer.bias, scalar(kPaddingSame),
+                               scalar(stride), scalar(stride), scalar(fuseCode(act))},
                               {out.operand});
         return out;
     }
@@ -136,8 +147,8 @@ public:
                                             sameOutputSize(x.dims[2], stride), channels};
         Tensor out = activation(dims, layer.preActivation, act);
         mBuilder.addOperation(OperationType::DEPTHWISE_CONV_2D,
-                              {x.operand, layer.filter, layer.bias, scalar(kPaddingSame), scalar(stride),
-                               scalar(stride), scalar(1), scalar(fuseCode(act))},
+                              {x.operand, layer.filter, layer.bias, scalar(kPaddingSame),
+                               scalar(stride), scalar(stride), scalar(1), scalar(fuseCode(act))},
                               {out.operand});
         return out;
     }
@@ -145,13 +156,15 @@ public:
     Tensor fullyConnected(const Tensor& x, uint32_t units, Target target) {
         const uint32_t inputs = x.depth();
         auto route = [&](size_t e) {
-            return std::make_pair(static_cast<uint32_t>(e / inputs), static_cast<uint32_t>(e % inputs));
+            return std::make_pair(static_cast<uint32_t>(e / inputs),
+                                  static_cast<uint32_t>(e % inputs));
         };
         // NNAPI has no per-channel FULLY_CONNECTED weights: per-tensor in every quant8 variant.
         auto layer = weightedLayer(x, {units, inputs}, units, route, target, std::nullopt);
         Tensor out = activation({1, units}, layer.preActivation, Act::kNone);
         mBuilder.addOperation(OperationType::FULLY_CONNECTED,
-                              {x.operand, layer.filter, layer.bias, scalar(fuseCode(Act::kNone))}, {out.operand});
+                              {x.operand, layer.filter, layer.bias, scalar(fuseCode(Act::kNone))},
+                              {out.operand});
         return out;
     }
 
@@ -163,19 +176,20 @@ public:
                       std::sqrt(a.channels[c].var + b.channels[c].var)};
         }
         Tensor out = activation(a.dims, pre, act);
-        mBuilder.addOperation(OperationType::ADD, {a.operand, b.operand, scalar(fuseCode(act))}, {out.operand});
+        mBuilder.addOperation(OperationType::ADD, {a.operand, b.operand, scalar(fuseCode(act))},
+                              {out.operand});
         return out;
     }
 
     Tensor maxPool(const Tensor& x, uint32_t kernel, uint32_t stride) {
-        Tensor out = sameQuantAs(x, {1, sameOutputSize(x.dims[1], stride), sameOutputSize(x.dims[2], stride),
-                                     x.depth()});
+        Tensor out = sameQuantAs(x, {1, sameOutputSize(x.dims[1], stride),
+                                     sameOutputSize(x.dims[2], stride), x.depth()});
         // Roughly the maximum of nine normal samples (mean + 1.5 sd, spread 0.7 sd); measured
         // on the generated networks, this keeps the next layer on target.
         for (Moments& m : out.channels) m = {m.mean + 1.5 * std::sqrt(m.var), 0.5 * m.var};
         mBuilder.addOperation(OperationType::MAX_POOL_2D,
-                              {x.operand, scalar(kPaddingSame), scalar(stride), scalar(stride), scalar(kernel),
-                               scalar(kernel), scalar(fuseCode(Act::kNone))},
+                              {x.operand, scalar(kPaddingSame), scalar(stride), scalar(stride),
+                               scalar(kernel), scalar(kernel), scalar(fuseCode(Act::kNone))},
                               {out.operand});
         return out;
     }
@@ -185,8 +199,8 @@ public:
         Tensor out = sameQuantAs(x, {1, 1, 1, x.depth()});
         shrinkForPooling(out, x);
         mBuilder.addOperation(OperationType::AVERAGE_POOL_2D,
-                              {x.operand, scalar(kPaddingValid), scalar(1), scalar(1), scalar(x.dims[2]),
-                               scalar(x.dims[1]), scalar(fuseCode(Act::kNone))},
+                              {x.operand, scalar(kPaddingValid), scalar(1), scalar(1),
+                               scalar(x.dims[2]), scalar(x.dims[1]), scalar(fuseCode(Act::kNone))},
                               {out.operand});
         return out;
     }
@@ -196,16 +210,19 @@ public:
         Tensor out = sameQuantAs(x, {1, x.depth()});
         shrinkForPooling(out, x);
         const std::vector<int32_t> axes = {1, 2};
-        const uint32_t axesOperand = constant(OperandType::TENSOR_INT32, {2}, axes.data(), 8, 0.0f, 0);
-        mBuilder.addOperation(OperationType::MEAN, {x.operand, axesOperand, scalar(0)}, {out.operand});
+        const uint32_t axesOperand =
+            constant(OperandType::TENSOR_INT32, {2}, axes.data(), 8, 0.0f, 0);
+        mBuilder.addOperation(OperationType::MEAN, {x.operand, axesOperand, scalar(0)},
+                              {out.operand});
         return out;
     }
 
     Tensor reshape(const Tensor& x, const std::vector<uint32_t>& dims) {
         Tensor out = sameQuantAs(x, dims);
         const std::vector<int32_t> shape(dims.begin(), dims.end());
-        const uint32_t shapeOperand = constant(OperandType::TENSOR_INT32, {static_cast<uint32_t>(dims.size())},
-                                               shape.data(), shape.size() * sizeof(int32_t), 0.0f, 0);
+        const uint32_t shapeOperand =
+            constant(OperandType::TENSOR_INT32, {static_cast<uint32_t>(dims.size())}, shape.data(),
+                     shape.size() * sizeof(int32_t), 0.0f, 0);
         mBuilder.addOperation(OperationType::RESHAPE, {x.operand, shapeOperand}, {out.operand});
         return out;
     }
@@ -214,12 +231,13 @@ public:
     void softmaxOutput(const Tensor& x) {
         const float scale = quantized() ? 1.0f / 256.0f : 0.0f;
         const uint32_t out = mBuilder.addOutput(activationType(), x.dims, scale, 0);
-        mBuilder.addOperation(OperationType::SOFTMAX, {x.operand, mBuilder.addFloat32(1.0f)}, {out});
+        mBuilder.addOperation(OperationType::SOFTMAX, {x.operand, mBuilder.addFloat32(1.0f)},
+                              {out});
     }
 
     Model build() { return mBuilder.build(); }
 
-private:
+  private:
     struct Normal {
         double mean = 0.0;
         double sd = 1.0;
@@ -247,10 +265,11 @@ private:
         return it->second;
     }
 
-    uint32_t constant(OperandType type, std::vector<uint32_t> dims, const void* data, size_t length, float scale,
-                      int32_t zeroPoint) {
+    uint32_t constant(OperandType type, std::vector<uint32_t> dims, const void* data, size_t length,
+                      float scale, int32_t zeroPoint) {
         if (length > kMaxCopiedConstantBytes) {
-            return mBuilder.addReferenceBytes(type, std::move(dims), data, length, scale, zeroPoint);
+            return mBuilder.addReferenceBytes(type, std::move(dims), data, length, scale,
+                                              zeroPoint);
         }
         return mBuilder.addConstantBytes(type, std::move(dims), data, length, scale, zeroPoint);
     }
@@ -260,8 +279,9 @@ private:
     /// target spread, and sets its bias so it has the target mean. Adds filter and bias in the
     /// model's precision; per-channel quant8 along `channelDim` when asked and available.
     template <typename Route>
-    Layer weightedLayer(const Tensor& x, const std::vector<uint32_t>& filterDims, uint32_t outChannels,
-                        Route route, Target target, std::optional<uint32_t> channelDim) {
+    Layer weightedLayer(const Tensor& x, const std::vector<uint32_t>& filterDims,
+                        uint32_t outChannels, Route route, Target target,
+                        std::optional<uint32_t> channelDim) {
         size_t count = 1;
         for (uint32_t d : filterDims) count *= d;
         std::vector<float> weights(count);
@@ -282,13 +302,16 @@ private:
             bias[k] = mean - gain[k] * sumMeans[k];
             layer.preActivation[k] = {mean, sumSquares[k] > 0.0 ? target.sd : 0.0};
         }
-        for (size_t e = 0; e < count; ++e) weights[e] = static_cast<float>(weights[e] * gain[route(e).first]);
+        for (size_t e = 0; e < count; ++e)
+            weights[e] = static_cast<float>(weights[e] * gain[route(e).first]);
 
         const std::vector<uint32_t> biasDims = {outChannels};
         if (!quantized()) {
             const std::vector<float> biasValues(bias.begin(), bias.end());
-            layer.filter = constant(OperandType::TENSOR_FLOAT32, filterDims, weights.data(), count * 4, 0.0f, 0);
-            layer.bias = constant(OperandType::TENSOR_FLOAT32, biasDims, biasValues.data(), outChannels * 4, 0.0f, 0);
+            layer.filter = constant(OperandType::TENSOR_FLOAT32, filterDims, weights.data(),
+                                    count * 4, 0.0f, 0);
+            layer.bias = constant(OperandType::TENSOR_FLOAT32, biasDims, biasValues.data(),
+                                  outChannels * 4, 0.0f, 0);
             return layer;
         }
         std::vector<int32_t> biasValues(outChannels);
@@ -309,17 +332,21 @@ private:
                 const float v = std::round(weights[e] / scales[route(e).first]);
                 q[e] = static_cast<int8_t>(std::clamp(v, -127.0f, 127.0f));
             }
-            for (uint32_t k = 0; k < outChannels; ++k) biasValues[k] = quantizeBias(bias[k], x.scale * scales[k]);
-            layer.filter = constant(OperandType::TENSOR_QUANT8_SYMM_PER_CHANNEL, filterDims, q.data(), count, 0.0f, 0);
+            for (uint32_t k = 0; k < outChannels; ++k)
+                biasValues[k] = quantizeBias(bias[k], x.scale * scales[k]);
+            layer.filter = constant(OperandType::TENSOR_QUANT8_SYMM_PER_CHANNEL, filterDims,
+                                    q.data(), count, 0.0f, 0);
             mBuilder.setPerChannelQuant(layer.filter, std::move(scales), *channelDim);
-            layer.bias = constant(OperandType::TENSOR_INT32, biasDims, biasValues.data(), outChannels * 4, 0.0f, 0);
+            layer.bias = constant(OperandType::TENSOR_INT32, biasDims, biasValues.data(),
+                                  outChannels * 4, 0.0f, 0);
             return layer;
         }
         // Asymmetric uint8 over the whole tensor, its range holding zero.
         const auto [lowIt, highIt] = std::minmax_element(weights.begin(), weights.end());
         const float low = std::min(*lowIt, 0.0f), high = std::max(*highIt, 0.0f);
         const float scale = high > low ? (high - low) / 255.0f : 1.0f;
-        const int32_t zeroPoint = std::clamp(static_cast<int32_t>(std::lround(-low / scale)), 0, 255);
+        const int32_t zeroPoint =
+            std::clamp(static_cast<int32_t>(std::lround(-low / scale)), 0, 255);
         std::vector<uint8_t> q(count);
         for (size_t e = 0; e < count; ++e) {
             const float v = std::round(weights[e] / scale) + static_cast<float>(zeroPoint);
@@ -327,8 +354,10 @@ private:
         }
         const float biasScale = x.scale * scale;
         for (uint32_t k = 0; k < outChannels; ++k) biasValues[k] = quantizeBias(bias[k], biasScale);
-        layer.filter = constant(OperandType::TENSOR_QUANT8_ASYMM, filterDims, q.data(), count, scale, zeroPoint);
-        layer.bias = constant(OperandType::TENSOR_INT32, biasDims, biasValues.data(), outChannels * 4, biasScale, 0);
+        layer.filter = constant(OperandType::TENSOR_QUANT8_ASYMM, filterDims, q.data(), count,
+                                scale, zeroPoint);
+        layer.bias = constant(OperandType::TENSOR_INT32, biasDims, biasValues.data(),
+                              outChannels * 4, biasScale, 0);
         return layer;
     }
 
@@ -340,8 +369,9 @@ private:
         out.dims = dims;
         double low = 0.0, high = 0.0;
         for (const Normal& n : pre) {
-            out.channels.push_back(n.sd > 0.0 ? clampedNormal(n.mean, n.sd, actLow(act), actHigh(act))
-                                              : Moments{std::clamp(n.mean, actLow(act), actHigh(act)), 0.0});
+            out.channels.push_back(
+                n.sd > 0.0 ? clampedNormal(n.mean, n.sd, actLow(act), actHigh(act))
+                           : Moments{std::clamp(n.mean, actLow(act), actHigh(act)), 0.0});
             low = std::min(low, n.mean - kRangeDeviations * n.sd);
             high = std::max(high, n.mean + kRangeDeviations * n.sd);
         }
@@ -383,7 +413,8 @@ uint32_t mobileNetV1Depth(uint32_t channels, float alpha) {
 
 /// MobileNet-v2's channel rounding: to a multiple of 8, never below 90% of the request.
 uint32_t makeDivisible(float value, uint32_t divisor = 8) {
-    uint32_t v = std::max<uint32_t>(divisor, static_cast<uint32_t>(value + divisor / 2.0f) / divisor * divisor);
+    uint32_t v = std::max<uint32_t>(
+        divisor, static_cast<uint32_t>(value + divisor / 2.0f) / divisor * divisor);
     if (static_cast<float>(v) < 0.9f * value) v += divisor;
     return v;
 }
@@ -399,8 +430,8 @@ void buildMobileNetV1(NetBuilder& net, const ZooConfig& config) {
     x = net.conv(x, mobileNetV1Depth(32, alpha), 3, 2, Act::kRelu6, kRelu6Target);
     // Depthwise-separable blocks: (pointwise channels, depthwise stride).
     static const std::pair<uint32_t, uint32_t> kBlocks[] = {
-            {64, 1},  {128, 2}, {128, 1}, {256, 2}, {256, 1}, {512, 2},  {512, 1},
-            {512, 1}, {512, 1}, {512, 1}, {512, 1}, {1024, 2}, {1024, 1}};
+        {64, 1},  {128, 2}, {128, 1}, {256, 2}, {256, 1},  {512, 2}, {512, 1},
+        {512, 1}, {512, 1}, {512, 1}, {512, 1}, {1024, 2}, {1024, 1}};
     for (const auto& [channels, stride] : kBlocks) {
         x = net.depthwise(x, 3, stride, Act::kRelu6, kRelu6Target);
         x = net.conv(x, mobileNetV1Depth(channels, alpha), 1, 1, Act::kRelu6, kRelu6Target);
@@ -417,8 +448,8 @@ void buildMobileNetV2(NetBuilder& net, const ZooConfig& config) {
     struct Stage {
         uint32_t expansion, channels, repeats, stride;
     };
-    static const Stage kStages[] = {{1, 16, 1, 1},  {6, 24, 2, 2},  {6, 32, 3, 2}, {6, 64, 4, 2},
-                                    {6, 96, 3, 1},  {6, 160, 3, 2}, {6, 320, 1, 1}};
+    static const Stage kStages[] = {{1, 16, 1, 1}, {6, 24, 2, 2},  {6, 32, 3, 2}, {6, 64, 4, 2},
+                                    {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}};
     for (const Stage& stage : kStages) {
         const uint32_t outChannels = makeDivisible(static_cast<float>(stage.channels) * alpha);
         for (uint32_t r = 0; r < stage.repeats; ++r) {
@@ -432,13 +463,15 @@ void buildMobileNetV2(NetBuilder& net, const ZooConfig& config) {
             x = stride == 1 && x.depth() == outChannels ? net.add(x, y, Act::kNone) : y;
         }
     }
-    x = net.conv(x, alpha > 1.0f ? makeDivisible(1280 * alpha) : 1280, 1, 1, Act::kRelu6, kRelu6Target);
+    x = net.conv(x, alpha > 1.0f ? makeDivisible(1280 * alpha) : 1280, 1, 1, Act::kRelu6,
+                 kRelu6Target);
     classifier(net, net.meanGlobal(x), config.numClasses);
 }
 
 void buildResNet18(NetBuilder& net, const ZooConfig& config) {
     auto width = [&](uint32_t channels) {
-        return std::max<uint32_t>(8, static_cast<uint32_t>(std::lround(channels * config.widthMultiplier)));
+        return std::max<uint32_t>(
+            8, static_cast<uint32_t>(std::lround(channels * config.widthMultiplier)));
     };
     Tensor x = net.input(config.inputSize);
     x = net.conv(x, width(64), 7, 2, Act::kRelu, kReluTarget);
@@ -451,9 +484,10 @@ void buildResNet18(NetBuilder& net, const ZooConfig& config) {
             Tensor y = net.conv(x, outChannels, 3, stride, Act::kRelu, kReluTarget);
             y = net.conv(y, outChannels, 3, 1, Act::kNone, kLinearTarget);
             // Projection shortcut where the shape changes (ResNet's option B).
-            const Tensor shortcut = stride != 1 || x.depth() != outChannels
-                                            ? net.conv(x, outChannels, 1, stride, Act::kNone, kLinearTarget)
-                                            : x;
+            const Tensor shortcut =
+                stride != 1 || x.depth() != outChannels
+                    ? net.conv(x, outChannels, 1, stride, Act::kNone, kLinearTarget)
+                    : x;
             x = net.add(y, shortcut, Act::kRelu);
         }
     }
@@ -464,15 +498,19 @@ void buildResNet18(NetBuilder& net, const ZooConfig& config) {
 
 std::string nameOf(Network network) {
     switch (network) {
-        case Network::kMobileNetV1: return "mobilenet_v1";
-        case Network::kMobileNetV2: return "mobilenet_v2";
-        case Network::kResNet18: return "resnet18";
+        case Network::kMobileNetV1:
+            return "mobilenet_v1";
+        case Network::kMobileNetV2:
+            return "mobilenet_v2";
+        case Network::kResNet18:
+            return "resnet18";
     }
     return "<unknown>";
 }
 
 const std::vector<Network>& allNetworks() {
-    static const std::vector<Network> kAll = {Network::kMobileNetV1, Network::kMobileNetV2, Network::kResNet18};
+    static const std::vector<Network> kAll = {Network::kMobileNetV1, Network::kMobileNetV2,
+                                              Network::kResNet18};
     return kAll;
 }
 
@@ -485,9 +523,12 @@ std::optional<Network> networkFromName(std::string_view name) {
 
 std::string nameOf(Precision precision) {
     switch (precision) {
-        case Precision::kFloat32: return "float32";
-        case Precision::kQuant8: return "quant8";
-        case Precision::kQuant8PerChannel: return "quant8_per_channel";
+        case Precision::kFloat32:
+            return "float32";
+        case Precision::kQuant8:
+            return "quant8";
+        case Precision::kQuant8PerChannel:
+            return "quant8_per_channel";
     }
     return "<unknown>";
 }
@@ -504,14 +545,22 @@ std::string modelName(const ZooConfig& config) {
 Result<Model> buildZooModel(const ZooConfig& config) {
     if (config.inputSize == 0) return invalidArgument("zoo: input size must be positive");
     if (!(config.widthMultiplier > 0.0f) || !std::isfinite(config.widthMultiplier)) {
-        return invalidArgument("zoo: width multiplier must be positive, got ", config.widthMultiplier);
+        return invalidArgument("zoo: width multiplier must be positive, got ",
+                               config.widthMultiplier);
     }
-    if (config.numClasses == 0) return invalidArgument("zoo: the classifier needs at least one class");
+    if (config.numClasses == 0)
+        return invalidArgument("zoo: the classifier needs at least one class");
     NetBuilder net(config.precision, config.seed);
     switch (config.network) {
-        case Network::kMobileNetV1: buildMobileNetV1(net, config); break;
-        case Network::kMobileNetV2: buildMobileNetV2(net, config); break;
-        case Network::kResNet18: buildResNet18(net, config); break;
+        case Network::kMobileNetV1:
+            buildMobileNetV1(net, config);
+            break;
+        case Network::kMobileNetV2:
+            buildMobileNetV2(net, config);
+            break;
+        case Network::kResNet18:
+            buildResNet18(net, config);
+            break;
     }
     return net.build();
 }
@@ -545,7 +594,8 @@ Result<std::vector<TensorData>> randomInputs(const Model& model, uint32_t seed) 
         TensorData data{operand.dimensions, {}};
         if (operand.type == OperandType::TENSOR_FLOAT32) {
             std::vector<float> values(count);
-            for (float& v : values) v = static_cast<float>(static_cast<double>(rng() >> 8) / 8388608.0 - 1.0);
+            for (float& v : values)
+                v = static_cast<float>(static_cast<double>(rng() >> 8) / 8388608.0 - 1.0);
             data.bytes.resize(count * sizeof(float));
             std::memcpy(data.bytes.data(), values.data(), data.bytes.size());
         } else if (operand.type == OperandType::TENSOR_QUANT8_ASYMM) {

@@ -24,7 +24,9 @@ std::vector<uint8_t> bytesOf(const std::vector<T>& values) {
     return out;
 }
 
-bool sameBits(float a, float b) { return std::memcmp(&a, &b, sizeof(float)) == 0; }
+bool sameBits(float a, float b) {
+    return std::memcmp(&a, &b, sizeof(float)) == 0;
+}
 
 void checkSameSubgraph(const Model& ma, const Subgraph& a, const Model& mb, const Subgraph& b) {
     REQUIRE(a.operands.size() == b.operands.size());
@@ -43,7 +45,8 @@ void checkSameSubgraph(const Model& ma, const Subgraph& a, const Model& mb, cons
             CHECK(px->scales == py.scales);
             CHECK(px->channelDim == py.channelDim);
         }
-        if (x.lifetime == OperandLifeTime::CONSTANT_COPY || x.lifetime == OperandLifeTime::CONSTANT_REFERENCE) {
+        if (x.lifetime == OperandLifeTime::CONSTANT_COPY ||
+            x.lifetime == OperandLifeTime::CONSTANT_REFERENCE) {
             REQUIRE(x.location.length == y.location.length);
             const uint8_t* dx = constantData(ma, x);
             const uint8_t* dy = constantData(mb, y);
@@ -130,8 +133,8 @@ CtsTest floatConvTest() {
     const uint32_t input = b.addInput(OperandType::TENSOR_FLOAT32, {1, 3, 3, 2});
     std::vector<float> filter(8 * 2 * 2 * 2);
     for (size_t i = 0; i < filter.size(); ++i) filter[i] = 0.1f * static_cast<float>(i) - 1.3f;
-    const uint32_t weights = b.addReferenceBytes(OperandType::TENSOR_FLOAT32, {8, 2, 2, 2}, filter.data(),
-                                                 filter.size() * sizeof(float));
+    const uint32_t weights = b.addReferenceBytes(OperandType::TENSOR_FLOAT32, {8, 2, 2, 2},
+                                                 filter.data(), filter.size() * sizeof(float));
     float hard;
     const uint32_t hardBits = 0x15ae43fd;
     std::memcpy(&hard, &hardBits, sizeof(hard));
@@ -146,7 +149,8 @@ CtsTest floatConvTest() {
     const uint32_t biasOperand = b.addConstant(OperandType::TENSOR_FLOAT32, {8}, bias);
     const uint32_t pad = b.addInt32(0), stride = b.addInt32(1), act = b.addInt32(3);
     const uint32_t output = b.addOutput(OperandType::TENSOR_FLOAT32, {1, 2, 2, 8});
-    b.addOperation(OperationType::CONV_2D, {input, weights, biasOperand, pad, pad, pad, pad, stride, stride, act},
+    b.addOperation(OperationType::CONV_2D,
+                   {input, weights, biasOperand, pad, pad, pad, pad, stride, stride, act},
                    {output});
     b.setRelaxed(true);
     CtsTest test;
@@ -168,14 +172,17 @@ CtsTest perChannelConvTest() {
     ModelBuilder b;
     const uint32_t input = b.addInput(OperandType::TENSOR_QUANT8_ASYMM, {1, 2, 2, 3}, 0.5f, 128);
     const std::vector<int8_t> filter = {-128, 127, 0, 1, -1, 5, 7, -9, 100, -100, 3, 2};
-    const uint32_t weights = b.addConstant(OperandType::TENSOR_QUANT8_SYMM_PER_CHANNEL, {4, 1, 1, 3}, filter);
+    const uint32_t weights =
+        b.addConstant(OperandType::TENSOR_QUANT8_SYMM_PER_CHANNEL, {4, 1, 1, 3}, filter);
     b.setPerChannelQuant(weights, {0.5f, 0.25f, 0.125f, 1e-3f}, 0);
-    const uint32_t bias = b.addConstant(OperandType::TENSOR_INT32, {4}, std::vector<int32_t>{-7, 0, 1 << 20, -(1 << 30)});
+    const uint32_t bias = b.addConstant(OperandType::TENSOR_INT32, {4},
+                                        std::vector<int32_t>{-7, 0, 1 << 20, -(1 << 30)});
     const uint32_t pad = b.addInt32(0), stride = b.addInt32(1), act = b.addInt32(0);
     const uint32_t layout = b.addBool(false);
     const uint32_t output = b.addOutput(OperandType::TENSOR_QUANT8_ASYMM, {1, 2, 2, 4}, 1.0f, 3);
     b.addOperation(OperationType::CONV_2D,
-                   {input, weights, bias, pad, pad, pad, pad, stride, stride, act, layout}, {output});
+                   {input, weights, bias, pad, pad, pad, pad, stride, stride, act, layout},
+                   {output});
     CtsTest test;
     test.name = "per_channel_conv";
     test.model = b.build();
@@ -205,8 +212,9 @@ CtsTest float16Test() {
     CtsTest test;
     test.name = "float16_add";
     test.model = b.build();
-    const std::vector<Eigen::half> in = {Eigen::half(1.0f),    Eigen::half(2.5f),   Eigen::half(-3.0f),
-                                         Eigen::half(1e-3f),  Eigen::half(0.333f), Eigen::half(7.0f)};
+    const std::vector<Eigen::half> in = {Eigen::half(1.0f),   Eigen::half(2.5f),
+                                         Eigen::half(-3.0f),  Eigen::half(1e-3f),
+                                         Eigen::half(0.333f), Eigen::half(7.0f)};
     test.inputs = {{{2, 3}, bytesOf(in)}};
     test.expectedOutputs = {{{2, 3}, bytesOf(in)}};
     test.outputIgnored = {false};
@@ -219,10 +227,14 @@ CtsTest float16Test() {
 CtsTest subgraphTest() {
     auto branch = [](OperandLifeTime constantLifetime, DataLocation constantLocation) {
         Subgraph g;
-        g.operands.push_back({OperandType::TENSOR_FLOAT32, {2}, 0.0f, 0, OperandLifeTime::SUBGRAPH_INPUT, {}, {}});
-        g.operands.push_back({OperandType::TENSOR_FLOAT32, {2}, 0.0f, 0, constantLifetime, constantLocation, {}});
-        g.operands.push_back({OperandType::INT32, {}, 0.0f, 0, OperandLifeTime::CONSTANT_COPY, {}, {}});
-        g.operands.push_back({OperandType::TENSOR_FLOAT32, {2}, 0.0f, 0, OperandLifeTime::SUBGRAPH_OUTPUT, {}, {}});
+        g.operands.push_back(
+            {OperandType::TENSOR_FLOAT32, {2}, 0.0f, 0, OperandLifeTime::SUBGRAPH_INPUT, {}, {}});
+        g.operands.push_back(
+            {OperandType::TENSOR_FLOAT32, {2}, 0.0f, 0, constantLifetime, constantLocation, {}});
+        g.operands.push_back(
+            {OperandType::INT32, {}, 0.0f, 0, OperandLifeTime::CONSTANT_COPY, {}, {}});
+        g.operands.push_back(
+            {OperandType::TENSOR_FLOAT32, {2}, 0.0f, 0, OperandLifeTime::SUBGRAPH_OUTPUT, {}, {}});
         g.operations.push_back({OperationType::ADD, {0, 1, 2}, {3}});
         g.inputIndexes = {0};
         g.outputIndexes = {3};
@@ -235,7 +247,8 @@ CtsTest subgraphTest() {
     const uint32_t thenOperand = b.addSubgraph({});
     const uint32_t elseOperand = b.addSubgraph({});
     const std::vector<float> mainConstant = {0.25f, -0.5f};
-    const uint32_t onPool = b.addReferenceBytes(OperandType::TENSOR_FLOAT32, {2}, mainConstant.data(), 8);
+    const uint32_t onPool =
+        b.addReferenceBytes(OperandType::TENSOR_FLOAT32, {2}, mainConstant.data(), 8);
     const uint32_t act = b.addInt32(0);
     const uint32_t sum = b.addOperand(OperandType::TENSOR_FLOAT32, {2});
     b.addOperation(OperationType::ADD, {x, onPool, act}, {sum});
@@ -422,8 +435,9 @@ TEST_CASE("model_json_round_trip_cts_files") {
     // Shipped tests covering IF/WHILE with CONSTANT_REFERENCE pools, per-channel weights,
     // float16 with NaN, booleans, ignored outputs, and the bundled samples.
     std::vector<std::string> paths;
-    for (const char* name : {"V1_3/if_constant.json", "V1_3/while_fib.json", "V1_2/conv2d_per_channel.json",
-                             "V1_2/add_v1_2.json", "V1_2/equal.json", "V1_0/lstm.json"}) {
+    for (const char* name :
+         {"V1_3/if_constant.json", "V1_3/while_fib.json", "V1_2/conv2d_per_channel.json",
+          "V1_2/add_v1_2.json", "V1_2/equal.json", "V1_0/lstm.json"}) {
         paths.push_back(std::string(NNCOSIM_CTS_DIR) + "/" + name);
     }
     auto samples = findJsonFiles({std::string(NNCOSIM_SOURCE_DIR) + "/testbench/samples"});

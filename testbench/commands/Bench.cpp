@@ -131,7 +131,8 @@ ModelFigures benchModel(const zoo::ZooConfig& config, unsigned runs) {
 }
 
 int runBenchGolden(const BenchOptions& options) {
-    nlohmann::json report = {{"backend", "golden"}, {"hardware_threads", std::thread::hardware_concurrency()}};
+    nlohmann::json report = {{"backend", "golden"},
+                             {"hardware_threads", std::thread::hardware_concurrency()}};
     bool ok = true;
     std::cout << std::fixed;
     if (!options.noCts) {
@@ -142,15 +143,24 @@ int runBenchGolden(const BenchOptions& options) {
             std::cerr << "nncosim bench: " << cts.status().message << "\n";
             return 2;
         }
-        std::cout << "CTS " << options.ctsPath << ": " << cts->tests << " tests in " << cts->files << " files ("
-                  << cts->passed << " passed, " << cts->failed << " failed, " << cts->unsupported
-                  << " unsupported" << (cts->unreadable ? ", " + std::to_string(cts->unreadable) + " files unreadable" : "")
-                  << ") in " << std::setprecision(1) << cts->seconds << " s wall with -j " << options.jobs
-                  << ", " << cts->workerCpuSeconds << " s CPU (target < " << kCtsTargetSeconds << " s wall)\n";
-        report["cts"] = {{"path", options.ctsPath}, {"jobs", options.jobs},         {"files", cts->files},
-                         {"tests", cts->tests},     {"passed", cts->passed},        {"failed", cts->failed},
-                         {"unsupported", cts->unsupported}, {"unreadable_files", cts->unreadable},
-                         {"seconds", cts->seconds}, {"cpu_seconds", cts->workerCpuSeconds},
+        std::cout << "CTS " << options.ctsPath << ": " << cts->tests << " tests in " << cts->files
+                  << " files (" << cts->passed << " passed, " << cts->failed << " failed, "
+                  << cts->unsupported << " unsupported"
+                  << (cts->unreadable ? ", " + std::to_string(cts->unreadable) + " files unreadable"
+                                      : "")
+                  << ") in " << std::setprecision(1) << cts->seconds << " s wall with -j "
+                  << options.jobs << ", " << cts->workerCpuSeconds << " s CPU (target < "
+                  << kCtsTargetSeconds << " s wall)\n";
+        report["cts"] = {{"path", options.ctsPath},
+                         {"jobs", options.jobs},
+                         {"files", cts->files},
+                         {"tests", cts->tests},
+                         {"passed", cts->passed},
+                         {"failed", cts->failed},
+                         {"unsupported", cts->unsupported},
+                         {"unreadable_files", cts->unreadable},
+                         {"seconds", cts->seconds},
+                         {"cpu_seconds", cts->workerCpuSeconds},
                          {"target_seconds", kCtsTargetSeconds}};
     }
 
@@ -166,9 +176,12 @@ int runBenchGolden(const BenchOptions& options) {
                           {zoo::Network::kMobileNetV2, zoo::Precision::kQuant8},
                           {zoo::Network::kResNet18, zoo::Precision::kFloat32},
                           {zoo::Network::kResNet18, zoo::Precision::kQuant8}};
-    std::cout << "\n" << std::left << std::setw(40) << "model (one inference, 1 thread)" << std::right
+    std::cout << "\n"
+              << std::left << std::setw(40) << "model (one inference, 1 thread)" << std::right
               << std::setw(5) << "ops" << std::setw(10) << "GMAC" << std::setw(10) << "best s"
-              << std::setw(10) << "median s" << std::setw(10) << "CPU s" << std::setw(10) << "GMAC/s" << "\n";
+              << std::setw(10) << "median s" << std::setw(10) << "CPU s" << std::setw(10)
+              << "GMAC/s"
+              << "\n";
     nlohmann::json models = nlohmann::json::array();
     for (const Case& c : cases) {
         zoo::ZooConfig config;
@@ -186,14 +199,20 @@ int runBenchGolden(const BenchOptions& options) {
         const double best = m.seconds.front(), median = m.seconds[m.seconds.size() / 2];
         const double gmac = static_cast<double>(m.macs) * 1e-9;
         std::cout << std::setw(5) << m.operations << std::setw(10) << std::setprecision(3) << gmac
-                  << std::setw(10) << best << std::setw(10) << median << std::setw(10) << m.bestCpuSeconds
-                  << std::setw(10) << std::setprecision(2) << gmac / best;
-        const bool targeted = c.network == zoo::Network::kMobileNetV1 && c.precision == zoo::Precision::kFloat32 &&
-                              options.inputSize == 224;
-        if (targeted) std::cout << "  (target < " << std::setprecision(1) << kMobileNetFloatTargetSeconds << " s)";
+                  << std::setw(10) << best << std::setw(10) << median << std::setw(10)
+                  << m.bestCpuSeconds << std::setw(10) << std::setprecision(2) << gmac / best;
+        const bool targeted = c.network == zoo::Network::kMobileNetV1 &&
+                              c.precision == zoo::Precision::kFloat32 && options.inputSize == 224;
+        if (targeted)
+            std::cout << "  (target < " << std::setprecision(1) << kMobileNetFloatTargetSeconds
+                      << " s)";
         std::cout << "\n";
-        nlohmann::json entry = {{"name", m.name},   {"operations", m.operations}, {"macs", m.macs},
-                                {"runs", m.seconds}, {"best_seconds", best},     {"median_seconds", median},
+        nlohmann::json entry = {{"name", m.name},
+                                {"operations", m.operations},
+                                {"macs", m.macs},
+                                {"runs", m.seconds},
+                                {"best_seconds", best},
+                                {"median_seconds", median},
                                 {"best_cpu_seconds", m.bestCpuSeconds}};
         if (targeted) entry["target_seconds"] = kMobileNetFloatTargetSeconds;
         models.push_back(std::move(entry));
@@ -217,13 +236,16 @@ void addBenchCommand(CLI::App& app) {
     CLI::App* bench = app.add_subcommand("bench", "Benchmarks that print figures");
     bench->require_subcommand(1);
     auto options = std::make_shared<BenchOptions>();
-    CLI::App* golden = bench->add_subcommand("golden", "Wall time of the CTS and of zoo networks on the golden");
-    golden->add_option("--cts", options->ctsPath, "CTS JSON files or folder")->capture_default_str();
-    golden->add_option("-j,--jobs", options->jobs, "Parallel CTS workers")->check(CLI::Range(1u, 256u));
+    CLI::App* golden =
+        bench->add_subcommand("golden", "Wall time of the CTS and of zoo networks on the golden");
+    golden->add_option("--cts", options->ctsPath, "CTS JSON files or folder")
+        ->capture_default_str();
+    golden->add_option("-j,--jobs", options->jobs, "Parallel CTS workers")
+        ->check(CLI::Range(1u, 256u));
     golden->add_option("--runs", options->runs, "Inferences per network (best and median reported)")
-            ->check(CLI::Range(1u, 1000u));
+        ->check(CLI::Range(1u, 1000u));
     golden->add_option("--input-size", options->inputSize, "Input height and width of the networks")
-            ->check(CLI::Range(1u, 4096u));
+        ->check(CLI::Range(1u, 4096u));
     golden->add_flag("--no-cts", options->noCts, "Only the networks");
     golden->add_option("--json", options->jsonPath, "Write the figures as JSON");
     golden->callback([options] { gExitStatus = runBenchGolden(*options); });

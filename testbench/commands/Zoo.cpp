@@ -60,7 +60,8 @@ int runZoo(const ZooOptions& options) {
     test.inputs = *inputs;
     const auto start = std::chrono::steady_clock::now();
     auto outputs = golden::execute(*model, *inputs);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (outputs) {
         test.expectedOutputs = std::move(*outputs);
         test.outputIgnored.assign(test.expectedOutputs.size(), false);
@@ -70,16 +71,18 @@ int runZoo(const ZooOptions& options) {
     }
     const size_t operations = model->main.operations.size();
     const size_t constantBytes =
-            model->operandValues.size() + (model->pools.empty() ? 0 : model->pools.front()->size());
+        model->operandValues.size() + (model->pools.empty() ? 0 : model->pools.front()->size());
     test.model = std::move(*model);
     if (Status status = writeCtsFile(options.output, test, test.name); !status) {
         std::cerr << "nncosim zoo: " << status.message << "\n";
         return 1;
     }
-    std::cout << test.name << ": " << operations << " operations, " << constantBytes << " bytes of constants, "
+    std::cout << test.name << ": " << operations << " operations, " << constantBytes
+              << " bytes of constants, "
               << "feature level " << nameOf(*level);
     if (!test.expectedOutputs.empty()) {
-        std::cout << ", golden outputs in " << std::fixed << std::setprecision(3) << seconds << " s";
+        std::cout << ", golden outputs in " << std::fixed << std::setprecision(3) << seconds
+                  << " s";
     }
     std::cout << " -> " << options.output << "\n";
     return 0;
@@ -89,22 +92,29 @@ int runZoo(const ZooOptions& options) {
 
 void addZooCommand(CLI::App& app) {
     auto options = std::make_shared<ZooOptions>();
-    CLI::App* cmd = app.add_subcommand("zoo", "Write a MobileNet-v1/v2 or ResNet-18 shaped model as JSON");
+    CLI::App* cmd =
+        app.add_subcommand("zoo", "Write a MobileNet-v1/v2 or ResNet-18 shaped model as JSON");
     std::vector<std::string> names;
     for (zoo::Network n : zoo::allNetworks()) names.push_back(zoo::nameOf(n));
     cmd->add_option("name", options->network, "Network")->required()->check(CLI::IsMember(names));
-    auto* f32 = cmd->add_flag("--float32", options->float32, "Float32 weights and activations (default)");
-    auto* q8 = cmd->add_flag("--quant8", options->quant8, "TENSOR_QUANT8_ASYMM, per-tensor weights");
-    auto* pc = cmd->add_flag("--per-channel", options->perChannel,
-                             "TENSOR_QUANT8_ASYMM, per-channel TENSOR_QUANT8_SYMM_PER_CHANNEL conv weights");
+    auto* f32 =
+        cmd->add_flag("--float32", options->float32, "Float32 weights and activations (default)");
+    auto* q8 =
+        cmd->add_flag("--quant8", options->quant8, "TENSOR_QUANT8_ASYMM, per-tensor weights");
+    auto* pc = cmd->add_flag(
+        "--per-channel", options->perChannel,
+        "TENSOR_QUANT8_ASYMM, per-channel TENSOR_QUANT8_SYMM_PER_CHANNEL conv weights");
     f32->excludes(q8)->excludes(pc);
     q8->excludes(pc);
-    cmd->add_option("--input-size", options->inputSize, "Input height and width")->check(CLI::Range(1u, 4096u));
+    cmd->add_option("--input-size", options->inputSize, "Input height and width")
+        ->check(CLI::Range(1u, 4096u));
     cmd->add_option("--width", options->width, "Width multiplier (alpha) of every layer's channels")
-            ->check(CLI::Range(0.01f, 8.0f));
-    cmd->add_option("--classes", options->classes, "Classifier outputs")->check(CLI::Range(1u, 100000u));
+        ->check(CLI::Range(0.01f, 8.0f));
+    cmd->add_option("--classes", options->classes, "Classifier outputs")
+        ->check(CLI::Range(1u, 100000u));
     cmd->add_option("--seed", options->seed, "Seed of weights and inputs");
-    cmd->add_option("-o,--output", options->output, "Model JSON file to write (CTS format)")->required();
+    cmd->add_option("-o,--output", options->output, "Model JSON file to write (CTS format)")
+        ->required();
     cmd->callback([options] { gExitStatus = runZoo(*options); });
 }
 

@@ -67,7 +67,8 @@ std::vector<float> logits(const Model& model, const std::vector<uint8_t>& quantI
         data.bytes = quantInput;
     } else {
         std::vector<float> reals(quantInput.size());
-        for (size_t i = 0; i < reals.size(); ++i) reals[i] = (static_cast<float>(quantInput[i]) - 128.0f) / 128.0f;
+        for (size_t i = 0; i < reals.size(); ++i)
+            reals[i] = (static_cast<float>(quantInput[i]) - 128.0f) / 128.0f;
         data.bytes.resize(reals.size() * sizeof(float));
         std::memcpy(data.bytes.data(), reals.data(), data.bytes.size());
     }
@@ -80,7 +81,8 @@ std::vector<float> logits(const Model& model, const std::vector<uint8_t>& quantI
         if (out.type == OperandType::TENSOR_FLOAT32) {
             values = floats(outputs[0]);
         } else {
-            for (uint8_t q : outputs[0].bytes) values.push_back(static_cast<float>(q - out.zeroPoint) * out.scale);
+            for (uint8_t q : outputs[0].bytes)
+                values.push_back(static_cast<float>(q - out.zeroPoint) * out.scale);
         }
     };
     auto outputs = golden::execute(model, {data}, options);
@@ -108,28 +110,33 @@ TEST_CASE("testbench_zoo_models_validate") {
             CHECK(input.dimensions == std::vector<uint32_t>{1, 64, 64, 3});
             CHECK(output.dimensions == std::vector<uint32_t>{1, 16});
             const bool quantized = precision != zoo::Precision::kFloat32;
-            CHECK(input.type == (quantized ? OperandType::TENSOR_QUANT8_ASYMM : OperandType::TENSOR_FLOAT32));
+            CHECK(input.type ==
+                  (quantized ? OperandType::TENSOR_QUANT8_ASYMM : OperandType::TENSOR_FLOAT32));
             CHECK(hasOperandType(model, OperandType::TENSOR_QUANT8_SYMM_PER_CHANNEL) ==
                   (precision == zoo::Precision::kQuant8PerChannel));
             // Large weights travel in a shared-memory pool, as the NNAPI runtime sends them.
             CHECK(model.pools.size() == 1);
 
             const auto types = operationTypes(model);
-            for (OperationType t : {OperationType::CONV_2D, OperationType::FULLY_CONNECTED, OperationType::SOFTMAX}) {
+            for (OperationType t :
+                 {OperationType::CONV_2D, OperationType::FULLY_CONNECTED, OperationType::SOFTMAX}) {
                 CHECK(types.count(t) == 1);
             }
             if (network == zoo::Network::kMobileNetV1) {
-                CHECK(types == std::set<OperationType>{OperationType::CONV_2D, OperationType::DEPTHWISE_CONV_2D,
-                                                       OperationType::AVERAGE_POOL_2D, OperationType::RESHAPE,
-                                                       OperationType::FULLY_CONNECTED, OperationType::SOFTMAX});
+                CHECK(types == std::set<OperationType>{
+                                   OperationType::CONV_2D, OperationType::DEPTHWISE_CONV_2D,
+                                   OperationType::AVERAGE_POOL_2D, OperationType::RESHAPE,
+                                   OperationType::FULLY_CONNECTED, OperationType::SOFTMAX});
             } else if (network == zoo::Network::kMobileNetV2) {
-                CHECK(types == std::set<OperationType>{OperationType::CONV_2D, OperationType::DEPTHWISE_CONV_2D,
-                                                       OperationType::ADD, OperationType::MEAN,
-                                                       OperationType::FULLY_CONNECTED, OperationType::SOFTMAX});
+                CHECK(types == std::set<OperationType>{
+                                   OperationType::CONV_2D, OperationType::DEPTHWISE_CONV_2D,
+                                   OperationType::ADD, OperationType::MEAN,
+                                   OperationType::FULLY_CONNECTED, OperationType::SOFTMAX});
             } else {
-                CHECK(types == std::set<OperationType>{OperationType::CONV_2D, OperationType::MAX_POOL_2D,
-                                                       OperationType::ADD, OperationType::MEAN,
-                                                       OperationType::FULLY_CONNECTED, OperationType::SOFTMAX});
+                CHECK(types == std::set<OperationType>{
+                                   OperationType::CONV_2D, OperationType::MAX_POOL_2D,
+                                   OperationType::ADD, OperationType::MEAN,
+                                   OperationType::FULLY_CONNECTED, OperationType::SOFTMAX});
             }
         }
     }
@@ -156,7 +163,8 @@ TEST_CASE("testbench_zoo_full_size_layer_shapes") {
         INFO(level.status().message);
         CHECK(level.ok());
         CHECK(model.main.operations.size() == e.operations);
-        CHECK(static_cast<double>(zoo::countMacs(model)) * 1e-9 == doctest::Approx(e.gmac).epsilon(0.01));
+        CHECK(static_cast<double>(zoo::countMacs(model)) * 1e-9 ==
+              doctest::Approx(e.gmac).epsilon(0.01));
         // Global pooling of a 7×7 map into the 1000-class classifier.
         const Operation& fc = model.main.operations[model.main.operations.size() - 2];
         REQUIRE(fc.type == OperationType::FULLY_CONNECTED);
@@ -231,7 +239,8 @@ TEST_CASE("testbench_zoo_runs_on_golden") {
                 if (out.zeroPoint != 0) CHECK(low / n <= 0.01);
                 if (std::abs(out.scale * 255.0f - 6.0f) > 1e-4f) CHECK(high / n <= 0.01);
                 // Not collapsed to one value either.
-                CHECK(std::set<uint8_t>(outputs[0].bytes.begin(), outputs[0].bytes.end()).size() > 1);
+                CHECK(std::set<uint8_t>(outputs[0].bytes.begin(), outputs[0].bytes.end()).size() >
+                      1);
             };
             auto outputs = golden::execute(model, *inputs, options);
             INFO(outputs.status().message);
@@ -269,12 +278,15 @@ TEST_CASE("testbench_zoo_quant8_tracks_float") {
         const Model floatModel = build(smallConfig(network, zoo::Precision::kFloat32));
         auto inputs = zoo::randomInputs(build(smallConfig(network, zoo::Precision::kQuant8)), 11);
         REQUIRE(inputs.ok());
-        const std::vector<float> reference = logits(floatModel, inputs->at(0).bytes, inputs->at(0).dimensions);
+        const std::vector<float> reference =
+            logits(floatModel, inputs->at(0).bytes, inputs->at(0).dimensions);
         REQUIRE(reference.size() == 16);
-        for (zoo::Precision precision : {zoo::Precision::kQuant8, zoo::Precision::kQuant8PerChannel}) {
+        for (zoo::Precision precision :
+             {zoo::Precision::kQuant8, zoo::Precision::kQuant8PerChannel}) {
             const zoo::ZooConfig config = smallConfig(network, precision);
             INFO(zoo::modelName(config));
-            const std::vector<float> q = logits(build(config), inputs->at(0).bytes, inputs->at(0).dimensions);
+            const std::vector<float> q =
+                logits(build(config), inputs->at(0).bytes, inputs->at(0).dimensions);
             REQUIRE(q.size() == reference.size());
             double sum = 0.0;
             for (size_t i = 0; i < q.size(); ++i) {
@@ -289,7 +301,8 @@ TEST_CASE("testbench_zoo_quant8_tracks_float") {
 TEST_CASE("testbench_zoo_json_round_trip_runs") {
     // What `nncosim zoo` writes: the model, its inputs and the golden's outputs; reading the
     // file back and running it gives the same outputs.
-    const zoo::ZooConfig config = smallConfig(zoo::Network::kResNet18, zoo::Precision::kQuant8PerChannel);
+    const zoo::ZooConfig config =
+        smallConfig(zoo::Network::kResNet18, zoo::Precision::kQuant8PerChannel);
     CtsTest test;
     test.name = zoo::modelName(config);
     test.model = build(config);
