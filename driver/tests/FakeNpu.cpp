@@ -196,6 +196,7 @@ void FakeNpu::runJob() {
         npu::DescriptorWords words;
         std::memcpy(words.data(), mDram.data() + address, sizeof(words));
         const npu::Descriptor d = npu::Descriptor::decode(words);
+        if (done == 0 && d.a.addr < mDram.size()) mFirstInputBytes.push_back(mDram[d.a.addr]);
         last = d.flags & static_cast<uint32_t>(npu::DescFlag::LAST);
         if (!execute(d, &fault)) {
             if (fault.code != npu::ErrorCode::DMA_WINDOW) fault.address = address;

@@ -36,6 +36,11 @@ public:
     /// Jobs run so far, and the DMA window of the last one.
     int jobs() const { return mJobs; }
     std::pair<uint32_t, uint32_t> lastWindow() const { return mLastWindow; }
+    /// The first byte of input A of each job's first descriptor, in the order jobs ran.
+    std::vector<uint8_t> firstInputBytes() const {
+        std::lock_guard<std::mutex> lock(mMutex);
+        return mFirstInputBytes;
+    }
     /// Bytes of DRAM that are not zero (the driver clears what a job used).
     size_t nonZeroBytes() const;
 
@@ -61,6 +66,7 @@ private:
     bool mHanging = false;
     uint64_t mHangStart = 0;
     int mJobs = 0;
+    std::vector<uint8_t> mFirstInputBytes;
     std::pair<uint32_t, uint32_t> mLastWindow{0, 0};
 };
 

@@ -1,5 +1,6 @@
 // The device end to end on the behavioral NPU: every execution path, timing, the DMA window,
 // memory clearing, faults and recovery.
+#include <atomic>
 #include <thread>
 
 #include "driver/Runtime.h"
@@ -187,4 +188,55 @@ TEST_CASE("driver_device_signed_types") {
     }
     REQUIRE(prepared->execute(r.request, MeasureTiming::NO, {}, {}).ok());
     for (int i = 0; i < 6; ++i) CHECK(int8_t(r.output(0)[i]) == -128);  // saturated
+}
+
+TEST_CASE("driver_device_unknown_input_shape_compiles_per_shape") {
+    auto t = makeTestDevice();
+    ModelBuilder b;
+    const uint32_t a = b.addInput(OperandType::TENSOR_QUANT8_ASYMM, {0, 3}, 1.0f, 0);
+    const uint32_t c = b.addInput(OperandType::TENSOR_QUANT8_ASYMM, {0, 3}, 1.0f, 0);
+    const uint32_t out = b.addOutput(OperandType::TENSOR_QUANT8_ASYMM, {0, 3}, 1.0f, 0);
+    b.addOperation(OperationType::ADD, {a, c, b.addInt32(0)}, {out});
+    auto prepared = prepare(*t.device, b.build());
+    for (uint32_t rows : {2u, 5u, 2u}) {
+        const uint32_t n = rows * 3;
+        auto r = makeRequest({n, n}, {n});
+        for (auto* arg : {&r.request.inputs[0], &r.request.inputs[1]}) arg->dimensions = {rows, 3};
+        for (uint32_t i = 0; i < n; ++i) {
+            r.input(0)[i] = static_cast<uint8_t>(i);
+            r.input(1)[i] = 100;
+        }
+        auto result = prepared->execute(r.request, MeasureTiming::NO, {}, {});
+        REQUIRE_MESSAGE(result.ok(), result.status.message);
+        CHECK(result.outputShapes[0].dimensions == std::vector<uint32_t>{rows, 3});
+        for (uint32_t i = 0; i < n; ++i) CHECK(r.output(0)[i] == 100 + i);
+    }
+}
+
+TEST_CASE("driver_device_priority_orders_the_queue") {
+    auto t = makeTestDevice();
+    auto low = prepareModelBlocking(*t.device, addModel(), kDefaultExecutionPreference, Priority::LOW);
+    auto high = prepareModelBlocking(*t.device, addModel(), kDefaultExecutionPreference, Priority::HIGH);
+    REQUIRE(low.ok());
+    REQUIRE(high.ok());
+    // A hung job (about 80 ms until the watchdog) holds the device while the others queue up.
+    // Each queued request is marked by its first input byte, which the NPU model records.
+    t.npu->hangNextJob();
+    auto r0 = addRequest(), r1 = addRequest(), r2 = addRequest(), r3 = addRequest();
+    r1.input(0)[0] = 101;
+    r2.input(0)[0] = 102;
+    r3.input(0)[0] = 103;
+    std::vector<std::shared_ptr<ExecutionCallback>> done(4);
+    for (auto& d : done) d = std::make_shared<ExecutionCallback>();
+    REQUIRE((*low)->executeAsynchronously(r0.request, MeasureTiming::NO, {}, {}, done[0]).ok());
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    REQUIRE((*low)->executeAsynchronously(r1.request, MeasureTiming::NO, {}, {}, done[1]).ok());
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    REQUIRE((*low)->executeAsynchronously(r2.request, MeasureTiming::NO, {}, {}, done[2]).ok());
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    REQUIRE((*high)->executeAsynchronously(r3.request, MeasureTiming::NO, {}, {}, done[3]).ok());
+    CHECK(done[0]->result().status.code == ErrorStatus::GENERAL_FAILURE);  // the watchdog
+    for (int i = 1; i < 4; ++i) CHECK(done[i]->result().ok());
+    // Submitted last, the high-priority execution ran first once the device was free.
+    CHECK(t.npu->firstInputBytes() == std::vector<uint8_t>{103, 101, 102});
 }
