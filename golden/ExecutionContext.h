@@ -48,7 +48,9 @@ class ExecutionContext {
     uint32_t numOutputs() const { return static_cast<uint32_t>(mOperation.outputs.size()); }
 
     // Inputs. `i` must be below numInputs() unless stated otherwise.
-    /// An optional input the model left out (lifetime NO_VALUE) or an index past the end.
+    /// An optional input left out (lifetime NO_VALUE in the model, or a subgraph input the
+    /// request gave no value), or an index past the end. Only operations listed by
+    /// acceptsOmittedInputs() ever see omitted inputs.
     bool isOmitted(uint32_t i) const { return i >= numInputs() || !inputValue(i).present; }
     OperandType inputType(uint32_t i) const { return inputOperand(i).type; }
     const std::vector<uint32_t>& inputShape(uint32_t i) const { return inputValue(i).dimensions; }
