@@ -1,5 +1,6 @@
 // Verilated headers come before <systemc> (pulled in by NpuPlatform.h).
 #include "Vnpu_top.h"
+#include "Vnpu_top___024root.h"
 #include "verilated.h"
 #include "verilated_fst_c.h"
 
@@ -41,6 +42,18 @@ void readBytes(const Port& port, uint8_t* bytes) {
     }
 }
 
+// Sets bit `bit` of a Verilated signal (an integer up to 64 bits, VlWide words above).
+template <typename Signal>
+void setSignalBit(Signal& signal, uint32_t bit, bool value) {
+    if constexpr (std::is_integral_v<Signal>) {
+        const Signal mask = static_cast<Signal>(Signal{1} << bit);
+        signal = value ? signal | mask : signal & static_cast<Signal>(~mask);
+    } else {
+        const uint32_t mask = 1u << (bit % 32);
+        signal.data()[bit / 32] = value ? signal.data()[bit / 32] | mask : signal.data()[bit / 32] & ~mask;
+    }
+}
+
 uint64_t toCycles(const sc_core::sc_time& time, const sc_core::sc_time& period) {
     return static_cast<uint64_t>(time / period + 0.5);
 }
@@ -77,6 +90,13 @@ NpuPlatform::NpuPlatform(const sc_core::sc_module_name& name, const PlatformConf
                                   scope.rfind("TOP.", 0) == 0 ? scope : "TOP." + scope);
         }
     }
+    if (mConfig.fault.kind == FaultOptions::Kind::kRequantStuckBit) {
+        // sim/npu.vlt makes the requantization output forceable; the force outlives resets.
+        const uint32_t bit = mConfig.fault.bit % (8 * kVec);
+        setSignalBit(mModel->rootp->npu_top__DOT__u_compute__DOT__rq_data__VforceEn, bit, true);
+        setSignalBit(mModel->rootp->npu_top__DOT__u_compute__DOT__rq_data__VforceVal, bit,
+                     mConfig.fault.value);
+    }
     mPayload.set_streaming_width(kVec);
     SC_THREAD(clockThread);
 }
@@ -86,6 +106,12 @@ NpuPlatform::~NpuPlatform() {
         stopTrace();
     }
     mModel->final();
+}
+
+void NpuPlatform::finishTrace() {
+    if (mTraceOpen) {
+        stopTrace();
+    }
 }
 
 void NpuPlatform::hardReset() {
@@ -161,6 +187,9 @@ void NpuPlatform::runCycle() {
         issueMemoryRequest();
     }
     const bool doorbell = csr && mCsr.write && mCsr.offset == npu::reg::kDoorbell;
+    if (doorbell) {
+        mWriteBeatsInJob = 0;
+    }
     if (mTrace) {
         // The cycle's inputs and combinational outputs, then the state after the edge.
         if (mTraceOpen) {
@@ -194,7 +223,11 @@ void NpuPlatform::issueMemoryRequest() {
     mPayload.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
     if (write) {
         readBytes(m.mem_req_wdata_o, mBeat.data());
-        const uint32_t strobes = static_cast<uint32_t>(m.mem_req_wstrb_o);
+        // Fault injection: a dropped beat keeps its timing but writes nothing.
+        const bool dropped = mConfig.fault.kind == FaultOptions::Kind::kDropWriteBeat &&
+                             mWriteBeatsInJob == mConfig.fault.beat;
+        ++mWriteBeatsInJob;
+        const uint32_t strobes = dropped ? 0 : static_cast<uint32_t>(m.mem_req_wstrb_o);
         for (uint32_t b = 0; b < kVec; ++b) {
             mStrobes[b] = (strobes >> b) & 1 ? TLM_BYTE_ENABLED : TLM_BYTE_DISABLED;
         }

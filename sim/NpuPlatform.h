@@ -55,6 +55,9 @@ class NpuPlatform : public sc_core::sc_module {
     /// Runs `cycles` cycles, or fewer when `stopOnIrq` and the interrupt is high.
     void run(uint64_t cycles, bool stopOnIrq);
 
+    /// Closes an open waveform dump (the platform lives until the process ends).
+    void finishTrace();
+
     bool irq() const { return mIrq; }
     uint64_t cycles() const { return mCycle; }
 
@@ -106,6 +109,7 @@ class NpuPlatform : public sc_core::sc_module {
     CsrOp mCsr;
     std::deque<ReadResponse> mResponses;
     uint64_t mChannelFreeCycle = 0;
+    uint64_t mWriteBeatsInJob = 0;  // for FaultOptions::Kind::kDropWriteBeat
     tlm::tlm_generic_payload mPayload;
     std::vector<uint8_t> mBeat;
     std::vector<uint8_t> mStrobes;

@@ -1,6 +1,7 @@
 // HardwareAccess on the SystemC platform, and the factory that elaborates the platform once.
 #include "sim/NpuPlatform.h"
 
+#include <cstdlib>
 #include <mutex>
 
 #include "sim/DramModel.h"
@@ -140,6 +141,10 @@ Result<std::shared_ptr<HardwareAccess>> createSystemCPlatform(const PlatformConf
                         "createSystemCPlatform: SystemC's time resolution is coarser than 1 ps");
         }
         platform = new NpuPlatform("npu_platform", config);
+        if (config.trace.enabled) {
+            // The platform is never destroyed: close its dump when the process exits.
+            std::atexit([] { platform->finishTrace(); });
+        }
         access = std::make_shared<SystemCAccess>(*platform);
     } else if (!sameHardware(platform->config(), config)) {
         return fail(ErrorStatus::GENERAL_FAILURE,
