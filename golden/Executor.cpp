@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
 
 #include "golden/ExecutionContext.h"
 #include "golden/ops/Extension.h"
@@ -308,7 +309,14 @@ Result<std::vector<TensorData>> execute(const Model& model, const std::vector<Te
     }
 
     Runner runner(model, options);
-    auto outputs = runner.run(main, std::move(values), true);
+    Result<std::vector<OperandValue>> outputs = Status{};
+    try {
+        outputs = runner.run(main, std::move(values), true);
+    } catch (const std::bad_alloc&) {
+        // A valid model can still ask for more memory than the machine has (Android reports
+        // ANEURALNETWORKS_OUT_OF_MEMORY, a GENERAL_FAILURE).
+        return fail(ErrorStatus::GENERAL_FAILURE, "golden: out of memory");
+    }
     if (!outputs) return outputs.status();
     std::vector<TensorData> result;
     for (OperandValue& v : *outputs) {
