@@ -69,6 +69,9 @@ Status checkRanks(const ExecutionContext& ctx) {
                         toString(ctx.inputShape(kInput)), ", ", toString(ctx.inputShape(kFilter)),
                         ", ", toString(ctx.inputShape(kBias)));
     }
+    if (ctx.inputDim(kFilter, 1) == 0 || ctx.inputDim(kFilter, 2) == 0) {
+        return ctx.fail("empty filter ", toString(ctx.inputShape(kFilter)));
+    }
     return okStatus();
 }
 
