@@ -380,8 +380,8 @@ Status checkWindowOp(const Model& model, const Operation& op) {
     }
     const Operand& filter = c.operand(op.inputs[1]);
     const Operand& bias = c.operand(op.inputs[2]);
-    if (!c.isConstantOrInput(op.inputs[1]) || !c.isConstantOrInput(op.inputs[2]))
-        return unsupported(op, "weights and bias must be constants or model inputs (packed at compile time)");
+    if (!c.isConstantOrInput(op.inputs[2]))
+        return unsupported(op, "the bias must be a constant or a model input (packed at compile time)");
     const bool perChannel = filter.type == OperandType::TENSOR_QUANT8_SYMM_PER_CHANNEL;
     if (filter.type != in.type && !perChannel) return unsupported(op, "filter type");
     if (perChannel) {
@@ -413,8 +413,8 @@ Status checkFullyConnected(const Model& model, const Operation& op) {
     const Operand& bias = c.operand(op.inputs[2]);
     const Operand& out = c.operand(op.outputs[0]);
     if (!isQuant8(in.type) || out.type != in.type || w.type != in.type) return unsupported(op, "only 8-bit quantized tensors");
-    if (!c.isConstantOrInput(op.inputs[1]) || !c.isConstantOrInput(op.inputs[2]))
-        return unsupported(op, "weights and bias must be constants or model inputs (packed at compile time)");
+    if (!c.isConstantOrInput(op.inputs[2]))
+        return unsupported(op, "the bias must be a constant or a model input (packed at compile time)");
     auto act = c.scalar<int32_t>(op.inputs[3]);
     if (!act || !activationRange(*act, out)) return unsupported(op, "activation must be a constant");
     if (w.dimensions.size() != 2 || w.dimensions[0] > kMaxCount || w.dimensions[1] > kMaxCount)
@@ -451,9 +451,12 @@ std::vector<uint32_t> compileTimeInputs(const Model& model) {
     const auto& g = model.main;
     std::vector<uint32_t> positions;
     for (const Operation& op : g.operations) {
-        const bool packed = isWindowOp(op.type) || op.type == OperationType::FULLY_CONNECTED;
-        if (!packed || op.type == OperationType::AVERAGE_POOL_2D || op.type == OperationType::MAX_POOL_2D) continue;
-        for (uint32_t i : {1u, 2u}) {
+        // Weights and biases are packed, RESHAPE's shape sets the output shape.
+        const bool packed = (isWindowOp(op.type) && op.type != OperationType::AVERAGE_POOL_2D &&
+                             op.type != OperationType::MAX_POOL_2D) ||
+                            op.type == OperationType::FULLY_CONNECTED;
+        if (!packed && op.type != OperationType::RESHAPE) continue;
+        for (uint32_t i = 1; i <= (packed ? 2u : 1u); ++i) {
             if (i >= op.inputs.size() || g.operands[op.inputs[i]].lifetime != OperandLifeTime::SUBGRAPH_INPUT) continue;
             const auto it = std::find(g.inputIndexes.begin(), g.inputIndexes.end(), op.inputs[i]);
             const auto pos = static_cast<uint32_t>(it - g.inputIndexes.begin());
@@ -502,7 +505,7 @@ Status checkOperationSupported(const Model& model, uint32_t index) {
         case OperationType::RESHAPE: {
             const Operand& in = c.operand(op.inputs[0]);
             if (!isQuant8(in.type)) return unsupported(op, "only 8-bit quantized tensors");
-            if (!c.isConstant(op.inputs[1])) return unsupported(op, "the shape must be a constant");
+            if (!c.isConstantOrInput(op.inputs[1])) return unsupported(op, "the shape must be a constant or a model input");
             return okStatus();
         }
         case OperationType::CONCATENATION: {
@@ -862,6 +865,87 @@ private:
         return addConstant(stream.data(), stream.size());
     }
 
+    // Fills the weight slots of a stream packed with placeholders from weights the device
+    // computes at run time (OHWI bytes at `filter`, `filterC` input channels per filter row,
+    // output channels from `firstOut`): one LUT identity copy per block and K step, reading
+    // input channels along k and output channels along n.
+    void scatterWeights(uint32_t filter, uint32_t stream, uint32_t outC, uint32_t inC, uint32_t kh, uint32_t kw,
+                        bool depthwise, uint32_t filterC, uint32_t firstOut) {
+        npu::Descriptor d;
+        d.opcode = npu::Opcode::LUT;
+        const Table identity = tableOf(OperandType::TENSOR_QUANT8_ASYMM, [](int32_t v) { return v; });
+        d.wAddr = addConstant(identity.data(), identity.size());
+        d.actMin = 0, d.actMax = 255;
+        const uint32_t cBlocks = depthwise ? 1 : ceilDiv(inC, npu::kArrayRows);
+        const uint32_t blockBytes = npu::kArrayRows * kLanes;
+        const uint32_t streamBlock = npu::kWeightQuantWords * kAlign + kh * kw * cBlocks * blockBytes;
+        const uint32_t rowStride = kh * kw * filterC;  // between output channels of the filter
+        for (uint32_t ob = 0; ob < ceilDiv(outC, kLanes); ++ob) {
+            const uint32_t nc = std::min(kLanes, outC - ob * kLanes);
+            for (uint32_t y = 0; y < kh; ++y) {
+                for (uint32_t x = 0; x < kw; ++x) {
+                    for (uint32_t cb = 0; cb < cBlocks; ++cb) {
+                        const uint32_t block = stream + ob * streamBlock + npu::kWeightQuantWords * kAlign +
+                                               ((y * kw + x) * cBlocks + cb) * blockBytes;
+                        npu::Descriptor t = d;
+                        if (depthwise) {  // [1, kh, kw, C]: lane n on the block's diagonal
+                            t.a = {filter + (y * kw + x) * filterC + ob * kLanes, 1, nc, 1, 1, 1, 0, 0};
+                            t.out = {block, 1, nc, kLanes + 1, 1, 1, 0, 0};
+                        } else {
+                            const uint32_t kc = std::min(npu::kArrayRows, inC - cb * npu::kArrayRows);
+                            const uint32_t o0 = firstOut + ob * kLanes;
+                            t.a = {filter + ((o0 * kh + y) * kw + x) * filterC + cb * npu::kArrayRows, 1, kc, 1, nc, 1,
+                                   rowStride, 0};
+                            t.out = {block, 1, kc, kLanes, nc, 1, 1, 0};
+                        }
+                        emit(t);
+                        mProgram.estimatedCycles += 2 * blockBytes / kAlign + 30;
+                    }
+                }
+            }
+        }
+    }
+
+    // scatterWeights for a depthwise filter [1, kh, kw, C * m] run as a dense convolution: output
+    // channel o takes input channel o / m, so within a block the lanes n = r, r + m, ... of one
+    // residue r step one input channel each (a diagonal of slope m), one copy per residue.
+    void scatterExpandedDepthwise(uint32_t filter, uint32_t stream, uint32_t outC, uint32_t inC, uint32_t kh,
+                                  uint32_t kw, uint32_t m) {
+        npu::Descriptor d;
+        d.opcode = npu::Opcode::LUT;
+        const Table identity = tableOf(OperandType::TENSOR_QUANT8_ASYMM, [](int32_t v) { return v; });
+        d.wAddr = addConstant(identity.data(), identity.size());
+        d.actMin = 0, d.actMax = 255;
+        const uint32_t cBlocks = ceilDiv(inC, npu::kArrayRows);
+        const uint32_t blockBytes = npu::kArrayRows * kLanes;
+        const uint32_t streamBlock = npu::kWeightQuantWords * kAlign + kh * kw * cBlocks * blockBytes;
+        for (uint32_t ob = 0; ob < ceilDiv(outC, kLanes); ++ob) {
+            for (uint32_t y = 0; y < kh; ++y) {
+                for (uint32_t x = 0; x < kw; ++x) {
+                    for (uint32_t n0 = 0; n0 < kLanes; ++n0) {
+                        // Lanes n0, n0 + m, ... that stay in one input-channel block.
+                        const uint32_t o0 = ob * kLanes + n0;
+                        if (o0 >= outC || (n0 >= m && (o0 - m) / m / npu::kArrayRows == o0 / m / npu::kArrayRows))
+                            continue;  // part of the run of lane n0 - m
+                        const uint32_t c0 = o0 / m, cb = c0 / npu::kArrayRows;
+                        uint32_t count = 0;
+                        for (uint32_t n = n0; n < kLanes && ob * kLanes + n < outC &&
+                                              (ob * kLanes + n) / m / npu::kArrayRows == cb;
+                             n += m)
+                            ++count;
+                        const uint32_t block = stream + ob * streamBlock + npu::kWeightQuantWords * kAlign +
+                                               ((y * kw + x) * cBlocks + cb) * blockBytes;
+                        npu::Descriptor t = d;
+                        t.a = {filter + (y * kw + x) * outC + o0, 1, count, m, 1, 1, 0, 0};
+                        t.out = {block + (c0 - cb * npu::kArrayRows) * kLanes + n0, 1, count, kLanes + m, 1, 1, 0, 0};
+                        emit(t);
+                        mProgram.estimatedCycles += 2 * count + 30;
+                    }
+                }
+            }
+        }
+    }
+
     // Where a window operation reads and writes, in NHWC: the operands themselves, or for an
     // NCHW operation the scratch copies that transposes fill and drain around it.
     struct WindowIo {
@@ -943,13 +1027,16 @@ private:
         if (!multipliers || !range) return failShape(op, "quantization");
         const bool perChannel = filter.type == OperandType::TENSOR_QUANT8_SYMM_PER_CHANNEL;
         const int32_t weightZero = perChannel ? 0 : filter.zeroPoint;
+        // Weights the device computes at run time are scattered into a stream of placeholders.
         const uint8_t* w = mConstants.data(op.inputs[1]);
         const uint8_t* b = mConstants.data(op.inputs[2]);
-        if (!w || !b) return failShape(op, "weights must be known at compile time");
+        if (!b) return failShape(op, "the bias must be known at compile time");
         const bool weightsSigned = perChannel || isSigned(filter.type);
-        auto raw = [&](size_t i) { return weightsSigned ? int32_t(int8_t(w[i])) : int32_t(w[i]); };
+        auto raw = [&](size_t i) {
+            if (!w) return weightZero;
+            return weightsSigned ? int32_t(int8_t(w[i])) : int32_t(w[i]);
+        };
         NN_RETURN_IF_ERROR(transposeIn(op, *p, io));
-        fenceNext();
         // Depthwise with multiplier 1 runs on DWCONV; other multipliers as a dense convolution
         // whose filter holds zeros (the weight zero point) off the multiplier's channels.
         // Grouped convolution is one convolution per group on its channel slices.
@@ -976,6 +1063,13 @@ private:
             d.opcode = useDw ? npu::Opcode::DWCONV : npu::Opcode::CONV;
             setTypes(d, in.type, filter.type, out.type);
             d.wAddr = packWeights(groupOut, groupIn, kh, kw, bias, slice, weightZero, useDw, weight);
+            if (!w && dw && !useDw) {
+                scatterExpandedDepthwise(address(op.inputs[1]), d.wAddr, outC, inC, kh, kw, p->depthMultiplier);
+            } else if (!w) {
+                scatterWeights(address(op.inputs[1]), d.wAddr, groupOut, groupIn, kh, kw, useDw, dw ? outC : groupIn,
+                               g * groupOut);
+            }
+            fenceNext();
             d.kernelW = kw, d.kernelH = kh, d.strideW = p->strideW, d.strideH = p->strideH;
             d.dilationW = p->dilationW, d.dilationH = p->dilationH;
             d.aZeroPoint = in.zeroPoint, d.bZeroPoint = weightZero, d.outZeroPoint = out.zeroPoint;
@@ -1093,15 +1187,20 @@ private:
         auto range = activationRange(*act, out);
         const uint8_t* w = mConstants.data(op.inputs[1]);
         const uint8_t* b = mConstants.data(op.inputs[2]);
-        if (!range || !w || !b) return failShape(op, "constants");
+        if (!range || !b) return failShape(op, "the bias must be known at compile time");
         std::vector<int32_t> bias(units);
         std::memcpy(bias.data(), b, units * sizeof(int32_t));
         const bool sgn = isSigned(wOp.type);
         const uint32_t wAddr = packWeights(units, inSize, 1, 1, bias, *multipliers, wOp.zeroPoint, false,
                                            [&](uint32_t o, uint32_t, uint32_t, uint32_t c) {
+                                               if (!w) return wOp.zeroPoint;
                                                const uint8_t v = w[size_t(o) * inSize + c];
                                                return sgn ? int32_t(int8_t(v)) : int32_t(v);
                                            });
+        if (!w) {
+            scatterWeights(address(op.inputs[1]), wAddr, units, inSize, 1, 1, false, inSize, 0);
+            fenceNext();
+        }
         npu::Descriptor d;
         d.opcode = npu::Opcode::CONV;
         setTypes(d, in.type, wOp.type, out.type);
