@@ -7,15 +7,17 @@ namespace nncosim::sim::testing {
 namespace {
 
 const sc_core::sc_time& clockPeriod() {
-    // 1 GHz; the resolution must be set before the first non-zero time exists.
-    sc_core::sc_set_time_resolution(1, sc_core::SC_PS);
-    static const sc_core::sc_time kPeriod(1, sc_core::SC_NS);
+    // 1 GHz; the resolution must be set (once) before the first non-zero time exists.
+    static const sc_core::sc_time kPeriod = [] {
+        sc_core::sc_set_time_resolution(1, sc_core::SC_PS);
+        return sc_core::sc_time(1, sc_core::SC_NS);
+    }();
     return kPeriod;
 }
 
 }  // namespace
 
-TestBench::TestBench() : requant("requant", clockPeriod()) {
+TestBench::TestBench() : requant("requant", clockPeriod()), array("array", clockPeriod()) {
     // NNCOSIM_SIM_TRACE=<file.fst> dumps the whole run (for debugging a failing test).
     PlatformConfig config;
     if (const char* trace = std::getenv("NNCOSIM_SIM_TRACE")) {

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "sim/HardwareAccess.h"
+#include "sim/tests/ArrayBlock.h"
 #include "sim/RequantBlock.h"
 
 namespace nncosim::sim::testing {
@@ -16,6 +17,7 @@ struct TestBench {
     TestBench();
 
     RequantBlock requant;
+    ArrayBlock array;
     /// The NPU platform with the default configuration (1 GHz, 100-cycle DRAM at 16 B/cycle).
     std::shared_ptr<HardwareAccess> npu;
 };

@@ -26,7 +26,8 @@ size_t broadcastIndex(const Shape& s, uint32_t n, uint32_t y, uint32_t x, uint32
 }
 
 Shape randomShape(std::mt19937& rng) {
-    return {1 + rng() % 2, 1 + rng() % 6, 1 + rng() % 9, 1 + rng() % 40};
+    const auto pick = [&rng](uint32_t hi) { return 1 + static_cast<uint32_t>(rng() % hi); };
+    return {pick(2), pick(6), pick(9), pick(40)};
 }
 
 TEST_CASE("sim_npu_add_mul_random") {
