@@ -115,12 +115,12 @@ package npu_pkg;
   localparam logic [CsrAddrBits-1:0] NPU_PERF_ARRAY_ACTIVE_LO_OFFSET = 12'h0c0;
   localparam logic [CsrAddrBits-1:0] NPU_PERF_ARRAY_ACTIVE_HI_OFFSET = 12'h0c4;
 
-  // Register reset values.
+  // Register reset values (the configuration registers follow the sizes).
   localparam logic [31:0] NPU_ID_RESVAL = 32'h4e505531;
   localparam logic [31:0] NPU_VERSION_RESVAL = 32'h00000100;
-  localparam logic [31:0] NPU_CONFIG_ARRAY_RESVAL = 32'h00101010;
-  localparam logic [31:0] NPU_CONFIG_SPAD_RESVAL = 32'h00001000;
-  localparam logic [31:0] NPU_CONFIG_ACC_RESVAL = 32'h00000400;
+  localparam logic [31:0] NPU_CONFIG_ARRAY_RESVAL = (32'(ArrayRows) << 0) | (32'(ArrayCols) << 8) | (32'(DramBusBytes) << 16);
+  localparam logic [31:0] NPU_CONFIG_SPAD_RESVAL = (32'(SpadWords) << 0);
+  localparam logic [31:0] NPU_CONFIG_ACC_RESVAL = (32'(AccDepth) << 0);
   localparam logic [31:0] NPU_CONTROL_RESVAL = 32'h00000000;
   localparam logic [31:0] NPU_STATUS_RESVAL = 32'h00000000;
   localparam logic [31:0] NPU_QUEUE_BASE_RESVAL = 32'h00000000;

@@ -149,13 +149,13 @@ inline constexpr uint32_t kIrqEnableDone = 0x00000001;  ///< Enable DONE
 inline constexpr uint32_t kIrqEnableError = 0x00000002;  ///< Enable ERROR
 }  // namespace field
 
-/// Register reset values.
+/// Register reset values (the configuration registers follow the sizes).
 namespace reset {
 inline constexpr uint32_t kId = 0x4e505531;
 inline constexpr uint32_t kVersion = 0x00000100;
-inline constexpr uint32_t kConfigArray = 0x00101010;
-inline constexpr uint32_t kConfigSpad = 0x00001000;
-inline constexpr uint32_t kConfigAcc = 0x00000400;
+inline constexpr uint32_t kConfigArray = (kArrayRows << 0) | (kArrayCols << 8) | (kDramBusBytes << 16);
+inline constexpr uint32_t kConfigSpad = (kSpadWords << 0);
+inline constexpr uint32_t kConfigAcc = (kAccDepth << 0);
 inline constexpr uint32_t kControl = 0x00000000;
 inline constexpr uint32_t kStatus = 0x00000000;
 inline constexpr uint32_t kQueueBase = 0x00000000;

@@ -47,6 +47,27 @@ def resolve(spec, value):
     return spec[kind][key]
 
 
+def reset_expr(spec, register, lang):
+    """A register's reset value as source: a literal, or an expression over the size
+    parameters when a field reports the configuration (so overridden sizes show up)."""
+    parts, literal = [], 0
+    for f in register["fields"]:
+        value = f["reset"]
+        if isinstance(value, str) and value.startswith("config."):
+            name = value.split(".")[1]
+            if lang == "sv":
+                parts.append(f"(32'({name}) << {f['lsb']})")
+            else:
+                parts.append(f"(k{name} << {f['lsb']})")
+        else:
+            literal |= resolve(spec, value) << f["lsb"]
+    if not parts:
+        return f"32'h{literal:08x}" if lang == "sv" else f"0x{literal:08x}"
+    if literal:
+        parts.append(f"32'h{literal:08x}" if lang == "sv" else f"0x{literal:08x}u")
+    return " | ".join(parts)
+
+
 def descriptor_fields(spec):
     """Flat list of (name, word, lsb, width, signed, doc) with tensors expanded."""
     fields = []
@@ -113,10 +134,9 @@ def generate_sv(spec):
     for r in spec["registers"]:
         out.append(f"  localparam logic [CsrAddrBits-1:0] NPU_{r['name']}_OFFSET = "
                    f"{12}'h{r['offset']:03x};")
-    out += ["", "  // Register reset values."]
+    out += ["", "  // Register reset values (the configuration registers follow the sizes)."]
     for r in spec["registers"]:
-        value = sum(resolve(spec, f["reset"]) << f["lsb"] for f in r["fields"])
-        out.append(f"  localparam logic [31:0] NPU_{r['name']}_RESVAL = 32'h{value:08x};")
+        out.append(f"  localparam logic [31:0] NPU_{r['name']}_RESVAL = {reset_expr(spec, r, 'sv')};")
     out += ["", "  // Register fields of more than one per register, as bit positions."]
     for r in spec["registers"]:
         if len(r["fields"]) > 1:
@@ -201,10 +221,12 @@ def generate_cpp(spec):
                 mask = ((1 << f["width"]) - 1) << f["lsb"]
                 out.append(f"inline constexpr uint32_t k{upper_camel(r['name'])}"
                            f"{upper_camel(f['name'])} = 0x{mask:08x};  ///< {f['doc']}")
-    out += ["}  // namespace field", "", "/// Register reset values.", "namespace reset {"]
+    out += ["}  // namespace field", "",
+            "/// Register reset values (the configuration registers follow the sizes).",
+            "namespace reset {"]
     for r in spec["registers"]:
-        value = sum(resolve(spec, f["reset"]) << f["lsb"] for f in r["fields"])
-        out.append(f"inline constexpr uint32_t k{upper_camel(r['name'])} = 0x{value:08x};")
+        out.append(f"inline constexpr uint32_t k{upper_camel(r['name'])} = "
+                   f"{reset_expr(spec, r, 'cpp')};")
     out += ["}  // namespace reset", ""]
 
     # Descriptor as a struct with encode/decode.
