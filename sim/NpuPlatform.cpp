@@ -1,6 +1,5 @@
 // Verilated headers come before <systemc> (pulled in by NpuPlatform.h).
 #include "Vnpu_top.h"
-#include "Vnpu_top___024root.h"
 #include "verilated.h"
 #include "verilated_fst_c.h"
 
@@ -42,18 +41,6 @@ void readBytes(const Port& port, uint8_t* bytes) {
     }
 }
 
-// Sets bit `bit` of a Verilated signal (an integer up to 64 bits, VlWide words above).
-template <typename Signal>
-void setSignalBit(Signal& signal, uint32_t bit, bool value) {
-    if constexpr (std::is_integral_v<Signal>) {
-        const Signal mask = static_cast<Signal>(Signal{1} << bit);
-        signal = value ? signal | mask : signal & static_cast<Signal>(~mask);
-    } else {
-        const uint32_t mask = 1u << (bit % 32);
-        signal.data()[bit / 32] = value ? signal.data()[bit / 32] | mask : signal.data()[bit / 32] & ~mask;
-    }
-}
-
 uint64_t toCycles(const sc_core::sc_time& time, const sc_core::sc_time& period) {
     return static_cast<uint64_t>(time / period + 0.5);
 }
@@ -82,20 +69,13 @@ NpuPlatform::NpuPlatform(const sc_core::sc_module_name& name, const PlatformConf
     if (mConfig.trace.enabled) {
         mContext->traceEverOn(true);
     }
-    mModel = std::make_unique<Vnpu_top>(mContext.get(), "npu_top");
+    mModel = std::make_unique<Vnpu_top>(mContext.get(), "TOP");  // scopes read TOP.npu_top.*
     if (mConfig.trace.enabled) {
         mTrace = std::make_unique<NpuTrace>(*mModel);
         for (const std::string& scope : mConfig.trace.scopes) {
             mTrace->mFst.dumpvars(mConfig.trace.depth,
                                   scope.rfind("TOP.", 0) == 0 ? scope : "TOP." + scope);
         }
-    }
-    if (mConfig.fault.kind == FaultOptions::Kind::kRequantStuckBit) {
-        // sim/npu.vlt makes the requantization output forceable; the force outlives resets.
-        const uint32_t bit = mConfig.fault.bit % (8 * kVec);
-        setSignalBit(mModel->rootp->npu_top__DOT__u_compute__DOT__rq_data__VforceEn, bit, true);
-        setSignalBit(mModel->rootp->npu_top__DOT__u_compute__DOT__rq_data__VforceVal, bit,
-                     mConfig.fault.value);
     }
     mPayload.set_streaming_width(kVec);
     SC_THREAD(clockThread);
@@ -190,6 +170,9 @@ void NpuPlatform::runCycle() {
     if (doorbell) {
         mWriteBeatsInJob = 0;
     }
+    if (csr && mCsr.write && mCsr.offset == npu::reg::kCompletionAddr) {
+        mCompletionAddr = mCsr.value;
+    }
     if (mTrace) {
         // The cycle's inputs and combinational outputs, then the state after the edge.
         if (mTraceOpen) {
@@ -223,10 +206,16 @@ void NpuPlatform::issueMemoryRequest() {
     mPayload.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
     if (write) {
         readBytes(m.mem_req_wdata_o, mBeat.data());
-        // Fault injection: a dropped beat keeps its timing but writes nothing.
-        const bool dropped = mConfig.fault.kind == FaultOptions::Kind::kDropWriteBeat &&
-                             mWriteBeatsInJob == mConfig.fault.beat;
+        // Fault injection (FaultOptions): a dropped beat keeps its timing but writes nothing.
+        const FaultOptions& fault = mConfig.fault;
+        const bool dropped =
+            fault.kind == FaultOptions::Kind::kDropWriteBeat && mWriteBeatsInJob == fault.beat;
         ++mWriteBeatsInJob;
+        if (fault.kind == FaultOptions::Kind::kStuckWriteBit && m.mem_req_addr_o != mCompletionAddr) {
+            const uint8_t mask = static_cast<uint8_t>(1u << (fault.bit % 8));
+            uint8_t& byte = mBeat[(fault.bit / 8) % kVec];
+            byte = fault.value ? byte | mask : byte & static_cast<uint8_t>(~mask);
+        }
         const uint32_t strobes = dropped ? 0 : static_cast<uint32_t>(m.mem_req_wstrb_o);
         for (uint32_t b = 0; b < kVec; ++b) {
             mStrobes[b] = (strobes >> b) & 1 ? TLM_BYTE_ENABLED : TLM_BYTE_DISABLED;
