@@ -99,6 +99,24 @@ struct TraceOptions {
     std::string startEvent;
 };
 
+/// A deliberate hardware misbehavior at the NPU's memory write port, for proving that
+/// co-verification catches and localizes hardware bugs. Off by default. The completion record
+/// is never corrupted, so a faulty job still completes and its results can be compared.
+struct FaultOptions {
+    enum class Kind {
+        kNone,
+        /// Bit `bit` of every DRAM write beat's data (byte lane bit / 8) stuck at `value`.
+        kStuckWriteBit,
+        /// The `beat`-th DRAM write beat (from 0) of every job never reaches the DRAM (its
+        /// timing is unchanged).
+        kDropWriteBeat,
+    };
+    Kind kind = Kind::kNone;
+    uint32_t bit = 0;   ///< kStuckWriteBit: 0 .. 8 x DramBusBytes - 1
+    bool value = true;  ///< kStuckWriteBit: the level the bit is stuck at
+    uint64_t beat = 0;  ///< kDropWriteBeat
+};
+
 /// Configuration of the SystemC platform.
 struct PlatformConfig {
     uint64_t clockPeriodPs = 1000;        ///< 1 GHz
@@ -106,13 +124,14 @@ struct PlatformConfig {
     uint32_t dramLatencyCycles = 100;     ///< request to first data
     uint32_t dramBytesPerCycle = 16;      ///< sustained bandwidth (reads and writes share it)
     TraceOptions trace;
+    FaultOptions fault;
 };
 
 /// Creates the SystemC platform: the Verilated NPU, a TLM-2.0 DRAM model, the register bus,
 /// the interrupt and the clock. SystemC elaborates once per process, so the first call builds
-/// the platform and later calls return the same one when `config` matches (any trace options
-/// allowed only on the first call); a different configuration fails with GENERAL_FAILURE. The
-/// device is reset (hardware reset, registers at their reset values) before being returned.
+/// the platform and later calls return the same one when `config` matches (trace and fault
+/// options apply only on the first call); a different configuration fails with GENERAL_FAILURE.
+/// The device is reset (hardware reset, registers at their reset values) before being returned.
 Result<std::shared_ptr<HardwareAccess>> createSystemCPlatform(const PlatformConfig& config = {});
 
 }  // namespace nncosim::sim

@@ -109,7 +109,9 @@ class NpuPlatform : public sc_core::sc_module {
     CsrOp mCsr;
     std::deque<ReadResponse> mResponses;
     uint64_t mChannelFreeCycle = 0;
-    uint64_t mWriteBeatsInJob = 0;  // for FaultOptions::Kind::kDropWriteBeat
+    // Fault injection (PlatformConfig::fault).
+    uint64_t mWriteBeatsInJob = 0;
+    uint32_t mCompletionAddr = 0;
     tlm::tlm_generic_payload mPayload;
     std::vector<uint8_t> mBeat;
     std::vector<uint8_t> mStrobes;
