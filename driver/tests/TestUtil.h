@@ -32,6 +32,16 @@ inline TestDevice makeTestDevice(DeviceOptions options = {}) {
     return {npu, *device};
 }
 
+/// The device on the process's SystemC platform (the Verilated NPU), created on first use.
+inline Result<SharedDevice> rtlDevice() {
+    static Result<SharedDevice> device = []() -> Result<SharedDevice> {
+        auto platform = sim::createSystemCPlatform();
+        if (!platform) return platform.status();
+        return makeNpuDevice(*platform);
+    }();
+    return device;
+}
+
 /// out = a + b on uint8 [2, 3] tensors with scale 1 and zero point 0 (so values simply add).
 inline Model addModel(OperandType type = OperandType::TENSOR_QUANT8_ASYMM, std::vector<uint32_t> outDims = {2, 3}) {
     ModelBuilder b;
