@@ -72,9 +72,10 @@ NpuPlatform::NpuPlatform(const sc_core::sc_module_name& name, const PlatformConf
     mModel = std::make_unique<Vnpu_top>(mContext.get(), "TOP");  // scopes read TOP.npu_top.*
     if (mConfig.trace.enabled) {
         mTrace = std::make_unique<NpuTrace>(*mModel);
+        // Depth 0 means every level below the scope (Verilator counts levels literally).
+        const int depth = mConfig.trace.depth > 0 ? mConfig.trace.depth : 1 << 20;
         for (const std::string& scope : mConfig.trace.scopes) {
-            mTrace->mFst.dumpvars(mConfig.trace.depth,
-                                  scope.rfind("TOP.", 0) == 0 ? scope : "TOP." + scope);
+            mTrace->mFst.dumpvars(depth, scope.rfind("TOP.", 0) == 0 ? scope : "TOP." + scope);
         }
     }
     mPayload.set_streaming_width(kVec);

@@ -1,6 +1,7 @@
 // Waveforms on request, in their own process (SystemC elaborates one platform per process): a
 // dump that starts at the doorbell and stops a fixed number of cycles later, the PE grid left
-// out, and a GTKWave save file whose signals all exist in the dump.
+// out, and a GTKWave save file whose signals all exist in the dump. Built a second time with
+// NNCOSIM_WAVE_SCOPED: a VCD dump limited to two scopes holds those and nothing else.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -18,8 +19,16 @@ namespace {
 
 constexpr uint64_t kWindow = 600;
 
+#ifdef NNCOSIM_WAVE_SCOPED
+constexpr bool kScoped = true;
+#else
+constexpr bool kScoped = false;
+#endif
+
 std::string dumpPath() {
-    return (std::filesystem::temp_directory_path() / "nncosim_wave_test" / "npu.fst").string();
+    return (std::filesystem::temp_directory_path() /
+            (kScoped ? "nncosim_wave_scoped_test/npu.vcd" : "nncosim_wave_test/npu.fst"))
+        .string();
 }
 
 HardwareAccess& tracedPlatform() {
@@ -30,6 +39,10 @@ HardwareAccess& tracedPlatform() {
         config.trace.startEvent = "doorbell";
         config.trace.startCycle = 0;
         config.trace.stopCycle = kWindow;
+        if (kScoped) {
+            config.trace.scopes = {"npu_top.u_cmd", "npu_top.u_compute.u_requant"};
+            config.trace.format = TraceOptions::Format::kVcd;
+        }
         auto platform = createSystemCPlatform(config);
         REQUIRE(platform.ok());
         return *platform;
@@ -87,7 +100,11 @@ VcdSummary readVcd(const std::string& path) {
     return s;
 }
 
+#ifdef NNCOSIM_WAVE_SCOPED
+TEST_CASE("sim_waves_scoped") {
+#else
 TEST_CASE("sim_waves_window_and_save_file") {
+#endif
     HardwareAccess& hw = tracedPlatform();
     hw.advance(1000);  // before the doorbell: not dumped
     npu::Program program;
@@ -101,9 +118,12 @@ TEST_CASE("sim_waves_window_and_save_file") {
     const std::string fst = dumpPath();
     REQUIRE(std::filesystem::exists(fst));
     REQUIRE(std::filesystem::exists(fst + ".gtkw"));
-    const std::string vcd = fst + ".vcd";
-    const std::string command = "fst2vcd -f '" + fst + "' -o '" + vcd + "' > /dev/null 2>&1";
-    REQUIRE(std::system(command.c_str()) == 0);
+    // The VCD variant is already text; the FST one is converted to read its declarations.
+    const std::string vcd = kScoped ? fst : fst + ".vcd";
+    if (!kScoped) {
+        const std::string command = "fst2vcd -f '" + fst + "' -o '" + vcd + "' > /dev/null 2>&1";
+        REQUIRE(std::system(command.c_str()) == 0);
+    }
     const VcdSummary dump = readVcd(vcd);
 
     // The window: from the doorbell's cycle for kWindow cycles (1 ns per cycle, times in ps).
@@ -111,6 +131,22 @@ TEST_CASE("sim_waves_window_and_save_file") {
     CHECK(dump.first >= doorbellCycle * periodPs);
     CHECK(dump.first <= (doorbellCycle + 8) * periodPs);
     CHECK(dump.last - dump.first <= (kWindow + 1) * periodPs);
+
+    if (kScoped) {
+        bool outside = false, cmd = false, requant = false;
+        for (const std::string& name : dump.names) {
+            const bool inCmd = name.rfind("TOP.npu_top.u_cmd.", 0) == 0;
+            const bool inRequant = name.rfind("TOP.npu_top.u_compute.u_requant.", 0) == 0;
+            cmd |= inCmd;
+            requant |= inRequant;
+            outside |= !inCmd && !inRequant;
+            CAPTURE(name);
+        }
+        CHECK(cmd);
+        CHECK(requant);
+        CHECK_FALSE(outside);
+        return;
+    }
 
     // The PE grid is excluded; its edges are there.
     bool anyGrid = false;
