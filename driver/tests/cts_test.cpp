@@ -133,7 +133,8 @@ void runCts(const IDevice& device, const std::string& label, const std::vector<s
         }
     }
     std::ostringstream report;
-    report << "NPU CTS (" << label << "): " << total.claimed << " claimed of " << total.tests << ", " << total.passed
+    report << "NPU CTS (" << label << (stride > 1 ? ", every " + std::to_string(stride) + "th claimed test" : "")
+           << "): " << total.claimed << " claimed of " << total.tests << ", " << total.passed
            << " passed (" << withoutGolden << " judged by the CTS values alone: no golden implementation yet)\n";
     for (const auto& [op, tally] : byOperation) {
         if (tally.claimed == 0) continue;
