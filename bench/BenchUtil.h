@@ -65,10 +65,13 @@ inline npu::Program buildLayer(sim::HardwareAccess& hw, const LayerShape& l, uin
         for (auto& b : w) {
             b = static_cast<uint8_t>(rng());
         }
-        const auto stream = npu::packDepthwiseWeights(w.data(), l.inC, l.kernel, l.kernel, 0, quant);
+        const bool taps = npu::depthwiseUsesTaps(g);
+        const auto stream =
+            npu::packDepthwiseWeights(w.data(), l.inC, l.kernel, l.kernel, 0, quant, taps);
         const uint32_t weights = alloc(stream.size());
         (void)hw.writeMemory(weights, stream.data(), stream.size());
-        if (!program.depthwise(input, output, weights, true, 0, g, npu::OutputStage{}).ok()) {
+        if (!program.depthwise(input, output, weights, true, 0, g, npu::OutputStage{}, taps)
+                 .ok()) {
             std::fprintf(stderr, "cannot tile %s\n", l.name.c_str());
         }
     } else {

@@ -72,8 +72,12 @@ struct Totals {
     }
 };
 
+struct Summary {
+    Totals oneByOne, threeByThree, depthwise, depthwiseStride1, depthwiseStride2;
+};
+
 int runNetwork(sim::HardwareAccess& hw, const char* name, const std::vector<LayerShape>& layers,
-               Totals& oneByOne, Totals& threeByThree, Totals& depthwise) {
+               Summary& summary) {
     std::printf("\n%s\n", name);
     std::printf("%-18s %-22s %9s %10s %7s %7s %7s %7s %7s %7s %5s\n", "layer", "shape", "MMAC",
                 "cycles", "util%", "ctr%", "wait_w", "wait_o", "wait_i", "fetch", "tiles");
@@ -108,11 +112,13 @@ int runNetwork(sim::HardwareAccess& hw, const char* name, const std::vector<Laye
                     100 * c.stallFetchCycles / busy, program.descriptors().size());
         network.add(macs * l.repeat, cycles * l.repeat);
         if (l.kind == Kind::kDepthwise) {
-            depthwise.add(macs * l.repeat, cycles * l.repeat);
+            summary.depthwise.add(macs * l.repeat, cycles * l.repeat);
+            (l.stride == 1 ? summary.depthwiseStride1 : summary.depthwiseStride2)
+                .add(macs * l.repeat, cycles * l.repeat);
         } else if (l.kernel == 1 && l.inC >= 64 && l.outC >= 64 && l.h > 1) {
-            oneByOne.add(macs * l.repeat, cycles * l.repeat);
+            summary.oneByOne.add(macs * l.repeat, cycles * l.repeat);
         } else if (l.kernel == 3) {
-            threeByThree.add(macs * l.repeat, cycles * l.repeat);
+            summary.threeByThree.add(macs * l.repeat, cycles * l.repeat);
         }
     }
     std::printf("%-18s %-22s %9.2f %10.0f %7.1f   (whole network, repeats counted, %.2f ms at 1 GHz)\n",
@@ -137,17 +143,24 @@ int run() {
                 "fetch: waiting for descriptors.\n",
                 npu::kArrayRows, npu::kArrayCols, config.dramBytesPerCycle,
                 config.dramLatencyCycles);
-    Totals oneByOne, threeByThree, depthwise;
-    if (runNetwork(hw, "MobileNet-v1", mobilenetV1(), oneByOne, threeByThree, depthwise) != 0 ||
-        runNetwork(hw, "ResNet-18", resnet18(), oneByOne, threeByThree, depthwise) != 0) {
+    Summary s;
+    if (runNetwork(hw, "MobileNet-v1", mobilenetV1(), s) != 0 ||
+        runNetwork(hw, "ResNet-18", resnet18(), s) != 0) {
         return 1;
     }
+    const npu::ConvGeometry dw3x3{3, 3, 1, 1, 1, 1, 1, 1};
     std::printf("\nsummary (MAC-weighted over layers, repeats counted)\n");
     std::printf("  1x1 convolutions with >= 64 channels: %5.1f%%  (target >= 90%%)\n",
-                100 * oneByOne.utilization());
+                100 * s.oneByOne.utilization());
     std::printf("  3x3 convolutions:                     %5.1f%%  (target >= 80%%)\n",
-                100 * threeByThree.utilization());
-    std::printf("  depthwise 3x3 (diagonal blocks):      %5.1f%%\n", 100 * depthwise.utilization());
+                100 * s.threeByThree.utilization());
+    std::printf("  depthwise 3x3, all:                   %5.1f%%  (%s mode)\n",
+                100 * s.depthwise.utilization(),
+                npu::depthwiseUsesTaps(dw3x3) ? "TAPS" : "diagonal-block");
+    std::printf("  depthwise 3x3, stride 1:              %5.1f%%\n",
+                100 * s.depthwiseStride1.utilization());
+    std::printf("  depthwise 3x3, stride 2:              %5.1f%%\n",
+                100 * s.depthwiseStride2.utilization());
     return 0;
 }
 

@@ -11,7 +11,13 @@
 // buffer b is written by wload_*: a write lands in all Cols PEs of the row at once. Writing row r
 // of buffer b is safe once the last vector tagged b has entered row r at least Cols cycles
 // earlier (it has left the row), and the write must come before the first vector tagged b that
-// needs the new weights reaches row r; npu_conv_engine schedules loads by that rule.
+// needs the new weights reaches row r; npu_compute schedules loads by that rule.
+//
+// Depthwise mode (dw_mode_i): every PE takes its own operand, dw_act_i[r][c], with the tag of
+// its row, dw_tag_i[r]; there is no column skew, so row r works on the vector that row 0 worked
+// on r cycles earlier and the columns' sums leave the bottom row together, Rows + 1 cycles
+// after row 0 saw the vector (psum_o is then not deskewed). The mode changes only while the
+// array is empty.
 module npu_array #(
   parameter int unsigned Rows = 16,
   parameter int unsigned Cols = 16
@@ -26,6 +32,10 @@ module npu_array #(
   input  logic                         wload_buf_i,
   input  logic [$clog2(Rows)-1:0]      wload_row_i,
   input  logic [Cols-1:0][8:0]         wload_data_i,
+
+  input  logic                         dw_mode_i,
+  input  logic signed [8:0]            dw_act_i [Rows][Cols],
+  input  logic                         dw_tag_i [Rows],
 
   output logic [Cols-1:0][31:0]        psum_o
 );
@@ -76,12 +86,24 @@ module npu_array #(
         tag_q[i][j] <= tag_q[i][j-1];
       end
     end
-    for (int j = 0; j < Cols; j++) begin
-      for (int i = 0; i < Rows; i++) begin
-        logic signed [8:0] w;
-        w = tag_q[i][j] ? w1_q[i][j] : w0_q[i][j];
-        psum_q[i][j] <= (i == 0 ? 32'sd0 : psum_q[i == 0 ? 0 : i-1][j]) +
-                        32'(act_q[i][j]) * 32'(w);
+    // One branch per mode, outside the PE loops.
+    if (dw_mode_i) begin
+      for (int j = 0; j < Cols; j++) begin
+        for (int i = 0; i < Rows; i++) begin
+          logic signed [8:0] w;
+          w = dw_tag_i[i] ? w1_q[i][j] : w0_q[i][j];
+          psum_q[i][j] <= (i == 0 ? 32'sd0 : psum_q[i == 0 ? 0 : i-1][j]) +
+                          32'(dw_act_i[i][j]) * 32'(w);
+        end
+      end
+    end else begin
+      for (int j = 0; j < Cols; j++) begin
+        for (int i = 0; i < Rows; i++) begin
+          logic signed [8:0] w;
+          w = tag_q[i][j] ? w1_q[i][j] : w0_q[i][j];
+          psum_q[i][j] <= (i == 0 ? 32'sd0 : psum_q[i == 0 ? 0 : i-1][j]) +
+                          32'(act_q[i][j]) * 32'(w);
+        end
       end
     end
   end
@@ -113,7 +135,7 @@ module npu_array #(
 
   always_comb begin
     for (int j = 0; j < Cols - 1; j++) begin
-      psum_o[j] = deskew_q[j][Cols-2-j];
+      psum_o[j] = dw_mode_i ? psum_q[Rows-1][j] : deskew_q[j][Cols-2-j];
     end
     psum_o[Cols-1] = psum_q[Rows-1][Cols-1];
   end

@@ -111,7 +111,7 @@ module npu_cmd
   logic [63:0] a_words;
   logic [31:0] p_count, kt;
   logic [47:0] w_words;
-  logic        bad_opcode, bad_field;
+  logic        bad_opcode, bad_field, taps;
 
   // Helpers look at some fields of their tensors only.
   /* verilator lint_off UNUSEDSIGNAL */
@@ -131,7 +131,9 @@ module npu_cmd
     a_rows  = 48'(d.a.count1) * 48'(d.a.count2) * 48'(d.a.count3);
     a_words = 64'(a_rows) * 64'(a_wpr);
     p_count = 32'(d.out.count1) * 32'(d.out.count2);
-    kt      = 32'(d.kernel_w) * 32'(d.kernel_h) * (d.opcode == OpConv ? 32'(a_wpr) : 32'd1);
+    taps    = d.flags[2];
+    kt      = taps ? 32'd1
+                   : 32'(d.kernel_w) * 32'(d.kernel_h) * (d.opcode == OpConv ? 32'(a_wpr) : 32'd1);
     w_words = d.opcode == OpLut ? 48'(TableWords)
                                 : 48'(nb) * (48'(WeightQuantWords) + 48'(kt) * 48'(Vec));
 
@@ -153,6 +155,15 @@ module npu_cmd
       if (is_array_op(d.opcode)) begin
         bad_field |= d.w_addr[VecIdxW-1:0] != '0 || w_words > 48'hffff_ffff;
       end
+      // TAPS: one kernel row per scratchpad read port, every tap on its own array row, and
+      // neighbouring taps one input column apart.
+      if (taps) begin
+        bad_field |= d.opcode != OpDwconv || 32'(d.kernel_h) > DwTapPorts ||
+                     32'(d.kernel_h) * 32'(d.kernel_w) > ArrayRows || d.dilation_w != 8'd1;
+      end
+    end
+    if (taps && !is_window_op(d.opcode)) begin
+      bad_field = 1'b1;
     end
     if (d.opcode == OpAdd || d.opcode == OpMul) begin
       bad_field |= !same_shape(d.a, d.b) || !same_shape(d.a, d.out) || tensor_empty(d.b) ||

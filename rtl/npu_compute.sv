@@ -10,6 +10,12 @@
 //   - the accumulators (two banks of AccDepth x Vec int32) sum the K steps of one nb; a full
 //     bank is drained through requantization (or the pooling finish) to the store DMA while
 //     the other bank fills.
+// DWCONV with the TAPS flag puts kernel tap t on array row t and channel c on column c (the
+// depthwise weights themselves are the stationary block). Each cycle the feeder reads, for one
+// output pixel, the word of every kernel row at the pixel's first column (one scratchpad port
+// per kernel row); word ky reaches array rows ky*KW .. ky*KW+KW-1 ky*KW cycles later, when those
+// rows work on the pixels whose taps it holds (that needs STRIDE_W == DILATION_W). Output rows
+// are extended by KW-1 steps so the last pixels of a row get their right-hand taps.
 // Element-wise operations (ADD, MUL, LUT) stream the buffer word by word through the lane
 // arithmetic and requantization (ADD, MUL) or the table (LUT) to the store DMA.
 // Descriptors retire in order once their last result word is stored.
@@ -29,8 +35,8 @@ module npu_compute
   output logic [31:0]                weight_index_o,
   output logic [31:0]                store_index_o,
 
-  output logic [SpadAw-1:0]          spad_raddr_o,
-  input  logic [VecBits-1:0]         spad_rdata_i,
+  output logic [SpadAw-1:0]          spad_raddr_o [DwTapPorts],
+  input  logic [VecBits-1:0]         spad_rdata_i [DwTapPorts],
 
   output logic                       ws_start_o,
   output logic [31:0]                ws_addr_o,
@@ -82,6 +88,9 @@ module npu_compute
   assign is_pool  = dq.opcode == OpMaxpool || dq.opcode == OpAvgpool;
   assign is_dw    = dq.opcode != OpConv;  // the input word follows nb (DWCONV, pooling)
 
+  logic is_taps;
+  assign is_taps = dq.opcode == OpDwconv && dq.flags[2];
+
   // ------------------------------------------------------------------------------------------
   // Accumulator banks and the jobs that drain them.
   typedef struct packed {
@@ -116,21 +125,32 @@ module npu_compute
   // Feeder counters (stage 0).
   logic [15:0] nb_q, kt_q, ky_q, kx_q, cb_q;
   logic [15:0] oy_q, ox_q;
+  logic [15:0] tx_q;    // TAPS: output column of the next valid step
+  logic [7:0]  tsub_q;  // TAPS: ox_q mod STRIDE_W
   logic [31:0] p_q;
   logic [15:0] fd_block_q, ld_block_q;  // global block numbers (the array buffer is bit 0)
   logic [7:0]  tag_hold_q [2];
   logic [7:0]  array_inflight_q;         // vectors in the feeder and the array
 
   logic last_p, last_kt, last_nb, block_ready, issue;
+  logic taps_row_end, taps_last, step_valid, last_step;
   assign last_p  = p_q + 1 == job_q.p_count;
+  // TAPS steps walk every input column of the output row's span (ox_q is that column; every
+  // STRIDE_W-th step is an output pixel) plus KW - 1 more for the last pixel's right-hand taps.
+  assign taps_row_end = 32'(ox_q) + 1 ==
+                        (32'(dq.out.count1) - 1) * 32'(dq.stride_w) + 32'(dq.kernel_w);
+  assign taps_last    = taps_row_end && oy_q + 1 == dq.out.count2;
+  assign step_valid   = !is_taps || (tsub_q == '0 && tx_q < dq.out.count1);
+  assign last_step    = is_taps ? taps_last : last_p;
   assign last_kt = kt_q + 1 == job_q.kt_count;
   assign last_nb = nb_q + 1 == job_q.nb_count;
   assign block_ready = !is_array || ld_block_q != fd_block_q;
   assign issue = fd_state_q == FdStream && block_ready;
 
-  logic nb_go;
+  // The array changes mode (weight-stationary / TAPS) and pooling starts only on an empty array.
+  logic nb_go, array_dw_q;
   assign nb_go = fd_state_q == FdNbStart && !bank_busy_q[fd_bank_q] &&
-                 (is_array || array_inflight_q == '0);
+                 ((is_array && is_taps == array_dw_q) || array_inflight_q == '0);
 
   // Lanes of the current input word and of the current output block that hold real channels.
   logic [15:0] in_lanes, out_lanes;
@@ -175,6 +195,8 @@ module npu_compute
         end
         FdNbStart: begin
           if (nb_go) begin
+            tx_q   <= '0;
+            tsub_q <= '0;
             kt_q <= '0;
             ky_q <= '0;
             kx_q <= '0;
@@ -187,9 +209,15 @@ module npu_compute
         end
         FdStream: begin
           if (issue) begin
-            if (!last_p) begin
-              p_q <= p_q + 1;
-              if (ox_q + 1 == dq.out.count1) begin
+            if (!last_step) begin
+              if (step_valid) begin
+                p_q  <= p_q + 1;
+                tx_q <= tx_q + 1;
+              end
+              tsub_q <= tsub_q + 1 == dq.stride_w ? '0 : tsub_q + 1;
+              if (is_taps ? taps_row_end : ox_q + 1 == dq.out.count1) begin
+                tx_q   <= '0;
+                tsub_q <= '0;
                 ox_q <= '0;
                 oy_q <= oy_q + 1;
               end else begin
@@ -399,7 +427,7 @@ module npu_compute
       tag_hold_q[1] <= '0;
     end else begin
       for (int unsigned t = 0; t < 2; t++) begin
-        if (issue && is_array && last_p && fd_block_q[0] == t[0]) begin
+        if (issue && is_array && last_step && fd_block_q[0] == t[0]) begin
           tag_hold_q[t] <= 8'(TagHold);
         end else if (tag_hold_q[t] != '0) begin
           tag_hold_q[t] <= tag_hold_q[t] - 1;
@@ -438,12 +466,13 @@ module npu_compute
       s2_q <= '0;
       s3_q <= '0;
     end else begin
-      s1_q.valid     <= issue;
+      s1_q.valid     <= issue && step_valid;
       s1_q.p         <= AccAw'(p_q);
       s1_q.bank      <= fd_bank_q;
       s1_q.tag       <= fd_block_q[0];
       s1_q.first     <= kt_q == '0;
-      s1_q.bank_done <= last_p && last_kt;
+      s1_q.bank_done <= is_taps ? oy_q + 1 == dq.out.count2 && tx_q + 1 == dq.out.count1
+                                : last_p && last_kt;
       s1_q.pool      <= is_pool;
       s1_q.pad       <= 1'b0;
       s2_q           <= s1_q;
@@ -457,7 +486,8 @@ module npu_compute
       s1_iy_q    <= 18'(signed'({1'b0, oy_q}) * signed'({1'b0, dq.stride_h}) +
                         signed'({1'b0, ky_q}) * signed'({1'b0, dq.dilation_h}) -
                         18'(signed'({1'b0, dq.pad_top})));
-      s1_ix_q    <= 18'(signed'({1'b0, ox_q}) * signed'({1'b0, dq.stride_w}) +
+      s1_ix_q    <= is_taps ? 18'(signed'({1'b0, ox_q}) - 18'(signed'({1'b0, dq.pad_left})))
+                            : 18'(signed'({1'b0, ox_q}) * signed'({1'b0, dq.stride_w}) +
                         signed'({1'b0, kx_q}) * signed'({1'b0, dq.dilation_w}) -
                         18'(signed'({1'b0, dq.pad_left})));
       s1_word_q  <= is_dw ? nb_q : cb_q;
@@ -475,13 +505,107 @@ module npu_compute
   assign win_addr  = (32'(s1_iy_q) * 32'(dq.a.count1) + 32'(s1_ix_q)) * 32'(job_q.a_wpr) +
                      32'(s1_word_q);
 
+  // ------------------------------------------------------------------------------------------
+  // TAPS words: one per kernel row, delayed by ky * KW cycles and fanned out to its array rows.
+  localparam int unsigned KyW    = DwTapPorts > 1 ? $clog2(DwTapPorts) : 1;
+  localparam int unsigned DelayW = $clog2(ArrayRows);
+
+  logic               s1_step_q, s1_tag_q, s2_tag_q, tw_tag_q;
+  logic [15:0]        s2_word_lanes_q;
+  logic [31:0]        tap_addr [DwTapPorts];
+  logic               tap_inb  [DwTapPorts];
+  logic               s2_inb_q [DwTapPorts];
+  logic signed [8:0]  tw_q     [DwTapPorts][Vec];
+  logic signed [8:0]  tdel_q   [DwTapPorts][ArrayRows][Vec];
+  logic               tdel_tag_q [DwTapPorts][ArrayRows];
+  logic signed [8:0]  dw_rows_q [ArrayRows][Vec];
+  logic               dw_rows_tag_q [ArrayRows];
+  logic               row_on_q    [ArrayRows];  // the row holds a tap
+  logic [KyW-1:0]     row_ky_q    [ArrayRows];  // kernel row feeding it
+  logic [DelayW-1:0]  row_delay_q [ArrayRows];  // ky * KW - 1 (ky > 0)
+
+  always_comb begin
+    for (int unsigned k = 0; k < DwTapPorts; k++) begin
+      logic signed [17:0] iy;
+      iy          = '0;
+      tap_addr[k] = '0;
+      tap_inb[k]  = 1'b0;
+      if (array_dw_q) begin
+        iy          = s1_iy_q + 18'(k * 32'(dq.dilation_h));
+        tap_inb[k]  = !iy[17] && !s1_ix_q[17] && iy < 18'(dq.a.count2) &&
+                      s1_ix_q < 18'(dq.a.count1) && k < 32'(dq.kernel_h);
+        tap_addr[k] = (32'(iy) * 32'(dq.a.count1) + 32'(s1_ix_q)) * 32'(job_q.a_wpr) +
+                      32'(s1_word_q);
+      end
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    s1_step_q <= issue;
+    s1_tag_q  <= fd_block_q[0];
+    s2_tag_q  <= s1_tag_q;
+    if (s1_step_q) begin
+      s2_word_lanes_q <= s1_lanes_q;
+      for (int unsigned k = 0; k < DwTapPorts; k++) begin
+        s2_inb_q[k] <= tap_inb[k];
+      end
+    end
+    if (nb_go && is_taps) begin
+      for (int unsigned r = 0; r < ArrayRows; r++) begin
+        logic [31:0] ky;
+        ky             = r / 32'(dq.kernel_w);
+        row_on_q[r]    <= ky < 32'(dq.kernel_h);
+        row_ky_q[r]    <= KyW'(ky);
+        row_delay_q[r] <= DelayW'(ky * 32'(dq.kernel_w) - 1);
+      end
+    end
+    if (array_dw_q) begin
+      tw_tag_q <= s2_tag_q;
+      for (int unsigned k = 0; k < DwTapPorts; k++) begin
+        for (int unsigned l = 0; l < Vec; l++) begin
+          tw_q[k][l] <= s2_inb_q[k] && 32'(l) < 32'(s2_word_lanes_q)
+                            ? widen(spad_rdata_i[k][l*8 +: 8], dq.a_signed) - dq.a_zero_point
+                            : '0;
+        end
+        tdel_q[k][0]     <= tw_q[k];
+        tdel_tag_q[k][0] <= tw_tag_q;
+        for (int unsigned d = 1; d < ArrayRows; d++) begin
+          tdel_q[k][d]     <= tdel_q[k][d-1];
+          tdel_tag_q[k][d] <= tdel_tag_q[k][d-1];
+        end
+      end
+      for (int unsigned r = 0; r < ArrayRows; r++) begin
+        if (!row_on_q[r]) begin
+          for (int unsigned l = 0; l < Vec; l++) begin
+            dw_rows_q[r][l] <= '0;
+          end
+          dw_rows_tag_q[r] <= 1'b0;
+        end else if (row_ky_q[r] == '0) begin
+          dw_rows_q[r]     <= tw_q[0];
+          dw_rows_tag_q[r] <= tw_tag_q;
+        end else begin
+          dw_rows_q[r]     <= tdel_q[row_ky_q[r]][row_delay_q[r]];
+          dw_rows_tag_q[r] <= tdel_tag_q[row_ky_q[r]][row_delay_q[r]];
+        end
+      end
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      array_dw_q <= 1'b0;
+    end else if (nb_go && is_array) begin
+      array_dw_q <= is_taps;
+    end
+  end
+
   always_ff @(posedge clk_i) begin
     if (s2_q.valid) begin
       for (int unsigned l = 0; l < Vec; l++) begin
         if (s2_q.pool) begin
-          s3_act_q[l] <= widen(spad_rdata_i[l*8 +: 8], dq.a_signed);
+          s3_act_q[l] <= widen(spad_rdata_i[0][l*8 +: 8], dq.a_signed);
         end else if (32'(l) < 32'(s2_lanes_q)) begin
-          s3_act_q[l] <= widen(spad_rdata_i[l*8 +: 8], dq.a_signed) - dq.a_zero_point;
+          s3_act_q[l] <= widen(spad_rdata_i[0][l*8 +: 8], dq.a_signed) - dq.a_zero_point;
         end else begin
           s3_act_q[l] <= '0;
         end
@@ -515,6 +639,9 @@ module npu_compute
     .wload_buf_i  (ld_block_go ? ld_block_q[0] : ~ld_block_q[0]),
     .wload_row_i  (ld_block_go ? '0 : ld_row_q),
     .wload_data_i (wload_data),
+    .dw_mode_i    (array_dw_q),
+    .dw_act_i     (dw_rows_q),
+    .dw_tag_i     (dw_rows_tag_q),
     .psum_o       (psum)
   );
 
@@ -529,9 +656,11 @@ module npu_compute
         meta_q[d] <= '0;
       end
     end else begin
-      meta_q[0] <= s3_q.pool ? '0 : s3_q;
+      // TAPS vectors leave the array after Rows + 1 cycles, not Rows + Cols: they join the
+      // line Cols - 1 places further on.
+      meta_q[0] <= s3_q.pool || array_dw_q ? '0 : s3_q;
       for (int unsigned d = 1; d < ArrayLatency; d++) begin
-        meta_q[d] <= meta_q[d-1];
+        meta_q[d] <= d == ArrayCols - 1 && array_dw_q ? s3_q : meta_q[d-1];
       end
     end
   end
@@ -542,7 +671,7 @@ module npu_compute
     end else if (flush_i) begin
       array_inflight_q <= '0;
     end else begin
-      array_inflight_q <= array_inflight_q + 8'(issue && is_array) -
+      array_inflight_q <= array_inflight_q + 8'(issue && is_array && step_valid) -
                           8'(meta_q[ArrayLatency-1].valid);
     end
   end
@@ -857,14 +986,14 @@ module npu_compute
 
   always_ff @(posedge clk_i) begin
     if (e1_valid_q && !e1_b_q) begin
-      e1_a_q <= spad_rdata_i;
+      e1_a_q <= spad_rdata_i[0];
     end
     if (e1_last) begin
       for (int unsigned l = 0; l < Vec; l++) begin
         logic [7:0]         a_byte, b_byte;
         logic signed [31:0] a_c, b_c;
-        a_byte = el_two ? e1_a_q[l*8 +: 8] : spad_rdata_i[l*8 +: 8];
-        b_byte = spad_rdata_i[l*8 +: 8];
+        a_byte = el_two ? e1_a_q[l*8 +: 8] : spad_rdata_i[0][l*8 +: 8];
+        b_byte = spad_rdata_i[0][l*8 +: 8];
         a_c = 32'(widen(a_byte, dq.a_signed)) - 32'(signed'(dq.a_zero_point));
         b_c = 32'(widen(b_byte, dq.b_signed)) - 32'(signed'(dq.b_zero_point));
         unique case (dq.opcode)
@@ -1034,16 +1163,25 @@ module npu_compute
   assign store_index_o  = rq_from_elem ? job_q.index : dj.index;
 
   // Scratchpad reads: the window address, or element-wise words (B after A).
-  assign spad_raddr_o = (job_q.buf_sel ? SpadAw'(SpadWords) : '0) +
-                        (fd_state_q == FdElemRun
-                             ? SpadAw'(el_word_q + (el_second_q ? job_q.a_words : 32'd0))
-                             : SpadAw'(win_addr));
+  always_comb begin
+    spad_raddr_o[0] = (job_q.buf_sel ? SpadAw'(SpadWords) : '0) +
+                      (fd_state_q == FdElemRun
+                           ? SpadAw'(el_word_q + (el_second_q ? job_q.a_words : 32'd0))
+                           : SpadAw'(win_addr));
+    for (int unsigned k = 1; k < DwTapPorts; k++) begin
+      spad_raddr_o[k] = (job_q.buf_sel ? SpadAw'(SpadWords) : '0) + SpadAw'(tap_addr[k]);
+    end
+  end
 
   // Performance events.
   always_comb begin
     perf_macs_o = '0;
     if (issue && is_array) begin
-      perf_macs_o = dq.opcode == OpDwconv ? out_lanes : 16'(in_lanes * out_lanes);
+      if (is_taps) begin
+        perf_macs_o = step_valid ? 16'(dq.kernel_h * dq.kernel_w) * out_lanes : '0;
+      end else begin
+        perf_macs_o = dq.opcode == OpDwconv ? out_lanes : 16'(in_lanes * out_lanes);
+      end
     end
   end
   assign perf_array_active_o = issue && is_array;

@@ -37,6 +37,10 @@ package npu_pkg;
 `define NPU_MAX_OUTSTANDING_READS 256
 `endif
   localparam int unsigned MaxOutstandingReads = `NPU_MAX_OUTSTANDING_READS;  // DRAM read beats the DMA may have in flight.
+`ifndef NPU_DW_TAP_PORTS
+`define NPU_DW_TAP_PORTS 4
+`endif
+  localparam int unsigned DwTapPorts = `NPU_DW_TAP_PORTS;  // Scratchpad read ports of the depthwise TAPS mode (one per kernel row; the scratchpad is replicated that many ways).
 
   localparam int unsigned DescriptorWords = 32;  // 32-bit words per command descriptor (128 bytes).
   localparam int unsigned CompletionWords = 4;  // 32-bit words of the completion record the NPU writes at the end of a job.
@@ -72,7 +76,8 @@ package npu_pkg;
   // Bits of HEADER.FLAGS.
   typedef enum logic [7:0] {
     FlagLast = 8'd1,  // Last descriptor of the chain: the job completes after it.
-    FlagFence = 8'd2  // Start this descriptor's loads only after every earlier descriptor has stored its results (it reads what they wrote).
+    FlagFence = 8'd2,  // Start this descriptor's loads only after every earlier descriptor has stored its results (it reads what they wrote).
+    FlagTaps = 8'd4  // DWCONV only: kernel taps on array rows, channels on columns (KERNEL_H <= DwTapPorts, KERNEL_H * KERNEL_W <= ArrayRows, DILATION_W = 1). The weight stream holds one block per channel block, row t = tap t (ky * KERNEL_W + kx). Without it DWCONV uses diagonal blocks, one per tap.
   } desc_flag_e;
 
   // Register byte offsets.

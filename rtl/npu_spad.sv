@@ -1,17 +1,20 @@
-// Input scratchpad: Words x Vec bytes, one write port (the load DMA) and one synchronous read
-// port (the compute stage). Two halves serve as ping-pong buffers; the units keep their
-// accesses in different halves, so a read never meets a write to the same word.
+// Input scratchpad: Words x Vec bytes, one write port (the load DMA) and ReadPorts synchronous
+// read ports (the compute stage; ports beyond the first serve the depthwise TAPS mode, which
+// reads one word per kernel row each cycle, so the memory is replicated ReadPorts ways). Two
+// halves serve as ping-pong buffers; the units keep their accesses in different halves, so a
+// read never meets a write to the same word.
 module npu_spad
   import npu_core_pkg::*;
 #(
-  parameter int unsigned Words = 8192
+  parameter int unsigned Words     = 8192,
+  parameter int unsigned ReadPorts = 1
 ) (
   input  logic                     clk_i,
   input  logic                     we_i,
   input  logic [$clog2(Words)-1:0] waddr_i,
   input  logic [VecBits-1:0]       wdata_i,
-  input  logic [$clog2(Words)-1:0] raddr_i,
-  output logic [VecBits-1:0]       rdata_o
+  input  logic [$clog2(Words)-1:0] raddr_i [ReadPorts],
+  output logic [VecBits-1:0]       rdata_o [ReadPorts]
 );
 
   logic [VecBits-1:0] mem_q [Words];
@@ -20,7 +23,9 @@ module npu_spad
     if (we_i) begin
       mem_q[waddr_i] <= wdata_i;
     end
-    rdata_o <= mem_q[raddr_i];
+    for (int unsigned p = 0; p < ReadPorts; p++) begin
+      rdata_o[p] <= mem_q[raddr_i[p]];
+    end
   end
 
 endmodule

@@ -187,8 +187,10 @@ module npu_top
   // ------------------------------------------------------------------------------------------
   // Load DMA into the scratchpad.
   logic               spad_we;
-  logic [SpadAw-1:0]  spad_waddr, spad_raddr;
-  logic [VecBits-1:0] spad_wdata, spad_rdata;
+  logic [SpadAw-1:0]  spad_waddr;
+  logic [SpadAw-1:0]  spad_raddr [DwTapPorts];
+  logic [VecBits-1:0] spad_wdata;
+  logic [VecBits-1:0] spad_rdata [DwTapPorts];
 
   npu_dma_load u_dma_load (
     .clk_i,
@@ -214,7 +216,8 @@ module npu_top
   assign req_wstrb[ClientLoad] = '0;
 
   npu_spad #(
-    .Words(2 * SpadWords)
+    .Words    (2 * SpadWords),
+    .ReadPorts(DwTapPorts)
   ) u_spad (
     .clk_i,
     .we_i   (spad_we),

@@ -54,8 +54,14 @@ uint32_t convWeightStreamBytes(uint32_t outChannels, uint32_t kernelH, uint32_t 
     return ceilDiv(outChannels, kVec) * (kWeightQuantWords + blocks * kArrayRows) * kVec;
 }
 
-uint32_t depthwiseWeightStreamBytes(uint32_t channels, uint32_t kernelH, uint32_t kernelW) {
-    return ceilDiv(channels, kVec) * (kWeightQuantWords + kernelH * kernelW * kArrayRows) * kVec;
+bool depthwiseUsesTaps(const ConvGeometry& g) {
+    return g.kernelH <= kDwTapPorts && g.kernelH * g.kernelW <= kArrayRows && g.dilationW == 1;
+}
+
+uint32_t depthwiseWeightStreamBytes(uint32_t channels, uint32_t kernelH, uint32_t kernelW,
+                                    bool taps) {
+    const uint32_t blocks = taps ? 1 : kernelH * kernelW;
+    return ceilDiv(channels, kVec) * (kWeightQuantWords + blocks * kArrayRows) * kVec;
 }
 
 std::vector<uint8_t> packConvWeights(const uint8_t* weights, uint32_t outChannels,
@@ -94,12 +100,26 @@ std::vector<uint8_t> packConvWeights(const uint8_t* weights, uint32_t outChannel
 std::vector<uint8_t> packDepthwiseWeights(const uint8_t* weights, uint32_t channels,
                                           uint32_t kernelH, uint32_t kernelW,
                                           int32_t weightZeroPoint,
-                                          const std::vector<ChannelQuant>& quant) {
+                                          const std::vector<ChannelQuant>& quant, bool taps) {
     std::vector<uint8_t> stream;
-    stream.reserve(depthwiseWeightStreamBytes(channels, kernelH, kernelW));
+    stream.reserve(depthwiseWeightStreamBytes(channels, kernelH, kernelW, taps));
     const uint8_t padding = static_cast<uint8_t>(weightZeroPoint);
     for (uint32_t nb = 0; nb < ceilDiv(channels, kVec); ++nb) {
         appendQuantWords(stream, quant, nb * kVec);
+        if (taps) {
+            // One block: row t is tap t (ky * kernelW + kx), column c channel 16 * nb + c.
+            for (uint32_t r = 0; r < kArrayRows; ++r) {
+                for (uint32_t c = 0; c < kArrayCols; ++c) {
+                    const uint32_t channel = nb * kVec + c;
+                    uint8_t value = padding;
+                    if (r < kernelH * kernelW && channel < channels) {
+                        value = weights[r * channels + channel];
+                    }
+                    stream.push_back(value);
+                }
+            }
+            continue;
+        }
         for (uint32_t ky = 0; ky < kernelH; ++ky) {
             for (uint32_t kx = 0; kx < kernelW; ++kx) {
                 // Lane r of the input word feeds only output column r: a diagonal block.
@@ -129,7 +149,8 @@ void Program::append(Descriptor d) {
 
 Status Program::windowOp(Opcode opcode, const DeviceTensor& input, const DeviceTensor& output,
                          uint32_t weights, bool weightsSigned, int32_t weightZeroPoint,
-                         const ConvGeometry& g, const OutputStage& stage, uint32_t tag) {
+                         const ConvGeometry& g, const OutputStage& stage, uint32_t flags,
+                         uint32_t tag) {
     if (input.n != 1 || output.n != 1) {
         return invalidArgument("NPU window operations take one image at a time");
     }
@@ -184,6 +205,7 @@ Status Program::windowOp(Opcode opcode, const DeviceTensor& input, const DeviceT
             }
             Descriptor d;
             d.opcode = opcode;
+            d.flags = flags;
             d.tag = tag;
             d.aSigned = input.isSigned;
             d.bSigned = weightsSigned;
@@ -218,17 +240,21 @@ Status Program::conv(const DeviceTensor& input, const DeviceTensor& output, uint
                      bool weightsSigned, int32_t weightZeroPoint, const ConvGeometry& geometry,
                      const OutputStage& stage, uint32_t tag) {
     return windowOp(Opcode::CONV, input, output, weights, weightsSigned, weightZeroPoint, geometry,
-                    stage, tag);
+                    stage, 0, tag);
 }
 
 Status Program::depthwise(const DeviceTensor& input, const DeviceTensor& output,
                           uint32_t weights, bool weightsSigned, int32_t weightZeroPoint,
-                          const ConvGeometry& geometry, const OutputStage& stage, uint32_t tag) {
+                          const ConvGeometry& geometry, const OutputStage& stage, bool taps,
+                          uint32_t tag) {
     if (input.c != output.c) {
         return invalidArgument("NPU DWCONV needs depth multiplier 1");
     }
+    if (taps && !depthwiseUsesTaps(geometry)) {
+        return invalidArgument("NPU DWCONV: this kernel cannot use the TAPS mode");
+    }
     return windowOp(Opcode::DWCONV, input, output, weights, weightsSigned, weightZeroPoint,
-                    geometry, stage, tag);
+                    geometry, stage, taps ? static_cast<uint32_t>(DescFlag::TAPS) : 0, tag);
 }
 
 Status Program::fullyConnected(const DeviceTensor& input, const DeviceTensor& output,
@@ -245,7 +271,7 @@ Status Program::fullyConnected(const DeviceTensor& input, const DeviceTensor& ou
         return invalidArgument("NPU FULLY_CONNECTED: batch sizes differ");
     }
     return windowOp(Opcode::CONV, in, out, weights, weightsSigned, weightZeroPoint, ConvGeometry{},
-                    stage, tag);
+                    stage, 0, tag);
 }
 
 Status Program::pool(bool average, const DeviceTensor& input, const DeviceTensor& output,
@@ -257,7 +283,7 @@ Status Program::pool(bool average, const DeviceTensor& input, const DeviceTensor
     stage.actMin = actMin;
     stage.actMax = actMax;
     return windowOp(average ? Opcode::AVGPOOL : Opcode::MAXPOOL, input, output, 0, false, 0,
-                    geometry, stage, tag);
+                    geometry, stage, 0, tag);
 }
 
 Status Program::elementwise(bool mul, const DeviceTensor& a, const DeviceTensor& b,

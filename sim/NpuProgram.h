@@ -53,8 +53,14 @@ struct ChannelQuant {
 /// Bytes of the weight stream of a CONV (or FULLY_CONNECTED) with these sizes.
 uint32_t convWeightStreamBytes(uint32_t outChannels, uint32_t kernelH, uint32_t kernelW,
                                uint32_t inChannels);
+/// Whether a depthwise convolution with this geometry runs in the array's TAPS mode (kernel taps
+/// on array rows: KERNEL_H <= kDwTapPorts, KERNEL_H * KERNEL_W <= kArrayRows, horizontal
+/// dilation 1). Otherwise it runs as diagonal blocks, one tap per K step.
+bool depthwiseUsesTaps(const ConvGeometry& geometry);
+
 /// Bytes of the weight stream of a DWCONV over `channels`.
-uint32_t depthwiseWeightStreamBytes(uint32_t channels, uint32_t kernelH, uint32_t kernelW);
+uint32_t depthwiseWeightStreamBytes(uint32_t channels, uint32_t kernelH, uint32_t kernelW,
+                                    bool taps);
 
 /// Packs a convolution's weights, OHWI ([outChannels][kernelH][kernelW][inChannels], bytes of
 /// the weight type), and per-channel quantization (outChannels entries) into the stream CONV
@@ -64,12 +70,13 @@ std::vector<uint8_t> packConvWeights(const uint8_t* weights, uint32_t outChannel
                                      int32_t weightZeroPoint,
                                      const std::vector<ChannelQuant>& quant);
 
-/// Packs depthwise weights ([1][kernelH][kernelW][channels], depth multiplier 1) as diagonal
-/// blocks for DWCONV descriptors.
+/// Packs depthwise weights ([1][kernelH][kernelW][channels], depth multiplier 1) for DWCONV
+/// descriptors: with `taps` one block per 16 channels (row t = tap t), else diagonal blocks,
+/// one per tap. `taps` must be what the descriptors use (depthwiseUsesTaps).
 std::vector<uint8_t> packDepthwiseWeights(const uint8_t* weights, uint32_t channels,
                                           uint32_t kernelH, uint32_t kernelW,
                                           int32_t weightZeroPoint,
-                                          const std::vector<ChannelQuant>& quant);
+                                          const std::vector<ChannelQuant>& quant, bool taps);
 
 /// A chain under construction. Descriptors are appended in execution order; operations that
 /// read a tensor an earlier descriptor writes must call fence() first.
@@ -88,10 +95,11 @@ class Program {
                 bool weightsSigned, int32_t weightZeroPoint, const ConvGeometry& geometry,
                 const OutputStage& stage, uint32_t tag = 0);
 
-    /// Depthwise convolution, depth multiplier 1 (input.c == output.c).
+    /// Depthwise convolution, depth multiplier 1 (input.c == output.c), in TAPS mode when
+    /// `taps` (which requires depthwiseUsesTaps) with weights packed to match.
     Status depthwise(const DeviceTensor& input, const DeviceTensor& output, uint32_t weights,
                      bool weightsSigned, int32_t weightZeroPoint, const ConvGeometry& geometry,
-                     const OutputStage& stage, uint32_t tag = 0);
+                     const OutputStage& stage, bool taps, uint32_t tag = 0);
 
     /// Fully connected: input [batch][inSize] (input.n = batch, input.c = inSize), output
     /// [batch][units]; weights packed as a 1x1 convolution.
@@ -129,7 +137,8 @@ class Program {
   private:
     Status windowOp(Opcode opcode, const DeviceTensor& input, const DeviceTensor& output,
                     uint32_t weights, bool weightsSigned, int32_t weightZeroPoint,
-                    const ConvGeometry& geometry, const OutputStage& stage, uint32_t tag);
+                    const ConvGeometry& geometry, const OutputStage& stage, uint32_t flags,
+                    uint32_t tag);
 
     std::vector<Descriptor> mDescriptors;
     bool mFenceNext = false;

@@ -46,6 +46,11 @@ inline constexpr uint32_t kWeightFifoWords = NNCOSIM_NPU_WEIGHT_FIFO_WORDS;
 #endif
 /// DRAM read beats the DMA may have in flight.
 inline constexpr uint32_t kMaxOutstandingReads = NNCOSIM_NPU_MAX_OUTSTANDING_READS;
+#ifndef NNCOSIM_NPU_DW_TAP_PORTS
+#define NNCOSIM_NPU_DW_TAP_PORTS 4
+#endif
+/// Scratchpad read ports of the depthwise TAPS mode (one per kernel row; the scratchpad is replicated that many ways).
+inline constexpr uint32_t kDwTapPorts = NNCOSIM_NPU_DW_TAP_PORTS;
 
 /// 32-bit words per command descriptor (128 bytes).
 inline constexpr uint32_t kDescriptorWords = 32;
@@ -86,6 +91,7 @@ enum class ErrorCode : uint32_t {
 enum class DescFlag : uint32_t {
     LAST = 1,  ///< Last descriptor of the chain: the job completes after it.
     FENCE = 2,  ///< Start this descriptor's loads only after every earlier descriptor has stored its results (it reads what they wrote).
+    TAPS = 4,  ///< DWCONV only: kernel taps on array rows, channels on columns (KERNEL_H <= DwTapPorts, KERNEL_H * KERNEL_W <= ArrayRows, DILATION_W = 1). The weight stream holds one block per channel block, row t = tap t (ky * KERNEL_W + kx). Without it DWCONV uses diagonal blocks, one per tap.
 };
 
 /// Register byte offsets.

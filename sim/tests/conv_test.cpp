@@ -58,7 +58,7 @@ struct CaseResult {
 
 // Runs one (grouped, depthwise or plain) convolution and compares every output byte.
 CaseResult runConv(const ConvCase& c, uint32_t groups, bool depthwise, bool perChannel,
-                   std::mt19937& rng) {
+                   std::mt19937& rng, bool taps = false) {
     HardwareAccess& hw = *testBench().npu;
     DeviceArena arena;
     const uint32_t inCg = depthwise ? 1 : c.inC / groups;
@@ -81,10 +81,10 @@ CaseResult runConv(const ConvCase& c, uint32_t groups, bool depthwise, bool perC
     DeviceTensor out{outAddr, 1, c.outH, c.outW, c.outC, 0, c.outSigned, 0};
     if (depthwise) {
         const std::vector<uint8_t> stream = npu::packDepthwiseWeights(
-            weights.data(), c.outC, c.g.kernelH, c.g.kernelW, c.wZero, quant);
+            weights.data(), c.outC, c.g.kernelH, c.g.kernelW, c.wZero, quant, taps);
         const uint32_t wAddr = arena.alloc(stream.size());
         REQUIRE(hw.writeMemory(wAddr, stream.data(), stream.size()).ok());
-        REQUIRE(program.depthwise(in, out, wAddr, c.wSigned, c.wZero, c.g, c.stage).ok());
+        REQUIRE(program.depthwise(in, out, wAddr, c.wSigned, c.wZero, c.g, c.stage, taps).ok());
     } else {
         for (uint32_t g = 0; g < groups; ++g) {
             // Group g: its slices of the channels, weights and quantization.
@@ -245,10 +245,21 @@ TEST_CASE("sim_npu_conv_groups") {
 }
 
 TEST_CASE("sim_npu_depthwise_random") {
+    // Both mappings: TAPS where the kernel allows it (most cases), diagonal blocks otherwise
+    // and in every third eligible case.
     std::mt19937 rng(0x5eed2003);
-    for (int i = 0; i < 20; ++i) {
+    int tapsCases = 0;
+    for (int i = 0; i < 30; ++i) {
         ConvCase c = randomCase(rng, 14, 48, 5);
         c.outC = c.inC;
+        if (i % 2 == 0) {
+            c.g.dilationW = 1;  // make TAPS possible more often
+            c.g.padLeft = std::min(c.g.padLeft, c.g.kernelW - 1);
+            c.outW = windowOutput(c.w, c.g.kernelW, c.g.strideW, 1, c.g.padLeft, 0);
+        }
+        const bool taps = npu::depthwiseUsesTaps(c.g) && i % 3 != 0;
+        tapsCases += taps;
+        CAPTURE(taps);
         CAPTURE(i);
         CAPTURE(c.h);
         CAPTURE(c.w);
@@ -257,8 +268,9 @@ TEST_CASE("sim_npu_depthwise_random") {
         CAPTURE(c.g.kernelW);
         CAPTURE(c.g.strideH);
         CAPTURE(c.g.strideW);
-        CHECK(runConv(c, 1, true, rng() % 2, rng).ok);
+        CHECK(runConv(c, 1, true, rng() % 2, rng, taps).ok);
     }
+    CHECK(tapsCases >= 10);
 }
 
 TEST_CASE("sim_npu_conv_tiled") {

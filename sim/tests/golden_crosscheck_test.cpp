@@ -152,8 +152,12 @@ void convCase(std::mt19937& rng, bool depthwise, bool perChannel) {
     npu::Program program;
     if (depthwise) {
         const uint32_t wAddr =
-            put(arena, npu::packDepthwiseWeights(filter.data(), outC, kh, kw, filterZero, quant));
-        REQUIRE(program.depthwise(din, dout, wAddr, perChannel, filterZero, g, stage).ok());
+            put(arena, npu::packDepthwiseWeights(filter.data(), outC, kh, kw, filterZero, quant,
+                                                 npu::depthwiseUsesTaps(g)));
+        REQUIRE(program
+                    .depthwise(din, dout, wAddr, perChannel, filterZero, g, stage,
+                               npu::depthwiseUsesTaps(g))
+                    .ok());
     } else {
         const uint32_t wAddr =
             put(arena, npu::packConvWeights(filter.data(), outC, kh, kw, inC, filterZero, quant));
