@@ -17,20 +17,23 @@ Status ManagedBuffer::validateRequest(uint32_t poolIndex, const Request& request
     std::lock_guard<std::mutex> lock(mMutex);
     bool usedAsInput = false, usedAsOutput = false;
     const auto uses = [poolIndex](const Request::Argument& arg) {
-        return arg.lifetime == Request::Argument::LifeTime::POOL && arg.location.poolIndex == poolIndex;
+        return arg.lifetime == Request::Argument::LifeTime::POOL &&
+               arg.location.poolIndex == poolIndex;
     };
     for (uint32_t i = 0; i < request.inputs.size(); ++i) {
         const auto& arg = request.inputs[i];
         if (!uses(arg)) continue;
         if (mRoles.count({preparedModel, false, i}) == 0)
-            return invalidArgument("request input ", i, ": buffer pool ", poolIndex, " was not allocated for this role");
+            return invalidArgument("request input ", i, ": buffer pool ", poolIndex,
+                                   " was not allocated for this role");
         if (!mInitialized)
-            return fail(ErrorStatus::GENERAL_FAILURE, "request input ", i, ": buffer pool ", poolIndex,
-                        " is uninitialized");
+            return fail(ErrorStatus::GENERAL_FAILURE, "request input ", i, ": buffer pool ",
+                        poolIndex, " is uninitialized");
         if (auto dims = combineDimensions(mDimensions, arg.dimensions); !dims)
             return invalidArgument("request input ", i, ": ", dims.status().message);
         if (arg.location.offset != 0 || arg.location.length != 0)
-            return invalidArgument("request input ", i, ": a buffer argument must have offset and length 0");
+            return invalidArgument("request input ", i,
+                                   ": a buffer argument must have offset and length 0");
         usedAsInput = true;
     }
     for (uint32_t i = 0; i < request.outputs.size(); ++i) {
@@ -40,11 +43,13 @@ Status ManagedBuffer::validateRequest(uint32_t poolIndex, const Request& request
             return invalidArgument("request output ", i, ": buffer pool ", poolIndex,
                                    " is also used as another input or output");
         if (mRoles.count({preparedModel, true, i}) == 0)
-            return invalidArgument("request output ", i, ": buffer pool ", poolIndex, " was not allocated for this role");
+            return invalidArgument("request output ", i, ": buffer pool ", poolIndex,
+                                   " was not allocated for this role");
         if (auto dims = combineDimensions(mOperand.dimensions, arg.dimensions); !dims)
             return invalidArgument("request output ", i, ": ", dims.status().message);
         if (arg.location.offset != 0 || arg.location.length != 0)
-            return invalidArgument("request output ", i, ": a buffer argument must have offset and length 0");
+            return invalidArgument("request output ", i,
+                                   ": a buffer argument must have offset and length 0");
         usedAsOutput = true;
     }
     return okStatus();
@@ -52,26 +57,31 @@ Status ManagedBuffer::validateRequest(uint32_t poolIndex, const Request& request
 
 Status ManagedBuffer::validateCopyFrom(const std::vector<uint32_t>& dimensions, size_t size) const {
     if (isScalarType(mOperand.type)) {
-        if (!dimensions.empty()) return invalidArgument("copyFrom: dimensions given for a scalar buffer");
+        if (!dimensions.empty())
+            return invalidArgument("copyFrom: dimensions given for a scalar buffer");
     } else {
         const auto& shape = dimensions.empty() ? mOperand.dimensions : dimensions;
         Operand probe = mOperand;
         probe.dimensions = shape;
         if (hasUnknownDimensions(probe))
-            return invalidArgument("copyFrom: dimensions ", toString(shape), " are not fully specified");
+            return invalidArgument("copyFrom: dimensions ", toString(shape),
+                                   " are not fully specified");
         if (auto dims = combineDimensions(mOperand.dimensions, shape); !dims)
             return invalidArgument("copyFrom: ", dims.status().message);
     }
     if (size != mStorage->size())
-        return invalidArgument("copyFrom: source of ", size, " bytes for a buffer of ", mStorage->size());
+        return invalidArgument("copyFrom: source of ", size, " bytes for a buffer of ",
+                               mStorage->size());
     return okStatus();
 }
 
 Status ManagedBuffer::validateCopyTo(size_t size) const {
     if (size != mStorage->size())
-        return invalidArgument("copyTo: destination of ", size, " bytes for a buffer of ", mStorage->size());
+        return invalidArgument("copyTo: destination of ", size, " bytes for a buffer of ",
+                               mStorage->size());
     std::lock_guard<std::mutex> lock(mMutex);
-    if (!mInitialized) return fail(ErrorStatus::GENERAL_FAILURE, "copyTo: the buffer is uninitialized");
+    if (!mInitialized)
+        return fail(ErrorStatus::GENERAL_FAILURE, "copyTo: the buffer is uninitialized");
     return okStatus();
 }
 

@@ -20,13 +20,14 @@ struct BufferUse {
     bool isOutput;
     uint32_t ioIndex;
     bool operator<(const BufferUse& o) const {
-        return std::tie(preparedModel, isOutput, ioIndex) < std::tie(o.preparedModel, o.isOutput, o.ioIndex);
+        return std::tie(preparedModel, isOutput, ioIndex) <
+               std::tie(o.preparedModel, o.isOutput, o.ioIndex);
     }
 };
 
 /// The content and state of a driver-managed buffer. Thread-safe.
 class ManagedBuffer {
-public:
+  public:
     ManagedBuffer(SharedMemory storage, std::set<BufferUse> roles, Operand operand);
 
     const Operand& operand() const { return mOperand; }
@@ -36,7 +37,8 @@ public:
     /// Checks how request pool `poolIndex` (this buffer's token) is used by a request of
     /// `preparedModel`: only in allocated roles, as at most one output and then nowhere else,
     /// initialized when read (GENERAL_FAILURE otherwise), with compatible dimensions.
-    Status validateRequest(uint32_t poolIndex, const Request& request, const void* preparedModel) const;
+    Status validateRequest(uint32_t poolIndex, const Request& request,
+                           const void* preparedModel) const;
     Status validateCopyFrom(const std::vector<uint32_t>& dimensions, size_t size) const;
     Status validateCopyTo(size_t size) const;
 
@@ -47,7 +49,7 @@ public:
     void setUninitialized();
     bool initialized() const;
 
-private:
+  private:
     const SharedMemory mStorage;
     const std::set<BufferUse> mRoles;
     const Operand mOperand;  // combined operand of the roles; dimensions as allocated
@@ -59,13 +61,13 @@ private:
 /// The buffers of one device by token. Tokens are unique across every device of the process,
 /// so a token is never valid on a device that did not issue it.
 class BufferTracker {
-public:
+  public:
     MemoryDomainToken add(std::shared_ptr<ManagedBuffer> buffer);
     void remove(MemoryDomainToken token);
     /// The buffer of `token`, or null when this device did not issue it or it was freed.
     std::shared_ptr<ManagedBuffer> get(MemoryDomainToken token) const;
 
-private:
+  private:
     mutable std::mutex mMutex;
     std::map<MemoryDomainToken, std::shared_ptr<ManagedBuffer>> mBuffers;
 };

@@ -1,7 +1,5 @@
 #include "driver/Cache.h"
 
-#include <cerrno>
-#include <cstring>
 #include <openssl/crypto.h>
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
@@ -9,6 +7,8 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <cerrno>
+#include <cstring>
 
 namespace nncosim::driver {
 namespace {
@@ -39,24 +39,27 @@ std::array<uint8_t, kDigestSize> sha256(const std::vector<uint8_t>& data) {
     return out;
 }
 
-std::array<uint8_t, kDigestSize> mac(const CacheKey& key, const CacheToken& token, const uint8_t* data,
-                                     size_t size) {
+std::array<uint8_t, kDigestSize> mac(const CacheKey& key, const CacheToken& token,
+                                     const uint8_t* data, size_t size) {
     std::vector<uint8_t> message(token.begin(), token.end());
     message.insert(message.end(), data, data + size);
     std::array<uint8_t, kDigestSize> out{};
     unsigned int length = 0;
-    HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), message.data(), message.size(), out.data(),
-         &length);
+    HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), message.data(), message.size(),
+         out.data(), &length);
     return out;
 }
 
 Status writeFile(int fd, const std::vector<uint8_t>& bytes) {
-    if (ftruncate(fd, 0) != 0) return fail(ErrorStatus::GENERAL_FAILURE, "cache: ftruncate: ", std::strerror(errno));
+    if (ftruncate(fd, 0) != 0)
+        return fail(ErrorStatus::GENERAL_FAILURE, "cache: ftruncate: ", std::strerror(errno));
     size_t done = 0;
     while (done < bytes.size()) {
-        const ssize_t n = pwrite(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(done));
+        const ssize_t n =
+            pwrite(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(done));
         if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return fail(ErrorStatus::GENERAL_FAILURE, "cache: write: ", std::strerror(errno));
+        if (n <= 0)
+            return fail(ErrorStatus::GENERAL_FAILURE, "cache: write: ", std::strerror(errno));
         done += static_cast<size_t>(n);
     }
     return okStatus();
@@ -64,13 +67,16 @@ Status writeFile(int fd, const std::vector<uint8_t>& bytes) {
 
 Result<std::vector<uint8_t>> readFile(int fd) {
     struct stat st {};
-    if (fstat(fd, &st) != 0) return fail(ErrorStatus::GENERAL_FAILURE, "cache: fstat: ", std::strerror(errno));
+    if (fstat(fd, &st) != 0)
+        return fail(ErrorStatus::GENERAL_FAILURE, "cache: fstat: ", std::strerror(errno));
     if (st.st_size < 0 || static_cast<uint64_t>(st.st_size) > kMaxCacheFileSize)
-        return fail(ErrorStatus::GENERAL_FAILURE, "cache: file of ", st.st_size, " bytes is out of range");
+        return fail(ErrorStatus::GENERAL_FAILURE, "cache: file of ", st.st_size,
+                    " bytes is out of range");
     std::vector<uint8_t> bytes(static_cast<size_t>(st.st_size));
     size_t done = 0;
     while (done < bytes.size()) {
-        const ssize_t n = pread(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(done));
+        const ssize_t n =
+            pread(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(done));
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) return fail(ErrorStatus::GENERAL_FAILURE, "cache: read: ", std::strerror(errno));
         if (n == 0) break;  // shrunk while reading: the size check below fails
@@ -118,12 +124,14 @@ Result<CacheContents> loadFromCache(const CacheKey& key, const CacheToken& token
     auto model = readFile(modelCacheFd);
     if (!model) return model.status();
     if (model->size() < kHeaderSize + kDigestSize)
-        return fail(ErrorStatus::GENERAL_FAILURE, "cache: model cache of ", model->size(), " bytes is too short");
+        return fail(ErrorStatus::GENERAL_FAILURE, "cache: model cache of ", model->size(),
+                    " bytes is too short");
     const size_t signedSize = model->size() - kDigestSize;
     const auto expected = mac(key, token, model->data(), signedSize);
     if (CRYPTO_memcmp(expected.data(), model->data() + signedSize, kDigestSize) != 0)
         return fail(ErrorStatus::GENERAL_FAILURE,
-                    "cache: the model cache was modified, written by another device or saved with another token");
+                    "cache: the model cache was modified, written by another device or saved with "
+                    "another token");
     // Authenticated from here on; the checks below guard against a driver that wrote nonsense.
     const uint8_t* p = model->data();
     if (std::memcmp(p, kMagic, sizeof(kMagic)) != 0 || getLe(p + 8, 4) != kFormatVersion)
@@ -135,8 +143,8 @@ Result<CacheContents> loadFromCache(const CacheKey& key, const CacheToken& token
     auto data = readFile(dataCacheFd);
     if (!data) return data.status();
     if (data->size() != constantsSize)
-        return fail(ErrorStatus::GENERAL_FAILURE, "cache: the data cache has ", data->size(), " bytes, expected ",
-                    constantsSize);
+        return fail(ErrorStatus::GENERAL_FAILURE, "cache: the data cache has ", data->size(),
+                    " bytes, expected ", constantsSize);
     const auto digest = sha256(*data);
     if (CRYPTO_memcmp(digest.data(), p + 32, kDigestSize) != 0)
         return fail(ErrorStatus::GENERAL_FAILURE, "cache: the data cache was modified");

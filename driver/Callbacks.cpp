@@ -77,16 +77,15 @@ Result<SharedPreparedModel> prepareModelBlocking(const IDevice& device, const Mo
                                                  const std::vector<SharedHandle>& dataCache,
                                                  const CacheToken& token) {
     auto callback = std::make_shared<PreparedModelCallback>();
-    Status launch = device.prepareModel(model, preference, priority, deadline, modelCache, dataCache,
-                                        token, callback);
+    Status launch = device.prepareModel(model, preference, priority, deadline, modelCache,
+                                        dataCache, token, callback);
     return finish(launch, *callback);
 }
 
-Result<SharedPreparedModel> prepareModelFromCacheBlocking(const IDevice& device,
-                                                          const OptionalTimePoint& deadline,
-                                                          const std::vector<SharedHandle>& modelCache,
-                                                          const std::vector<SharedHandle>& dataCache,
-                                                          const CacheToken& token) {
+Result<SharedPreparedModel> prepareModelFromCacheBlocking(
+    const IDevice& device, const OptionalTimePoint& deadline,
+    const std::vector<SharedHandle>& modelCache, const std::vector<SharedHandle>& dataCache,
+    const CacheToken& token) {
     auto callback = std::make_shared<PreparedModelCallback>();
     Status launch = device.prepareModelFromCache(deadline, modelCache, dataCache, token, callback);
     return finish(launch, *callback);

@@ -12,7 +12,7 @@
 namespace nncosim::driver {
 
 class PreparedModelCallback : public IPreparedModelCallback {
-public:
+  public:
     void notify(Status status, SharedPreparedModel preparedModel) override;
     /// Blocks until notified.
     void wait() const;
@@ -23,7 +23,7 @@ public:
     /// How many times notify() was called (the contract says exactly once).
     int notifications() const;
 
-private:
+  private:
     mutable std::mutex mMutex;
     mutable std::condition_variable mCondition;
     int mNotifications = 0;
@@ -32,14 +32,14 @@ private:
 };
 
 class ExecutionCallback : public IExecutionCallback {
-public:
+  public:
     void notify(ExecutionResult result) override;
     void wait() const;
     /// Blocks until notified, then the result notified.
     ExecutionResult result() const;
     int notifications() const;
 
-private:
+  private:
     mutable std::mutex mMutex;
     mutable std::condition_variable mCondition;
     int mNotifications = 0;
@@ -48,19 +48,17 @@ private:
 
 /// prepareModel followed by waiting for its callback: the launch status when it failed, else
 /// the notified status or model.
-Result<SharedPreparedModel> prepareModelBlocking(const IDevice& device, const Model& model,
-                                                 ExecutionPreference preference = kDefaultExecutionPreference,
-                                                 Priority priority = kDefaultPriority,
-                                                 const OptionalTimePoint& deadline = {},
-                                                 const std::vector<SharedHandle>& modelCache = {},
-                                                 const std::vector<SharedHandle>& dataCache = {},
-                                                 const CacheToken& token = {});
+Result<SharedPreparedModel> prepareModelBlocking(
+    const IDevice& device, const Model& model,
+    ExecutionPreference preference = kDefaultExecutionPreference,
+    Priority priority = kDefaultPriority, const OptionalTimePoint& deadline = {},
+    const std::vector<SharedHandle>& modelCache = {},
+    const std::vector<SharedHandle>& dataCache = {}, const CacheToken& token = {});
 
 /// prepareModelFromCache followed by waiting for its callback.
-Result<SharedPreparedModel> prepareModelFromCacheBlocking(const IDevice& device,
-                                                          const OptionalTimePoint& deadline,
-                                                          const std::vector<SharedHandle>& modelCache,
-                                                          const std::vector<SharedHandle>& dataCache,
-                                                          const CacheToken& token);
+Result<SharedPreparedModel> prepareModelFromCacheBlocking(
+    const IDevice& device, const OptionalTimePoint& deadline,
+    const std::vector<SharedHandle>& modelCache, const std::vector<SharedHandle>& dataCache,
+    const CacheToken& token);
 
 }  // namespace nncosim::driver

@@ -21,22 +21,32 @@ constexpr uint32_t kAlign = npu::kDramBusBytes;
 constexpr uint32_t kLanes = npu::kArrayCols;
 // Scratchpad words one element-wise or lookup descriptor may load per operand.
 constexpr uint32_t kElementwiseWords = npu::kSpadWords / 2;
-constexpr uint32_t kMaxCount = 0xffff;  // 16-bit INNER and COUNT fields
+constexpr uint32_t kMaxCount = 0xffff;    // 16-bit INNER and COUNT fields
 constexpr uint32_t kMaxByteField = 0xff;  // kernel, stride, dilation and padding fields
 
-uint32_t alignUp(uint64_t v, uint32_t a) { return static_cast<uint32_t>((v + a - 1) / a * a); }
-uint32_t ceilDiv(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
+uint32_t alignUp(uint64_t v, uint32_t a) {
+    return static_cast<uint32_t>((v + a - 1) / a * a);
+}
+uint32_t ceilDiv(uint64_t a, uint64_t b) {
+    return static_cast<uint32_t>((a + b - 1) / b);
+}
 
 bool isQuant8(OperandType t) {
     return t == OperandType::TENSOR_QUANT8_ASYMM || t == OperandType::TENSOR_QUANT8_ASYMM_SIGNED;
 }
-bool isSigned(OperandType t) { return t == OperandType::TENSOR_QUANT8_ASYMM_SIGNED; }
-int32_t typeMin(OperandType t) { return isSigned(t) ? -128 : 0; }
-int32_t typeMax(OperandType t) { return isSigned(t) ? 127 : 255; }
+bool isSigned(OperandType t) {
+    return t == OperandType::TENSOR_QUANT8_ASYMM_SIGNED;
+}
+int32_t typeMin(OperandType t) {
+    return isSigned(t) ? -128 : 0;
+}
+int32_t typeMax(OperandType t) {
+    return isSigned(t) ? 127 : 255;
+}
 
 // Reads constant scalars and tensors of the main graph.
 class Constants {
-public:
+  public:
     explicit Constants(const Model& model, const InputValues* inputValues = nullptr)
         : mModel(model), mInputValues(inputValues) {}
     const Operand& operand(uint32_t index) const { return mModel.main.operands[index]; }
@@ -65,7 +75,7 @@ public:
         return v;
     }
 
-private:
+  private:
     const Model& mModel;
     const InputValues* mInputValues;
 };
@@ -97,13 +107,16 @@ std::optional<WindowParams> readWindowParams(const Constants& c, const Operation
         if (!v) return std::nullopt;
         return *v != 0;
     };
-    auto isBool = [&](uint32_t i) { return i < n && c.operand(op.inputs[i]).type == OperandType::BOOL; };
+    auto isBool = [&](uint32_t i) {
+        return i < n && c.operand(op.inputs[i]).type == OperandType::BOOL;
+    };
     WindowParams p;
     std::vector<std::optional<int32_t>> v;
     auto take = [&](std::initializer_list<uint32_t> idx) {
         v.clear();
         for (uint32_t i : idx) v.push_back(i32(i));
-        return std::all_of(v.begin(), v.end(), [](const auto& x) { return x.has_value() && *x >= 0; });
+        return std::all_of(v.begin(), v.end(),
+                           [](const auto& x) { return x.has_value() && *x >= 0; });
     };
     uint32_t next = 0;  // index of the layout input
     switch (op.type) {
@@ -127,7 +140,8 @@ std::optional<WindowParams> readWindowParams(const Constants& c, const Operation
                 if (!take({3, 4, 5, 6, 7, 8, 9, 10})) return std::nullopt;
                 p.padW = {uint32_t(*v[0]), uint32_t(*v[1])};
                 p.padH = {uint32_t(*v[2]), uint32_t(*v[3])};
-                p.strideW = *v[4], p.strideH = *v[5], p.depthMultiplier = *v[6], p.activation = *v[7];
+                p.strideW = *v[4], p.strideH = *v[5], p.depthMultiplier = *v[6],
+                p.activation = *v[7];
                 next = 11;
             } else {
                 if (!take({3, 4, 5, 6, 7})) return std::nullopt;
@@ -146,7 +160,8 @@ std::optional<WindowParams> readWindowParams(const Constants& c, const Operation
                 next = 11;
             } else {
                 if (!take({3, 4, 5, 6, 7})) return std::nullopt;
-                p.scheme = *v[0], p.strideW = *v[1], p.strideH = *v[2], p.groups = *v[3], p.activation = *v[4];
+                p.scheme = *v[0], p.strideW = *v[1], p.strideH = *v[2], p.groups = *v[3],
+                p.activation = *v[4];
                 next = 8;
             }
             if (p.groups == 0) return std::nullopt;
@@ -158,11 +173,13 @@ std::optional<WindowParams> readWindowParams(const Constants& c, const Operation
                 if (!take({1, 2, 3, 4, 5, 6, 7, 8, 9})) return std::nullopt;
                 p.padW = {uint32_t(*v[0]), uint32_t(*v[1])};
                 p.padH = {uint32_t(*v[2]), uint32_t(*v[3])};
-                p.strideW = *v[4], p.strideH = *v[5], p.filterW = *v[6], p.filterH = *v[7], p.activation = *v[8];
+                p.strideW = *v[4], p.strideH = *v[5], p.filterW = *v[6], p.filterH = *v[7],
+                p.activation = *v[8];
                 next = 10;
             } else {
                 if (!take({1, 2, 3, 4, 5, 6})) return std::nullopt;
-                p.scheme = *v[0], p.strideW = *v[1], p.strideH = *v[2], p.filterW = *v[3], p.filterH = *v[4];
+                p.scheme = *v[0], p.strideW = *v[1], p.strideH = *v[2], p.filterW = *v[3],
+                p.filterH = *v[4];
                 p.activation = *v[5];
                 next = 7;
             }
@@ -173,7 +190,8 @@ std::optional<WindowParams> readWindowParams(const Constants& c, const Operation
     auto layout = b8(next);
     if (!layout) return std::nullopt;
     p.nchw = *layout;
-    const bool pooling = op.type == OperationType::AVERAGE_POOL_2D || op.type == OperationType::MAX_POOL_2D;
+    const bool pooling =
+        op.type == OperationType::AVERAGE_POOL_2D || op.type == OperationType::MAX_POOL_2D;
     if (!pooling && op.type != OperationType::GROUPED_CONV_2D && next + 2 < n) {
         auto dw = i32(next + 1), dh = i32(next + 2);
         if (!dw || !dh || *dw < 1 || *dh < 1) return std::nullopt;
@@ -183,7 +201,8 @@ std::optional<WindowParams> readWindowParams(const Constants& c, const Operation
 }
 
 // NNAPI's implicit padding: SAME pads to ceil(in / stride) outputs, VALID pads nothing.
-Padding implicitPadding(int32_t scheme, uint32_t in, uint32_t stride, uint32_t filter, uint32_t dilation) {
+Padding implicitPadding(int32_t scheme, uint32_t in, uint32_t stride, uint32_t filter,
+                        uint32_t dilation) {
     if (scheme != 1) return {};
     const uint32_t effective = (filter - 1) * dilation + 1;
     const uint32_t out = (in + stride - 1) / stride;
@@ -193,7 +212,8 @@ Padding implicitPadding(int32_t scheme, uint32_t in, uint32_t stride, uint32_t f
 }
 
 // Output size of a window, 0 when the window does not fit.
-uint32_t windowOutput(uint32_t in, uint32_t filter, uint32_t stride, uint32_t dilation, Padding pad) {
+uint32_t windowOutput(uint32_t in, uint32_t filter, uint32_t stride, uint32_t dilation,
+                      Padding pad) {
     const int64_t effective = int64_t{filter - 1} * dilation + 1;
     const int64_t span = int64_t{in} + pad.head + pad.tail - effective;
     if (span < 0 || stride == 0) return 0;
@@ -203,15 +223,20 @@ uint32_t windowOutput(uint32_t in, uint32_t filter, uint32_t stride, uint32_t di
 std::optional<ActivationRange> activationRange(int32_t activation, const Operand& out) {
     if (activation < 0 || activation > 3) return std::nullopt;
     return fixedpoint::calculateActivationRange(static_cast<FusedActivation>(activation), out.scale,
-                                                out.zeroPoint, typeMin(out.type), typeMax(out.type));
+                                                out.zeroPoint, typeMin(out.type),
+                                                typeMax(out.type));
 }
 
-bool shiftFits(const QuantizedMultiplier& m) { return m.shift >= -31 && m.shift <= 31; }
+bool shiftFits(const QuantizedMultiplier& m) {
+    return m.shift >= -31 && m.shift <= 31;
+}
 
 // Per-output-channel requantization of a convolution or fully-connected layer, as the golden
 // derives it.
-std::optional<std::vector<QuantizedMultiplier>> channelMultipliers(const Operand& in, const Operand& filter,
-                                                                   const Operand& bias, const Operand& out,
+std::optional<std::vector<QuantizedMultiplier>> channelMultipliers(const Operand& in,
+                                                                   const Operand& filter,
+                                                                   const Operand& bias,
+                                                                   const Operand& out,
                                                                    uint32_t channels) {
     std::vector<float> filterScales(channels, filter.scale);
     std::vector<float> biasScales(channels, bias.scale);
@@ -223,8 +248,8 @@ std::optional<std::vector<QuantizedMultiplier>> channelMultipliers(const Operand
     }
     std::vector<QuantizedMultiplier> result;
     for (uint32_t c = 0; c < channels; ++c) {
-        const auto real = fixedpoint::getQuantizedConvolutionMultiplier(in.scale, filterScales[c], biasScales[c],
-                                                                        out.scale);
+        const auto real = fixedpoint::getQuantizedConvolutionMultiplier(in.scale, filterScales[c],
+                                                                        biasScales[c], out.scale);
         if (!real) return std::nullopt;
         const auto m = fixedpoint::quantizeMultiplier(*real);
         if (!m || !shiftFits(*m)) return std::nullopt;
@@ -251,8 +276,8 @@ std::optional<Table> reluTable(OperationType opType, const Operand& in) {
     const auto act = opType == OperationType::RELU    ? FusedActivation::RELU
                      : opType == OperationType::RELU1 ? FusedActivation::RELU1
                                                       : FusedActivation::RELU6;
-    const auto range = fixedpoint::calculateActivationRange(act, in.scale, in.zeroPoint, typeMin(in.type),
-                                                            typeMax(in.type));
+    const auto range = fixedpoint::calculateActivationRange(act, in.scale, in.zeroPoint,
+                                                            typeMin(in.type), typeMax(in.type));
     if (!range) return std::nullopt;
     return tableOf(in.type, [&](int32_t v) { return std::clamp(v, range->min, range->max); });
 }
@@ -272,10 +297,11 @@ std::optional<Table> sigmoidTable(OperationType opType, const Operand& in, const
         const int32_t centred = v - in.zeroPoint;
         if (centred <= -params->inputRangeRadius) return lo;
         if (centred >= params->inputRangeRadius) return hi;
-        const F4 x = F4::fromRaw(
-                fixedpoint::multiplyByQuantizedMultiplier(centred, params->input.multiplier, params->input.shift));
-        const int32_t r = logistic ? fixedpoint::roundingDivideByPOT(fixedpoint::logistic(x).raw(), 23)
-                                   : fixedpoint::roundingDivideByPOT(fixedpoint::tanh(x).raw(), 24);
+        const F4 x = F4::fromRaw(fixedpoint::multiplyByQuantizedMultiplier(
+            centred, params->input.multiplier, params->input.shift));
+        const int32_t r = logistic
+                              ? fixedpoint::roundingDivideByPOT(fixedpoint::logistic(x).raw(), 23)
+                              : fixedpoint::roundingDivideByPOT(fixedpoint::tanh(x).raw(), 24);
         return std::clamp(r + expectedZero, lo, hi);
     });
 }
@@ -283,7 +309,8 @@ std::optional<Table> sigmoidTable(OperationType opType, const Operand& in, const
 // CONCATENATION of an input whose quantization differs from the output's (Android's
 // concatenation with scaling: float rescale, round, clamp); identity otherwise.
 Table requantTable(const Operand& in, const Operand& out) {
-    if (in.scale == out.scale && in.zeroPoint == out.zeroPoint) return tableOf(in.type, [](int32_t v) { return v; });
+    if (in.scale == out.scale && in.zeroPoint == out.zeroPoint)
+        return tableOf(in.type, [](int32_t v) { return v; });
     const float scale = in.scale * (1.0f / out.scale);
     const float bias = -in.zeroPoint * scale;
     return tableOf(in.type, [&](int32_t v) {
@@ -298,7 +325,8 @@ Table lut8Table(const Operand& in, const uint8_t* table) {
 }
 
 bool fullyKnown(const std::vector<uint32_t>& dims) {
-    return !dims.empty() && std::none_of(dims.begin(), dims.end(), [](uint32_t d) { return d == 0; });
+    return !dims.empty() &&
+           std::none_of(dims.begin(), dims.end(), [](uint32_t d) { return d == 0; });
 }
 
 // The RESHAPE target shape with -1 resolved, or nullopt.
@@ -335,7 +363,8 @@ std::optional<std::vector<uint32_t>> reshapeTarget(const Constants& c, const Ope
 }
 
 // Broadcast of two shapes (right-aligned); nullopt when incompatible.
-std::optional<std::vector<uint32_t>> broadcastShape(const std::vector<uint32_t>& a, const std::vector<uint32_t>& b) {
+std::optional<std::vector<uint32_t>> broadcastShape(const std::vector<uint32_t>& a,
+                                                    const std::vector<uint32_t>& b) {
     const size_t rank = std::max(a.size(), b.size());
     std::vector<uint32_t> out(rank);
     for (size_t i = 0; i < rank; ++i) {
@@ -351,8 +380,9 @@ std::optional<std::vector<uint32_t>> broadcastShape(const std::vector<uint32_t>&
 // Support checks (static: types, constant parameters, descriptor field ranges for known sizes).
 
 bool isWindowOp(OperationType t) {
-    return t == OperationType::CONV_2D || t == OperationType::DEPTHWISE_CONV_2D || t == OperationType::GROUPED_CONV_2D ||
-           t == OperationType::AVERAGE_POOL_2D || t == OperationType::MAX_POOL_2D;
+    return t == OperationType::CONV_2D || t == OperationType::DEPTHWISE_CONV_2D ||
+           t == OperationType::GROUPED_CONV_2D || t == OperationType::AVERAGE_POOL_2D ||
+           t == OperationType::MAX_POOL_2D;
 }
 
 Status unsupported(const Operation& op, const std::string& why) {
@@ -363,7 +393,8 @@ Status checkWindowOp(const Model& model, const Operation& op) {
     const Constants c(model);
     const Operand& in = c.operand(op.inputs[0]);
     const Operand& out = c.operand(op.outputs[0]);
-    if (!isQuant8(in.type) || out.type != in.type) return unsupported(op, "only 8-bit quantized tensors");
+    if (!isQuant8(in.type) || out.type != in.type)
+        return unsupported(op, "only 8-bit quantized tensors");
     auto p = readWindowParams(c, op);
     if (!p) return unsupported(op, "scalar parameters must be constants");
     if (!activationRange(p->activation, out)) return unsupported(op, "activation");
@@ -372,16 +403,19 @@ Status checkWindowOp(const Model& model, const Operation& op) {
         return unsupported(op, "stride or dilation beyond the descriptor's 8 bits");
     if (p->explicitPadding && (p->padW.head > kMaxByteField || p->padH.head > kMaxByteField))
         return unsupported(op, "leading padding beyond the descriptor's 8 bits");
-    const bool pooling = op.type == OperationType::AVERAGE_POOL_2D || op.type == OperationType::MAX_POOL_2D;
+    const bool pooling =
+        op.type == OperationType::AVERAGE_POOL_2D || op.type == OperationType::MAX_POOL_2D;
     if (pooling) {
-        if (p->filterW > kMaxByteField || p->filterH > kMaxByteField || p->filterW == 0 || p->filterH == 0)
+        if (p->filterW > kMaxByteField || p->filterH > kMaxByteField || p->filterW == 0 ||
+            p->filterH == 0)
             return unsupported(op, "filter size beyond the descriptor's 8 bits");
         return okStatus();
     }
     const Operand& filter = c.operand(op.inputs[1]);
     const Operand& bias = c.operand(op.inputs[2]);
     if (!c.isConstantOrInput(op.inputs[2]))
-        return unsupported(op, "the bias must be a constant or a model input (packed at compile time)");
+        return unsupported(op,
+                           "the bias must be a constant or a model input (packed at compile time)");
     const bool perChannel = filter.type == OperandType::TENSOR_QUANT8_SYMM_PER_CHANNEL;
     if (filter.type != in.type && !perChannel) return unsupported(op, "filter type");
     if (perChannel) {
@@ -393,16 +427,19 @@ Status checkWindowOp(const Model& model, const Operation& op) {
     if (filter.dimensions.size() != 4) return unsupported(op, "filter rank");
     if (op.type == OperationType::DEPTHWISE_CONV_2D && filter.dimensions[0] != 1)
         return unsupported(op, "depthwise filter must be [1, height, width, channels]");
-    const uint32_t outC = op.type == OperationType::DEPTHWISE_CONV_2D ? filter.dimensions[3] : filter.dimensions[0];
+    const uint32_t outC =
+        op.type == OperationType::DEPTHWISE_CONV_2D ? filter.dimensions[3] : filter.dimensions[0];
     if (filter.dimensions[1] > kMaxByteField || filter.dimensions[2] > kMaxByteField)
         return unsupported(op, "kernel beyond the descriptor's 8 bits");
     if (outC > kMaxCount) return unsupported(op, "too many output channels");
     if (op.type == OperationType::CONV_2D && in.dimensions.size() == 4) {
         const uint32_t inC = in.dimensions[p->nchw ? 1 : 3];
-        if (inC != 0 && filter.dimensions[3] != inC) return unsupported(op, "filter depth differs from the input's");
+        if (inC != 0 && filter.dimensions[3] != inC)
+            return unsupported(op, "filter depth differs from the input's");
     }
     if (!channelMultipliers(in, filter, bias, out, outC))
-        return unsupported(op, "requantization multiplier outside the NPU's range or bias scale mismatch");
+        return unsupported(
+            op, "requantization multiplier outside the NPU's range or bias scale mismatch");
     return okStatus();
 }
 
@@ -412,15 +449,20 @@ Status checkFullyConnected(const Model& model, const Operation& op) {
     const Operand& w = c.operand(op.inputs[1]);
     const Operand& bias = c.operand(op.inputs[2]);
     const Operand& out = c.operand(op.outputs[0]);
-    if (!isQuant8(in.type) || out.type != in.type || w.type != in.type) return unsupported(op, "only 8-bit quantized tensors");
+    if (!isQuant8(in.type) || out.type != in.type || w.type != in.type)
+        return unsupported(op, "only 8-bit quantized tensors");
     if (!c.isConstantOrInput(op.inputs[2]))
-        return unsupported(op, "the bias must be a constant or a model input (packed at compile time)");
+        return unsupported(op,
+                           "the bias must be a constant or a model input (packed at compile time)");
     auto act = c.scalar<int32_t>(op.inputs[3]);
-    if (!act || !activationRange(*act, out)) return unsupported(op, "activation must be a constant");
+    if (!act || !activationRange(*act, out))
+        return unsupported(op, "activation must be a constant");
     if (w.dimensions.size() != 2 || w.dimensions[0] > kMaxCount || w.dimensions[1] > kMaxCount)
         return unsupported(op, "weights shape beyond the descriptor fields");
-    if (ceilDiv(w.dimensions[1], kLanes) > npu::kSpadWords) return unsupported(op, "input size beyond the scratchpad");
-    if (!channelMultipliers(in, w, bias, out, w.dimensions[0])) return unsupported(op, "requantization multiplier");
+    if (ceilDiv(w.dimensions[1], kLanes) > npu::kSpadWords)
+        return unsupported(op, "input size beyond the scratchpad");
+    if (!channelMultipliers(in, w, bias, out, w.dimensions[0]))
+        return unsupported(op, "requantization multiplier");
     return okStatus();
 }
 
@@ -429,13 +471,15 @@ Status checkElementwise(const Model& model, const Operation& op) {
     const Operand& a = c.operand(op.inputs[0]);
     const Operand& b = c.operand(op.inputs[1]);
     const Operand& out = c.operand(op.outputs[0]);
-    if (!isQuant8(a.type) || b.type != a.type || out.type != a.type) return unsupported(op, "only 8-bit quantized tensors");
+    if (!isQuant8(a.type) || b.type != a.type || out.type != a.type)
+        return unsupported(op, "only 8-bit quantized tensors");
     auto act = c.scalar<int32_t>(op.inputs[2]);
     if (!act) return unsupported(op, "activation must be a constant");
     auto range = activationRange(*act, out);
     if (!range) return unsupported(op, "activation");
     if (a.dimensions.size() > 4 || b.dimensions.size() > 4) return unsupported(op, "rank above 4");
-    const fixedpoint::QuantInfo qa{a.scale, a.zeroPoint}, qb{b.scale, b.zeroPoint}, qo{out.scale, out.zeroPoint};
+    const fixedpoint::QuantInfo qa{a.scale, a.zeroPoint}, qb{b.scale, b.zeroPoint},
+        qo{out.scale, out.zeroPoint};
     if (op.type == OperationType::ADD || op.type == OperationType::SUB) {
         if (!fixedpoint::computeAddSubParams(qa, qb, qo, *range, op.type == OperationType::SUB))
             return unsupported(op, "multipliers");
@@ -457,10 +501,13 @@ std::vector<uint32_t> compileTimeInputs(const Model& model) {
                             op.type == OperationType::FULLY_CONNECTED;
         if (!packed && op.type != OperationType::RESHAPE) continue;
         for (uint32_t i = 1; i <= (packed ? 2u : 1u); ++i) {
-            if (i >= op.inputs.size() || g.operands[op.inputs[i]].lifetime != OperandLifeTime::SUBGRAPH_INPUT) continue;
+            if (i >= op.inputs.size() ||
+                g.operands[op.inputs[i]].lifetime != OperandLifeTime::SUBGRAPH_INPUT)
+                continue;
             const auto it = std::find(g.inputIndexes.begin(), g.inputIndexes.end(), op.inputs[i]);
             const auto pos = static_cast<uint32_t>(it - g.inputIndexes.begin());
-            if (it != g.inputIndexes.end() && std::find(positions.begin(), positions.end(), pos) == positions.end())
+            if (it != g.inputIndexes.end() &&
+                std::find(positions.begin(), positions.end(), pos) == positions.end())
                 positions.push_back(pos);
         }
     }
@@ -470,7 +517,8 @@ std::vector<uint32_t> compileTimeInputs(const Model& model) {
 Status checkOperationSupported(const Model& model, uint32_t index) {
     const Operation& op = model.main.operations[index];
     const Constants c(model);
-    if (npu_extension::isLut8(model, op.type)) return okStatus();  // validated by the device already
+    if (npu_extension::isLut8(model, op.type))
+        return okStatus();  // validated by the device already
     if (isExtension(op.type)) return unsupported(op, "unknown extension operation");
     for (uint32_t o : op.outputs) {
         if (!isQuant8(c.operand(o).type)) return unsupported(op, "only 8-bit quantized outputs");
@@ -492,20 +540,23 @@ Status checkOperationSupported(const Model& model, uint32_t index) {
         case OperationType::RELU1:
         case OperationType::RELU6: {
             const Operand& in = c.operand(op.inputs[0]);
-            if (!isQuant8(in.type) || !reluTable(op.type, in)) return unsupported(op, "only 8-bit quantized tensors");
+            if (!isQuant8(in.type) || !reluTable(op.type, in))
+                return unsupported(op, "only 8-bit quantized tensors");
             return okStatus();
         }
         case OperationType::LOGISTIC:
         case OperationType::TANH: {
             const Operand& in = c.operand(op.inputs[0]);
             if (!isQuant8(in.type) || !sigmoidTable(op.type, in, c.operand(op.outputs[0])))
-                return unsupported(op, "only 8-bit quantized tensors with NNAPI's output quantization");
+                return unsupported(op,
+                                   "only 8-bit quantized tensors with NNAPI's output quantization");
             return okStatus();
         }
         case OperationType::RESHAPE: {
             const Operand& in = c.operand(op.inputs[0]);
             if (!isQuant8(in.type)) return unsupported(op, "only 8-bit quantized tensors");
-            if (!c.isConstantOrInput(op.inputs[1])) return unsupported(op, "the shape must be a constant or a model input");
+            if (!c.isConstantOrInput(op.inputs[1]))
+                return unsupported(op, "the shape must be a constant or a model input");
             return okStatus();
         }
         case OperationType::CONCATENATION: {
@@ -534,8 +585,9 @@ struct Placement {
 };
 
 class Lowering {
-public:
-    Lowering(const Model& model, const std::vector<std::vector<uint32_t>>& inputShapes, const InputValues& values)
+  public:
+    Lowering(const Model& model, const std::vector<std::vector<uint32_t>>& inputShapes,
+             const InputValues& values)
         : mModel(model), mConstants(model, &values), mInputShapes(inputShapes) {}
 
     Result<Program> run() {
@@ -544,17 +596,19 @@ public:
         mPlace.resize(g.operands.size());
         for (size_t k = 0; k < g.operands.size(); ++k) mDims[k] = g.operands[k].dimensions;
         for (size_t i = 0; i < g.inputIndexes.size(); ++i) {
-            if (i < mInputShapes.size() && !mInputShapes[i].empty()) mDims[g.inputIndexes[i]] = mInputShapes[i];
+            if (i < mInputShapes.size() && !mInputShapes[i].empty())
+                mDims[g.inputIndexes[i]] = mInputShapes[i];
         }
-        for (size_t i = 0; i < g.operations.size(); ++i) NN_RETURN_IF_ERROR(inferShape(g.operations[i], i));
+        for (size_t i = 0; i < g.operations.size(); ++i)
+            NN_RETURN_IF_ERROR(inferShape(g.operations[i], i));
         planTensors();
         mProgram.constantsOffset = mTensorEnd;
         for (size_t i = 0; i < g.operations.size(); ++i) {
             mOpIndex = static_cast<uint32_t>(i);
             mFenceNext = true;
             mProgram.operationNames.push_back(npu_extension::isLut8(mModel, g.operations[i].type)
-                                                      ? "com.nncosim.npu:LUT8"
-                                                      : nameOf(g.operations[i].type));
+                                                  ? "com.nncosim.npu:LUT8"
+                                                  : nameOf(g.operations[i].type));
             NN_RETURN_IF_ERROR(lower(g.operations[i]));
         }
         if (mProgram.descriptors.empty()) {  // e.g. a lone RESHAPE: the data is already in place
@@ -564,19 +618,25 @@ public:
         mProgram.descriptors.back().flags |= static_cast<uint32_t>(npu::DescFlag::LAST);
         for (uint32_t k : g.inputIndexes) mProgram.inputs.push_back(io(k));
         for (uint32_t k : g.outputIndexes) mProgram.outputs.push_back(io(k));
-        mProgram.descriptorOffset = alignUp(uint64_t{mProgram.constantsOffset} + mProgram.constants.size(), kAlign);
+        mProgram.descriptorOffset =
+            alignUp(uint64_t{mProgram.constantsOffset} + mProgram.constants.size(), kAlign);
         mProgram.completionOffset =
-                alignUp(uint64_t{mProgram.descriptorOffset} + mProgram.descriptors.size() * npu::kDescriptorWords * 4, kAlign);
+            alignUp(uint64_t{mProgram.descriptorOffset} +
+                        mProgram.descriptors.size() * npu::kDescriptorWords * 4,
+                    kAlign);
         const uint64_t arena = uint64_t{mProgram.completionOffset} + npu::kCompletionWords * 4;
-        if (arena > (uint64_t{1} << 31)) return fail(ErrorStatus::GENERAL_FAILURE, "program needs ", arena, " bytes");
+        if (arena > (uint64_t{1} << 31))
+            return fail(ErrorStatus::GENERAL_FAILURE, "program needs ", arena, " bytes");
         mProgram.arenaSize = alignUp(arena, kAlign);
         mProgram.estimatedCycles += 200;  // doorbell, first fetch and completion record
         return std::move(mProgram);
     }
 
-private:
+  private:
     const Operand& operand(uint32_t k) const { return mModel.main.operands[k]; }
-    uint32_t bytes(uint32_t k) const { return static_cast<uint32_t>(byteSize(operand(k).type, mDims[k])); }
+    uint32_t bytes(uint32_t k) const {
+        return static_cast<uint32_t>(byteSize(operand(k).type, mDims[k]));
+    }
 
     ProgramIo io(uint32_t k) {
         ProgramIo r;
@@ -588,7 +648,8 @@ private:
     }
 
     Status failShape(const Operation& op, const std::string& why) const {
-        return fail(ErrorStatus::GENERAL_FAILURE, "operation ", mOpIndex, " (", nameOf(op.type), "): ", why);
+        return fail(ErrorStatus::GENERAL_FAILURE, "operation ", mOpIndex, " (", nameOf(op.type),
+                    "): ", why);
     }
 
     Status inferShape(const Operation& op, size_t index) {
@@ -613,12 +674,16 @@ private:
                     if (!p) return failShape(op, "parameters");
                     const auto nhwc = toNhwc(in, p->nchw);
                     uint32_t outC = nhwc[3];
-                    if (op.type == OperationType::CONV_2D || op.type == OperationType::GROUPED_CONV_2D)
+                    if (op.type == OperationType::CONV_2D ||
+                        op.type == OperationType::GROUPED_CONV_2D)
                         outC = mDims[op.inputs[1]][0];
                     if (op.type == OperationType::DEPTHWISE_CONV_2D) outC = mDims[op.inputs[1]][3];
-                    const uint32_t oh = windowOutput(nhwc[1], p->filterH, p->strideH, p->dilationH, p->padH);
-                    const uint32_t ow = windowOutput(nhwc[2], p->filterW, p->strideW, p->dilationW, p->padW);
-                    if (oh == 0 || ow == 0) return failShape(op, "window larger than the padded input");
+                    const uint32_t oh =
+                        windowOutput(nhwc[1], p->filterH, p->strideH, p->dilationH, p->padH);
+                    const uint32_t ow =
+                        windowOutput(nhwc[2], p->filterW, p->strideW, p->dilationW, p->padW);
+                    if (oh == 0 || ow == 0)
+                        return failShape(op, "window larger than the padded input");
                     out = p->nchw ? std::vector<uint32_t>{nhwc[0], outC, oh, ow}
                                   : std::vector<uint32_t>{nhwc[0], oh, ow, outC};
                     break;
@@ -665,7 +730,9 @@ private:
             }
         }
         auto combined = combineDims(operand(op.outputs[0]).dimensions, out);
-        if (!combined) return failShape(op, "computed output shape " + toString(out) + " contradicts the model");
+        if (!combined)
+            return failShape(op,
+                             "computed output shape " + toString(out) + " contradicts the model");
         mDims[op.outputs[0]] = out;
         return okStatus();
     }
@@ -681,7 +748,8 @@ private:
     }
 
     static std::array<uint32_t, 4> toNhwc(const std::vector<uint32_t>& d, bool nchw) {
-        return nchw ? std::array<uint32_t, 4>{d[0], d[2], d[3], d[1]} : std::array<uint32_t, 4>{d[0], d[1], d[2], d[3]};
+        return nchw ? std::array<uint32_t, 4>{d[0], d[2], d[3], d[1]}
+                    : std::array<uint32_t, 4>{d[0], d[1], d[2], d[3]};
     }
 
     std::optional<WindowParams> window(const Operation& op) const {
@@ -715,10 +783,13 @@ private:
             const Operation& op = g.operations[i];
             const uint32_t out = op.outputs[0];
             // NCHW window operations run on NHWC copies of their input and output.
-            if (auto p = isWindowOp(op.type) ? readWindowParams(mConstants, op) : std::nullopt; p && p->nchw) {
+            if (auto p = isWindowOp(op.type) ? readWindowParams(mConstants, op) : std::nullopt;
+                p && p->nchw) {
                 const uint32_t inBytes = bytes(op.inputs[0]), outBytes = bytes(out);
-                mScratch[static_cast<uint32_t>(i)] = {next, alignUp(uint64_t{next} + inBytes, kAlign)};
-                next = alignUp(uint64_t{mScratch[static_cast<uint32_t>(i)].second} + outBytes, kAlign);
+                mScratch[static_cast<uint32_t>(i)] = {next,
+                                                      alignUp(uint64_t{next} + inBytes, kAlign)};
+                next =
+                    alignUp(uint64_t{mScratch[static_cast<uint32_t>(i)].second} + outBytes, kAlign);
             }
             if (op.type == OperationType::RESHAPE) {
                 // Shares its input's bytes; a RESHAPE of a constant is placed with the constants.
@@ -751,8 +822,10 @@ private:
         auto& c = mProgram.constants;
         c.resize(alignUp(c.size(), kAlign));
         const auto offset = static_cast<uint32_t>(mProgram.constantsOffset + c.size());
-        if (data) c.insert(c.end(), data, data + size);
-        else c.resize(c.size() + size);
+        if (data)
+            c.insert(c.end(), data, data + size);
+        else
+            c.resize(c.size() + size);
         return offset;
     }
 
@@ -764,7 +837,8 @@ private:
     // Appends a descriptor; the first one after fenceNext() waits for every earlier store.
     void emit(npu::Descriptor d) {
         d.tag = mOpIndex;
-        if (mFenceNext && !mProgram.descriptors.empty()) d.flags |= static_cast<uint32_t>(npu::DescFlag::FENCE);
+        if (mFenceNext && !mProgram.descriptors.empty())
+            d.flags |= static_cast<uint32_t>(npu::DescFlag::FENCE);
         mFenceNext = false;
         mProgram.descriptors.push_back(d);
     }
@@ -824,12 +898,14 @@ private:
     // K steps run over kernel rows, kernel columns, then input-channel blocks; block entry
     // [k][n] (byte k * kArrayCols + n) weighs input channel k of the step for output channel n.
     // Entries without a channel hold the weight zero point, so they contribute nothing.
-    uint32_t packWeights(uint32_t outC, uint32_t inC, uint32_t kh, uint32_t kw, const std::vector<int32_t>& bias,
-                         const std::vector<QuantizedMultiplier>& multipliers, int32_t weightZero, bool depthwise,
-                         const std::function<int32_t(uint32_t o, uint32_t y, uint32_t x, uint32_t c)>& weight) {
+    uint32_t packWeights(
+        uint32_t outC, uint32_t inC, uint32_t kh, uint32_t kw, const std::vector<int32_t>& bias,
+        const std::vector<QuantizedMultiplier>& multipliers, int32_t weightZero, bool depthwise,
+        const std::function<int32_t(uint32_t o, uint32_t y, uint32_t x, uint32_t c)>& weight) {
         std::vector<uint8_t> stream;
         auto putWord32 = [&](int32_t v) {
-            for (int i = 0; i < 4; ++i) stream.push_back(static_cast<uint8_t>(static_cast<uint32_t>(v) >> (8 * i)));
+            for (int i = 0; i < 4; ++i)
+                stream.push_back(static_cast<uint8_t>(static_cast<uint32_t>(v) >> (8 * i)));
         };
         const uint32_t blocks = ceilDiv(outC, kLanes);
         const uint32_t cBlocks = depthwise ? 1 : ceilDiv(inC, npu::kArrayRows);
@@ -844,7 +920,8 @@ private:
             }
             for (uint32_t n = 0; n < kLanes; ++n) {
                 const uint32_t o = ob * kLanes + n;
-                stream.push_back(static_cast<uint8_t>(o < outC ? multipliers[multipliers.size() == 1 ? 0 : o].shift : 0));
+                stream.push_back(static_cast<uint8_t>(
+                    o < outC ? multipliers[multipliers.size() == 1 ? 0 : o].shift : 0));
             }
             stream.resize(alignUp(stream.size(), kAlign));
             for (uint32_t y = 0; y < kh; ++y) {
@@ -855,7 +932,8 @@ private:
                                 const uint32_t o = ob * kLanes + n;
                                 const uint32_t c = depthwise ? o : cb * npu::kArrayRows + k;
                                 const bool present = o < outC && c < inC && (!depthwise || k == n);
-                                stream.push_back(static_cast<uint8_t>(present ? weight(o, y, x, c) : weightZero));
+                                stream.push_back(static_cast<uint8_t>(present ? weight(o, y, x, c)
+                                                                              : weightZero));
                             }
                         }
                     }
@@ -869,33 +947,51 @@ private:
     // computes at run time (OHWI bytes at `filter`, `filterC` input channels per filter row,
     // output channels from `firstOut`): one LUT identity copy per block and K step, reading
     // input channels along k and output channels along n.
-    void scatterWeights(uint32_t filter, uint32_t stream, uint32_t outC, uint32_t inC, uint32_t kh, uint32_t kw,
-                        bool depthwise, uint32_t filterC, uint32_t firstOut) {
+    void scatterWeights(uint32_t filter, uint32_t stream, uint32_t outC, uint32_t inC, uint32_t kh,
+                        uint32_t kw, bool depthwise, uint32_t filterC, uint32_t firstOut) {
         npu::Descriptor d;
         d.opcode = npu::Opcode::LUT;
-        const Table identity = tableOf(OperandType::TENSOR_QUANT8_ASYMM, [](int32_t v) { return v; });
+        const Table identity =
+            tableOf(OperandType::TENSOR_QUANT8_ASYMM, [](int32_t v) { return v; });
         d.wAddr = addConstant(identity.data(), identity.size());
         d.actMin = 0, d.actMax = 255;
         const uint32_t cBlocks = depthwise ? 1 : ceilDiv(inC, npu::kArrayRows);
         const uint32_t blockBytes = npu::kArrayRows * kLanes;
-        const uint32_t streamBlock = npu::kWeightQuantWords * kAlign + kh * kw * cBlocks * blockBytes;
+        const uint32_t streamBlock =
+            npu::kWeightQuantWords * kAlign + kh * kw * cBlocks * blockBytes;
         const uint32_t rowStride = kh * kw * filterC;  // between output channels of the filter
         for (uint32_t ob = 0; ob < ceilDiv(outC, kLanes); ++ob) {
             const uint32_t nc = std::min(kLanes, outC - ob * kLanes);
             for (uint32_t y = 0; y < kh; ++y) {
                 for (uint32_t x = 0; x < kw; ++x) {
                     for (uint32_t cb = 0; cb < cBlocks; ++cb) {
-                        const uint32_t block = stream + ob * streamBlock + npu::kWeightQuantWords * kAlign +
+                        const uint32_t block = stream + ob * streamBlock +
+                                               npu::kWeightQuantWords * kAlign +
                                                ((y * kw + x) * cBlocks + cb) * blockBytes;
                         npu::Descriptor t = d;
                         if (depthwise) {  // [1, kh, kw, C]: lane n on the block's diagonal
-                            t.a = {filter + (y * kw + x) * filterC + ob * kLanes, 1, nc, 1, 1, 1, 0, 0};
+                            t.a = {filter + (y * kw + x) * filterC + ob * kLanes,
+                                   1,
+                                   nc,
+                                   1,
+                                   1,
+                                   1,
+                                   0,
+                                   0};
                             t.out = {block, 1, nc, kLanes + 1, 1, 1, 0, 0};
                         } else {
-                            const uint32_t kc = std::min(npu::kArrayRows, inC - cb * npu::kArrayRows);
+                            const uint32_t kc =
+                                std::min(npu::kArrayRows, inC - cb * npu::kArrayRows);
                             const uint32_t o0 = firstOut + ob * kLanes;
-                            t.a = {filter + ((o0 * kh + y) * kw + x) * filterC + cb * npu::kArrayRows, 1, kc, 1, nc, 1,
-                                   rowStride, 0};
+                            t.a = {
+                                filter + ((o0 * kh + y) * kw + x) * filterC + cb * npu::kArrayRows,
+                                1,
+                                kc,
+                                1,
+                                nc,
+                                1,
+                                rowStride,
+                                0};
                             t.out = {block, 1, kc, kLanes, nc, 1, 1, 0};
                         }
                         emit(t);
@@ -909,23 +1005,26 @@ private:
     // scatterWeights for a depthwise filter [1, kh, kw, C * m] run as a dense convolution: output
     // channel o takes input channel o / m, so within a block the lanes n = r, r + m, ... of one
     // residue r step one input channel each (a diagonal of slope m), one copy per residue.
-    void scatterExpandedDepthwise(uint32_t filter, uint32_t stream, uint32_t outC, uint32_t inC, uint32_t kh,
-                                  uint32_t kw, uint32_t m) {
+    void scatterExpandedDepthwise(uint32_t filter, uint32_t stream, uint32_t outC, uint32_t inC,
+                                  uint32_t kh, uint32_t kw, uint32_t m) {
         npu::Descriptor d;
         d.opcode = npu::Opcode::LUT;
-        const Table identity = tableOf(OperandType::TENSOR_QUANT8_ASYMM, [](int32_t v) { return v; });
+        const Table identity =
+            tableOf(OperandType::TENSOR_QUANT8_ASYMM, [](int32_t v) { return v; });
         d.wAddr = addConstant(identity.data(), identity.size());
         d.actMin = 0, d.actMax = 255;
         const uint32_t cBlocks = ceilDiv(inC, npu::kArrayRows);
         const uint32_t blockBytes = npu::kArrayRows * kLanes;
-        const uint32_t streamBlock = npu::kWeightQuantWords * kAlign + kh * kw * cBlocks * blockBytes;
+        const uint32_t streamBlock =
+            npu::kWeightQuantWords * kAlign + kh * kw * cBlocks * blockBytes;
         for (uint32_t ob = 0; ob < ceilDiv(outC, kLanes); ++ob) {
             for (uint32_t y = 0; y < kh; ++y) {
                 for (uint32_t x = 0; x < kw; ++x) {
                     for (uint32_t n0 = 0; n0 < kLanes; ++n0) {
                         // Lanes n0, n0 + m, ... that stay in one input-channel block.
                         const uint32_t o0 = ob * kLanes + n0;
-                        if (o0 >= outC || (n0 >= m && (o0 - m) / m / npu::kArrayRows == o0 / m / npu::kArrayRows))
+                        if (o0 >= outC ||
+                            (n0 >= m && (o0 - m) / m / npu::kArrayRows == o0 / m / npu::kArrayRows))
                             continue;  // part of the run of lane n0 - m
                         const uint32_t c0 = o0 / m, cb = c0 / npu::kArrayRows;
                         uint32_t count = 0;
@@ -933,11 +1032,19 @@ private:
                                               (ob * kLanes + n) / m / npu::kArrayRows == cb;
                              n += m)
                             ++count;
-                        const uint32_t block = stream + ob * streamBlock + npu::kWeightQuantWords * kAlign +
+                        const uint32_t block = stream + ob * streamBlock +
+                                               npu::kWeightQuantWords * kAlign +
                                                ((y * kw + x) * cBlocks + cb) * blockBytes;
                         npu::Descriptor t = d;
                         t.a = {filter + (y * kw + x) * outC + o0, 1, count, m, 1, 1, 0, 0};
-                        t.out = {block + (c0 - cb * npu::kArrayRows) * kLanes + n0, 1, count, kLanes + m, 1, 1, 0, 0};
+                        t.out = {block + (c0 - cb * npu::kArrayRows) * kLanes + n0,
+                                 1,
+                                 count,
+                                 kLanes + m,
+                                 1,
+                                 1,
+                                 0,
+                                 0};
                         emit(t);
                         mProgram.estimatedCycles += 2 * count + 30;
                     }
@@ -950,7 +1057,7 @@ private:
     // NCHW operation the scratch copies that transposes fill and drain around it.
     struct WindowIo {
         uint32_t inBase = 0, outBase = 0;
-        std::array<uint32_t, 4> in{}, out{};  // NHWC
+        std::array<uint32_t, 4> in{}, out{};      // NHWC
         uint32_t inOffset = 0, inChannels = 0;    // the channel slice a descriptor reads
         uint32_t outOffset = 0, outChannels = 0;  // and writes
     };
@@ -972,13 +1079,16 @@ private:
 
     // Copies a [N, A, B] byte tensor to [N, B, A] through the LUT unit with an identity table:
     // rows of one element, read with the source's strides and written with the destination's.
-    Status transpose(const Operation& op, uint32_t src, uint32_t dst, uint32_t n, uint32_t a, uint32_t b) {
+    Status transpose(const Operation& op, uint32_t src, uint32_t dst, uint32_t n, uint32_t a,
+                     uint32_t b) {
         npu::Descriptor d;
         d.opcode = npu::Opcode::LUT;
-        const Table identity = tableOf(OperandType::TENSOR_QUANT8_ASYMM, [](int32_t v) { return v; });
+        const Table identity =
+            tableOf(OperandType::TENSOR_QUANT8_ASYMM, [](int32_t v) { return v; });
         d.wAddr = addConstant(identity.data(), identity.size());
         d.actMin = 0, d.actMax = 255;
-        if (a > kMaxCount || b > kMaxCount) return failShape(op, "layout transpose beyond the descriptor's 16 bits");
+        if (a > kMaxCount || b > kMaxCount)
+            return failShape(op, "layout transpose beyond the descriptor's 16 bits");
         // count1 runs over a chunk of a (the destination's inner dimension), count2 over b.
         const uint32_t aChunk = std::min(a, kElementwiseWords);
         const uint32_t bChunk = std::max(1u, kElementwiseWords / aChunk);
@@ -1001,11 +1111,13 @@ private:
 
     Status transposeIn(const Operation& op, const WindowParams& p, const WindowIo& io) {
         if (!p.nchw) return okStatus();
-        return transpose(op, address(op.inputs[0]), io.inBase, io.in[0], io.in[3], io.in[1] * io.in[2]);
+        return transpose(op, address(op.inputs[0]), io.inBase, io.in[0], io.in[3],
+                         io.in[1] * io.in[2]);
     }
     Status transposeOut(const Operation& op, const WindowParams& p, const WindowIo& io) {
         if (!p.nchw) return okStatus();
-        return transpose(op, io.outBase, address(op.outputs[0]), io.out[0], io.out[1] * io.out[2], io.out[3]);
+        return transpose(op, io.outBase, address(op.outputs[0]), io.out[0], io.out[1] * io.out[2],
+                         io.out[3]);
     }
 
     Status lowerConv(const Operation& op) {
@@ -1021,7 +1133,8 @@ private:
         const uint32_t inC = io.in[3], outC = io.out[3], kh = fD[1], kw = fD[2];
         const uint32_t groups = p->groups;
         if (dw && outC != inC * p->depthMultiplier) return failShape(op, "depth multiplier");
-        if (!dw && (inC % groups || outC % groups || fD[3] != inC / groups)) return failShape(op, "filter depth");
+        if (!dw && (inC % groups || outC % groups || fD[3] != inC / groups))
+            return failShape(op, "filter depth");
         auto multipliers = channelMultipliers(in, filter, biasOp, out, outC);
         auto range = activationRange(p->activation, out);
         if (!multipliers || !range) return failShape(op, "quantization");
@@ -1044,7 +1157,8 @@ private:
         const uint32_t groupIn = dw ? inC : inC / groups, groupOut = outC / (dw ? 1 : groups);
         for (uint32_t g = 0; g < (dw ? 1 : groups); ++g) {
             std::vector<int32_t> bias(groupOut);
-            std::memcpy(bias.data(), b + size_t{g} * groupOut * sizeof(int32_t), groupOut * sizeof(int32_t));
+            std::memcpy(bias.data(), b + size_t{g} * groupOut * sizeof(int32_t),
+                        groupOut * sizeof(int32_t));
             std::vector<QuantizedMultiplier> slice(multipliers->begin() + g * groupOut,
                                                    multipliers->begin() + (g + 1) * groupOut);
             std::function<int32_t(uint32_t, uint32_t, uint32_t, uint32_t)> weight;
@@ -1062,12 +1176,14 @@ private:
             npu::Descriptor d;
             d.opcode = useDw ? npu::Opcode::DWCONV : npu::Opcode::CONV;
             setTypes(d, in.type, filter.type, out.type);
-            d.wAddr = packWeights(groupOut, groupIn, kh, kw, bias, slice, weightZero, useDw, weight);
+            d.wAddr =
+                packWeights(groupOut, groupIn, kh, kw, bias, slice, weightZero, useDw, weight);
             if (!w && dw && !useDw) {
-                scatterExpandedDepthwise(address(op.inputs[1]), d.wAddr, outC, inC, kh, kw, p->depthMultiplier);
+                scatterExpandedDepthwise(address(op.inputs[1]), d.wAddr, outC, inC, kh, kw,
+                                         p->depthMultiplier);
             } else if (!w) {
-                scatterWeights(address(op.inputs[1]), d.wAddr, groupOut, groupIn, kh, kw, useDw, dw ? outC : groupIn,
-                               g * groupOut);
+                scatterWeights(address(op.inputs[1]), d.wAddr, groupOut, groupIn, kh, kw, useDw,
+                               dw ? outC : groupIn, g * groupOut);
             }
             fenceNext();
             d.kernelW = kw, d.kernelH = kh, d.strideW = p->strideW, d.strideH = p->strideH;
@@ -1087,24 +1203,30 @@ private:
 
     // Splits a window operation's output into tiles whose pixels fit an accumulator bank and
     // whose input region fits one scratchpad buffer, one descriptor per tile and batch.
-    Status tileWindow(const Operation& op, npu::Descriptor d, const WindowParams& p, uint32_t kSteps,
-                      const WindowIo& io) {
+    Status tileWindow(const Operation& op, npu::Descriptor d, const WindowParams& p,
+                      uint32_t kSteps, const WindowIo& io) {
         const uint32_t batches = io.in[0], inH = io.in[1], inW = io.in[2], inC = io.in[3];
         const uint32_t outH = io.out[1], outW = io.out[2], outC = io.out[3];
-        if (io.inChannels > kMaxCount || io.outChannels > kMaxCount || inW > kMaxCount || outW > kMaxCount)
+        if (io.inChannels > kMaxCount || io.outChannels > kMaxCount || inW > kMaxCount ||
+            outW > kMaxCount)
             return failShape(op, "tensor dimensions beyond the descriptor's 16 bits");
-        const uint32_t effH = (p.filterH - 1) * p.dilationH + 1, effW = (p.filterW - 1) * p.dilationW + 1;
+        const uint32_t effH = (p.filterH - 1) * p.dilationH + 1,
+                       effW = (p.filterW - 1) * p.dilationW + 1;
         const uint32_t wordsPerPixel = ceilDiv(io.inChannels, npu::kDramBusBytes);
         auto regionWords = [&](uint32_t th, uint32_t tw) {
             const uint64_t rh = std::min<uint64_t>(inH, uint64_t{th - 1} * p.strideH + effH);
             const uint64_t rw = std::min<uint64_t>(inW, uint64_t{tw - 1} * p.strideW + effW);
             return rh * rw * wordsPerPixel;
         };
-        uint32_t tw = std::min(outW, npu::kAccDepth), th = std::min(outH, std::max(1u, npu::kAccDepth / tw));
+        uint32_t tw = std::min(outW, npu::kAccDepth),
+                 th = std::min(outH, std::max(1u, npu::kAccDepth / tw));
         while (regionWords(th, tw) > npu::kSpadWords) {
-            if (th > 1) th = ceilDiv(th, 2);
-            else if (tw > 1) tw = ceilDiv(tw, 2);
-            else return failShape(op, "one output pixel's input window exceeds the scratchpad");
+            if (th > 1)
+                th = ceilDiv(th, 2);
+            else if (tw > 1)
+                tw = ceilDiv(tw, 2);
+            else
+                return failShape(op, "one output pixel's input window exceeds the scratchpad");
         }
         for (uint32_t n = 0; n < batches; ++n) {
             for (uint32_t oy0 = 0; oy0 < outH; oy0 += th) {
@@ -1117,11 +1239,13 @@ private:
                     int64_t ry1 = std::min<int64_t>(inH, y0 + int64_t{h - 1} * p.strideH + effH);
                     int64_t rx1 = std::min<int64_t>(inW, x0 + int64_t{w - 1} * p.strideW + effW);
                     // A tile entirely in the padding still needs a one-pixel region.
-                    const int64_t cy0 = std::min<int64_t>(ry0, inH - 1), cx0 = std::min<int64_t>(rx0, inW - 1);
+                    const int64_t cy0 = std::min<int64_t>(ry0, inH - 1),
+                                  cx0 = std::min<int64_t>(rx0, inW - 1);
                     ry1 = std::max(ry1, cy0 + 1);
                     rx1 = std::max(rx1, cx0 + 1);
                     const int64_t padTop = cy0 - y0, padLeft = cx0 - x0;
-                    if (padTop > kMaxByteField || padLeft > kMaxByteField || padTop < 0 || padLeft < 0)
+                    if (padTop > kMaxByteField || padLeft > kMaxByteField || padTop < 0 ||
+                        padLeft < 0)
                         return failShape(op, "padding beyond the descriptor's 8 bits");
                     npu::Descriptor t = d;
                     t.padTop = static_cast<uint32_t>(padTop);
@@ -1134,8 +1258,9 @@ private:
                     t.a.count2 = static_cast<uint32_t>(ry1 - cy0);
                     t.a.stride2 = inW * inC;
                     t.a.count3 = 1;
-                    t.out.addr = io.outBase + io.outOffset +
-                                 static_cast<uint32_t>(((uint64_t{n} * outH + oy0) * outW + ox0) * outC);
+                    t.out.addr =
+                        io.outBase + io.outOffset +
+                        static_cast<uint32_t>(((uint64_t{n} * outH + oy0) * outW + ox0) * outC);
                     t.out.inner = io.outChannels;
                     t.out.count1 = w;
                     t.out.stride1 = outC;
@@ -1144,10 +1269,11 @@ private:
                     t.out.count3 = 1;
                     emit(t);
                     const uint64_t pixels = uint64_t{h} * w;
-                    mProgram.estimatedCycles += uint64_t{t.a.count1} * t.a.count2 * wordsPerPixel +
-                                                (kSteps ? pixels * ceilDiv(io.outChannels, kLanes) * kSteps
-                                                        : pixels * p.filterH * p.filterW * wordsPerPixel) +
-                                                40;
+                    mProgram.estimatedCycles +=
+                        uint64_t{t.a.count1} * t.a.count2 * wordsPerPixel +
+                        (kSteps ? pixels * ceilDiv(io.outChannels, kLanes) * kSteps
+                                : pixels * p.filterH * p.filterW * wordsPerPixel) +
+                        40;
                 }
             }
         }
@@ -1163,9 +1289,11 @@ private:
         if (!range) return failShape(op, "activation");
         const WindowIo io = windowIo(op, *p);
         npu::Descriptor d;
-        d.opcode = op.type == OperationType::MAX_POOL_2D ? npu::Opcode::MAXPOOL : npu::Opcode::AVGPOOL;
+        d.opcode =
+            op.type == OperationType::MAX_POOL_2D ? npu::Opcode::MAXPOOL : npu::Opcode::AVGPOOL;
         setTypes(d, in.type, in.type, out.type);
-        d.kernelW = p->filterW, d.kernelH = p->filterH, d.strideW = p->strideW, d.strideH = p->strideH;
+        d.kernelW = p->filterW, d.kernelH = p->filterH, d.strideW = p->strideW,
+        d.strideH = p->strideH;
         d.dilationW = 1, d.dilationH = 1;
         d.aZeroPoint = in.zeroPoint, d.outZeroPoint = out.zeroPoint;
         d.actMin = range->min, d.actMax = range->max;
@@ -1191,8 +1319,8 @@ private:
         std::vector<int32_t> bias(units);
         std::memcpy(bias.data(), b, units * sizeof(int32_t));
         const bool sgn = isSigned(wOp.type);
-        const uint32_t wAddr = packWeights(units, inSize, 1, 1, bias, *multipliers, wOp.zeroPoint, false,
-                                           [&](uint32_t o, uint32_t, uint32_t, uint32_t c) {
+        const uint32_t wAddr = packWeights(units, inSize, 1, 1, bias, *multipliers, wOp.zeroPoint,
+                                           false, [&](uint32_t o, uint32_t, uint32_t, uint32_t c) {
                                                if (!w) return wOp.zeroPoint;
                                                const uint8_t v = w[size_t(o) * inSize + c];
                                                return sgn ? int32_t(int8_t(v)) : int32_t(v);
@@ -1218,7 +1346,8 @@ private:
             t.a = {inBase + r0 * inSize, inSize, rows, inSize, 1, 1, 0, 0};
             t.out = {outBase + r0 * units, units, rows, units, 1, 1, 0, 0};
             emit(t);
-            mProgram.estimatedCycles += uint64_t{rows} * wordsPerRow * (1 + ceilDiv(units, kLanes)) + 40;
+            mProgram.estimatedCycles +=
+                uint64_t{rows} * wordsPerRow * (1 + ceilDiv(units, kLanes)) + 40;
         }
         return okStatus();
     }
@@ -1230,7 +1359,8 @@ private:
 
     // Rows of an element-wise operand over a 4-D output: per dimension its byte stride in the
     // operand, 0 where the operand is broadcast.
-    static std::array<uint32_t, 4> broadcastStrides(const std::vector<uint32_t>& dims, const std::array<uint32_t, 4>& out) {
+    static std::array<uint32_t, 4> broadcastStrides(const std::vector<uint32_t>& dims,
+                                                    const std::array<uint32_t, 4>& out) {
         std::array<uint32_t, 4> d4{1, 1, 1, 1};
         for (size_t i = 0; i < dims.size(); ++i) d4[4 - dims.size() + i] = dims[i];
         std::array<uint32_t, 4> strides{};
@@ -1253,9 +1383,11 @@ private:
         npu::Descriptor d;
         setTypes(d, a.type, b.type, out.type);
         d.aZeroPoint = a.zeroPoint, d.bZeroPoint = b.zeroPoint, d.outZeroPoint = out.zeroPoint;
-        const fixedpoint::QuantInfo qa{a.scale, a.zeroPoint}, qb{b.scale, b.zeroPoint}, qo{out.scale, out.zeroPoint};
+        const fixedpoint::QuantInfo qa{a.scale, a.zeroPoint}, qb{b.scale, b.zeroPoint},
+            qo{out.scale, out.zeroPoint};
         if (op.type == OperationType::ADD || op.type == OperationType::SUB) {
-            auto params = fixedpoint::computeAddSubParams(qa, qb, qo, *range, op.type == OperationType::SUB);
+            auto params =
+                fixedpoint::computeAddSubParams(qa, qb, qo, *range, op.type == OperationType::SUB);
             if (!params) return failShape(op, "multipliers");
             d.opcode = npu::Opcode::ADD;
             d.leftShift = fixedpoint::AddSubParams::kLeftShift;
@@ -1273,8 +1405,8 @@ private:
         const auto& outD = mDims[op.outputs[0]];
         std::array<uint32_t, 4> o4{1, 1, 1, 1};
         for (size_t i = 0; i < outD.size(); ++i) o4[4 - outD.size() + i] = outD[i];
-        return emitRows(op, d, operandRows(op.inputs[0], o4), operandRows(op.inputs[1], o4), address(op.outputs[0]),
-                        o4);
+        return emitRows(op, d, operandRows(op.inputs[0], o4), operandRows(op.inputs[1], o4),
+                        address(op.outputs[0]), o4);
     }
 
     // An element-wise operand over the 4-D output. A broadcast constant is expanded to the
@@ -1291,15 +1423,16 @@ private:
             for (uint32_t h = 0; h < o4[1]; ++h)
                 for (uint32_t w = 0; w < o4[2]; ++w)
                     for (uint32_t c = 0; c < o4[3]; ++c)
-                        expanded.push_back(data[n * strides[0] + h * strides[1] + w * strides[2] + c * strides[3]]);
+                        expanded.push_back(data[n * strides[0] + h * strides[1] + w * strides[2] +
+                                                c * strides[3]]);
         return {addConstant(expanded.data(), expanded.size()), dense};
     }
 
     // Emits element-wise or lookup descriptors over a 4-D output laid out contiguously. Fully
     // contiguous operands are streamed as rows of kAlign * 16 bytes; broadcasts keep the
     // innermost dimension as the row when both operands have it, else rows of one element.
-    Status emitRows(const Operation& op, const npu::Descriptor& d, Strided a, std::optional<Strided> b, uint32_t outBase,
-                    const std::array<uint32_t, 4>& o4) {
+    Status emitRows(const Operation& op, const npu::Descriptor& d, Strided a,
+                    std::optional<Strided> b, uint32_t outBase, const std::array<uint32_t, 4>& o4) {
         const uint64_t total = uint64_t{o4[0]} * o4[1] * o4[2] * o4[3];
         auto contiguous = [&](const Strided& s) {
             uint32_t expect = 1;
@@ -1311,19 +1444,22 @@ private:
         };
         if (contiguous(a) && (!b || contiguous(*b))) {
             const uint32_t inner = static_cast<uint32_t>(std::min<uint64_t>(total, 256));
-            const uint32_t maxRows = std::max(1u, kElementwiseWords / ceilDiv(inner, npu::kDramBusBytes));
+            const uint32_t maxRows =
+                std::max(1u, kElementwiseWords / ceilDiv(inner, npu::kDramBusBytes));
             uint64_t done = 0;
             while (done < total) {
                 const uint64_t left = total - done;
                 const uint32_t rowBytes = static_cast<uint32_t>(std::min<uint64_t>(inner, left));
-                const uint32_t rows = static_cast<uint32_t>(std::min<uint64_t>(maxRows, left / rowBytes));
+                const uint32_t rows =
+                    static_cast<uint32_t>(std::min<uint64_t>(maxRows, left / rowBytes));
                 npu::Descriptor t = d;
                 const auto off = static_cast<uint32_t>(done);
                 t.a = {a.base + off, rowBytes, rows, rowBytes, 1, 1, 0, 0};
                 if (b) t.b = {b->base + off, rowBytes, rows, rowBytes, 1, 1, 0, 0};
                 t.out = {outBase + off, rowBytes, rows, rowBytes, 1, 1, 0, 0};
                 emit(t);
-                mProgram.estimatedCycles += uint64_t{rows} * ceilDiv(rowBytes, npu::kDramBusBytes) * (b ? 3 : 2) + 30;
+                mProgram.estimatedCycles +=
+                    uint64_t{rows} * ceilDiv(rowBytes, npu::kDramBusBytes) * (b ? 3 : 2) + 30;
                 done += uint64_t{rows} * rowBytes;
             }
             return okStatus();
@@ -1333,11 +1469,13 @@ private:
         const uint32_t inner = innerShared ? o4[3] : 1;
         if (inner > kMaxCount || o4[1] > kMaxCount || o4[2] > kMaxCount || o4[3] > kMaxCount)
             return failShape(op, "dimensions beyond the descriptor's 16 bits");
-        const uint32_t outStride3 = o4[3], outStride2 = o4[2] * o4[3], outStride1 = o4[1] * o4[2] * o4[3];
+        const uint32_t outStride3 = o4[3], outStride2 = o4[2] * o4[3],
+                       outStride1 = o4[1] * o4[2] * o4[3];
         // Rows per descriptor: whole rows of w (shared inner) or single elements over c, then w.
         const uint32_t wordsPerRow = ceilDiv(inner, npu::kDramBusBytes);
         const uint32_t perW = innerShared ? 1 : o4[3];
-        if (uint64_t{perW} * wordsPerRow > kElementwiseWords) return failShape(op, "broadcast rows beyond the scratchpad");
+        if (uint64_t{perW} * wordsPerRow > kElementwiseWords)
+            return failShape(op, "broadcast rows beyond the scratchpad");
         const uint32_t wChunk = std::max(1u, kElementwiseWords / (perW * wordsPerRow));
         for (uint32_t n = 0; n < o4[0]; ++n) {
             for (uint32_t h = 0; h < o4[1]; ++h) {
@@ -1360,7 +1498,8 @@ private:
                     if (b) t.b = tensor(*b);
                     t.out = tensor(Strided{outBase, {outStride1, outStride2, outStride3, 1}});
                     emit(t);
-                    mProgram.estimatedCycles += uint64_t{ws} * perW * wordsPerRow * (b ? 3 : 2) + 30;
+                    mProgram.estimatedCycles +=
+                        uint64_t{ws} * perW * wordsPerRow * (b ? 3 : 2) + 30;
                 }
             }
         }
@@ -1377,7 +1516,8 @@ private:
         d.actMin = typeMin(out.type), d.actMax = typeMax(out.type);
         const uint32_t total = static_cast<uint32_t>(elementCount(mDims[input]));
         const std::array<uint32_t, 4> o4{1, 1, 1, total};
-        return emitRows(op, d, {address(input), {0, 0, 0, 1}}, std::nullopt, address(op.outputs[0]), o4);
+        return emitRows(op, d, {address(input), {0, 0, 0, 1}}, std::nullopt, address(op.outputs[0]),
+                        o4);
     }
 
     // Each input is copied through the LUT unit (identity, or Android's requantization when its
@@ -1406,17 +1546,25 @@ private:
             d.actMin = typeMin(out.type), d.actMax = typeMax(out.type);
             if (inner > kMaxCount || outer > kMaxCount)
                 return failShape(op, "slabs beyond the descriptor's 16 bits");
-            const uint32_t maxRows = std::max(1u, kElementwiseWords / ceilDiv(inner, npu::kDramBusBytes));
+            const uint32_t maxRows =
+                std::max(1u, kElementwiseWords / ceilDiv(inner, npu::kDramBusBytes));
             const uint32_t inBase = address(k);
             for (uint64_t r0 = 0; r0 < outer; r0 += maxRows) {
                 const auto rows = static_cast<uint32_t>(std::min<uint64_t>(maxRows, outer - r0));
                 npu::Descriptor t = d;
                 const auto in32 = static_cast<uint32_t>(inner);
                 t.a = {inBase + static_cast<uint32_t>(r0 * inner), in32, rows, in32, 1, 1, 0, 0};
-                t.out = {outBase + static_cast<uint32_t>(r0 * outInner + offset), in32, rows,
-                         static_cast<uint32_t>(outInner), 1, 1, 0, 0};
+                t.out = {outBase + static_cast<uint32_t>(r0 * outInner + offset),
+                         in32,
+                         rows,
+                         static_cast<uint32_t>(outInner),
+                         1,
+                         1,
+                         0,
+                         0};
                 emit(t);
-                mProgram.estimatedCycles += uint64_t{rows} * ceilDiv(inner, npu::kDramBusBytes) * 2 + 30;
+                mProgram.estimatedCycles +=
+                    uint64_t{rows} * ceilDiv(inner, npu::kDramBusBytes) * 2 + 30;
             }
             offset += inner;
         }
@@ -1438,7 +1586,8 @@ private:
 
 }  // namespace
 
-Result<Program> compileModel(const Model& model, const std::vector<std::vector<uint32_t>>& inputShapes,
+Result<Program> compileModel(const Model& model,
+                             const std::vector<std::vector<uint32_t>>& inputShapes,
                              const InputValues& inputValues) {
     for (uint32_t i = 0; i < model.main.operations.size(); ++i) {
         Status st = checkOperationSupported(model, i);

@@ -31,7 +31,8 @@ Status checkOperationSupported(const Model& model, uint32_t index);
 /// `inputValues` the values of every compileTimeInputs() operand.
 /// Fails with GENERAL_FAILURE when a shape met at compile time exceeds what the descriptors
 /// can express.
-Result<Program> compileModel(const Model& model, const std::vector<std::vector<uint32_t>>& inputShapes,
+Result<Program> compileModel(const Model& model,
+                             const std::vector<std::vector<uint32_t>>& inputShapes,
                              const InputValues& inputValues = {});
 
 }  // namespace nncosim::driver

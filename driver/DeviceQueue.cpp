@@ -5,7 +5,9 @@
 namespace nncosim::driver {
 
 DeviceQueue::DeviceQueue(Duration agingQuantum)
-    : mAgingQuantum(agingQuantum), mState(std::make_shared<State>()), mWorker(&DeviceQueue::run, mState) {}
+    : mAgingQuantum(agingQuantum),
+      mState(std::make_shared<State>()),
+      mWorker(&DeviceQueue::run, mState) {}
 
 DeviceQueue::~DeviceQueue() {
     {
@@ -26,7 +28,8 @@ void DeviceQueue::submit(Priority priority, Job job) {
     {
         std::lock_guard<std::mutex> lock(mState->mutex);
         if (!mState->stopping) {
-            mState->queue.push_back({Clock::now() - level * mAgingQuantum, mState->sequence++, std::move(job)});
+            mState->queue.push_back(
+                {Clock::now() - level * mAgingQuantum, mState->sequence++, std::move(job)});
             job = nullptr;
         }
     }
@@ -47,9 +50,10 @@ void DeviceQueue::run(std::shared_ptr<State> state) {
     for (;;) {
         state->condition.wait(lock, [&] { return state->stopping || !state->queue.empty(); });
         if (state->queue.empty()) return;  // stopping with nothing left
-        auto best = std::min_element(state->queue.begin(), state->queue.end(), [](const Entry& a, const Entry& b) {
-            return a.rank != b.rank ? a.rank < b.rank : a.sequence < b.sequence;
-        });
+        auto best = std::min_element(
+            state->queue.begin(), state->queue.end(), [](const Entry& a, const Entry& b) {
+                return a.rank != b.rank ? a.rank < b.rank : a.sequence < b.sequence;
+            });
         Job job = std::move(best->job);
         state->queue.erase(best);
         const bool cancelled = state->stopping;

@@ -19,7 +19,7 @@ namespace nncosim::driver {
 /// have waited less than one or two quanta, but a job that has waited longer than that runs
 /// first, so no priority starves the others.
 class DeviceQueue {
-public:
+  public:
     /// A job runs on the worker thread. `cancelled` is true when the queue is being destroyed
     /// before the job could run: the job must then only report failure.
     using Job = std::function<void(bool cancelled)>;
@@ -36,7 +36,7 @@ public:
     /// Whether the caller is the worker thread (jobs must not wait on the queue).
     bool onWorkerThread() const { return std::this_thread::get_id() == mWorker.get_id(); }
 
-private:
+  private:
     struct Entry {
         TimePoint rank;
         uint64_t sequence;  // FIFO among equal ranks

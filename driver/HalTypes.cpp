@@ -1,12 +1,12 @@
 #include "driver/HalTypes.h"
 
-#include <cerrno>
-#include <chrono>
-#include <cstring>
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
 
 namespace nncosim::driver {
 namespace {
@@ -25,7 +25,8 @@ void UniqueFd::reset(int fd) {
 Result<UniqueFd> dupFd(int fd) {
     if (fd < 0) return invalidArgument("invalid file descriptor ", fd);
     int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-    if (own < 0) return invalidArgument("cannot dup file descriptor ", fd, ": ", std::strerror(errno));
+    if (own < 0)
+        return invalidArgument("cannot dup file descriptor ", fd, ": ", std::strerror(errno));
     return UniqueFd(own);
 }
 
@@ -45,7 +46,9 @@ Result<SyncFence> SyncFence::fromFd(int fd) {
     return SyncFence(std::move(*handle));
 }
 
-SyncFence::State SyncFence::state() const { return wait(Duration::zero()); }
+SyncFence::State SyncFence::state() const {
+    return wait(Duration::zero());
+}
 
 SyncFence::State SyncFence::wait(OptionalDuration timeout) const {
     if (empty()) return State::SIGNALED;
@@ -53,7 +56,8 @@ SyncFence::State SyncFence::wait(OptionalDuration timeout) const {
     for (;;) {
         int ms = -1;
         if (timeout) {
-            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
+            const auto left =
+                std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
             ms = static_cast<int>(std::max<int64_t>(0, std::min<int64_t>(left.count(), 1 << 30)));
         }
         pollfd p{fd(), POLLIN, 0};
@@ -79,7 +83,9 @@ FenceSignaler& FenceSignaler::operator=(FenceSignaler&& other) noexcept {
     return *this;
 }
 
-FenceSignaler::~FenceSignaler() { signal(false); }
+FenceSignaler::~FenceSignaler() {
+    signal(false);
+}
 
 void FenceSignaler::signal(bool success) {
     if (!mFd.ok()) return;

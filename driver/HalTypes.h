@@ -26,7 +26,7 @@ using SharedExecution = std::shared_ptr<const IExecution>;
 
 /// An owned file descriptor, closed on destruction.
 class UniqueFd {
-public:
+  public:
     UniqueFd() = default;
     explicit UniqueFd(int fd) : mFd(fd) {}
     ~UniqueFd() { reset(); }
@@ -43,7 +43,7 @@ public:
     int release() { return std::exchange(mFd, -1); }
     void reset(int fd = -1);
 
-private:
+  private:
     int mFd = -1;
 };
 
@@ -63,7 +63,7 @@ using CacheToken = std::array<uint8_t, kByteSizeOfCacheToken>;
 /// until its signaler writes one status byte; from then on the fd is readable (poll POLLIN)
 /// and the byte (peeked, never consumed) tells SIGNALED from ERROR to every holder of the fd.
 class SyncFence {
-public:
+  public:
     enum class State { ACTIVE, SIGNALED, ERROR };
 
     /// An empty fence: already signaled, with no file descriptor (the HAL's empty handle).
@@ -80,7 +80,7 @@ public:
     /// the state reached (ACTIVE on timeout).
     State wait(OptionalDuration timeout = std::nullopt) const;
 
-private:
+  private:
     explicit SyncFence(SharedHandle handle) : mHandle(std::move(handle)) {}
     friend Result<std::pair<SyncFence, class FenceSignaler>> createSyncFence();
     SharedHandle mHandle;
@@ -89,7 +89,7 @@ private:
 /// The writing side of a fence. Signals exactly once; destroying it unsignaled signals ERROR
 /// so that no waiter can hang on an abandoned fence.
 class FenceSignaler {
-public:
+  public:
     FenceSignaler() = default;
     FenceSignaler(FenceSignaler&&) noexcept = default;
     FenceSignaler& operator=(FenceSignaler&&) noexcept;
@@ -97,7 +97,7 @@ public:
     /// Moves the fence to SIGNALED (`success`) or ERROR; later calls do nothing.
     void signal(bool success);
 
-private:
+  private:
     explicit FenceSignaler(UniqueFd fd) : mFd(std::move(fd)) {}
     friend Result<std::pair<SyncFence, FenceSignaler>> createSyncFence();
     UniqueFd mFd;
@@ -129,7 +129,7 @@ struct FencedExecutionInfo {
 
 /// Queries the outcome of a fenced execution (HAL 1.3 IFencedExecutionCallback).
 class IFencedExecutionCallback {
-public:
+  public:
     virtual ~IFencedExecutionCallback() = default;
     /// Must block until the execution has finished, then report it. Timings are present only
     /// when MeasureTiming::YES was requested and the execution succeeded.
@@ -145,7 +145,7 @@ struct FencedExecution {
 
 /// Receives the outcome of an asynchronous preparation (HAL 1.3 IPreparedModelCallback).
 class IPreparedModelCallback {
-public:
+  public:
     virtual ~IPreparedModelCallback() = default;
     /// Called exactly once per preparation: status NONE with the prepared model, or a failure
     /// status with a null model.
@@ -154,7 +154,7 @@ public:
 
 /// Receives the outcome of an asynchronous execution (HAL 1.3 IExecutionCallback).
 class IExecutionCallback {
-public:
+  public:
     virtual ~IExecutionCallback() = default;
     /// Called exactly once per launched execution.
     virtual void notify(ExecutionResult result) = 0;

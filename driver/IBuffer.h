@@ -15,7 +15,7 @@ namespace nncosim::driver {
 /// that had it as an output makes it uninitialized again. An uninitialized buffer may only be
 /// used as an output.
 class IBuffer {
-public:
+  public:
     virtual ~IBuffer() = default;
 
     /// The token requests must use to refer to this buffer. Never 0; valid only on the device
@@ -32,7 +32,8 @@ public:
     /// given, they must be fully specified and agree with every dimension the allocation
     /// specified. The size of `src` must equal the byte size of the resulting shape. Any
     /// violation must fail with INVALID_ARGUMENT and leave the buffer uninitialized.
-    virtual Status copyFrom(const SharedMemory& src, const std::vector<uint32_t>& dimensions) const = 0;
+    virtual Status copyFrom(const SharedMemory& src,
+                            const std::vector<uint32_t>& dimensions) const = 0;
 };
 
 }  // namespace nncosim::driver

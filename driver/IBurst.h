@@ -11,7 +11,7 @@ namespace nncosim::driver {
 /// Keeps resources between executions. Implementations must be thread-safe; at most one
 /// execution runs on one burst at a time (a second concurrent one fails with INVALID_ARGUMENT).
 class IBurst {
-public:
+  public:
     /// Releases the cached memory when the last copy is dropped.
     using OptionalCacheHold = std::shared_ptr<const void>;
 
@@ -28,8 +28,9 @@ public:
 
     /// A reusable execution whose computations run as burst executions; the contract of
     /// IPreparedModel::createReusableExecution.
-    virtual Result<SharedExecution> createReusableExecution(const Request& request, MeasureTiming measure,
-                                                            const OptionalDuration& loopTimeout) const = 0;
+    virtual Result<SharedExecution> createReusableExecution(
+        const Request& request, MeasureTiming measure,
+        const OptionalDuration& loopTimeout) const = 0;
 };
 
 }  // namespace nncosim::driver

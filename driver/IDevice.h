@@ -13,7 +13,7 @@ namespace nncosim::driver {
 /// The driver of one device. Implementations must be thread-safe: many threads may query,
 /// prepare, allocate and execute at the same time.
 class IDevice {
-public:
+  public:
     virtual ~IDevice() = default;
 
     virtual const std::string& getName() const = 0;
@@ -54,8 +54,8 @@ public:
     /// descriptors may have any offset). Other counts, unusable files or failures to save must
     /// never fail the preparation. The client may close its descriptors once the callback is
     /// notified; the driver dups the ones it uses.
-    virtual Status prepareModel(const Model& model, ExecutionPreference preference, Priority priority,
-                                const OptionalTimePoint& deadline,
+    virtual Status prepareModel(const Model& model, ExecutionPreference preference,
+                                Priority priority, const OptionalTimePoint& deadline,
                                 const std::vector<SharedHandle>& modelCache,
                                 const std::vector<SharedHandle>& dataCache, const CacheToken& token,
                                 std::shared_ptr<IPreparedModelCallback> callback) const = 0;
@@ -66,11 +66,10 @@ public:
     /// model cache, of the data cache, a token other than the one the files were saved with,
     /// or files written by another device must be detected and fail with GENERAL_FAILURE;
     /// no content of the files may crash the driver.
-    virtual Status prepareModelFromCache(const OptionalTimePoint& deadline,
-                                         const std::vector<SharedHandle>& modelCache,
-                                         const std::vector<SharedHandle>& dataCache,
-                                         const CacheToken& token,
-                                         std::shared_ptr<IPreparedModelCallback> callback) const = 0;
+    virtual Status prepareModelFromCache(
+        const OptionalTimePoint& deadline, const std::vector<SharedHandle>& modelCache,
+        const std::vector<SharedHandle>& dataCache, const CacheToken& token,
+        std::shared_ptr<IPreparedModelCallback> callback) const = 0;
 
     /// Allocates a driver-managed buffer for the given roles of prepared models of this
     /// device. Must fail with INVALID_ARGUMENT when: `preparedModels` is empty or holds a model

@@ -12,7 +12,7 @@ namespace nncosim::driver {
 /// execution is created. Implementations must be thread-safe; at most one computation runs on
 /// one execution object at a time (a second concurrent one fails with INVALID_ARGUMENT).
 class IExecution {
-public:
+  public:
     virtual ~IExecution() = default;
 
     /// Computes the request synchronously, with the contract of IPreparedModel::execute.
@@ -21,9 +21,9 @@ public:
 
     /// Launches the computation after every fence of `waitFor` is signaled, with the contract
     /// of IPreparedModel::executeFenced.
-    virtual Result<FencedExecution> computeFenced(const std::vector<SyncFence>& waitFor,
-                                                  const OptionalTimePoint& deadline,
-                                                  const OptionalDuration& timeoutAfterFence) const = 0;
+    virtual Result<FencedExecution> computeFenced(
+        const std::vector<SyncFence>& waitFor, const OptionalTimePoint& deadline,
+        const OptionalDuration& timeoutAfterFence) const = 0;
 };
 
 }  // namespace nncosim::driver

@@ -32,7 +32,7 @@ namespace nncosim::driver {
 /// Timing: with MeasureTiming::YES a successful execution reports timeOnDevice (device cycles
 /// × clock period) and timeInDriver (wall time in the driver); otherwise both are absent.
 class IPreparedModel {
-public:
+  public:
     virtual ~IPreparedModel() = default;
 
     /// Executes `request` synchronously; must not return before the execution is complete.
@@ -58,16 +58,16 @@ public:
     /// negative timeout) must fail immediately with INVALID_ARGUMENT. The fenced path does not
     /// support outputs of unknown shape: an output whose shape is unknown after the request's
     /// dimensions are applied fails the call with INVALID_ARGUMENT.
-    virtual Result<FencedExecution> executeFenced(const Request& request,
-                                                  const std::vector<SyncFence>& waitFor,
-                                                  MeasureTiming measure, const OptionalTimePoint& deadline,
-                                                  const OptionalDuration& loopTimeout,
-                                                  const OptionalDuration& timeoutAfterFence) const = 0;
+    virtual Result<FencedExecution> executeFenced(
+        const Request& request, const std::vector<SyncFence>& waitFor, MeasureTiming measure,
+        const OptionalTimePoint& deadline, const OptionalDuration& loopTimeout,
+        const OptionalDuration& timeoutAfterFence) const = 0;
 
     /// A reusable execution of `request`; the request is validated here (buffer uses again at
     /// every computation) and must fail with INVALID_ARGUMENT when invalid.
-    virtual Result<SharedExecution> createReusableExecution(const Request& request, MeasureTiming measure,
-                                                            const OptionalDuration& loopTimeout) const = 0;
+    virtual Result<SharedExecution> createReusableExecution(
+        const Request& request, MeasureTiming measure,
+        const OptionalDuration& loopTimeout) const = 0;
 
     /// A burst object for executions in quick succession.
     virtual Result<SharedBurst> configureExecutionBurst() const = 0;

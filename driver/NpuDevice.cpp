@@ -32,11 +32,14 @@ bool sameExtraParams(const ExtraParams& a, const ExtraParams& b) {
         const auto& pb = std::get<SymmPerChannelQuantParams>(b);
         return pa->channelDim == pb.channelDim && pa->scales == pb.scales;
     }
-    if (const auto* ra = std::get_if<std::vector<uint8_t>>(&a)) return *ra == std::get<std::vector<uint8_t>>(b);
+    if (const auto* ra = std::get_if<std::vector<uint8_t>>(&a))
+        return *ra == std::get<std::vector<uint8_t>>(b);
     return true;
 }
 
-bool deadlinePassed(const OptionalTimePoint& deadline) { return deadline && Clock::now() >= *deadline; }
+bool deadlinePassed(const OptionalTimePoint& deadline) {
+    return deadline && Clock::now() >= *deadline;
+}
 
 OptionalTimePoint earlier(const OptionalTimePoint& a, const OptionalTimePoint& b) {
     if (!a) return b;
@@ -52,13 +55,15 @@ Status validateExtensionUse(const Model& model) {
             const auto raw = static_cast<int32_t>(operand.type);
             if (prefix && isExtension(raw) && extensionPrefix(raw) == *prefix &&
                 typeWithinExtension(raw) != npu_extension::kLutTable)
-                return invalidArgument("com.nncosim.npu has no operand type ", typeWithinExtension(raw));
+                return invalidArgument("com.nncosim.npu has no operand type ",
+                                       typeWithinExtension(raw));
         }
         for (const Operation& op : g.operations) {
             const auto raw = static_cast<int32_t>(op.type);
             if (!prefix || !isExtension(raw) || extensionPrefix(raw) != *prefix) continue;
             if (typeWithinExtension(raw) != npu_extension::kLut8)
-                return invalidArgument("com.nncosim.npu has no operation ", typeWithinExtension(raw));
+                return invalidArgument("com.nncosim.npu has no operation ",
+                                       typeWithinExtension(raw));
             NN_RETURN_IF_ERROR(npu_extension::validateLut8(model, g, op));
         }
         return okStatus();
@@ -83,7 +88,7 @@ Model ioSignature(const Model& model) {
             Operand o = model.main.operands[k];
             o.location = {};
             (list == &model.main.inputIndexes ? s.main.inputIndexes : s.main.outputIndexes)
-                    .push_back(static_cast<uint32_t>(s.main.operands.size()));
+                .push_back(static_cast<uint32_t>(s.main.operands.size()));
             s.main.operands.push_back(std::move(o));
         }
     }
@@ -116,7 +121,9 @@ std::vector<uint8_t> serializeCachePayload(const Model& signature, const Program
 
 Result<std::pair<Model, Program>> deserializeCachePayload(const std::vector<uint8_t>& bytes,
                                                           std::vector<uint8_t> constants) {
-    auto bad = [] { return fail(ErrorStatus::GENERAL_FAILURE, "cache: malformed model cache payload"); };
+    auto bad = [] {
+        return fail(ErrorStatus::GENERAL_FAILURE, "cache: malformed model cache payload");
+    };
     size_t pos = 0;
     auto u32 = [&](uint32_t* v) {
         if (bytes.size() - pos < 4) return false;
@@ -142,8 +149,9 @@ Result<std::pair<Model, Program>> deserializeCachePayload(const std::vector<uint
         (i < nIn ? s.main.inputIndexes : s.main.outputIndexes).push_back(i);
         s.main.operands.push_back(std::move(o));
     }
-    auto program = deserializeProgram(std::vector<uint8_t>(bytes.begin() + static_cast<long>(pos), bytes.end()),
-                                      std::move(constants));
+    auto program = deserializeProgram(
+        std::vector<uint8_t>(bytes.begin() + static_cast<long>(pos), bytes.end()),
+        std::move(constants));
     if (!program) return program.status();
     if (program->inputs.size() != nIn || program->outputs.size() != nOut) return bad();
     return std::make_pair(std::move(s), std::move(*program));
@@ -161,9 +169,11 @@ Capabilities makeCapabilities() {
     caps.whilePerformance = unknown;
     for (int t = 0; t <= static_cast<int>(OperandType::TENSOR_QUANT8_ASYMM_SIGNED); ++t) {
         const auto type = static_cast<OperandType>(t);
-        const bool npu = type == OperandType::TENSOR_QUANT8_ASYMM || type == OperandType::TENSOR_QUANT8_ASYMM_SIGNED ||
-                         type == OperandType::TENSOR_QUANT8_SYMM_PER_CHANNEL || type == OperandType::TENSOR_INT32 ||
-                         type == OperandType::INT32 || type == OperandType::FLOAT32 || type == OperandType::BOOL;
+        const bool npu = type == OperandType::TENSOR_QUANT8_ASYMM ||
+                         type == OperandType::TENSOR_QUANT8_ASYMM_SIGNED ||
+                         type == OperandType::TENSOR_QUANT8_SYMM_PER_CHANNEL ||
+                         type == OperandType::TENSOR_INT32 || type == OperandType::INT32 ||
+                         type == OperandType::FLOAT32 || type == OperandType::BOOL;
         caps.operandPerformance.push_back({type, npu ? parity : unknown});
     }
     return caps;
@@ -172,7 +182,7 @@ Capabilities makeCapabilities() {
 // ---------------------------------------------------------------------------------------------
 
 class DeviceCore {
-public:
+  public:
     DeviceCore(std::shared_ptr<sim::HardwareAccess> hardware, const DeviceOptions& options)
         : name(options.name),
           key(options.cacheKey ? *options.cacheKey : randomCacheKey()),
@@ -182,16 +192,18 @@ public:
           queue(options.agingQuantum) {}
 
     // Runs one job on the NPU in priority order; blocks until it ends.
-    JobOutcome runJob(Priority priority, const Program& program, const std::vector<TensorData>& inputs,
-                      const OptionalTimePoint& deadline) {
+    JobOutcome runJob(Priority priority, const Program& program,
+                      const std::vector<TensorData>& inputs, const OptionalTimePoint& deadline) {
         std::promise<JobOutcome> done;
         auto future = done.get_future();
         queue.submit(priority, [&](bool cancelled) {
             JobOutcome outcome;
             if (cancelled) {
-                outcome.status = fail(ErrorStatus::DEVICE_UNAVAILABLE, "the device is shutting down");
+                outcome.status =
+                    fail(ErrorStatus::DEVICE_UNAVAILABLE, "the device is shutting down");
             } else if (deadlinePassed(deadline)) {
-                outcome.status = fail(ErrorStatus::MISSED_DEADLINE_TRANSIENT, "the deadline passed while queued");
+                outcome.status = fail(ErrorStatus::MISSED_DEADLINE_TRANSIENT,
+                                      "the deadline passed while queued");
             } else {
                 outcome = runtime.run(program, inputs, deadline);
             }
@@ -218,7 +230,7 @@ struct ResolvedRequest {
 };
 
 class FencedCallback : public IFencedExecutionCallback {
-public:
+  public:
     FencedExecutionInfo getExecutionInfo() const override {
         std::unique_lock<std::mutex> lock(mMutex);
         mCondition.wait(lock, [this] { return mDone; });
@@ -233,7 +245,7 @@ public:
         mCondition.notify_all();
     }
 
-private:
+  private:
     mutable std::mutex mMutex;
     mutable std::condition_variable mCondition;
     bool mDone = false;
@@ -241,7 +253,7 @@ private:
 };
 
 class PreparedModel : public IPreparedModel, public std::enable_shared_from_this<PreparedModel> {
-public:
+  public:
     PreparedModel(std::shared_ptr<DeviceCore> core, Model model, bool fullModel, Priority priority,
                   std::shared_ptr<const Program> program)
         : mCore(std::move(core)),
@@ -253,7 +265,8 @@ public:
     const Model& model() const { return mModel; }
     const DeviceCore* core() const { return mCore.get(); }
 
-    ExecutionResult execute(const Request& request, MeasureTiming measure, const OptionalTimePoint& deadline,
+    ExecutionResult execute(const Request& request, MeasureTiming measure,
+                            const OptionalTimePoint& deadline,
                             const OptionalDuration& loopTimeout) const override {
         const auto start = Clock::now();
         auto resolved = resolve(request, measure, deadline, loopTimeout);
@@ -261,7 +274,8 @@ public:
         return run(*resolved, measure, deadline, start);
     }
 
-    Status executeAsynchronously(const Request& request, MeasureTiming measure, const OptionalTimePoint& deadline,
+    Status executeAsynchronously(const Request& request, MeasureTiming measure,
+                                 const OptionalTimePoint& deadline,
                                  const OptionalDuration& loopTimeout,
                                  std::shared_ptr<IExecutionCallback> callback) const override {
         if (!callback) return invalidArgument("executeAsynchronously: null callback");
@@ -272,20 +286,23 @@ public:
             return resolved.status();
         }
         std::thread([self = shared_from_this(), r = std::move(*resolved), measure, deadline, start,
-                     callback = std::move(callback)] { callback->notify(self->run(r, measure, deadline, start)); })
-                .detach();
+                     callback = std::move(callback)] {
+            callback->notify(self->run(r, measure, deadline, start));
+        }).detach();
         return okStatus();
     }
 
-    Result<FencedExecution> executeFenced(const Request& request, const std::vector<SyncFence>& waitFor,
-                                          MeasureTiming measure, const OptionalTimePoint& deadline,
-                                          const OptionalDuration& loopTimeout,
-                                          const OptionalDuration& timeoutAfterFence) const override {
-        return launchFenced(request, waitFor, measure, deadline, loopTimeout, timeoutAfterFence, nullptr);
+    Result<FencedExecution> executeFenced(
+        const Request& request, const std::vector<SyncFence>& waitFor, MeasureTiming measure,
+        const OptionalTimePoint& deadline, const OptionalDuration& loopTimeout,
+        const OptionalDuration& timeoutAfterFence) const override {
+        return launchFenced(request, waitFor, measure, deadline, loopTimeout, timeoutAfterFence,
+                            nullptr);
     }
 
     // executeFenced, calling `onDone` (if any) when the execution has ended.
-    Result<FencedExecution> launchFenced(const Request& request, const std::vector<SyncFence>& waitFor,
+    Result<FencedExecution> launchFenced(const Request& request,
+                                         const std::vector<SyncFence>& waitFor,
                                          MeasureTiming measure, const OptionalTimePoint& deadline,
                                          const OptionalDuration& loopTimeout,
                                          const OptionalDuration& timeoutAfterFence,
@@ -293,7 +310,8 @@ public:
         const auto start = Clock::now();
         NN_RETURN_IF_ERROR(validateDuration(timeoutAfterFence));
         for (size_t i = 0; i < waitFor.size(); ++i) {
-            if (waitFor[i].empty()) return invalidArgument("executeFenced: waitFor fence ", i, " is empty");
+            if (waitFor[i].empty())
+                return invalidArgument("executeFenced: waitFor fence ", i, " is empty");
         }
         auto resolved = resolve(request, measure, deadline, loopTimeout);
         if (!resolved) return resolved.status();
@@ -310,18 +328,22 @@ public:
         auto fence = createSyncFence();
         if (!fence) return fence.status();
         auto callback = std::make_shared<FencedCallback>();
-        std::thread([self = shared_from_this(), r = std::move(*resolved), waitFor, measure, deadline,
-                     timeoutAfterFence, start, signaler = std::move(fence->second), callback,
-                     onDone = std::move(onDone)]() mutable {
+        std::thread([self = shared_from_this(), r = std::move(*resolved), waitFor, measure,
+                     deadline, timeoutAfterFence, start, signaler = std::move(fence->second),
+                     callback, onDone = std::move(onDone)]() mutable {
             FencedExecutionInfo info;
             for (const SyncFence& f : waitFor) {
                 OptionalDuration left;
-                if (deadline) left = std::max(Duration::zero(), std::chrono::duration_cast<Duration>(*deadline - Clock::now()));
+                if (deadline)
+                    left = std::max(Duration::zero(),
+                                    std::chrono::duration_cast<Duration>(*deadline - Clock::now()));
                 const auto state = f.wait(left);
                 if (state == SyncFence::State::ACTIVE) {
-                    info.status = fail(ErrorStatus::MISSED_DEADLINE_TRANSIENT, "the deadline passed waiting for fences");
+                    info.status = fail(ErrorStatus::MISSED_DEADLINE_TRANSIENT,
+                                       "the deadline passed waiting for fences");
                 } else if (state == SyncFence::State::ERROR) {
-                    info.status = fail(ErrorStatus::GENERAL_FAILURE, "a waitFor fence signaled an error");
+                    info.status =
+                        fail(ErrorStatus::GENERAL_FAILURE, "a waitFor fence signaled an error");
                 }
                 if (!info.status.ok()) break;
             }
@@ -333,8 +355,9 @@ public:
                 info.status = result.status;
                 if (result.ok() && measure == MeasureTiming::YES) {
                     info.timingFenced = result.timing;
-                    info.timingLaunched = {result.timing.timeOnDevice,
-                                           std::chrono::duration_cast<Duration>(Clock::now() - start)};
+                    info.timingLaunched = {
+                        result.timing.timeOnDevice,
+                        std::chrono::duration_cast<Duration>(Clock::now() - start)};
                 }
             }
             const bool ok = info.status.ok();
@@ -345,13 +368,15 @@ public:
         return FencedExecution{fence->first, callback};
     }
 
-    Result<SharedExecution> createReusableExecution(const Request& request, MeasureTiming measure,
-                                                    const OptionalDuration& loopTimeout) const override;
+    Result<SharedExecution> createReusableExecution(
+        const Request& request, MeasureTiming measure,
+        const OptionalDuration& loopTimeout) const override;
 
     Result<SharedBurst> configureExecutionBurst() const override;
 
     // Validates everything about an execution and replaces buffer tokens by their storage.
-    Result<ResolvedRequest> resolve(const Request& request, MeasureTiming measure, const OptionalTimePoint& deadline,
+    Result<ResolvedRequest> resolve(const Request& request, MeasureTiming measure,
+                                    const OptionalTimePoint& deadline,
                                     const OptionalDuration& loopTimeout) const {
         NN_RETURN_IF_ERROR(validateMeasureTiming(measure));
         NN_RETURN_IF_ERROR(validateDeadline(deadline));
@@ -362,18 +387,24 @@ public:
             const auto* token = std::get_if<MemoryDomainToken>(&request.pools[p]);
             if (!token) continue;
             auto buffer = mCore->buffers.get(*token);
-            if (!buffer) return invalidArgument("request pool ", p, ": token ", *token, " is not a buffer of this device");
+            if (!buffer)
+                return invalidArgument("request pool ", p, ": token ", *token,
+                                       " is not a buffer of this device");
             NN_RETURN_IF_ERROR(buffer->validateRequest(p, request, this));
             r.request.pools[p] = buffer->storage();
             const auto size = static_cast<uint32_t>(buffer->size());
             for (auto& arg : r.request.inputs) {
-                if (arg.lifetime != Request::Argument::LifeTime::POOL || arg.location.poolIndex != p) continue;
+                if (arg.lifetime != Request::Argument::LifeTime::POOL ||
+                    arg.location.poolIndex != p)
+                    continue;
                 arg.location.length = size;
                 if (arg.dimensions.empty()) arg.dimensions = buffer->dimensions();
             }
             for (uint32_t i = 0; i < r.request.outputs.size(); ++i) {
                 auto& arg = r.request.outputs[i];
-                if (arg.lifetime != Request::Argument::LifeTime::POOL || arg.location.poolIndex != p) continue;
+                if (arg.lifetime != Request::Argument::LifeTime::POOL ||
+                    arg.location.poolIndex != p)
+                    continue;
                 arg.location.length = size;
                 if (arg.dimensions.empty()) arg.dimensions = buffer->operand().dimensions;
                 r.outputBuffers.emplace_back(i, buffer);
@@ -383,12 +414,14 @@ public:
     }
 
     // Runs a resolved request: compile for its shapes if needed, then the device.
-    ExecutionResult run(const ResolvedRequest& r, MeasureTiming measure, const OptionalTimePoint& deadline,
-                        TimePoint start) const {
+    ExecutionResult run(const ResolvedRequest& r, MeasureTiming measure,
+                        const OptionalTimePoint& deadline, TimePoint start) const {
         ExecutionResult result = runOnDevice(r, deadline);
         for (const auto& [index, buffer] : r.outputBuffers) {
-            if (result.ok()) buffer->setInitialized(result.outputShapes[index].dimensions);
-            else buffer->setUninitialized();
+            if (result.ok())
+                buffer->setInitialized(result.outputShapes[index].dimensions);
+            else
+                buffer->setUninitialized();
         }
         if (result.ok() && measure == MeasureTiming::YES) {
             result.timing.timeInDriver = std::chrono::duration_cast<Duration>(Clock::now() - start);
@@ -398,10 +431,11 @@ public:
         return result;
     }
 
-private:
+  private:
     ExecutionResult runOnDevice(const ResolvedRequest& r, const OptionalTimePoint& deadline) const {
         if (deadlinePassed(deadline))
-            return ExecutionResult::failure(fail(ErrorStatus::MISSED_DEADLINE_PERSISTENT, "the deadline has passed"));
+            return ExecutionResult::failure(
+                fail(ErrorStatus::MISSED_DEADLINE_PERSISTENT, "the deadline has passed"));
         auto inputs = readRequestInputs(mModel, r.request);
         if (!inputs) return ExecutionResult::failure(inputs.status());
         Shapes shapes;
@@ -415,19 +449,22 @@ private:
             const ProgramIo& io = (*program)->outputs[i];
             const auto& arg = r.request.outputs[i];
             OutputShape shape{io.dimensions, true};
-            if (arg.lifetime != Request::Argument::LifeTime::NO_VALUE && io.size > arg.location.length) {
+            if (arg.lifetime != Request::Argument::LifeTime::NO_VALUE &&
+                io.size > arg.location.length) {
                 shape.isSufficient = false;
                 sufficient = false;
             }
             result.outputShapes.push_back(std::move(shape));
         }
         if (!sufficient) {
-            result.status = fail(ErrorStatus::OUTPUT_INSUFFICIENT_SIZE, "an output buffer is smaller than its output");
+            result.status = fail(ErrorStatus::OUTPUT_INSUFFICIENT_SIZE,
+                                 "an output buffer is smaller than its output");
             return result;
         }
         JobOutcome outcome = mCore->runJob(mPriority, **program, *inputs, deadline);
         if (!outcome.status.ok()) return ExecutionResult::failure(outcome.status);
-        result.status = writeRequestOutputs(mModel, r.request, outcome.outputs, &result.outputShapes);
+        result.status =
+            writeRequestOutputs(mModel, r.request, outcome.outputs, &result.outputShapes);
         if (!result.ok()) return ExecutionResult::failure(result.status);
         result.timing.timeOnDevice = mCore->runtime.deviceTime(outcome.cycles);
         return result;
@@ -435,14 +472,18 @@ private:
 
     // The program for these input shapes (and values of compile-time inputs): the one compiled
     // at preparation, or a variant compiled now and kept.
-    Result<std::shared_ptr<const Program>> programFor(const Shapes& shapes, const std::vector<TensorData>& inputs) const {
+    Result<std::shared_ptr<const Program>> programFor(const Shapes& shapes,
+                                                      const std::vector<TensorData>& inputs) const {
         if (mProgram) {
             bool same = shapes.size() == mProgram->inputs.size();
-            for (size_t i = 0; same && i < shapes.size(); ++i) same = shapes[i] == mProgram->inputs[i].dimensions;
+            for (size_t i = 0; same && i < shapes.size(); ++i)
+                same = shapes[i] == mProgram->inputs[i].dimensions;
             if (same) return mProgram;
         }
         if (!mFullModel)
-            return fail(ErrorStatus::GENERAL_FAILURE, "a model prepared from cache runs only the input shapes it was compiled for");
+            return fail(
+                ErrorStatus::GENERAL_FAILURE,
+                "a model prepared from cache runs only the input shapes it was compiled for");
         VariantKey key{shapes, {}};
         InputValues values;
         for (uint32_t pos : mCompileTimeInputs) {
@@ -474,41 +515,48 @@ private:
 
 // Marks an object busy for the duration of one computation.
 class BusyGuard {
-public:
+  public:
     explicit BusyGuard(std::atomic<bool>& busy) : mBusy(busy), mAcquired(!busy.exchange(true)) {}
     ~BusyGuard() {
         if (mAcquired) mBusy = false;
     }
     bool acquired() const { return mAcquired; }
 
-private:
+  private:
     std::atomic<bool>& mBusy;
     bool mAcquired;
 };
 
 class Execution : public IExecution {
-public:
+  public:
     Execution(std::shared_ptr<const PreparedModel> model, Request request, MeasureTiming measure,
               OptionalDuration loopTimeout)
-        : mModel(std::move(model)), mRequest(std::move(request)), mMeasure(measure), mLoopTimeout(loopTimeout) {}
+        : mModel(std::move(model)),
+          mRequest(std::move(request)),
+          mMeasure(measure),
+          mLoopTimeout(loopTimeout) {}
 
     ExecutionResult compute(const OptionalTimePoint& deadline) const override {
         BusyGuard guard(*mBusy);
         if (!guard.acquired())
-            return ExecutionResult::failure(invalidArgument("compute: another computation is running on this execution"));
+            return ExecutionResult::failure(
+                invalidArgument("compute: another computation is running on this execution"));
         return mModel->execute(mRequest, mMeasure, deadline, mLoopTimeout);
     }
 
-    Result<FencedExecution> computeFenced(const std::vector<SyncFence>& waitFor, const OptionalTimePoint& deadline,
-                                          const OptionalDuration& timeoutAfterFence) const override {
-        if (mBusy->exchange(true)) return invalidArgument("computeFenced: another computation is running on this execution");
-        auto result = mModel->launchFenced(mRequest, waitFor, mMeasure, deadline, mLoopTimeout, timeoutAfterFence,
-                                           [busy = mBusy] { *busy = false; });
+    Result<FencedExecution> computeFenced(
+        const std::vector<SyncFence>& waitFor, const OptionalTimePoint& deadline,
+        const OptionalDuration& timeoutAfterFence) const override {
+        if (mBusy->exchange(true))
+            return invalidArgument(
+                "computeFenced: another computation is running on this execution");
+        auto result = mModel->launchFenced(mRequest, waitFor, mMeasure, deadline, mLoopTimeout,
+                                           timeoutAfterFence, [busy = mBusy] { *busy = false; });
         if (!result) *mBusy = false;
         return result;
     }
 
-private:
+  private:
     const std::shared_ptr<const PreparedModel> mModel;
     const Request mRequest;
     const MeasureTiming mMeasure;
@@ -517,7 +565,7 @@ private:
 };
 
 class Burst : public IBurst {
-public:
+  public:
     explicit Burst(std::shared_ptr<const PreparedModel> model) : mModel(std::move(model)) {}
 
     OptionalCacheHold cacheMemory(const SharedMemory& memory) const override {
@@ -526,29 +574,33 @@ public:
         return std::make_shared<const SharedMemory>(memory);
     }
 
-    ExecutionResult execute(const Request& request, MeasureTiming measure, const OptionalTimePoint& deadline,
+    ExecutionResult execute(const Request& request, MeasureTiming measure,
+                            const OptionalTimePoint& deadline,
                             const OptionalDuration& loopTimeout) const override {
         BusyGuard guard(mBusy);
         if (!guard.acquired())
-            return ExecutionResult::failure(invalidArgument("burst: another execution is running on this burst"));
+            return ExecutionResult::failure(
+                invalidArgument("burst: another execution is running on this burst"));
         return mModel->execute(request, measure, deadline, loopTimeout);
     }
 
-    Result<SharedExecution> createReusableExecution(const Request& request, MeasureTiming measure,
-                                                    const OptionalDuration& loopTimeout) const override {
+    Result<SharedExecution> createReusableExecution(
+        const Request& request, MeasureTiming measure,
+        const OptionalDuration& loopTimeout) const override {
         return mModel->createReusableExecution(request, measure, loopTimeout);
     }
 
-private:
+  private:
     const std::shared_ptr<const PreparedModel> mModel;
     mutable std::atomic<bool> mBusy{false};
 };
 
-Result<SharedExecution> PreparedModel::createReusableExecution(const Request& request, MeasureTiming measure,
-                                                               const OptionalDuration& loopTimeout) const {
+Result<SharedExecution> PreparedModel::createReusableExecution(
+    const Request& request, MeasureTiming measure, const OptionalDuration& loopTimeout) const {
     auto resolved = resolve(request, measure, {}, loopTimeout);
     if (!resolved) return resolved.status();
-    return SharedExecution(std::make_shared<Execution>(shared_from_this(), request, measure, loopTimeout));
+    return SharedExecution(
+        std::make_shared<Execution>(shared_from_this(), request, measure, loopTimeout));
 }
 
 Result<SharedBurst> PreparedModel::configureExecutionBurst() const {
@@ -556,8 +608,9 @@ Result<SharedBurst> PreparedModel::configureExecutionBurst() const {
 }
 
 class Buffer : public IBuffer {
-public:
-    Buffer(std::shared_ptr<DeviceCore> core, std::shared_ptr<ManagedBuffer> buffer, MemoryDomainToken token)
+  public:
+    Buffer(std::shared_ptr<DeviceCore> core, std::shared_ptr<ManagedBuffer> buffer,
+           MemoryDomainToken token)
         : mCore(std::move(core)), mBuffer(std::move(buffer)), mToken(token) {}
     ~Buffer() override { mCore->buffers.remove(mToken); }
 
@@ -571,8 +624,10 @@ public:
         return okStatus();
     }
 
-    Status copyFrom(const SharedMemory& src, const std::vector<uint32_t>& dimensions) const override {
-        Status st = src ? mBuffer->validateCopyFrom(dimensions, src->size()) : invalidArgument("copyFrom: null memory");
+    Status copyFrom(const SharedMemory& src,
+                    const std::vector<uint32_t>& dimensions) const override {
+        Status st = src ? mBuffer->validateCopyFrom(dimensions, src->size())
+                        : invalidArgument("copyFrom: null memory");
         if (!st.ok()) {
             mBuffer->setUninitialized();
             return st;
@@ -582,21 +637,23 @@ public:
         return okStatus();
     }
 
-private:
+  private:
     const std::shared_ptr<DeviceCore> mCore;
     const std::shared_ptr<ManagedBuffer> mBuffer;
     const MemoryDomainToken mToken;
 };
 
 class Device : public IDevice {
-public:
+  public:
     explicit Device(std::shared_ptr<DeviceCore> core) : mCore(std::move(core)) {}
 
     const std::string& getName() const override { return mCore->name; }
     const std::string& getVersionString() const override { return mCore->version; }
     FeatureLevel getFeatureLevel() const override { return FeatureLevel::kAidlV2; }
     DeviceType getType() const override { return DeviceType::ACCELERATOR; }
-    const std::vector<Extension>& getSupportedExtensions() const override { return mCore->extensions; }
+    const std::vector<Extension>& getSupportedExtensions() const override {
+        return mCore->extensions;
+    }
     const Capabilities& getCapabilities() const override { return mCore->capabilities; }
     std::pair<uint32_t, uint32_t> getNumberOfCacheFilesNeeded() const override {
         return {kNumModelCacheFiles, kNumDataCacheFiles};
@@ -612,7 +669,8 @@ public:
     }
 
     Status prepareModel(const Model& model, ExecutionPreference preference, Priority priority,
-                        const OptionalTimePoint& deadline, const std::vector<SharedHandle>& modelCache,
+                        const OptionalTimePoint& deadline,
+                        const std::vector<SharedHandle>& modelCache,
                         const std::vector<SharedHandle>& dataCache, const CacheToken& token,
                         std::shared_ptr<IPreparedModelCallback> callback) const override {
         if (!callback) return invalidArgument("prepareModel: null callback");
@@ -621,7 +679,8 @@ public:
         if (st.ok()) st = validatePriority(priority);
         if (st.ok()) st = validateDeadline(deadline);
         if (st.ok() && deadlinePassed(deadline))
-            st = fail(ErrorStatus::MISSED_DEADLINE_PERSISTENT, "prepareModel: the deadline has passed");
+            st = fail(ErrorStatus::MISSED_DEADLINE_PERSISTENT,
+                      "prepareModel: the deadline has passed");
         if (!st.ok()) {
             callback->notify(st, nullptr);
             return st;
@@ -645,13 +704,16 @@ public:
                 return;
             }
             if (deadlinePassed(deadline)) {
-                callback->notify(fail(ErrorStatus::MISSED_DEADLINE_TRANSIENT, "preparation missed its deadline"), nullptr);
+                callback->notify(
+                    fail(ErrorStatus::MISSED_DEADLINE_TRANSIENT, "preparation missed its deadline"),
+                    nullptr);
                 return;
             }
             if (!shared->empty() && prepared->second) {
                 const auto& program = *prepared->second;
                 // A failure to save never fails the preparation.
-                saveToCache(core->key, token, {serializeCachePayload(ioSignature(model), program), program.constants},
+                saveToCache(core->key, token,
+                            {serializeCachePayload(ioSignature(model), program), program.constants},
                             (*shared)[0].get(), (*shared)[1].get());
             }
             callback->notify(okStatus(), prepared->first);
@@ -659,26 +721,33 @@ public:
         return okStatus();
     }
 
-    Status prepareModelFromCache(const OptionalTimePoint& deadline, const std::vector<SharedHandle>& modelCache,
-                                 const std::vector<SharedHandle>& dataCache, const CacheToken& token,
+    Status prepareModelFromCache(const OptionalTimePoint& deadline,
+                                 const std::vector<SharedHandle>& modelCache,
+                                 const std::vector<SharedHandle>& dataCache,
+                                 const CacheToken& token,
                                  std::shared_ptr<IPreparedModelCallback> callback) const override {
         if (!callback) return invalidArgument("prepareModelFromCache: null callback");
         Status st = validateDeadline(deadline);
-        if (st.ok() && (modelCache.size() != kNumModelCacheFiles || dataCache.size() != kNumDataCacheFiles))
-            st = invalidArgument("prepareModelFromCache: expected ", kNumModelCacheFiles, " model and ",
-                                 kNumDataCacheFiles, " data cache files, got ", modelCache.size(), " and ",
-                                 dataCache.size());
+        if (st.ok() &&
+            (modelCache.size() != kNumModelCacheFiles || dataCache.size() != kNumDataCacheFiles))
+            st = invalidArgument("prepareModelFromCache: expected ", kNumModelCacheFiles,
+                                 " model and ", kNumDataCacheFiles, " data cache files, got ",
+                                 modelCache.size(), " and ", dataCache.size());
         std::vector<UniqueFd> files;
         for (const auto* list : {&modelCache, &dataCache}) {
             for (const auto& handle : *list) {
                 if (!st.ok()) break;
-                auto fd = handle ? dupFd(handle->get()) : Result<UniqueFd>(invalidArgument("null cache handle"));
-                if (!fd) st = fd.status();
-                else files.push_back(std::move(*fd));
+                auto fd = handle ? dupFd(handle->get())
+                                 : Result<UniqueFd>(invalidArgument("null cache handle"));
+                if (!fd)
+                    st = fd.status();
+                else
+                    files.push_back(std::move(*fd));
             }
         }
         if (st.ok() && deadlinePassed(deadline))
-            st = fail(ErrorStatus::MISSED_DEADLINE_PERSISTENT, "prepareModelFromCache: the deadline has passed");
+            st = fail(ErrorStatus::MISSED_DEADLINE_PERSISTENT,
+                      "prepareModelFromCache: the deadline has passed");
         if (!st.ok()) {
             callback->notify(st, nullptr);
             return st;
@@ -690,23 +759,28 @@ public:
                 callback->notify(contents.status(), nullptr);
                 return;
             }
-            auto payload = deserializeCachePayload(contents->program, std::move(contents->constants));
+            auto payload =
+                deserializeCachePayload(contents->program, std::move(contents->constants));
             if (!payload) {
                 callback->notify(payload.status(), nullptr);
                 return;
             }
             if (deadlinePassed(deadline)) {
-                callback->notify(fail(ErrorStatus::MISSED_DEADLINE_TRANSIENT, "preparation missed its deadline"), nullptr);
+                callback->notify(
+                    fail(ErrorStatus::MISSED_DEADLINE_TRANSIENT, "preparation missed its deadline"),
+                    nullptr);
                 return;
             }
             auto program = std::make_shared<const Program>(std::move(payload->second));
-            callback->notify(okStatus(), std::make_shared<PreparedModel>(core, std::move(payload->first), false,
-                                                                         kDefaultPriority, std::move(program)));
+            callback->notify(okStatus(),
+                             std::make_shared<PreparedModel>(core, std::move(payload->first), false,
+                                                             kDefaultPriority, std::move(program)));
         }).detach();
         return okStatus();
     }
 
-    Result<SharedBuffer> allocate(const BufferDesc& desc, const std::vector<SharedPreparedModel>& preparedModels,
+    Result<SharedBuffer> allocate(const BufferDesc& desc,
+                                  const std::vector<SharedPreparedModel>& preparedModels,
                                   const std::vector<BufferRole>& inputRoles,
                                   const std::vector<BufferRole>& outputRoles) const override {
         if (preparedModels.empty()) return invalidArgument("allocate: no prepared model");
@@ -715,7 +789,8 @@ public:
         for (size_t i = 0; i < preparedModels.size(); ++i) {
             const auto* m = dynamic_cast<const PreparedModel*>(preparedModels[i].get());
             if (!m || m->core() != mCore.get())
-                return invalidArgument("allocate: prepared model ", i, " is not a model of this device");
+                return invalidArgument("allocate: prepared model ", i,
+                                       " is not a model of this device");
             models.push_back(m);
         }
         std::set<BufferUse> roles;
@@ -725,11 +800,13 @@ public:
             for (const BufferRole& role : *list) {
                 NN_RETURN_IF_ERROR(validateBufferRole(role));
                 if (role.modelIndex >= models.size())
-                    return invalidArgument("allocate: role model index ", role.modelIndex, " out of range");
+                    return invalidArgument("allocate: role model index ", role.modelIndex,
+                                           " out of range");
                 const Model& model = models[role.modelIndex]->model();
                 const auto& indexes = isOutput ? model.main.outputIndexes : model.main.inputIndexes;
                 if (role.ioIndex >= indexes.size())
-                    return invalidArgument("allocate: role io index ", role.ioIndex, " out of range");
+                    return invalidArgument("allocate: role io index ", role.ioIndex,
+                                           " out of range");
                 if (!roles.insert({models[role.modelIndex], isOutput, role.ioIndex}).second)
                     return invalidArgument("allocate: role given twice");
                 operands.push_back(model.main.operands[indexes[role.ioIndex]]);
@@ -740,37 +817,43 @@ public:
         for (const Operand& o : operands) {
             if (o.type != first.type || o.scale != first.scale || o.zeroPoint != first.zeroPoint ||
                 (!isExtension(o.type) && !sameExtraParams(o.extraParams, first.extraParams)))
-                return invalidArgument("allocate: the roles' operands differ in type or quantization");
+                return invalidArgument(
+                    "allocate: the roles' operands differ in type or quantization");
             auto combined = combineDimensions(dims, o.dimensions);
             if (!combined) return invalidArgument("allocate: ", combined.status().message);
             dims = *combined;
         }
         Operand operand = first;
         operand.dimensions = dims;
-        if (isScalarType(operand.type) && !dims.empty()) return invalidArgument("allocate: dimensions for a scalar");
+        if (isScalarType(operand.type) && !dims.empty())
+            return invalidArgument("allocate: dimensions for a scalar");
         if (isExtension(operand.type) || hasUnknownDimensions(operand))
             return invalidArgument("allocate: the buffer's shape ", toString(dims),
                                    " is not fully specified (unsupported by this driver)");
         const uint64_t size = byteSize(operand.type, dims);
-        if (size == 0 || size > (uint64_t{1} << 31)) return invalidArgument("allocate: buffer of ", size, " bytes");
+        if (size == 0 || size > (uint64_t{1} << 31))
+            return invalidArgument("allocate: buffer of ", size, " bytes");
         auto storage = Memory::create(size, "nncosim-buffer");
         if (!storage) return storage.status();
-        auto buffer = std::make_shared<ManagedBuffer>(*storage, std::move(roles), std::move(operand));
+        auto buffer =
+            std::make_shared<ManagedBuffer>(*storage, std::move(roles), std::move(operand));
         const MemoryDomainToken token = mCore->buffers.add(buffer);
         return SharedBuffer(std::make_shared<Buffer>(mCore, std::move(buffer), token));
     }
 
-private:
+  private:
     // Compiles `model` (when its input shapes are known) into a prepared model.
     static Result<std::pair<SharedPreparedModel, std::shared_ptr<const Program>>> prepare(
-            const std::shared_ptr<DeviceCore>& core, const Model& model, Priority priority) {
+        const std::shared_ptr<DeviceCore>& core, const Model& model, Priority priority) {
         for (uint32_t i = 0; i < model.main.operations.size(); ++i) {
             Status st = checkOperationSupported(model, i);
             if (!st.ok())
-                return fail(ErrorStatus::GENERAL_FAILURE, "operation ", i, " is not supported by the NPU: ", st.message);
+                return fail(ErrorStatus::GENERAL_FAILURE, "operation ", i,
+                            " is not supported by the NPU: ", st.message);
         }
         bool inputsKnown = compileTimeInputs(model).empty();
-        for (uint32_t k : model.main.inputIndexes) inputsKnown = inputsKnown && !hasUnknownDimensions(model.main.operands[k]);
+        for (uint32_t k : model.main.inputIndexes)
+            inputsKnown = inputsKnown && !hasUnknownDimensions(model.main.operands[k]);
         std::shared_ptr<const Program> program;
         if (inputsKnown) {
             auto compiled = compileModel(model, {});
@@ -786,7 +869,8 @@ private:
 
 }  // namespace
 
-Result<SharedDevice> makeNpuDevice(std::shared_ptr<sim::HardwareAccess> hardware, DeviceOptions options) {
+Result<SharedDevice> makeNpuDevice(std::shared_ptr<sim::HardwareAccess> hardware,
+                                   DeviceOptions options) {
     auto core = std::make_shared<DeviceCore>(std::move(hardware), options);
     // The hardware is touched only from the queue's worker thread.
     std::promise<Status> init;

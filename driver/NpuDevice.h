@@ -24,6 +24,7 @@ struct DeviceOptions {
 
 /// A device driving `hardware`. Fails with DEVICE_UNAVAILABLE when the hardware is not the NPU
 /// this driver was built for.
-Result<SharedDevice> makeNpuDevice(std::shared_ptr<sim::HardwareAccess> hardware, DeviceOptions options = {});
+Result<SharedDevice> makeNpuDevice(std::shared_ptr<sim::HardwareAccess> hardware,
+                                   DeviceOptions options = {});
 
 }  // namespace nncosim::driver

@@ -14,7 +14,7 @@ constexpr uint32_t kProgramVersion = 1;
 constexpr uint64_t kMaxCount = 1u << 24;
 
 class Writer {
-public:
+  public:
     void u32(uint32_t v) {
         for (int i = 0; i < 4; ++i) mBytes.push_back(static_cast<uint8_t>(v >> (8 * i)));
     }
@@ -28,12 +28,12 @@ public:
     }
     std::vector<uint8_t> take() { return std::move(mBytes); }
 
-private:
+  private:
     std::vector<uint8_t> mBytes;
 };
 
 class Reader {
-public:
+  public:
     explicit Reader(const std::vector<uint8_t>& bytes) : mBytes(bytes) {}
     bool u32(uint32_t* v) {
         if (mBytes.size() - mPos < 4) return false;
@@ -51,13 +51,14 @@ public:
     bool str(std::string* s) {
         uint32_t n;
         if (!count(&n)) return false;
-        s->assign(mBytes.begin() + static_cast<long>(mPos), mBytes.begin() + static_cast<long>(mPos + n));
+        s->assign(mBytes.begin() + static_cast<long>(mPos),
+                  mBytes.begin() + static_cast<long>(mPos + n));
         mPos += n;
         return true;
     }
     bool atEnd() const { return mPos == mBytes.size(); }
 
-private:
+  private:
     const std::vector<uint8_t>& mBytes;
     size_t mPos = 0;
 };
@@ -89,22 +90,31 @@ bool readIos(Reader& r, std::vector<ProgramIo>* ios) {
 
 const char* opcodeName(npu::Opcode op) {
     switch (op) {
-        case npu::Opcode::NOP: return "NOP";
-        case npu::Opcode::CONV: return "CONV";
-        case npu::Opcode::DWCONV: return "DWCONV";
-        case npu::Opcode::MAXPOOL: return "MAXPOOL";
-        case npu::Opcode::AVGPOOL: return "AVGPOOL";
-        case npu::Opcode::ADD: return "ADD";
-        case npu::Opcode::MUL: return "MUL";
-        case npu::Opcode::LUT: return "LUT";
+        case npu::Opcode::NOP:
+            return "NOP";
+        case npu::Opcode::CONV:
+            return "CONV";
+        case npu::Opcode::DWCONV:
+            return "DWCONV";
+        case npu::Opcode::MAXPOOL:
+            return "MAXPOOL";
+        case npu::Opcode::AVGPOOL:
+            return "AVGPOOL";
+        case npu::Opcode::ADD:
+            return "ADD";
+        case npu::Opcode::MUL:
+            return "MUL";
+        case npu::Opcode::LUT:
+            return "LUT";
     }
     return "?";
 }
 
 std::string tensorText(const npu::TensorDesc& t) {
     std::ostringstream out;
-    out << "@0x" << std::hex << t.addr << std::dec << " inner " << t.inner << " x" << t.count1 << "/" << t.stride1
-        << " x" << t.count2 << "/" << t.stride2 << " x" << t.count3 << "/" << t.stride3;
+    out << "@0x" << std::hex << t.addr << std::dec << " inner " << t.inner << " x" << t.count1
+        << "/" << t.stride1 << " x" << t.count2 << "/" << t.stride2 << " x" << t.count3 << "/"
+        << t.stride3;
     return out.str();
 }
 
@@ -131,8 +141,11 @@ std::vector<uint8_t> serializeProgram(const Program& program) {
     return w.take();
 }
 
-Result<Program> deserializeProgram(const std::vector<uint8_t>& bytes, std::vector<uint8_t> constants) {
-    auto bad = [](const char* what) { return fail(ErrorStatus::GENERAL_FAILURE, "program: ", what); };
+Result<Program> deserializeProgram(const std::vector<uint8_t>& bytes,
+                                   std::vector<uint8_t> constants) {
+    auto bad = [](const char* what) {
+        return fail(ErrorStatus::GENERAL_FAILURE, "program: ", what);
+    };
     Reader r(bytes);
     uint32_t magic, version, count;
     if (!r.u32(&magic) || magic != kProgramMagic || !r.u32(&version) || version != kProgramVersion)
@@ -148,11 +161,12 @@ Result<Program> deserializeProgram(const std::vector<uint8_t>& bytes, std::vecto
         d = npu::Descriptor::decode(words);
     }
     uint64_t constantsSize;
-    if (!r.u64(&constantsSize) || constantsSize != constants.size()) return bad("constants size mismatch");
+    if (!r.u64(&constantsSize) || constantsSize != constants.size())
+        return bad("constants size mismatch");
     p.constants = std::move(constants);
     if (!readIos(r, &p.inputs) || !readIos(r, &p.outputs)) return bad("truncated inputs/outputs");
-    if (!r.u32(&p.constantsOffset) || !r.u32(&p.descriptorOffset) || !r.u32(&p.completionOffset) || !r.u32(&p.arenaSize) ||
-        !r.u64(&p.estimatedCycles) || !r.count(&count))
+    if (!r.u32(&p.constantsOffset) || !r.u32(&p.descriptorOffset) || !r.u32(&p.completionOffset) ||
+        !r.u32(&p.arenaSize) || !r.u64(&p.estimatedCycles) || !r.count(&count))
         return bad("truncated layout");
     p.operationNames.resize(count);
     for (auto& name : p.operationNames) {
@@ -160,14 +174,17 @@ Result<Program> deserializeProgram(const std::vector<uint8_t>& bytes, std::vecto
     }
     if (!r.atEnd()) return bad("trailing bytes");
     // The layout must be self-consistent: everything inside the arena, the chain not empty.
-    const uint64_t chainEnd = uint64_t{p.descriptorOffset} + uint64_t{npu::kDescriptorWords} * 4 * p.descriptors.size();
-    if (p.descriptors.empty() || uint64_t{p.constantsOffset} + p.constants.size() > p.descriptorOffset ||
+    const uint64_t chainEnd =
+        uint64_t{p.descriptorOffset} + uint64_t{npu::kDescriptorWords} * 4 * p.descriptors.size();
+    if (p.descriptors.empty() ||
+        uint64_t{p.constantsOffset} + p.constants.size() > p.descriptorOffset ||
         chainEnd > p.completionOffset ||
         uint64_t{p.completionOffset} + npu::kCompletionWords * 4 > p.arenaSize)
         return bad("inconsistent layout");
     for (const auto* ios : {&p.inputs, &p.outputs}) {
         for (const auto& io : *ios) {
-            if (uint64_t{io.offset} + io.size > p.arenaSize) return bad("input/output outside the arena");
+            if (uint64_t{io.offset} + io.size > p.arenaSize)
+                return bad("input/output outside the arena");
         }
     }
     return p;
@@ -175,18 +192,20 @@ Result<Program> deserializeProgram(const std::vector<uint8_t>& bytes, std::vecto
 
 std::string dumpProgram(const Program& p) {
     std::ostringstream out;
-    out << "NPU program: " << p.descriptors.size() << " descriptors, arena " << p.arenaSize << " bytes, "
+    out << "NPU program: " << p.descriptors.size() << " descriptors, arena " << p.arenaSize
+        << " bytes, "
         << "estimated " << p.estimatedCycles << " cycles\n";
-    out << "  constants    @0x" << std::hex << p.constantsOffset << std::dec << " " << p.constants.size()
-        << " bytes\n";
+    out << "  constants    @0x" << std::hex << p.constantsOffset << std::dec << " "
+        << p.constants.size() << " bytes\n";
     for (size_t i = 0; i < p.inputs.size(); ++i)
-        out << "  input " << std::dec << i << "      @0x" << std::hex << p.inputs[i].offset << std::dec << " "
-            << p.inputs[i].size << " bytes " << toString(p.inputs[i].dimensions) << "\n";
+        out << "  input " << std::dec << i << "      @0x" << std::hex << p.inputs[i].offset
+            << std::dec << " " << p.inputs[i].size << " bytes " << toString(p.inputs[i].dimensions)
+            << "\n";
     for (size_t i = 0; i < p.outputs.size(); ++i)
         out << "  output " << i << "     @0x" << std::hex << p.outputs[i].offset << std::dec << " "
             << p.outputs[i].size << " bytes " << toString(p.outputs[i].dimensions) << "\n";
-    out << "  descriptors  @0x" << std::hex << p.descriptorOffset << ", completion @0x" << p.completionOffset
-        << std::dec << "\n";
+    out << "  descriptors  @0x" << std::hex << p.descriptorOffset << ", completion @0x"
+        << p.completionOffset << std::dec << "\n";
     std::map<uint32_t, size_t> tiles;
     for (const auto& d : p.descriptors) ++tiles[d.tag];
     uint32_t lastTag = UINT32_MAX;
@@ -195,34 +214,37 @@ std::string dumpProgram(const Program& p) {
         if (d.tag != lastTag) {
             lastTag = d.tag;
             out << "operation " << d.tag << " ("
-                << (d.tag < p.operationNames.size() ? p.operationNames[d.tag] : std::string("-")) << "): "
-                << tiles[d.tag] << " descriptor(s)\n";
+                << (d.tag < p.operationNames.size() ? p.operationNames[d.tag] : std::string("-"))
+                << "): " << tiles[d.tag] << " descriptor(s)\n";
         }
-        out << "  [" << i << "] " << opcodeName(d.opcode) << (d.flags & uint32_t(npu::DescFlag::FENCE) ? " FENCE" : "")
-            << (d.flags & uint32_t(npu::DescFlag::LAST) ? " LAST" : "") << (d.aSigned ? " a:s8" : " a:u8")
-            << (d.bSigned ? " b:s8" : " b:u8") << (d.outSigned ? " out:s8" : " out:u8") << "\n";
+        out << "  [" << i << "] " << opcodeName(d.opcode)
+            << (d.flags & uint32_t(npu::DescFlag::FENCE) ? " FENCE" : "")
+            << (d.flags & uint32_t(npu::DescFlag::LAST) ? " LAST" : "")
+            << (d.aSigned ? " a:s8" : " a:u8") << (d.bSigned ? " b:s8" : " b:u8")
+            << (d.outSigned ? " out:s8" : " out:u8") << "\n";
         if (d.opcode == npu::Opcode::NOP) continue;
         out << "      A   " << tensorText(d.a) << "  zp " << d.aZeroPoint << "\n";
         if (d.opcode == npu::Opcode::ADD || d.opcode == npu::Opcode::MUL)
             out << "      B   " << tensorText(d.b) << "  zp " << d.bZeroPoint << "\n";
-        out << "      OUT " << tensorText(d.out) << "  zp " << d.outZeroPoint << "  clamp [" << d.actMin << ", "
-            << d.actMax << "]\n";
+        out << "      OUT " << tensorText(d.out) << "  zp " << d.outZeroPoint << "  clamp ["
+            << d.actMin << ", " << d.actMax << "]\n";
         switch (d.opcode) {
             case npu::Opcode::CONV:
             case npu::Opcode::DWCONV:
             case npu::Opcode::MAXPOOL:
             case npu::Opcode::AVGPOOL:
-                out << "      kernel " << d.kernelW << "x" << d.kernelH << " stride " << d.strideW << "x" << d.strideH
-                    << " dilation " << d.dilationW << "x" << d.dilationH << " pad left " << d.padLeft << " top "
-                    << d.padTop;
+                out << "      kernel " << d.kernelW << "x" << d.kernelH << " stride " << d.strideW
+                    << "x" << d.strideH << " dilation " << d.dilationW << "x" << d.dilationH
+                    << " pad left " << d.padLeft << " top " << d.padTop;
                 if (d.opcode == npu::Opcode::CONV || d.opcode == npu::Opcode::DWCONV)
-                    out << " weights @0x" << std::hex << d.wAddr << std::dec << " weight zp " << d.bZeroPoint;
+                    out << " weights @0x" << std::hex << d.wAddr << std::dec << " weight zp "
+                        << d.bZeroPoint;
                 out << "\n";
                 break;
             case npu::Opcode::ADD:
-                out << "      left shift " << d.leftShift << " a " << d.aMultiplier << ">>" << -d.aShift << " b "
-                    << d.bMultiplier << ">>" << -d.bShift << " out " << d.outMultiplier << " shift " << d.outShift
-                    << "\n";
+                out << "      left shift " << d.leftShift << " a " << d.aMultiplier << ">>"
+                    << -d.aShift << " b " << d.bMultiplier << ">>" << -d.bShift << " out "
+                    << d.outMultiplier << " shift " << d.outShift << "\n";
                 break;
             case npu::Opcode::MUL:
                 out << "      out " << d.outMultiplier << " shift " << d.outShift << "\n";

@@ -33,14 +33,15 @@ struct Program {
     uint32_t completionOffset = 0;
     uint32_t arenaSize = 0;
     uint64_t estimatedCycles = 0;
-    std::vector<std::string> operationNames;   ///< per model operation, for dumps
+    std::vector<std::string> operationNames;  ///< per model operation, for dumps
 };
 
 /// The program without its constants (which the data cache holds) as bytes.
 std::vector<uint8_t> serializeProgram(const Program& program);
 /// Rebuilds a program from serializeProgram's bytes and its constants; fails with
 /// GENERAL_FAILURE on any inconsistency (never trusts a size or an offset).
-Result<Program> deserializeProgram(const std::vector<uint8_t>& bytes, std::vector<uint8_t> constants);
+Result<Program> deserializeProgram(const std::vector<uint8_t>& bytes,
+                                   std::vector<uint8_t> constants);
 
 /// A readable listing: memory layout, then every descriptor with its fields and tile counts
 /// per operation, and the estimated cycles.

@@ -14,19 +14,27 @@ constexpr uint64_t kWaitSliceCycles = 200000;
 constexpr uint64_t kResetCycles = 100000;
 constexpr uint32_t kIrqAll = npu::field::kIrqStatusDone | npu::field::kIrqStatusError;
 
-bool usesB(npu::Opcode op) { return op == npu::Opcode::ADD || op == npu::Opcode::MUL; }
+bool usesB(npu::Opcode op) {
+    return op == npu::Opcode::ADD || op == npu::Opcode::MUL;
+}
 bool usesW(npu::Opcode op) {
     return op == npu::Opcode::CONV || op == npu::Opcode::DWCONV || op == npu::Opcode::LUT;
 }
 
 const char* errorName(uint32_t code) {
     switch (static_cast<npu::ErrorCode>(code)) {
-        case npu::ErrorCode::NONE: return "NONE";
-        case npu::ErrorCode::BAD_OPCODE: return "BAD_OPCODE";
-        case npu::ErrorCode::BAD_FIELD: return "BAD_FIELD";
-        case npu::ErrorCode::DMA_WINDOW: return "DMA_WINDOW";
-        case npu::ErrorCode::WATCHDOG: return "WATCHDOG";
-        case npu::ErrorCode::BAD_QUEUE: return "BAD_QUEUE";
+        case npu::ErrorCode::NONE:
+            return "NONE";
+        case npu::ErrorCode::BAD_OPCODE:
+            return "BAD_OPCODE";
+        case npu::ErrorCode::BAD_FIELD:
+            return "BAD_FIELD";
+        case npu::ErrorCode::DMA_WINDOW:
+            return "DMA_WINDOW";
+        case npu::ErrorCode::WATCHDOG:
+            return "WATCHDOG";
+        case npu::ErrorCode::BAD_QUEUE:
+            return "BAD_QUEUE";
     }
     return "unknown";
 }
@@ -40,13 +48,14 @@ Status Runtime::initialize() {
     const uint32_t id = mHardware->readRegister(npu::reg::kId);
     const uint32_t version = mHardware->readRegister(npu::reg::kVersion);
     if (id != npu::kNpuId || ((version & npu::field::kVersionMajor) >> 8) != npu::kNpuVersionMajor)
-        return fail(ErrorStatus::DEVICE_UNAVAILABLE, "unexpected NPU id 0x", std::hex, id, " version 0x", version);
+        return fail(ErrorStatus::DEVICE_UNAVAILABLE, "unexpected NPU id 0x", std::hex, id,
+                    " version 0x", version);
     const uint32_t config = mHardware->readRegister(npu::reg::kConfigArray);
     const uint32_t expected = npu::kArrayRows | (npu::kArrayCols << 8) | (npu::kDramBusBytes << 16);
     if (config != expected || mHardware->readRegister(npu::reg::kConfigSpad) != npu::kSpadWords ||
         mHardware->readRegister(npu::reg::kConfigAcc) != npu::kAccDepth)
-        return fail(ErrorStatus::DEVICE_UNAVAILABLE, "the NPU's geometry (CONFIG_* 0x", std::hex, config,
-                    ") differs from the driver's build");
+        return fail(ErrorStatus::DEVICE_UNAVAILABLE, "the NPU's geometry (CONFIG_* 0x", std::hex,
+                    config, ") differs from the driver's build");
     NN_RETURN_IF_ERROR(softReset());
     mHardware->writeRegister(npu::reg::kIrqEnable, kIrqAll);
     return okStatus();
@@ -54,9 +63,10 @@ Status Runtime::initialize() {
 
 Status Runtime::softReset() {
     mHardware->writeRegister(npu::reg::kControl, npu::field::kControlSoftReset);
-    for (uint64_t waited = 0; mHardware->readRegister(npu::reg::kStatus) & npu::field::kStatusResetting;
-         waited += 64) {
-        if (waited > kResetCycles) return fail(ErrorStatus::DEVICE_UNAVAILABLE, "the NPU does not leave soft reset");
+    for (uint64_t waited = 0;
+         mHardware->readRegister(npu::reg::kStatus) & npu::field::kStatusResetting; waited += 64) {
+        if (waited > kResetCycles)
+            return fail(ErrorStatus::DEVICE_UNAVAILABLE, "the NPU does not leave soft reset");
         mHardware->advance(64);
     }
     mHardware->writeRegister(npu::reg::kIrqStatus, kIrqAll);
@@ -81,14 +91,15 @@ JobOutcome Runtime::run(const Program& program, const std::vector<TensorData>& i
                         const OptionalTimePoint& deadline) {
     JobOutcome outcome;
     const uint64_t base = kArenaBase;
-    if (base + program.arenaSize > mHardware->memorySize() || base + program.arenaSize > UINT32_MAX) {
-        outcome.status = fail(ErrorStatus::RESOURCE_EXHAUSTED_PERSISTENT, "the program needs ", program.arenaSize,
-                              " bytes of device memory");
+    if (base + program.arenaSize > mHardware->memorySize() ||
+        base + program.arenaSize > UINT32_MAX) {
+        outcome.status = fail(ErrorStatus::RESOURCE_EXHAUSTED_PERSISTENT, "the program needs ",
+                              program.arenaSize, " bytes of device memory");
         return outcome;
     }
     if (inputs.size() != program.inputs.size()) {
-        outcome.status = fail(ErrorStatus::GENERAL_FAILURE, "runtime: ", inputs.size(), " inputs for ",
-                              program.inputs.size());
+        outcome.status = fail(ErrorStatus::GENERAL_FAILURE, "runtime: ", inputs.size(),
+                              " inputs for ", program.inputs.size());
         return outcome;
     }
     auto fault = [&](Status st) {
@@ -97,14 +108,17 @@ JobOutcome Runtime::run(const Program& program, const std::vector<TensorData>& i
         return outcome;
     };
     // Stage: constants, inputs, then the chain relocated to the arena's base.
-    Status st = mHardware->writeMemory(base + program.constantsOffset, program.constants.data(), program.constants.size());
+    Status st = mHardware->writeMemory(base + program.constantsOffset, program.constants.data(),
+                                       program.constants.size());
     for (size_t i = 0; st.ok() && i < inputs.size(); ++i) {
         if (inputs[i].bytes.size() != program.inputs[i].size) {
-            st = fail(ErrorStatus::GENERAL_FAILURE, "runtime: input ", i, " has ", inputs[i].bytes.size(),
-                      " bytes, the program expects ", program.inputs[i].size);
+            st = fail(ErrorStatus::GENERAL_FAILURE, "runtime: input ", i, " has ",
+                      inputs[i].bytes.size(), " bytes, the program expects ",
+                      program.inputs[i].size);
             break;
         }
-        st = mHardware->writeMemory(base + program.inputs[i].offset, inputs[i].bytes.data(), inputs[i].bytes.size());
+        st = mHardware->writeMemory(base + program.inputs[i].offset, inputs[i].bytes.data(),
+                                    inputs[i].bytes.size());
     }
     std::vector<uint32_t> chain;
     chain.reserve(program.descriptors.size() * npu::kDescriptorWords);
@@ -119,7 +133,9 @@ JobOutcome Runtime::run(const Program& program, const std::vector<TensorData>& i
         const auto words = d.encode();
         chain.insert(chain.end(), words.begin(), words.end());
     }
-    if (st.ok()) st = mHardware->writeMemory(base + program.descriptorOffset, chain.data(), chain.size() * 4);
+    if (st.ok())
+        st =
+            mHardware->writeMemory(base + program.descriptorOffset, chain.data(), chain.size() * 4);
     if (!st.ok()) {
         clearArena(program.arenaSize);
         return fault(fail(ErrorStatus::GENERAL_FAILURE, "runtime: staging failed: ", st.message));
@@ -142,25 +158,29 @@ JobOutcome Runtime::run(const Program& program, const std::vector<TensorData>& i
     if (!interrupted) {
         Status reset = softReset();
         clearArena(program.arenaSize);
-        return fault(reset.ok() ? fail(ErrorStatus::MISSED_DEADLINE_TRANSIENT, "the deadline passed after ",
-                                       outcome.cycles, " device cycles; the job was aborted")
+        return fault(reset.ok() ? fail(ErrorStatus::MISSED_DEADLINE_TRANSIENT,
+                                       "the deadline passed after ", outcome.cycles,
+                                       " device cycles; the job was aborted")
                                 : reset);
     }
     const uint32_t irq = mHardware->readRegister(npu::reg::kIrqStatus);
     uint32_t record[npu::kCompletionWords] = {};
-    Status readRecord = mHardware->readMemory(base + program.completionOffset, record, sizeof(record));
+    Status readRecord =
+        mHardware->readMemory(base + program.completionOffset, record, sizeof(record));
     if ((irq & npu::field::kIrqStatusError) || !readRecord.ok() ||
         record[npu::completion::kStatusWord] != static_cast<uint32_t>(npu::ErrorCode::NONE) ||
         record[npu::completion::kTagWord] != tag) {
-        const uint32_t code = mHardware->readRegister(npu::reg::kErrorCode) & npu::field::kErrorCodeCode;
+        const uint32_t code =
+            mHardware->readRegister(npu::reg::kErrorCode) & npu::field::kErrorCodeCode;
         const uint32_t desc = mHardware->readRegister(npu::reg::kErrorDesc);
         const uint32_t addr = mHardware->readRegister(npu::reg::kErrorAddr);
         Status reset = softReset();
         clearArena(program.arenaSize);
-        return fault(fail(ErrorStatus::GENERAL_FAILURE, "NPU error ", errorName(code), " at descriptor ", desc,
-                          " (operation ", desc < program.descriptors.size() ? program.descriptors[desc].tag : 0,
-                          "), address 0x", std::hex, addr, std::dec,
-                          reset.ok() ? "; the device was reset" : "; reset failed: " + reset.message));
+        return fault(fail(
+            ErrorStatus::GENERAL_FAILURE, "NPU error ", errorName(code), " at descriptor ", desc,
+            " (operation ", desc < program.descriptors.size() ? program.descriptors[desc].tag : 0,
+            "), address 0x", std::hex, addr, std::dec,
+            reset.ok() ? "; the device was reset" : "; reset failed: " + reset.message));
     }
     mHardware->writeRegister(npu::reg::kIrqStatus, kIrqAll);
     for (const ProgramIo& io : program.outputs) {
@@ -170,13 +190,16 @@ JobOutcome Runtime::run(const Program& program, const std::vector<TensorData>& i
         st = mHardware->readMemory(base + io.offset, t.bytes.data(), t.bytes.size());
         if (!st.ok()) {
             clearArena(program.arenaSize);
-            return fault(fail(ErrorStatus::GENERAL_FAILURE, "runtime: reading outputs: ", st.message));
+            return fault(
+                fail(ErrorStatus::GENERAL_FAILURE, "runtime: reading outputs: ", st.message));
         }
         outcome.outputs.push_back(std::move(t));
     }
     // Nothing of this job may be visible to the next one.
     st = clearArena(program.arenaSize);
-    if (!st.ok()) return fault(fail(ErrorStatus::GENERAL_FAILURE, "runtime: clearing device memory: ", st.message));
+    if (!st.ok())
+        return fault(
+            fail(ErrorStatus::GENERAL_FAILURE, "runtime: clearing device memory: ", st.message));
     return outcome;
 }
 

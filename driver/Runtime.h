@@ -20,7 +20,7 @@ struct JobOutcome {
 
 /// Not thread-safe: the device queue calls it from its worker thread only.
 class Runtime {
-public:
+  public:
     explicit Runtime(std::shared_ptr<sim::HardwareAccess> hardware);
 
     /// Checks the device identity and geometry against the header the driver was built with
@@ -30,7 +30,8 @@ public:
     /// Runs `program` on `inputs` (one per program input, bytes of the program's shape). Fails
     /// with GENERAL_FAILURE on a device error (the device is soft-reset and stays usable) and
     /// with MISSED_DEADLINE_TRANSIENT when `deadline` passes first (the job is aborted).
-    JobOutcome run(const Program& program, const std::vector<TensorData>& inputs, const OptionalTimePoint& deadline);
+    JobOutcome run(const Program& program, const std::vector<TensorData>& inputs,
+                   const OptionalTimePoint& deadline);
 
     /// Nanoseconds of `cycles` device cycles.
     Duration deviceTime(uint64_t cycles) const;
@@ -39,7 +40,7 @@ public:
     /// a job, so a stray zero address faults.
     static constexpr uint64_t kArenaBase = 0x10000;
 
-private:
+  private:
     Status softReset();
     Status clearArena(uint32_t size);
 

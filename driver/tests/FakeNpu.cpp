@@ -12,7 +12,9 @@ namespace {
 constexpr uint32_t kBeat = npu::kDramBusBytes;
 constexpr uint32_t kIrqAll = npu::field::kIrqStatusDone | npu::field::kIrqStatusError;
 
-int32_t readValue(uint8_t byte, bool isSigned) { return isSigned ? int32_t(int8_t(byte)) : int32_t(byte); }
+int32_t readValue(uint8_t byte, bool isSigned) {
+    return isSigned ? int32_t(int8_t(byte)) : int32_t(byte);
+}
 
 }  // namespace
 
@@ -25,12 +27,18 @@ uint32_t FakeNpu::readRegister(uint32_t offset) {
     std::lock_guard<std::mutex> lock(mMutex);
     mCycles += 2;
     switch (offset) {
-        case npu::reg::kId: return npu::kNpuId;
-        case npu::reg::kVersion: return npu::reset::kVersion;
-        case npu::reg::kConfigArray: return npu::reset::kConfigArray;
-        case npu::reg::kConfigSpad: return npu::kSpadWords;
-        case npu::reg::kConfigAcc: return npu::kAccDepth;
-        default: return mRegs[offset];
+        case npu::reg::kId:
+            return npu::kNpuId;
+        case npu::reg::kVersion:
+            return npu::reset::kVersion;
+        case npu::reg::kConfigArray:
+            return npu::reset::kConfigArray;
+        case npu::reg::kConfigSpad:
+            return npu::kSpadWords;
+        case npu::reg::kConfigAcc:
+            return npu::kAccDepth;
+        default:
+            return mRegs[offset];
     }
 }
 
@@ -41,8 +49,8 @@ void FakeNpu::writeRegister(uint32_t offset, uint32_t value) {
         case npu::reg::kControl:
             if (value & npu::field::kControlSoftReset) {
                 mJobPending = mHanging = false;
-                for (uint32_t r : {npu::reg::kStatus, npu::reg::kErrorCode, npu::reg::kErrorDesc, npu::reg::kErrorAddr,
-                                   npu::reg::kIrqStatus})
+                for (uint32_t r : {npu::reg::kStatus, npu::reg::kErrorCode, npu::reg::kErrorDesc,
+                                   npu::reg::kErrorAddr, npu::reg::kIrqStatus})
                     mRegs[r] = 0;
             }
             return;
@@ -50,7 +58,8 @@ void FakeNpu::writeRegister(uint32_t offset, uint32_t value) {
             mRegs[offset] &= ~value;
             return;
         case npu::reg::kDoorbell:
-            if (mRegs[npu::reg::kStatus] & (npu::field::kStatusBusy | npu::field::kStatusError)) return;
+            if (mRegs[npu::reg::kStatus] & (npu::field::kStatusBusy | npu::field::kStatusError))
+                return;
             mRegs[npu::reg::kJobTag] = value;
             mRegs[npu::reg::kStatus] = npu::field::kStatusBusy;
             mJobPending = true;
@@ -71,14 +80,16 @@ void FakeNpu::writeRegister(uint32_t offset, uint32_t value) {
 
 Status FakeNpu::writeMemory(uint64_t address, const void* data, size_t size) {
     std::lock_guard<std::mutex> lock(mMutex);
-    if (address > mDram.size() || size > mDram.size() - address) return invalidArgument("fake NPU: write outside DRAM");
+    if (address > mDram.size() || size > mDram.size() - address)
+        return invalidArgument("fake NPU: write outside DRAM");
     if (size) std::memcpy(mDram.data() + address, data, size);
     return okStatus();
 }
 
 Status FakeNpu::readMemory(uint64_t address, void* data, size_t size) {
     std::lock_guard<std::mutex> lock(mMutex);
-    if (address > mDram.size() || size > mDram.size() - address) return invalidArgument("fake NPU: read outside DRAM");
+    if (address > mDram.size() || size > mDram.size() - address)
+        return invalidArgument("fake NPU: read outside DRAM");
     if (size) std::memcpy(data, mDram.data() + address, size);
     return okStatus();
 }
@@ -91,7 +102,8 @@ bool FakeNpu::interruptPending() {
 bool FakeNpu::waitForInterrupt(uint64_t timeoutCycles) {
     std::lock_guard<std::mutex> lock(mMutex);
     if (mJobPending && mHanging) {
-        const uint64_t limit = mRegs[npu::reg::kWatchdogLimit] ? mRegs[npu::reg::kWatchdogLimit] : (1ull << 32);
+        const uint64_t limit =
+            mRegs[npu::reg::kWatchdogLimit] ? mRegs[npu::reg::kWatchdogLimit] : (1ull << 32);
         if (mCycles + timeoutCycles - mHangStart >= limit) {
             mCycles = mHangStart + limit;
             mBusyCycles += limit;
@@ -132,41 +144,46 @@ sim::PerformanceCounters FakeNpu::performanceCounters() {
 
 size_t FakeNpu::nonZeroBytes() const {
     std::lock_guard<std::mutex> lock(mMutex);
-    return static_cast<size_t>(std::count_if(mDram.begin(), mDram.end(), [](uint8_t b) { return b != 0; }));
+    return static_cast<size_t>(
+        std::count_if(mDram.begin(), mDram.end(), [](uint8_t b) { return b != 0; }));
 }
 
 bool FakeNpu::inWindow(uint64_t address, uint64_t size) const {
     const uint64_t first = address / kBeat * kBeat;
     const uint64_t end = (address + std::max<uint64_t>(size, 1) + kBeat - 1) / kBeat * kBeat;
-    const uint64_t base = mRegs.at(npu::reg::kDmaWindowBase), limit = mRegs.at(npu::reg::kDmaWindowLimit);
+    const uint64_t base = mRegs.at(npu::reg::kDmaWindowBase),
+                   limit = mRegs.at(npu::reg::kDmaWindowLimit);
     return first >= base && end <= limit && end <= mDram.size();
 }
 
-bool FakeNpu::load(const npu::TensorDesc& t, std::vector<std::vector<uint8_t>>* rows, Fault* fault) {
+bool FakeNpu::load(const npu::TensorDesc& t, std::vector<std::vector<uint8_t>>* rows,
+                   Fault* fault) {
     rows->clear();
     for (uint32_t i3 = 0; i3 < t.count3; ++i3) {
         for (uint32_t i2 = 0; i2 < t.count2; ++i2) {
             for (uint32_t i1 = 0; i1 < t.count1; ++i1) {
-                const uint64_t a = uint64_t{t.addr} + uint64_t{i1} * t.stride1 + uint64_t{i2} * t.stride2 +
-                                   uint64_t{i3} * t.stride3;
+                const uint64_t a = uint64_t{t.addr} + uint64_t{i1} * t.stride1 +
+                                   uint64_t{i2} * t.stride2 + uint64_t{i3} * t.stride3;
                 if (!inWindow(a, t.inner)) {
                     *fault = {npu::ErrorCode::DMA_WINDOW, static_cast<uint32_t>(a / kBeat * kBeat)};
                     return false;
                 }
-                rows->emplace_back(mDram.begin() + static_cast<long>(a), mDram.begin() + static_cast<long>(a + t.inner));
+                rows->emplace_back(mDram.begin() + static_cast<long>(a),
+                                   mDram.begin() + static_cast<long>(a + t.inner));
             }
         }
     }
     return true;
 }
 
-bool FakeNpu::store(const npu::TensorDesc& t, const std::vector<std::vector<uint8_t>>& rows, Fault* fault) {
+bool FakeNpu::store(const npu::TensorDesc& t, const std::vector<std::vector<uint8_t>>& rows,
+                    Fault* fault) {
     size_t r = 0;
     for (uint32_t i3 = 0; i3 < t.count3; ++i3) {
         for (uint32_t i2 = 0; i2 < t.count2; ++i2) {
             for (uint32_t i1 = 0; i1 < t.count1; ++i1, ++r) {
-                const uint64_t a = uint64_t{t.addr} + uint64_t{i1} * t.stride1 + uint64_t{i2} * t.stride2 +
-                                   uint64_t{i3} * t.stride3;
+                const uint64_t a = uint64_t{t.addr} + uint64_t{i1} * t.stride1 +
+                                   uint64_t{i2} * t.stride2 + uint64_t{i3} * t.stride3;
                 if (!inWindow(a, t.inner)) {
                     *fault = {npu::ErrorCode::DMA_WINDOW, static_cast<uint32_t>(a / kBeat * kBeat)};
                     return false;
@@ -206,7 +223,8 @@ void FakeNpu::runJob() {
         mCycles += 100;
     }
     mBusyCycles += mCycles - start;
-    const uint32_t record[npu::kCompletionWords] = {mRegs[npu::reg::kJobTag], static_cast<uint32_t>(fault.code), done,
+    const uint32_t record[npu::kCompletionWords] = {mRegs[npu::reg::kJobTag],
+                                                    static_cast<uint32_t>(fault.code), done,
                                                     static_cast<uint32_t>(mCycles - start)};
     const uint32_t completion = mRegs[npu::reg::kCompletionAddr];
     if (fault.code != npu::ErrorCode::BAD_QUEUE && inWindow(completion, sizeof(record)))
@@ -232,7 +250,9 @@ bool FakeNpu::execute(const npu::Descriptor& d, Fault* fault) {
         *fault = {npu::ErrorCode::BAD_FIELD, 0};
         return false;
     };
-    auto tensorOk = [](const npu::TensorDesc& t) { return t.inner && t.count1 && t.count2 && t.count3; };
+    auto tensorOk = [](const npu::TensorDesc& t) {
+        return t.inner && t.count1 && t.count2 && t.count3;
+    };
     const fixedpoint::ActivationRange range{d.actMin, d.actMax};
     switch (d.opcode) {
         case npu::Opcode::NOP:
@@ -263,16 +283,21 @@ bool FakeNpu::execute(const npu::Descriptor& d, Fault* fault) {
                     }
                     const int32_t v = readValue(b[r][i], d.bSigned);
                     if (d.opcode == npu::Opcode::ADD) {
-                        const int32_t s1 = fixedpoint::wrappingShiftLeft(x - d.aZeroPoint, d.leftShift);
-                        const int32_t s2 = fixedpoint::wrappingShiftLeft(v - d.bZeroPoint, d.leftShift);
-                        const int32_t sum = fixedpoint::multiplyByQuantizedMultiplier(s1, d.aMultiplier, d.aShift) +
-                                            fixedpoint::multiplyByQuantizedMultiplier(s2, d.bMultiplier, d.bShift);
-                        y = fixedpoint::multiplyByQuantizedMultiplier(sum, d.outMultiplier, d.outShift);
+                        const int32_t s1 =
+                            fixedpoint::wrappingShiftLeft(x - d.aZeroPoint, d.leftShift);
+                        const int32_t s2 =
+                            fixedpoint::wrappingShiftLeft(v - d.bZeroPoint, d.leftShift);
+                        const int32_t sum =
+                            fixedpoint::multiplyByQuantizedMultiplier(s1, d.aMultiplier, d.aShift) +
+                            fixedpoint::multiplyByQuantizedMultiplier(s2, d.bMultiplier, d.bShift);
+                        y = fixedpoint::multiplyByQuantizedMultiplier(sum, d.outMultiplier,
+                                                                      d.outShift);
                     } else {
-                        y = fixedpoint::multiplyByQuantizedMultiplier((x - d.aZeroPoint) * (v - d.bZeroPoint),
-                                                                      d.outMultiplier, d.outShift);
+                        y = fixedpoint::multiplyByQuantizedMultiplier(
+                            (x - d.aZeroPoint) * (v - d.bZeroPoint), d.outMultiplier, d.outShift);
                     }
-                    out[r][i] = static_cast<uint8_t>(std::clamp(y + d.outZeroPoint, range.min, range.max));
+                    out[r][i] =
+                        static_cast<uint8_t>(std::clamp(y + d.outZeroPoint, range.min, range.max));
                 }
             }
             mCycles += a.size();
@@ -282,8 +307,9 @@ bool FakeNpu::execute(const npu::Descriptor& d, Fault* fault) {
         case npu::Opcode::DWCONV:
         case npu::Opcode::MAXPOOL:
         case npu::Opcode::AVGPOOL: {
-            if (!tensorOk(d.a) || !tensorOk(d.out) || !d.kernelW || !d.kernelH || !d.strideW || !d.strideH ||
-                !d.dilationW || !d.dilationH || d.out.count1 * d.out.count2 > npu::kAccDepth)
+            if (!tensorOk(d.a) || !tensorOk(d.out) || !d.kernelW || !d.kernelH || !d.strideW ||
+                !d.strideH || !d.dilationW || !d.dilationH ||
+                d.out.count1 * d.out.count2 > npu::kAccDepth)
                 return badField();
             Rows in;
             if (!load(d.a, &in, fault)) return false;
@@ -295,18 +321,22 @@ bool FakeNpu::execute(const npu::Descriptor& d, Fault* fault) {
             if (!conv && outC != inC) return badField();
             if (dw && outC != inC) return badField();
             const uint32_t cBlocks = dw ? 1 : (inC + npu::kArrayRows - 1) / npu::kArrayRows;
-            const uint64_t blockBytes = npu::kWeightQuantWords * kBeat +
-                                        uint64_t{d.kernelH} * d.kernelW * cBlocks * npu::kArrayRows * npu::kArrayCols;
+            const uint64_t blockBytes =
+                npu::kWeightQuantWords * kBeat +
+                uint64_t{d.kernelH} * d.kernelW * cBlocks * npu::kArrayRows * npu::kArrayCols;
             const uint64_t blocks = (outC + npu::kArrayCols - 1) / npu::kArrayCols;
             if (conv && (d.wAddr % kBeat || !inWindow(d.wAddr, blocks * blockBytes))) {
                 *fault = {npu::ErrorCode::DMA_WINDOW, d.wAddr};
                 return false;
             }
             auto weightByte = [&](uint32_t o, uint32_t ky, uint32_t kx, uint32_t c) {
-                const uint64_t base = d.wAddr + (o / npu::kArrayCols) * blockBytes + npu::kWeightQuantWords * kBeat;
+                const uint64_t base =
+                    d.wAddr + (o / npu::kArrayCols) * blockBytes + npu::kWeightQuantWords * kBeat;
                 const uint32_t n = o % npu::kArrayCols;
                 const uint32_t cb = dw ? 0 : c / npu::kArrayRows, k = dw ? n : c % npu::kArrayRows;
-                return mDram[base + ((uint64_t{ky} * d.kernelW + kx) * cBlocks + cb) * npu::kArrayRows * npu::kArrayCols +
+                return mDram[base +
+                             ((uint64_t{ky} * d.kernelW + kx) * cBlocks + cb) * npu::kArrayRows *
+                                 npu::kArrayCols +
                              k * npu::kArrayCols + n];
             };
             Rows out(uint64_t{outW} * outH, std::vector<uint8_t>(outC));
@@ -318,8 +348,10 @@ bool FakeNpu::execute(const npu::Descriptor& d, Fault* fault) {
                         int32_t count = 0;
                         for (uint32_t ky = 0; ky < d.kernelH; ++ky) {
                             for (uint32_t kx = 0; kx < d.kernelW; ++kx) {
-                                const int64_t iy = int64_t{oy} * d.strideH + int64_t{ky} * d.dilationH - d.padTop;
-                                const int64_t ix = int64_t{ox} * d.strideW + int64_t{kx} * d.dilationW - d.padLeft;
+                                const int64_t iy =
+                                    int64_t{oy} * d.strideH + int64_t{ky} * d.dilationH - d.padTop;
+                                const int64_t ix =
+                                    int64_t{ox} * d.strideW + int64_t{kx} * d.dilationW - d.padLeft;
                                 if (iy < 0 || ix < 0 || iy >= inH || ix >= inW) continue;
                                 const auto& pixel = in[static_cast<size_t>(iy * inW + ix)];
                                 if (!conv) {
@@ -332,7 +364,8 @@ bool FakeNpu::execute(const npu::Descriptor& d, Fault* fault) {
                                 const uint32_t c0 = dw ? o : 0, c1 = dw ? o + 1 : inC;
                                 for (uint32_t c = c0; c < c1; ++c) {
                                     acc += int64_t{readValue(pixel[c], d.aSigned) - d.aZeroPoint} *
-                                           (readValue(weightByte(o, ky, kx, c), d.bSigned) - d.bZeroPoint);
+                                           (readValue(weightByte(o, ky, kx, c), d.bSigned) -
+                                            d.bZeroPoint);
                                 }
                                 mMacs += c1 - c0;
                             }
@@ -345,13 +378,15 @@ bool FakeNpu::execute(const npu::Descriptor& d, Fault* fault) {
                             std::memcpy(&bias, &mDram[q + 4 * n], 4);
                             std::memcpy(&multiplier, &mDram[q + 64 + 4 * n], 4);
                             const int shift = int8_t(mDram[q + 128 + n]);
-                            y = fixedpoint::requantize(static_cast<int32_t>(acc), bias, {multiplier, shift},
-                                                       d.outZeroPoint, range);
+                            y = fixedpoint::requantize(static_cast<int32_t>(acc), bias,
+                                                       {multiplier, shift}, d.outZeroPoint, range);
                         } else if (d.opcode == npu::Opcode::MAXPOOL) {
                             y = std::clamp(best, range.min, range.max);
                         } else {
                             const int32_t s = static_cast<int32_t>(acc);
-                            const int32_t avg = count == 0 ? 0 : s >= 0 ? (s + count / 2) / count : (s - count / 2) / count;
+                            const int32_t avg = count == 0 ? 0
+                                                : s >= 0   ? (s + count / 2) / count
+                                                           : (s - count / 2) / count;
                             y = std::clamp(avg, range.min, range.max);
                         }
                         out[uint64_t{oy} * outW + ox][o] = static_cast<uint8_t>(y);

@@ -16,7 +16,7 @@
 namespace nncosim::driver::testing {
 
 class FakeNpu : public sim::HardwareAccess {
-public:
+  public:
     explicit FakeNpu(uint64_t dramBytes = 64ull << 20);
 
     uint32_t readRegister(uint32_t offset) override;
@@ -44,7 +44,7 @@ public:
     /// Bytes of DRAM that are not zero (the driver clears what a job used).
     size_t nonZeroBytes() const;
 
-private:
+  private:
     struct Fault {
         npu::ErrorCode code;
         uint32_t address;
@@ -53,7 +53,8 @@ private:
     bool execute(const npu::Descriptor& d, Fault* fault);
     bool inWindow(uint64_t address, uint64_t size) const;
     bool load(const npu::TensorDesc& t, std::vector<std::vector<uint8_t>>* rows, Fault* fault);
-    bool store(const npu::TensorDesc& t, const std::vector<std::vector<uint8_t>>& rows, Fault* fault);
+    bool store(const npu::TensorDesc& t, const std::vector<std::vector<uint8_t>>& rows,
+               Fault* fault);
 
     mutable std::mutex mMutex;
     std::vector<uint8_t> mDram;

@@ -43,7 +43,8 @@ inline Result<SharedDevice> rtlDevice() {
 }
 
 /// out = a + b on uint8 [2, 3] tensors with scale 1 and zero point 0 (so values simply add).
-inline Model addModel(OperandType type = OperandType::TENSOR_QUANT8_ASYMM, std::vector<uint32_t> outDims = {2, 3}) {
+inline Model addModel(OperandType type = OperandType::TENSOR_QUANT8_ASYMM,
+                      std::vector<uint32_t> outDims = {2, 3}) {
     ModelBuilder b;
     const uint32_t a = b.addInput(type, {2, 3}, 1.0f, 0);
     const uint32_t c = b.addInput(type, {2, 3}, 1.0f, 0);
@@ -59,9 +60,12 @@ inline Model convModel() {
     ModelBuilder b;
     const uint32_t in = b.addInput(OperandType::TENSOR_QUANT8_ASYMM, {1, 4, 4, 3}, 0.5f, 10);
     std::vector<uint8_t> weights(2 * 3 * 3 * 3);
-    for (size_t i = 0; i < weights.size(); ++i) weights[i] = static_cast<uint8_t>((i * 37 + 11) % 256);
-    const uint32_t filter = b.addConstant(OperandType::TENSOR_QUANT8_ASYMM, {2, 3, 3, 3}, weights, 0.25f, 5);
-    const uint32_t bias = b.addConstant(OperandType::TENSOR_INT32, {2}, std::vector<int32_t>{100, -300}, 0.125f, 0);
+    for (size_t i = 0; i < weights.size(); ++i)
+        weights[i] = static_cast<uint8_t>((i * 37 + 11) % 256);
+    const uint32_t filter =
+        b.addConstant(OperandType::TENSOR_QUANT8_ASYMM, {2, 3, 3, 3}, weights, 0.25f, 5);
+    const uint32_t bias =
+        b.addConstant(OperandType::TENSOR_INT32, {2}, std::vector<int32_t>{100, -300}, 0.125f, 0);
     std::vector<uint32_t> inputs{in, filter, bias};
     for (int32_t v : {1, 1, 1, 1, 1, 1}) inputs.push_back(b.addInt32(v));
     inputs.push_back(b.addInt32(1));  // RELU
@@ -78,7 +82,8 @@ struct TestRequest {
     uint8_t* output(size_t i) { return pool->data() + request.outputs[i].location.offset; }
 };
 
-inline TestRequest makeRequest(const std::vector<uint32_t>& inputSizes, const std::vector<uint32_t>& outputSizes) {
+inline TestRequest makeRequest(const std::vector<uint32_t>& inputSizes,
+                               const std::vector<uint32_t>& outputSizes) {
     TestRequest r;
     uint32_t total = 0;
     for (uint32_t s : inputSizes) total += s;

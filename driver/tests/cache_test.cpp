@@ -1,9 +1,9 @@
 // The cache file format: round trip, and every modification detected as GENERAL_FAILURE.
 #include <doctest/doctest.h>
 
-#include <random>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <random>
 
 #include "driver/Cache.h"
 
@@ -63,7 +63,8 @@ TEST_CASE("driver_cache_detects_wrong_token_and_key") {
     const CacheKey key = randomCacheKey();
     TempFile model, data;
     REQUIRE(saveToCache(key, token(1), sampleContents(), model.fd, data.fd).ok());
-    CHECK(loadFromCache(key, token(2), model.fd, data.fd).status().code == ErrorStatus::GENERAL_FAILURE);
+    CHECK(loadFromCache(key, token(2), model.fd, data.fd).status().code ==
+          ErrorStatus::GENERAL_FAILURE);
     CHECK(loadFromCache(randomCacheKey(), token(1), model.fd, data.fd).status().code ==
           ErrorStatus::GENERAL_FAILURE);
 }
@@ -80,7 +81,8 @@ TEST_CASE("driver_cache_detects_every_bit_flip_and_append") {
         const size_t bit = rng() % (bad.size() * 8);
         bad[bit / 8] ^= static_cast<uint8_t>(1u << (bit % 8));
         model.write(bad);
-        CHECK(loadFromCache(key, token(3), model.fd, data.fd).status().code == ErrorStatus::GENERAL_FAILURE);
+        CHECK(loadFromCache(key, token(3), model.fd, data.fd).status().code ==
+              ErrorStatus::GENERAL_FAILURE);
     }
     for (int trial = 0; trial < 100; ++trial) {
         model.write(goodModel);
@@ -88,24 +90,29 @@ TEST_CASE("driver_cache_detects_every_bit_flip_and_append") {
         const size_t bit = rng() % (bad.size() * 8);
         bad[bit / 8] ^= static_cast<uint8_t>(1u << (bit % 8));
         data.write(bad);
-        CHECK(loadFromCache(key, token(3), model.fd, data.fd).status().code == ErrorStatus::GENERAL_FAILURE);
+        CHECK(loadFromCache(key, token(3), model.fd, data.fd).status().code ==
+              ErrorStatus::GENERAL_FAILURE);
     }
     auto appended = goodModel;
     appended.push_back(0);
     model.write(appended);
     data.write(goodData);
-    CHECK(loadFromCache(key, token(3), model.fd, data.fd).status().code == ErrorStatus::GENERAL_FAILURE);
+    CHECK(loadFromCache(key, token(3), model.fd, data.fd).status().code ==
+          ErrorStatus::GENERAL_FAILURE);
     model.write(goodModel);
     auto longer = goodData;
     longer.push_back(0);
     data.write(longer);
-    CHECK(loadFromCache(key, token(3), model.fd, data.fd).status().code == ErrorStatus::GENERAL_FAILURE);
+    CHECK(loadFromCache(key, token(3), model.fd, data.fd).status().code ==
+          ErrorStatus::GENERAL_FAILURE);
     // Empty and truncated files.
     data.write(goodData);
     model.write({});
-    CHECK(loadFromCache(key, token(3), model.fd, data.fd).status().code == ErrorStatus::GENERAL_FAILURE);
+    CHECK(loadFromCache(key, token(3), model.fd, data.fd).status().code ==
+          ErrorStatus::GENERAL_FAILURE);
     model.write(std::vector<uint8_t>(goodModel.begin(), goodModel.begin() + 40));
-    CHECK(loadFromCache(key, token(3), model.fd, data.fd).status().code == ErrorStatus::GENERAL_FAILURE);
+    CHECK(loadFromCache(key, token(3), model.fd, data.fd).status().code ==
+          ErrorStatus::GENERAL_FAILURE);
     model.write(goodModel);
     CHECK(loadFromCache(key, token(3), model.fd, data.fd).ok());
 }

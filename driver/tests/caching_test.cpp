@@ -1,11 +1,11 @@
 // VTS-equivalent compilation caching: save and retrieve, non-zero file offsets, wrong numbers of
 // cache files, a tampered model cache (many single-bit flips, appended bytes), a wrong token,
 // another device's key, a corrupted data cache (never a crash), unwritable files.
-#include <algorithm>
 #include <fcntl.h>
-#include <random>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <algorithm>
+#include <random>
 
 #include "driver/tests/TestUtil.h"
 
@@ -26,12 +26,15 @@ struct CacheFiles {
     std::vector<SharedHandle> data() const { return {*makeSharedHandle(fds[1])}; }
     std::vector<uint8_t> read(int i) const {
         std::vector<uint8_t> bytes(static_cast<size_t>(lseek(fds[i], 0, SEEK_END)));
-        if (!bytes.empty()) REQUIRE(pread(fds[i], bytes.data(), bytes.size(), 0) == static_cast<ssize_t>(bytes.size()));
+        if (!bytes.empty())
+            REQUIRE(pread(fds[i], bytes.data(), bytes.size(), 0) ==
+                    static_cast<ssize_t>(bytes.size()));
         return bytes;
     }
     void write(int i, const std::vector<uint8_t>& bytes) const {
         REQUIRE(ftruncate(fds[i], 0) == 0);
-        REQUIRE(pwrite(fds[i], bytes.data(), bytes.size(), 0) == static_cast<ssize_t>(bytes.size()));
+        REQUIRE(pwrite(fds[i], bytes.data(), bytes.size(), 0) ==
+                static_cast<ssize_t>(bytes.size()));
     }
     std::vector<int> fds;
 };
@@ -63,8 +66,9 @@ TEST_CASE("driver_caching_save_and_retrieve") {
     files.write(1, std::vector<uint8_t>(20000, 9));
     lseek(files.fds[0], 1234, SEEK_SET);
     lseek(files.fds[1], 77, SEEK_SET);
-    auto prepared = prepareModelBlocking(*t.device, convModel(), kDefaultExecutionPreference, kDefaultPriority, {},
-                                         files.model(), files.data(), tokenOf(1));
+    auto prepared =
+        prepareModelBlocking(*t.device, convModel(), kDefaultExecutionPreference, kDefaultPriority,
+                             {}, files.model(), files.data(), tokenOf(1));
     REQUIRE(prepared.ok());
     const auto expected = run(*prepared);
     CHECK(std::any_of(expected.begin(), expected.end(), [](uint8_t v) { return v != 0; }));
@@ -72,7 +76,8 @@ TEST_CASE("driver_caching_save_and_retrieve") {
     CHECK(files.read(1).size() < 20000);
     CHECK_FALSE(files.read(1).empty());  // the packed weight stream
     lseek(files.fds[0], 999, SEEK_SET);
-    auto cached = prepareModelFromCacheBlocking(*t.device, {}, files.model(), files.data(), tokenOf(1));
+    auto cached =
+        prepareModelFromCacheBlocking(*t.device, {}, files.model(), files.data(), tokenOf(1));
     REQUIRE_MESSAGE(cached.ok(), cached.status().message);
     CHECK(run(*cached) == expected);
 }
@@ -84,9 +89,9 @@ TEST_CASE("driver_caching_key_is_per_device") {
     auto b = makeTestDevice(options);
     auto other = makeTestDevice();
     CacheFiles files;
-    REQUIRE(prepareModelBlocking(*a.device, convModel(), kDefaultExecutionPreference, kDefaultPriority, {},
-                                 files.model(), files.data(), tokenOf(2))
-                    .ok());
+    REQUIRE(prepareModelBlocking(*a.device, convModel(), kDefaultExecutionPreference,
+                                 kDefaultPriority, {}, files.model(), files.data(), tokenOf(2))
+                .ok());
     CHECK(fromCache(*b.device, files, tokenOf(2)).ok());
     CHECK(fromCache(*other.device, files, tokenOf(2)).code == ErrorStatus::GENERAL_FAILURE);
 }
@@ -96,14 +101,17 @@ TEST_CASE("driver_caching_wrong_number_of_files") {
     CacheFiles files, extra;
     std::vector<SharedHandle> two = {files.model()[0], extra.model()[0]};
     // Preparation with the wrong counts still succeeds; nothing usable is saved.
-    for (const auto& [modelCache, dataCache] : std::vector<std::pair<std::vector<SharedHandle>, std::vector<SharedHandle>>>{
-                 {{}, files.data()}, {two, files.data()}, {files.model(), {}}, {files.model(), two}}) {
-        auto prepared = prepareModelBlocking(*t.device, convModel(), kDefaultExecutionPreference, kDefaultPriority, {},
-                                             modelCache, dataCache, tokenOf(3));
+    for (const auto& [modelCache, dataCache] :
+         std::vector<std::pair<std::vector<SharedHandle>, std::vector<SharedHandle>>>{
+             {{}, files.data()}, {two, files.data()}, {files.model(), {}}, {files.model(), two}}) {
+        auto prepared =
+            prepareModelBlocking(*t.device, convModel(), kDefaultExecutionPreference,
+                                 kDefaultPriority, {}, modelCache, dataCache, tokenOf(3));
         REQUIRE(prepared.ok());
         CHECK(fromCache(*t.device, files, tokenOf(3)).code == ErrorStatus::GENERAL_FAILURE);
         auto callback = std::make_shared<PreparedModelCallback>();
-        const Status launch = t.device->prepareModelFromCache({}, modelCache, dataCache, tokenOf(3), callback);
+        const Status launch =
+            t.device->prepareModelFromCache({}, modelCache, dataCache, tokenOf(3), callback);
         CHECK(launch.code == ErrorStatus::INVALID_ARGUMENT);
         CHECK(callback->status().code == ErrorStatus::INVALID_ARGUMENT);
     }
@@ -112,9 +120,9 @@ TEST_CASE("driver_caching_wrong_number_of_files") {
 TEST_CASE("driver_caching_tampered_model_cache") {
     auto t = makeTestDevice();
     CacheFiles files;
-    REQUIRE(prepareModelBlocking(*t.device, convModel(), kDefaultExecutionPreference, kDefaultPriority, {},
-                                 files.model(), files.data(), tokenOf(4))
-                    .ok());
+    REQUIRE(prepareModelBlocking(*t.device, convModel(), kDefaultExecutionPreference,
+                                 kDefaultPriority, {}, files.model(), files.data(), tokenOf(4))
+                .ok());
     const auto good = files.read(0);
     std::mt19937 rng(11);
     for (int trial = 0; trial < 128; ++trial) {
@@ -129,25 +137,28 @@ TEST_CASE("driver_caching_tampered_model_cache") {
     files.write(0, appended);
     CHECK(fromCache(*t.device, files, tokenOf(4)).code == ErrorStatus::GENERAL_FAILURE);
     files.write(0, good);
-    CHECK(fromCache(*t.device, files, tokenOf(5)).code == ErrorStatus::GENERAL_FAILURE);  // wrong token
+    CHECK(fromCache(*t.device, files, tokenOf(5)).code ==
+          ErrorStatus::GENERAL_FAILURE);  // wrong token
     CHECK(fromCache(*t.device, files, tokenOf(4)).ok());
 }
 
 TEST_CASE("driver_caching_corrupted_data_cache_never_crashes") {
     auto t = makeTestDevice();
     CacheFiles files;
-    REQUIRE(prepareModelBlocking(*t.device, convModel(), kDefaultExecutionPreference, kDefaultPriority, {},
-                                 files.model(), files.data(), tokenOf(6))
-                    .ok());
+    REQUIRE(prepareModelBlocking(*t.device, convModel(), kDefaultExecutionPreference,
+                                 kDefaultPriority, {}, files.model(), files.data(), tokenOf(6))
+                .ok());
     const auto good = files.read(1);
     std::mt19937 rng(3);
     for (int trial = 0; trial < 64; ++trial) {
         auto bad = good;
-        for (int flips = 0; flips < 1 + trial % 8; ++flips) bad[rng() % bad.size()] ^= static_cast<uint8_t>(1 + rng() % 255);
+        for (int flips = 0; flips < 1 + trial % 8; ++flips)
+            bad[rng() % bad.size()] ^= static_cast<uint8_t>(1 + rng() % 255);
         if (trial % 5 == 0) bad.resize(rng() % bad.size());
         if (trial % 7 == 0) bad.resize(bad.size() + 1 + rng() % 100, 0x5A);
         files.write(1, bad);
-        auto result = prepareModelFromCacheBlocking(*t.device, {}, files.model(), files.data(), tokenOf(6));
+        auto result =
+            prepareModelFromCacheBlocking(*t.device, {}, files.model(), files.data(), tokenOf(6));
         if (result.ok()) {
             run(*result);  // whatever it computes, it must not crash
         } else {
@@ -165,8 +176,8 @@ TEST_CASE("driver_caching_save_failure_never_fails_preparation") {
     unlink(path);
     REQUIRE(readOnly >= 0);
     auto handle = *makeSharedHandle(readOnly);
-    auto prepared = prepareModelBlocking(*t.device, convModel(), kDefaultExecutionPreference, kDefaultPriority, {},
-                                         {handle}, {handle}, tokenOf(7));
+    auto prepared = prepareModelBlocking(*t.device, convModel(), kDefaultExecutionPreference,
+                                         kDefaultPriority, {}, {handle}, {handle}, tokenOf(7));
     CHECK(prepared.ok());
     close(fd);
     close(readOnly);
@@ -179,9 +190,10 @@ TEST_CASE("driver_caching_client_may_close_fds_after_the_call") {
     {
         auto modelCache = files.model();
         auto dataCache = files.data();
-        REQUIRE(t.device->prepareModel(convModel(), kDefaultExecutionPreference, kDefaultPriority, {}, modelCache,
-                                       dataCache, tokenOf(8), callback)
-                        .ok());
+        REQUIRE(t.device
+                    ->prepareModel(convModel(), kDefaultExecutionPreference, kDefaultPriority, {},
+                                   modelCache, dataCache, tokenOf(8), callback)
+                    .ok());
     }  // the client's handles are gone; the driver kept duplicates
     REQUIRE(callback->status().ok());
     CHECK(fromCache(*t.device, files, tokenOf(8)).ok());

@@ -30,11 +30,17 @@ TEST_CASE("driver_concurrency_prepare_and_execute") {
                 ExecutionResult result;
                 if (k % 3 == 0) {
                     auto callback = std::make_shared<ExecutionCallback>();
-                    if (!model->executeAsynchronously(r.request, MeasureTiming::YES, {}, {}, callback).ok()) ++failures;
+                    if (!model
+                             ->executeAsynchronously(r.request, MeasureTiming::YES, {}, {},
+                                                     callback)
+                             .ok())
+                        ++failures;
                     result = callback->result();
                 } else if (k % 3 == 1) {
-                    auto fenced = model->executeFenced(r.request, {}, MeasureTiming::NO, {}, {}, {});
-                    if (!fenced.ok() || fenced->fence.wait() != SyncFence::State::SIGNALED) ++failures;
+                    auto fenced =
+                        model->executeFenced(r.request, {}, MeasureTiming::NO, {}, {}, {});
+                    if (!fenced.ok() || fenced->fence.wait() != SyncFence::State::SIGNALED)
+                        ++failures;
                 } else {
                     result = model->execute(r.request, MeasureTiming::NO, {}, {});
                 }

@@ -37,7 +37,8 @@ std::string runClaimed(const IDevice& device, const CtsTest& test) {
     std::vector<uint32_t> inSizes, outSizes;
     for (const auto& t : test.inputs) inSizes.push_back(static_cast<uint32_t>(t.bytes.size()));
     for (size_t i = 0; i < g.outputIndexes.size(); ++i) {
-        const uint64_t size = byteSize(g.operands[g.outputIndexes[i]].type, test.expectedOutputs[i].dimensions);
+        const uint64_t size =
+            byteSize(g.operands[g.outputIndexes[i]].type, test.expectedOutputs[i].dimensions);
         outSizes.push_back(static_cast<uint32_t>(std::max<uint64_t>(size, 1)));
     }
     TestRequest r = makeRequest(inSizes, outSizes);
@@ -54,14 +55,16 @@ std::string runClaimed(const IDevice& device, const CtsTest& test) {
     if (test.expectFailure) return result.ok() ? "expected a failure" : "";
     if (!result.ok()) return "execute: " + result.status.message;
     auto golden = golden::execute(test.model, test.inputs);
-    gWithoutGolden = !golden && golden.status().message.find("no reference implementation") != std::string::npos;
+    gWithoutGolden =
+        !golden && golden.status().message.find("no reference implementation") != std::string::npos;
     if (!golden && !gWithoutGolden) return "golden: " + golden.status().message;
     for (size_t i = 0; i < g.outputIndexes.size(); ++i) {
         const auto& expected = test.expectedOutputs[i];
         const TensorData& ref = gWithoutGolden ? expected : (*golden)[i];
         if (result.outputShapes[i].dimensions != ref.dimensions)
-            return "output " + std::to_string(i) + " shape " + toString(result.outputShapes[i].dimensions) +
-                   " vs golden " + toString(ref.dimensions);
+            return "output " + std::to_string(i) + " shape " +
+                   toString(result.outputShapes[i].dimensions) + " vs golden " +
+                   toString(ref.dimensions);
         const uint8_t* out = r.output(i);
         for (size_t b = 0; !gWithoutGolden && b < ref.bytes.size(); ++b) {
             if (out[b] != ref.bytes[b])
@@ -69,12 +72,14 @@ std::string runClaimed(const IDevice& device, const CtsTest& test) {
                        std::to_string(out[b]) + ", golden " + std::to_string(ref.bytes[b]);
         }
         if (test.outputIgnored[i]) continue;
-        const bool sgn = g.operands[g.outputIndexes[i]].type == OperandType::TENSOR_QUANT8_ASYMM_SIGNED;
+        const bool sgn =
+            g.operands[g.outputIndexes[i]].type == OperandType::TENSOR_QUANT8_ASYMM_SIGNED;
         for (size_t b = 0; b < expected.bytes.size() && b < ref.bytes.size(); ++b) {
             const int actual = sgn ? int8_t(out[b]) : out[b];
             const int want = sgn ? int8_t(expected.bytes[b]) : expected.bytes[b];
             if (std::abs(actual - want) > 1)
-                return "output " + std::to_string(i) + " byte " + std::to_string(b) + " differs from the CTS";
+                return "output " + std::to_string(i) + " byte " + std::to_string(b) +
+                       " differs from the CTS";
         }
     }
     return "";
@@ -101,14 +106,16 @@ void runCts(const IDevice& device, const std::string& label, const std::vector<s
             REQUIRE_MESSAGE(supported.ok(), test.name);
             std::set<std::string> ops;
             for (const auto& op : test.model.main.operations) ops.insert(nameOf(op.type));
-            bool claimed = std::all_of(supported->begin(), supported->end(), [](bool b) { return b; });
+            bool claimed =
+                std::all_of(supported->begin(), supported->end(), [](bool b) { return b; });
             if (claimed && claimedSeen++ % stride != 0) continue;
             // The per-operation table counts the 8-bit quantized tests (outputs all QUANT8).
             const auto& g = test.model.main;
-            const bool quant8 = std::all_of(g.outputIndexes.begin(), g.outputIndexes.end(), [&](uint32_t k) {
-                return g.operands[k].type == OperandType::TENSOR_QUANT8_ASYMM ||
-                       g.operands[k].type == OperandType::TENSOR_QUANT8_ASYMM_SIGNED;
-            });
+            const bool quant8 =
+                std::all_of(g.outputIndexes.begin(), g.outputIndexes.end(), [&](uint32_t k) {
+                    return g.operands[k].type == OperandType::TENSOR_QUANT8_ASYMM ||
+                           g.operands[k].type == OperandType::TENSOR_QUANT8_ASYMM_SIGNED;
+                });
             if (quant8 && !claimed) {
                 for (uint32_t i = 0; i < supported->size(); ++i) {
                     if ((*supported)[i]) continue;
@@ -133,16 +140,20 @@ void runCts(const IDevice& device, const std::string& label, const std::vector<s
         }
     }
     std::ostringstream report;
-    report << "NPU CTS (" << label << (stride > 1 ? ", every " + std::to_string(stride) + "th claimed test" : "")
+    report << "NPU CTS (" << label
+           << (stride > 1 ? ", every " + std::to_string(stride) + "th claimed test" : "")
            << "): " << total.claimed << " claimed of " << total.tests << ", " << total.passed
-           << " passed (" << withoutGolden << " judged by the CTS values alone: no golden implementation yet)\n";
+           << " passed (" << withoutGolden
+           << " judged by the CTS values alone: no golden implementation yet)\n";
     for (const auto& [op, tally] : byOperation) {
         if (tally.claimed == 0) continue;
-        report << "  " << std::left << std::setw(20) << op << " claimed " << std::setw(5) << tally.claimed << " passed "
-               << std::setw(5) << tally.passed << " unclaimed " << tally.tests - tally.claimed << "\n";
+        report << "  " << std::left << std::setw(20) << op << " claimed " << std::setw(5)
+               << tally.claimed << " passed " << std::setw(5) << tally.passed << " unclaimed "
+               << tally.tests - tally.claimed << "\n";
     }
     report << "Why 8-bit tests are unclaimed (first unsupported operation):\n";
-    for (const auto& [reason, count] : unclaimedReasons) report << "  " << std::setw(5) << count << "  " << reason << "\n";
+    for (const auto& [reason, count] : unclaimedReasons)
+        report << "  " << std::setw(5) << count << "  " << reason << "\n";
     MESSAGE(report.str());
     for (size_t i = 0; i < failures.size() && i < 30; ++i) MESSAGE(failures[i]);
     CHECK(failures.empty());

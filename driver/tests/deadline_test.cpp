@@ -14,15 +14,19 @@ enum class Bound { NOW, SHORT, UNLIMITED };
 
 OptionalTimePoint deadlineOf(Bound bound) {
     switch (bound) {
-        case Bound::NOW: return Clock::now();
-        case Bound::SHORT: return Clock::now() + std::chrono::microseconds(100);
-        case Bound::UNLIMITED: return std::nullopt;
+        case Bound::NOW:
+            return Clock::now();
+        case Bound::SHORT:
+            return Clock::now() + std::chrono::microseconds(100);
+        case Bound::UNLIMITED:
+            return std::nullopt;
     }
     return std::nullopt;
 }
 
 bool missed(ErrorStatus code) {
-    return code == ErrorStatus::MISSED_DEADLINE_TRANSIENT || code == ErrorStatus::MISSED_DEADLINE_PERSISTENT;
+    return code == ErrorStatus::MISSED_DEADLINE_TRANSIENT ||
+           code == ErrorStatus::MISSED_DEADLINE_PERSISTENT;
 }
 
 // NOW must miss, UNLIMITED must succeed, SHORT may do either.
@@ -40,8 +44,9 @@ TEST_CASE("driver_deadline_prepare") {
     auto t = makeTestDevice();
     for (Bound bound : {Bound::NOW, Bound::SHORT, Bound::UNLIMITED}) {
         auto callback = std::make_shared<PreparedModelCallback>();
-        const Status launch = t.device->prepareModel(convModel(), kDefaultExecutionPreference, kDefaultPriority,
-                                                     deadlineOf(bound), {}, {}, {}, callback);
+        const Status launch =
+            t.device->prepareModel(convModel(), kDefaultExecutionPreference, kDefaultPriority,
+                                   deadlineOf(bound), {}, {}, {}, callback);
         const Status status = callback->status();
         if (!launch.ok()) CHECK(launch.code == status.code);
         checkOutcome(bound, status.code);
@@ -55,15 +60,18 @@ TEST_CASE("driver_deadline_execute_all_paths") {
     auto prepared = prepare(*t.device, convModel());
     for (Bound bound : {Bound::NOW, Bound::SHORT, Bound::UNLIMITED}) {
         auto r = convRequest();
-        checkOutcome(bound, prepared->execute(r.request, MeasureTiming::NO, deadlineOf(bound), {}).status.code);
+        checkOutcome(
+            bound,
+            prepared->execute(r.request, MeasureTiming::NO, deadlineOf(bound), {}).status.code);
 
         auto callback = std::make_shared<ExecutionCallback>();
-        const Status launch =
-                prepared->executeAsynchronously(r.request, MeasureTiming::NO, deadlineOf(bound), {}, callback);
+        const Status launch = prepared->executeAsynchronously(r.request, MeasureTiming::NO,
+                                                              deadlineOf(bound), {}, callback);
         if (!launch.ok()) CHECK(launch.code == callback->result().status.code);
         checkOutcome(bound, callback->result().status.code);
 
-        auto fenced = prepared->executeFenced(r.request, {}, MeasureTiming::NO, deadlineOf(bound), {}, {});
+        auto fenced =
+            prepared->executeFenced(r.request, {}, MeasureTiming::NO, deadlineOf(bound), {}, {});
         REQUIRE(fenced.ok());
         const auto state = fenced->fence.wait(std::chrono::seconds(30));
         const auto info = fenced->callback->getExecutionInfo();
@@ -72,7 +80,9 @@ TEST_CASE("driver_deadline_execute_all_paths") {
 
         auto burst = prepared->configureExecutionBurst();
         REQUIRE(burst.ok());
-        checkOutcome(bound, (*burst)->execute(r.request, MeasureTiming::NO, deadlineOf(bound), {}).status.code);
+        checkOutcome(
+            bound,
+            (*burst)->execute(r.request, MeasureTiming::NO, deadlineOf(bound), {}).status.code);
 
         auto execution = prepared->createReusableExecution(r.request, MeasureTiming::NO, {});
         REQUIRE(execution.ok());
@@ -87,7 +97,8 @@ TEST_CASE("driver_deadline_timeout_after_fence") {
     // A job that hangs on the device (about 80 ms of wall time until the watchdog) is aborted
     // when the duration after the fences runs out.
     t.npu->hangNextJob();
-    auto fenced = prepared->executeFenced(r.request, {}, MeasureTiming::NO, {}, {}, std::chrono::milliseconds(30));
+    auto fenced = prepared->executeFenced(r.request, {}, MeasureTiming::NO, {}, {},
+                                          std::chrono::milliseconds(30));
     REQUIRE(fenced.ok());
     CHECK(fenced->fence.wait(std::chrono::seconds(30)) == SyncFence::State::ERROR);
     CHECK(missed(fenced->callback->getExecutionInfo().status.code));

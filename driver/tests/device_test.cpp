@@ -41,7 +41,8 @@ TEST_CASE("driver_device_execute_all_paths") {
     SUBCASE("async") {
         auto r = addRequest();
         auto callback = std::make_shared<ExecutionCallback>();
-        REQUIRE(prepared->executeAsynchronously(r.request, MeasureTiming::YES, {}, {}, callback).ok());
+        REQUIRE(
+            prepared->executeAsynchronously(r.request, MeasureTiming::YES, {}, {}, callback).ok());
         auto result = callback->result();
         REQUIRE_MESSAGE(result.ok(), result.status.message);
         checkAddOutput(r);
@@ -52,7 +53,8 @@ TEST_CASE("driver_device_execute_all_paths") {
         auto r = addRequest();
         auto gate = createSyncFence();
         REQUIRE(gate.ok());
-        auto launched = prepared->executeFenced(r.request, {gate->first}, MeasureTiming::YES, {}, {}, {});
+        auto launched =
+            prepared->executeFenced(r.request, {gate->first}, MeasureTiming::YES, {}, {}, {});
         REQUIRE_MESSAGE(launched.ok(), launched.status().message);
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
         CHECK(launched->fence.state() == SyncFence::State::ACTIVE);  // still waiting for the gate
@@ -70,7 +72,8 @@ TEST_CASE("driver_device_execute_all_paths") {
         auto r = addRequest();
         auto gate = createSyncFence();
         REQUIRE(gate.ok());
-        auto launched = prepared->executeFenced(r.request, {gate->first}, MeasureTiming::NO, {}, {}, {});
+        auto launched =
+            prepared->executeFenced(r.request, {gate->first}, MeasureTiming::NO, {}, {}, {});
         REQUIRE(launched.ok());
         gate->second.signal(false);
         CHECK(launched->fence.wait(std::chrono::seconds(10)) == SyncFence::State::ERROR);
@@ -131,7 +134,7 @@ TEST_CASE("driver_device_dma_window_and_clearing") {
     const auto [base, limit] = t.npu->lastWindow();
     CHECK(base == Runtime::kArenaBase);
     CHECK(limit > base);
-    CHECK(limit - base < 4096);  // only this job's arena
+    CHECK(limit - base < 4096);         // only this job's arena
     CHECK(t.npu->nonZeroBytes() == 0);  // nothing of the job stays in device memory
 }
 
@@ -215,8 +218,10 @@ TEST_CASE("driver_device_unknown_input_shape_compiles_per_shape") {
 
 TEST_CASE("driver_device_priority_orders_the_queue") {
     auto t = makeTestDevice();
-    auto low = prepareModelBlocking(*t.device, addModel(), kDefaultExecutionPreference, Priority::LOW);
-    auto high = prepareModelBlocking(*t.device, addModel(), kDefaultExecutionPreference, Priority::HIGH);
+    auto low =
+        prepareModelBlocking(*t.device, addModel(), kDefaultExecutionPreference, Priority::LOW);
+    auto high =
+        prepareModelBlocking(*t.device, addModel(), kDefaultExecutionPreference, Priority::HIGH);
     REQUIRE(low.ok());
     REQUIRE(high.ok());
     // A hung job (about 80 ms until the watchdog) holds the device while the others queue up.

@@ -25,8 +25,8 @@ TEST_CASE("driver_memory_domain_allocate_roles") {
     auto foreign = prepare(*other.device, addModel());
     auto signedModel = prepare(*t.device, addModel(OperandType::TENSOR_QUANT8_ASYMM_SIGNED));
     const BufferRole in0{0, 0, 1.0f}, in1{0, 1, 1.0f}, out0{0, 0, 1.0f};
-    auto code = [&](const BufferDesc& desc, std::vector<SharedPreparedModel> models, std::vector<BufferRole> inputs,
-                    std::vector<BufferRole> outputs) {
+    auto code = [&](const BufferDesc& desc, std::vector<SharedPreparedModel> models,
+                    std::vector<BufferRole> inputs, std::vector<BufferRole> outputs) {
         return t.device->allocate(desc, models, inputs, outputs).status().code;
     };
     CHECK(code({}, {prepared}, {in0, in1}, {out0}) == ErrorStatus::NONE);
@@ -40,7 +40,8 @@ TEST_CASE("driver_memory_domain_allocate_roles") {
     CHECK(code({}, {prepared}, {in0, in0}, {}) == ErrorStatus::INVALID_ARGUMENT);
     CHECK(code({}, {foreign}, {in0}, {}) == ErrorStatus::INVALID_ARGUMENT);
     CHECK(code({}, {nullptr}, {in0}, {}) == ErrorStatus::INVALID_ARGUMENT);
-    CHECK(code({}, {prepared, signedModel}, {in0, {1, 0, 1.0f}}, {}) == ErrorStatus::INVALID_ARGUMENT);
+    CHECK(code({}, {prepared, signedModel}, {in0, {1, 0, 1.0f}}, {}) ==
+          ErrorStatus::INVALID_ARGUMENT);
     CHECK(code({{2, 4}}, {prepared}, {in0}, {}) == ErrorStatus::INVALID_ARGUMENT);
     CHECK(code({{2, 3, 1}}, {prepared}, {in0}, {}) == ErrorStatus::INVALID_ARGUMENT);
     CHECK(code({{2, 3}}, {prepared}, {in0}, {}) == ErrorStatus::NONE);
@@ -86,7 +87,8 @@ TEST_CASE("driver_memory_domain_buffers_in_requests") {
     SUBCASE("uninitialized input") {
         Request q = request;
         q.inputs[0] = bufferArg;
-        CHECK(prepared->execute(q, MeasureTiming::NO, {}, {}).status.code == ErrorStatus::GENERAL_FAILURE);
+        CHECK(prepared->execute(q, MeasureTiming::NO, {}, {}).status.code ==
+              ErrorStatus::GENERAL_FAILURE);
     }
     SUBCASE("chained") {
         Request first = request;
@@ -103,7 +105,8 @@ TEST_CASE("driver_memory_domain_buffers_in_requests") {
         CHECK(dst->data()[0] == 11);
         // A failed execution writing the buffer leaves it uninitialized.
         t.npu->hangNextJob();
-        CHECK(prepared->execute(first, MeasureTiming::NO, {}, {}).status.code == ErrorStatus::GENERAL_FAILURE);
+        CHECK(prepared->execute(first, MeasureTiming::NO, {}, {}).status.code ==
+              ErrorStatus::GENERAL_FAILURE);
         CHECK((*buffer)->copyTo(dst).code == ErrorStatus::GENERAL_FAILURE);
     }
     SUBCASE("invalid uses") {
@@ -111,23 +114,28 @@ TEST_CASE("driver_memory_domain_buffers_in_requests") {
         q.inputs[0] = bufferArg;
         q.outputs[0] = bufferArg;  // the same buffer as input and output
         REQUIRE((*buffer)->copyFrom(memoryOf(6, 1), {}).ok());
-        CHECK(prepared->execute(q, MeasureTiming::NO, {}, {}).status.code == ErrorStatus::INVALID_ARGUMENT);
+        CHECK(prepared->execute(q, MeasureTiming::NO, {}, {}).status.code ==
+              ErrorStatus::INVALID_ARGUMENT);
         q = request;
         q.inputs[1] = bufferArg;  // input 1 is not a role of the buffer
-        CHECK(prepared->execute(q, MeasureTiming::NO, {}, {}).status.code == ErrorStatus::INVALID_ARGUMENT);
+        CHECK(prepared->execute(q, MeasureTiming::NO, {}, {}).status.code ==
+              ErrorStatus::INVALID_ARGUMENT);
         q = request;
         q.inputs[0] = bufferArg;
         q.inputs[0].location.length = 6;  // buffer arguments have offset and length 0
-        CHECK(prepared->execute(q, MeasureTiming::NO, {}, {}).status.code == ErrorStatus::INVALID_ARGUMENT);
+        CHECK(prepared->execute(q, MeasureTiming::NO, {}, {}).status.code ==
+              ErrorStatus::INVALID_ARGUMENT);
         q = request;
         q.inputs[0] = bufferArg;
         q.inputs[0].dimensions = {3, 2};
-        CHECK(prepared->execute(q, MeasureTiming::NO, {}, {}).status.code == ErrorStatus::INVALID_ARGUMENT);
+        CHECK(prepared->execute(q, MeasureTiming::NO, {}, {}).status.code ==
+              ErrorStatus::INVALID_ARGUMENT);
         // Another prepared model of the same model has no role in the buffer.
         auto second = prepare(*t.device, addModel());
         q = request;
         q.inputs[0] = bufferArg;
-        CHECK(second->execute(q, MeasureTiming::NO, {}, {}).status.code == ErrorStatus::INVALID_ARGUMENT);
+        CHECK(second->execute(q, MeasureTiming::NO, {}, {}).status.code ==
+              ErrorStatus::INVALID_ARGUMENT);
     }
     SUBCASE("tokens are valid only on their device and while the buffer lives") {
         auto other = makeTestDevice();
@@ -135,8 +143,10 @@ TEST_CASE("driver_memory_domain_buffers_in_requests") {
         Request q = request;
         q.inputs[0] = bufferArg;
         REQUIRE((*buffer)->copyFrom(memoryOf(6, 1), {}).ok());
-        CHECK(foreign->execute(q, MeasureTiming::NO, {}, {}).status.code == ErrorStatus::INVALID_ARGUMENT);
+        CHECK(foreign->execute(q, MeasureTiming::NO, {}, {}).status.code ==
+              ErrorStatus::INVALID_ARGUMENT);
         buffer = Result<SharedBuffer>(SharedBuffer());
-        CHECK(prepared->execute(q, MeasureTiming::NO, {}, {}).status.code == ErrorStatus::INVALID_ARGUMENT);
+        CHECK(prepared->execute(q, MeasureTiming::NO, {}, {}).status.code ==
+              ErrorStatus::INVALID_ARGUMENT);
     }
 }

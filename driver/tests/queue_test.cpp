@@ -74,7 +74,8 @@ TEST_CASE("driver_queue_serializes_jobs") {
                 queue.submit(static_cast<Priority>((t + i) % 3), [&](bool) {
                     const int now = ++running;
                     int seen = maxRunning;
-                    while (now > seen && !maxRunning.compare_exchange_weak(seen, now)) {}
+                    while (now > seen && !maxRunning.compare_exchange_weak(seen, now)) {
+                    }
                     ++count;
                     --running;
                     done.set_value();
@@ -99,7 +100,8 @@ TEST_CASE("driver_queue_cancels_pending_jobs_on_destruction") {
             gate.wait();
             ++ran;
         });
-        for (int i = 0; i < 3; ++i) queue.submit(Priority::LOW, [&](bool c) { c ? ++cancelled : ++ran; });
+        for (int i = 0; i < 3; ++i)
+            queue.submit(Priority::LOW, [&](bool c) { c ? ++cancelled : ++ran; });
         releaser = std::thread([&] {
             std::this_thread::sleep_for(std::chrono::milliseconds(20));
             release.set_value();

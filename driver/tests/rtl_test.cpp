@@ -47,7 +47,8 @@ TEST_CASE("driver_rtl_fault_recovery") {
     REQUIRE(runtime.initialize().ok());
     auto program = compileModel(addModel(), {});
     REQUIRE(program.ok());
-    const std::vector<TensorData> inputs = {{{2, 3}, {1, 2, 3, 4, 5, 6}}, {{2, 3}, {10, 20, 30, 40, 50, 60}}};
+    const std::vector<TensorData> inputs = {{{2, 3}, {1, 2, 3, 4, 5, 6}},
+                                            {{2, 3}, {10, 20, 30, 40, 50, 60}}};
     // A descriptor reading past the job's arena: the DMA window stops it.
     Program bad = *program;
     bad.descriptors[0].a.addr = bad.arenaSize + 4096;

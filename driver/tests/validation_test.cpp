@@ -20,17 +20,21 @@ struct Mutation {
 std::vector<Mutation> requestMutations() {
     std::vector<Mutation> m;
     for (size_t i = 0; i < 2; ++i)
-        m.push_back({"remove input " + std::to_string(i), [i](Request& r) { r.inputs.erase(r.inputs.begin() + i); }});
+        m.push_back({"remove input " + std::to_string(i),
+                     [i](Request& r) { r.inputs.erase(r.inputs.begin() + i); }});
     m.push_back({"remove output", [](Request& r) { r.outputs.clear(); }});
     m.push_back({"add input", [](Request& r) { r.inputs.push_back(r.inputs[0]); }});
     m.push_back({"add output", [](Request& r) { r.outputs.push_back(r.outputs[0]); }});
-    m.push_back({"input pool index out of range", [](Request& r) { r.inputs[0].location.poolIndex = 1; }});
-    m.push_back({"output pool index out of range", [](Request& r) { r.outputs[0].location.poolIndex = 7; }});
+    m.push_back(
+        {"input pool index out of range", [](Request& r) { r.inputs[0].location.poolIndex = 1; }});
+    m.push_back({"output pool index out of range",
+                 [](Request& r) { r.outputs[0].location.poolIndex = 7; }});
     m.push_back({"no pools", [](Request& r) { r.pools.clear(); }});
     m.push_back({"null pool", [](Request& r) { r.pools[0] = SharedMemory(); }});
     m.push_back({"token 0", [](Request& r) { r.pools[0] = MemoryDomainToken{0}; }});
     m.push_back({"unknown token", [](Request& r) { r.pools[0] = MemoryDomainToken{0x7fffffff}; }});
-    m.push_back({"input outside its pool", [](Request& r) { r.inputs[1].location.offset = 1u << 20; }});
+    m.push_back(
+        {"input outside its pool", [](Request& r) { r.inputs[1].location.offset = 1u << 20; }});
     m.push_back({"output outside its pool", [](Request& r) { r.outputs[0].location.offset = 15; }});
     m.push_back({"input length + 1", [](Request& r) { r.inputs[0].location.length += 1; }});
     m.push_back({"input length - 1", [](Request& r) { r.inputs[0].location.length -= 1; }});
@@ -41,7 +45,9 @@ std::vector<Mutation> requestMutations() {
     m.push_back({"input dimension 0", [](Request& r) { r.inputs[0].dimensions = {2, 0}; }});
     m.push_back({"output dimension", [](Request& r) { r.outputs[0].dimensions = {2, 4}; }});
     m.push_back({"output rank", [](Request& r) { r.outputs[0].dimensions = {2, 3, 1}; }});
-    m.push_back({"invalid lifetime", [](Request& r) { r.inputs[0].lifetime = static_cast<Request::Argument::LifeTime>(9); }});
+    m.push_back({"invalid lifetime", [](Request& r) {
+                     r.inputs[0].lifetime = static_cast<Request::Argument::LifeTime>(9);
+                 }});
     m.push_back({"null pointer argument", [](Request& r) {
                      r.inputs[0].lifetime = Request::Argument::LifeTime::POINTER;
                      r.inputs[0].location = {};
@@ -54,27 +60,28 @@ std::vector<Mutation> requestMutations() {
                      r.outputs[0].location.pointer = static_cast<const void*>(bytes);
                      r.outputs[0].location.length = 6;
                  }});
-    m.push_back({"NO_VALUE with a location", [](Request& r) {
-                     r.inputs[0].lifetime = Request::Argument::LifeTime::NO_VALUE;
-                 }});
+    m.push_back({"NO_VALUE with a location",
+                 [](Request& r) { r.inputs[0].lifetime = Request::Argument::LifeTime::NO_VALUE; }});
     return m;
 }
 
 // Runs `request` on every execution path and checks each fails with INVALID_ARGUMENT without
 // writing the output (whose bytes are 0xEE before).
-void expectInvalidEverywhere(const SharedPreparedModel& prepared, const Request& request, TestRequest& r,
-                             MeasureTiming measure = MeasureTiming::NO, OptionalTimePoint deadline = {},
-                             OptionalDuration loopTimeout = {}) {
+void expectInvalidEverywhere(const SharedPreparedModel& prepared, const Request& request,
+                             TestRequest& r, MeasureTiming measure = MeasureTiming::NO,
+                             OptionalTimePoint deadline = {}, OptionalDuration loopTimeout = {}) {
     // Reusable executions take no deadline: a bad deadline is checked at compute time.
     const bool deadlineOnly = deadline && measure == MeasureTiming::NO && !loopTimeout;
     auto untouched = [&] {
         for (int i = 0; i < 6; ++i) CHECK(r.pool->data()[12 + i] == 0xEE);
     };
     std::memset(r.pool->data() + 12, 0xEE, 6);
-    CHECK(prepared->execute(request, measure, deadline, loopTimeout).status.code == ErrorStatus::INVALID_ARGUMENT);
+    CHECK(prepared->execute(request, measure, deadline, loopTimeout).status.code ==
+          ErrorStatus::INVALID_ARGUMENT);
 
     auto callback = std::make_shared<ExecutionCallback>();
-    const Status launch = prepared->executeAsynchronously(request, measure, deadline, loopTimeout, callback);
+    const Status launch =
+        prepared->executeAsynchronously(request, measure, deadline, loopTimeout, callback);
     CHECK(launch.code == ErrorStatus::INVALID_ARGUMENT);
     CHECK(callback->result().status.code == launch.code);
     CHECK(callback->notifications() == 1);
@@ -84,12 +91,14 @@ void expectInvalidEverywhere(const SharedPreparedModel& prepared, const Request&
 
     auto burst = prepared->configureExecutionBurst();
     REQUIRE(burst.ok());
-    CHECK((*burst)->execute(request, measure, deadline, loopTimeout).status.code == ErrorStatus::INVALID_ARGUMENT);
+    CHECK((*burst)->execute(request, measure, deadline, loopTimeout).status.code ==
+          ErrorStatus::INVALID_ARGUMENT);
     if (deadlineOnly) {
         auto execution = prepared->createReusableExecution(request, measure, loopTimeout);
         REQUIRE(execution.ok());
         CHECK((*execution)->compute(deadline).status.code == ErrorStatus::INVALID_ARGUMENT);
-        CHECK((*execution)->computeFenced({}, deadline, {}).status().code == ErrorStatus::INVALID_ARGUMENT);
+        CHECK((*execution)->computeFenced({}, deadline, {}).status().code ==
+              ErrorStatus::INVALID_ARGUMENT);
     } else {
         CHECK((*burst)->createReusableExecution(request, measure, loopTimeout).status().code ==
               ErrorStatus::INVALID_ARGUMENT);
@@ -125,12 +134,15 @@ TEST_CASE("driver_validation_execution_arguments") {
     auto r = addRequest();
     expectInvalidEverywhere(prepared, r.request, r, static_cast<MeasureTiming>(3));
     expectInvalidEverywhere(prepared, r.request, r, MeasureTiming::NO, {}, Duration(-1));
-    expectInvalidEverywhere(prepared, r.request, r, MeasureTiming::NO, {}, kMaxLoopTimeoutDuration + Duration(1));
+    expectInvalidEverywhere(prepared, r.request, r, MeasureTiming::NO, {},
+                            kMaxLoopTimeoutDuration + Duration(1));
     expectInvalidEverywhere(prepared, r.request, r, MeasureTiming::NO, TimePoint(Duration(-5)));
-    CHECK(prepared->executeFenced(r.request, {}, MeasureTiming::NO, {}, {}, Duration(-1)).status().code ==
-          ErrorStatus::INVALID_ARGUMENT);
-    CHECK(prepared->executeFenced(r.request, {SyncFence()}, MeasureTiming::NO, {}, {}, {}).status().code ==
-          ErrorStatus::INVALID_ARGUMENT);
+    CHECK(prepared->executeFenced(r.request, {}, MeasureTiming::NO, {}, {}, Duration(-1))
+              .status()
+              .code == ErrorStatus::INVALID_ARGUMENT);
+    CHECK(prepared->executeFenced(r.request, {SyncFence()}, MeasureTiming::NO, {}, {}, {})
+              .status()
+              .code == ErrorStatus::INVALID_ARGUMENT);
     CHECK(prepared->executeAsynchronously(r.request, MeasureTiming::NO, {}, {}, nullptr).code ==
           ErrorStatus::INVALID_ARGUMENT);
 }
@@ -139,7 +151,8 @@ TEST_CASE("driver_validation_prepare_arguments") {
     auto t = makeTestDevice();
     auto check = [&](const Model& model, ExecutionPreference preference, Priority priority) {
         auto callback = std::make_shared<PreparedModelCallback>();
-        const Status launch = t.device->prepareModel(model, preference, priority, {}, {}, {}, {}, callback);
+        const Status launch =
+            t.device->prepareModel(model, preference, priority, {}, {}, {}, {}, callback);
         CHECK(launch.code == ErrorStatus::INVALID_ARGUMENT);
         CHECK(callback->status().code == launch.code);
         CHECK(callback->preparedModel() == nullptr);
@@ -158,8 +171,10 @@ TEST_CASE("driver_validation_prepare_arguments") {
     bad = addModel();
     bad.main.inputIndexes.push_back(42);
     check(bad, ExecutionPreference::SUSTAINED_SPEED, Priority::HIGH);
-    CHECK(t.device->prepareModel(addModel(), ExecutionPreference::LOW_POWER, Priority::LOW, {}, {}, {}, {}, nullptr).code ==
-          ErrorStatus::INVALID_ARGUMENT);
+    CHECK(t.device
+              ->prepareModel(addModel(), ExecutionPreference::LOW_POWER, Priority::LOW, {}, {}, {},
+                             {}, nullptr)
+              .code == ErrorStatus::INVALID_ARGUMENT);
 }
 
 TEST_CASE("driver_validation_unsupported_models_fail_preparation") {

@@ -15,8 +15,8 @@ Status executeLut8(ExecutionContext& ctx) {
     const size_t n = ctx.inputCount(0);
     for (size_t i = 0; i < n; ++i) {
         const int32_t value = type == OperandType::TENSOR_QUANT8_ASYMM_SIGNED
-                                      ? static_cast<int32_t>(static_cast<int8_t>(in[i]))
-                                      : static_cast<int32_t>(in[i]);
+                                  ? static_cast<int32_t>(static_cast<int8_t>(in[i]))
+                                  : static_cast<int32_t>(in[i]);
         out[i] = table[npu_extension::lutIndex(type, value)];
     }
     return okStatus();

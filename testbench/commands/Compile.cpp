@@ -31,7 +31,8 @@ int runCompile(const CompileOptions& options) {
         }
     }
     if (!test) {
-        std::cerr << "nncosim compile: " << options.path << " has no test named " << options.test << "\n";
+        std::cerr << "nncosim compile: " << options.path << " has no test named " << options.test
+                  << "\n";
         return 2;
     }
     const Model& model = test->model;
@@ -59,9 +60,10 @@ int runCompile(const CompileOptions& options) {
     if (options.dump) {
         std::cout << driver::dumpProgram(*program);
     } else {
-        std::cout << "NPU program: " << program->descriptors.size() << " descriptors, " << program->constants.size()
-                  << " bytes of constants, arena " << program->arenaSize << " bytes, estimated "
-                  << program->estimatedCycles << " cycles (--dump lists the descriptors)\n";
+        std::cout << "NPU program: " << program->descriptors.size() << " descriptors, "
+                  << program->constants.size() << " bytes of constants, arena "
+                  << program->arenaSize << " bytes, estimated " << program->estimatedCycles
+                  << " cycles (--dump lists the descriptors)\n";
     }
     return 0;
 }
@@ -70,7 +72,8 @@ int runCompile(const CompileOptions& options) {
 
 void addCompileCommand(CLI::App& app) {
     auto options = std::make_shared<CompileOptions>();
-    CLI::App* cmd = app.add_subcommand("compile", "Compile a model for the NPU and show the program");
+    CLI::App* cmd =
+        app.add_subcommand("compile", "Compile a model for the NPU and show the program");
     cmd->add_option("model", options->path, "Model file (CTS JSON or .tflite)")->required();
     cmd->add_option("--test", options->test, "Test of the file to compile (default: the first)");
     cmd->add_flag("--dump", options->dump, "Print every descriptor with its fields");
