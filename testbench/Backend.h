@@ -36,4 +36,12 @@ public:
 /// The Eigen golden reference executor on the CPU.
 std::unique_ptr<Backend> makeGoldenBackend();
 
+/// The driver on the NPU (the process's platform, HostRuntime.h's openNpu): supports a model
+/// when the driver supports every operation; requests go to the driver as they are.
+std::unique_ptr<Backend> makeNpuBackend();
+
+/// The host runtime (HostRuntime.h): the NPU where the driver supports an operation, the
+/// golden on the CPU for the rest, as Android's runtime partitions a model.
+std::unique_ptr<Backend> makeAutoBackend();
+
 }  // namespace nncosim

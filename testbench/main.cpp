@@ -8,6 +8,7 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     nncosim::cli::addValidateCommand(app);
     nncosim::cli::addCtsCommand(app);
+    nncosim::cli::addRunCommand(app);
     nncosim::cli::addCompileCommand(app);
     nncosim::cli::addZooCommand(app);
     nncosim::cli::addBenchCommand(app);

@@ -10,6 +10,7 @@ inline int gExitStatus = 0;
 
 void addValidateCommand(CLI::App& app);
 void addCtsCommand(CLI::App& app);
+void addRunCommand(CLI::App& app);
 void addCompileCommand(CLI::App& app);
 void addZooCommand(CLI::App& app);
 void addBenchCommand(CLI::App& app);

@@ -39,6 +39,8 @@ struct Tally {
 
 std::unique_ptr<Backend> makeBackend(const std::string& name) {
     if (name == "golden") return makeGoldenBackend();
+    if (name == "npu") return makeNpuBackend();
+    if (name == "auto") return makeAutoBackend();
     return nullptr;
 }
 
@@ -145,7 +147,7 @@ void addCtsCommand(CLI::App& app) {
     auto options = std::make_shared<CtsOptions>();
     CLI::App* cmd = app.add_subcommand("cts", "Run NNAPI conformance tests (CTS JSON files or folders)");
     cmd->add_option("paths", options->paths, "CTS JSON files or folders of them")->required();
-    cmd->add_option("--backend", options->backend, "Where models run")->check(CLI::IsMember({"golden"}));
+    cmd->add_option("--backend", options->backend, "Where models run")->check(CLI::IsMember({"golden", "npu", "auto"}));
     cmd->add_option("--summary", options->summaryPath, "Write the summary (totals, by_operation) as JSON");
     cmd->add_option("--junit", options->junitPath, "Write JUnit XML for CI");
     cmd->add_option("-j,--jobs", options->jobs, "Parallel workers")->check(CLI::Range(1u, 256u));

@@ -1,0 +1,781 @@
+#include "testbench/ModelRun.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <limits>
+#include <random>
+#include <sstream>
+
+#include "golden/Executor.h"
+#include "model/ModelJson.h"
+#include "model/Validation.h"
+
+extern char** environ;
+
+namespace nncosim {
+namespace {
+
+// Cycles dumped past the diverging operation's job, so that its interrupt is in the window.
+constexpr uint64_t kWindowMarginCycles = 64;
+
+bool isFloat(OperandType t) {
+    return t == OperandType::TENSOR_FLOAT32 || t == OperandType::FLOAT32 || t == OperandType::TENSOR_FLOAT16 ||
+           t == OperandType::FLOAT16;
+}
+
+bool isRelaxed(const Model& model) {
+    auto has16 = [](const Subgraph& g) {
+        return std::any_of(g.operands.begin(), g.operands.end(), [](const Operand& o) {
+            return o.type == OperandType::TENSOR_FLOAT16 || o.type == OperandType::FLOAT16;
+        });
+    };
+    return model.relaxComputationFloat32toFloat16 || has16(model.main) ||
+           std::any_of(model.referenced.begin(), model.referenced.end(), has16);
+}
+
+uint64_t countOf(OperandType type, const TensorData& t) {
+    const uint32_t size = std::max<uint32_t>(1, elementSize(type));
+    return std::min<uint64_t>(elementCount(t.dimensions), t.bytes.size() / size);
+}
+
+TensorStats statsOf(OperandType type, const TensorData& t) {
+    TensorStats s;
+    s.elements = countOf(type, t);
+    if (s.elements == 0) return s;
+    double sum = 0.0;
+    s.min = std::numeric_limits<double>::infinity();
+    s.max = -s.min;
+    for (uint64_t i = 0; i < s.elements; ++i) {
+        const double v = elementAsDouble(type, t.bytes.data(), i);
+        s.min = std::min(s.min, v);
+        s.max = std::max(s.max, v);
+        sum += v;
+    }
+    s.mean = sum / static_cast<double>(s.elements);
+    return s;
+}
+
+// Distance between two finite floats in units in the last place.
+uint64_t ulpDistance(float a, float b) {
+    auto ordered = [](float f) {
+        int32_t i;
+        std::memcpy(&i, &f, sizeof(i));
+        return i < 0 ? int64_t{INT32_MIN} - i : int64_t{i};
+    };
+    const int64_t d = ordered(a) - ordered(b);
+    return static_cast<uint64_t>(d < 0 ? -d : d);
+}
+
+std::string coordinates(const std::vector<uint32_t>& dims, uint64_t flat) {
+    std::vector<uint64_t> index(dims.size());
+    for (size_t d = dims.size(); d-- > 0;) {
+        const uint64_t extent = std::max<uint32_t>(dims[d], 1);
+        index[d] = flat % extent;
+        flat /= extent;
+    }
+    std::ostringstream s;
+    s << "[";
+    for (size_t d = 0; d < index.size(); ++d) s << (d ? "," : "") << index[d];
+    s << "]";
+    return s.str();
+}
+
+const char* placementName(Placement p) {
+    switch (p) {
+        case Placement::kGolden: return "golden";
+        case Placement::kNpu: return "npu";
+        case Placement::kAuto: return "auto";
+    }
+    return "?";
+}
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+/// Runs `argv` with stdout and stderr into `logPath`; returns its exit status (-1 when it could
+/// not start or did not exit normally).
+int runProcess(const std::vector<std::string>& argv, const std::string& logPath) {
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, logPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+    pid_t pid;
+    const int spawned = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    if (spawned != 0) return -1;
+    int status = 0;
+    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
+    return WEXITSTATUS(status);
+}
+
+std::string quoted(const std::vector<std::string>& argv) {
+    std::string s;
+    for (const std::string& a : argv) {
+        const bool plain = a.find_first_of(" '\"\\$") == std::string::npos && !a.empty();
+        s += (s.empty() ? "" : " ") + (plain ? a : "'" + a + "'");
+    }
+    return s;
+}
+
+bool isExecutable(const std::string& name) {
+    const char* path = std::getenv("PATH");
+    std::istringstream dirs(path ? path : "");
+    for (std::string dir; std::getline(dirs, dir, ':');) {
+        if (!dir.empty() && access((dir + "/" + name).c_str(), X_OK) == 0) return true;
+    }
+    return false;
+}
+
+/// What each operation reads, named for reports, with the device's and the golden's values.
+struct OperandSource {
+    int writer = -1;       ///< operation writing it, if any
+    uint32_t position = 0; ///< which of the writer's outputs
+};
+
+class DivergenceFinder {
+  public:
+    DivergenceFinder(const Model& model, const std::vector<TensorData>& inputs,
+                     const std::vector<std::vector<TensorData>>& goldenResults)
+        : mModel(model), mInputs(inputs), mGolden(goldenResults), mRelaxed(isRelaxed(model)),
+          mSources(model.main.operands.size()) {
+        const auto& ops = model.main.operations;
+        for (uint32_t i = 0; i < ops.size(); ++i) {
+            for (uint32_t o = 0; o < ops[i].outputs.size(); ++o) mSources[ops[i].outputs[o]] = {static_cast<int>(i), o};
+        }
+    }
+
+    /// Re-runs the model with its intermediates visible and compares them in execution order.
+    std::optional<Divergence> find(const RuntimeOptions& base, std::string* note) {
+        struct Method {
+            const char* name;
+            bool onePerOperation;
+        };
+        for (const Method& m : {Method{"same partitions, every result a partition output", false},
+                                Method{"one operation per partition", true}}) {
+            RuntimeOptions options = base;
+            options.exposeIntermediates = !m.onePerOperation;
+            options.onePartitionPerOperation = m.onePerOperation;
+            options.profileSampleCycles = 0;
+            auto runtime = HostRuntime::create(mModel, options);
+            if (!runtime) {
+                *note += std::string(m.name) + ": " + runtime.status().message + "; ";
+                continue;
+            }
+            ExecutionRecord record;
+            auto outputs = (*runtime)->execute(mInputs, &record);
+            if (!outputs) {
+                *note += std::string(m.name) + ": " + outputs.status().message + "; ";
+                continue;
+            }
+            if (auto d = compare(record, m.name)) return d;
+            *note += std::string(m.name) + ": every operation matched the golden; ";
+        }
+        *note += "the mismatch did not reproduce with the intermediates visible";
+        return std::nullopt;
+    }
+
+    /// The device values of the last find() run's record, by operand.
+    const std::vector<std::optional<TensorData>>& values() const { return mValues; }
+
+  private:
+    std::optional<Divergence> compare(ExecutionRecord& record, const std::string& method) {
+        const Subgraph& g = mModel.main;
+        uint32_t matched = 0;
+        for (const PartitionRecord& p : record.partitions) {
+            for (uint32_t i : p.operations) {
+                const Operation& op = g.operations[i];
+                Divergence d;
+                bool diverges = false;
+                for (uint32_t o = 0; o < op.outputs.size(); ++o) {
+                    const uint32_t k = op.outputs[o];
+                    if (!record.values[k]) continue;
+                    const TensorData* golden = o < mGolden[i].size() ? &mGolden[i][o] : nullptr;
+                    d.outputs.push_back(checkTensor("output " + std::to_string(o), k, g.operands[k], mRelaxed,
+                                                    *record.values[k], golden));
+                    diverges = diverges || !d.outputs.back().ok();
+                }
+                if (!diverges) {
+                    ++matched;
+                    continue;
+                }
+                d.operation = i;
+                d.type = op.type;
+                d.npu = p.npu;
+                d.method = method;
+                d.matchedBefore = matched;
+                for (uint32_t n = 0; n < op.inputs.size(); ++n) {
+                    auto check = inputCheck(record, op.inputs[n], n);
+                    if (check) d.inputs.push_back(std::move(*check));
+                }
+                mValues = std::move(record.values);
+                return d;
+            }
+        }
+        return std::nullopt;
+    }
+
+    std::optional<TensorCheck> inputCheck(const ExecutionRecord& record, uint32_t k, uint32_t n) {
+        const Operand& operand = mModel.main.operands[k];
+        if (!isTensorType(operand.type) || operand.lifetime == OperandLifeTime::NO_VALUE) return std::nullopt;
+        const std::string role = "input " + std::to_string(n);
+        if (operand.lifetime == OperandLifeTime::CONSTANT_COPY ||
+            operand.lifetime == OperandLifeTime::CONSTANT_REFERENCE) {
+            TensorData t;
+            t.dimensions = operand.dimensions;
+            const uint8_t* data = constantData(mModel, operand);
+            if (data) t.bytes.assign(data, data + operand.location.length);
+            TensorCheck c = checkTensor(role, k, operand, mRelaxed, t, nullptr);
+            c.origin = "constant";
+            return c;
+        }
+        if (!record.values[k]) return std::nullopt;
+        const TensorData* golden = nullptr;
+        std::string origin;
+        if (operand.lifetime == OperandLifeTime::SUBGRAPH_INPUT) {
+            const auto& in = mModel.main.inputIndexes;
+            const size_t pos = std::find(in.begin(), in.end(), k) - in.begin();
+            golden = pos < mInputs.size() ? &mInputs[pos] : nullptr;
+            origin = "model input " + std::to_string(pos);
+        } else if (mSources[k].writer >= 0) {
+            const auto& results = mGolden[mSources[k].writer];
+            golden = mSources[k].position < results.size() ? &results[mSources[k].position] : nullptr;
+            origin = "output " + std::to_string(mSources[k].position) + " of operation " +
+                     std::to_string(mSources[k].writer) + " " +
+                     nameOf(mModel.main.operations[mSources[k].writer].type);
+        }
+        TensorCheck c = checkTensor(role, k, operand, mRelaxed, *record.values[k], golden);
+        c.origin = origin;
+        return c;
+    }
+
+    const Model& mModel;
+    const std::vector<TensorData>& mInputs;
+    const std::vector<std::vector<TensorData>>& mGolden;
+    const bool mRelaxed;
+    std::vector<OperandSource> mSources;
+    std::vector<std::optional<TensorData>> mValues;
+};
+
+std::string fileStem(const std::string& name) {
+    std::string s;
+    for (char c : name) s += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' ? c : '_';
+    return s.empty() ? "model" : s;
+}
+
+/// The diverging operation alone, as a model file with the device's inputs and the golden's
+/// outputs; its job measured here; its waves dumped by a process of its own.
+WavesReport dumpWaves(const std::string& name, const Model& model, const Divergence& d,
+                      const std::vector<std::optional<TensorData>>& values,
+                      const std::vector<TensorData>& goldenResults, const RunOptions& options) {
+    WavesReport w;
+    std::vector<bool> all(model.main.operands.size(), true);
+    auto part = extractPartition(model, {d.operation}, all);
+    if (!part) {
+        w.error = part.status().message;
+        return w;
+    }
+    CtsTest test;
+    test.name = fileStem(name) + "_op" + std::to_string(d.operation) + "_" + nameOf(d.type);
+    Subgraph& g = part->model.main;
+    for (size_t n = 0; n < part->inputs.size(); ++n) {
+        const uint32_t k = part->inputs[n];
+        if (!values[k]) {
+            w.error = "no device value for operand " + std::to_string(k);
+            return w;
+        }
+        test.inputs.push_back(*values[k]);
+        g.operands[g.inputIndexes[n]].dimensions = values[k]->dimensions;
+    }
+    for (size_t n = 0; n < part->outputs.size(); ++n) {
+        const TensorData& expected = goldenResults.at(n);
+        test.expectedOutputs.push_back(expected);
+        g.operands[g.outputIndexes[n]].dimensions = expected.dimensions;
+    }
+    test.outputIgnored.assign(test.expectedOutputs.size(), false);
+    test.model = part->model;
+    auto level = validateModel(test.model);
+    if (!level) {
+        w.error = "the operation alone is not a valid model: " + level.status().message;
+        return w;
+    }
+    test.minSupportedVersion = *level;
+    std::error_code ec;
+    std::filesystem::create_directories(options.wavesDir, ec);
+    const std::string base = (std::filesystem::path(options.wavesDir) / test.name).string();
+    w.model = base + ".json";
+    if (Status st = writeCtsFile(w.model, test); !st.ok()) {
+        w.error = st.message;
+        return w;
+    }
+
+    // Its job alone, on this process's NPU (same hardware, same faults): the window's length.
+    RuntimeOptions alone;
+    alone.placement = Placement::kNpu;
+    auto runtime = HostRuntime::create(test.model, alone);
+    if (!runtime) {
+        w.error = "the operation alone does not run on the NPU: " + runtime.status().message;
+        return w;
+    }
+    ExecutionRecord record;
+    auto outputs = (*runtime)->execute(test.inputs, &record);
+    if (!outputs) {
+        w.error = "the operation alone fails on the NPU: " + outputs.status().message;
+        return w;
+    }
+    w.jobCycles = record.npuCycles;
+    for (size_t n = 0; n < outputs->size(); ++n) {
+        w.reproducesAlone = w.reproducesAlone || (*outputs)[n].bytes != test.expectedOutputs[n].bytes;
+    }
+    w.windowCycles = w.jobCycles + kWindowMarginCycles;
+
+    w.fst = base + ".fst";
+    w.gtkw = w.fst + ".gtkw";
+    std::filesystem::remove(w.fst, ec);
+    std::filesystem::remove(w.gtkw, ec);
+    std::string executable = options.executable;
+    if (executable == "/proc/self/exe") executable = std::filesystem::read_symlink(executable, ec).string();
+    std::vector<std::string> argv = {executable,         "run",        w.model,
+                                     "--backend",        "npu",        "--trace",
+                                     w.fst,              "--trace-cycles", std::to_string(w.windowCycles)};
+    argv.insert(argv.end(), options.childArgs.begin(), options.childArgs.end());
+    w.command = quoted(argv);
+    const std::string log = base + ".log";
+    const int status = runProcess(argv, log);
+    // Exit status 1 is the mismatch the waves are about.
+    if (status != 0 && status != 1) {
+        w.error = "the waves run failed (exit status " + std::to_string(status) + "; see " + log + ")";
+        return w;
+    }
+    if (!std::filesystem::exists(w.fst) || std::filesystem::file_size(w.fst, ec) == 0) {
+        w.error = "the waves run wrote no dump (see " + log + ")";
+        w.fst.clear();
+        w.gtkw.clear();
+        return w;
+    }
+    if (!std::filesystem::exists(w.gtkw)) w.gtkw.clear();
+
+    // A screenshot of the window when GTKWave can run headless.
+    if (!w.gtkw.empty() && isExecutable("xvfb-run") && isExecutable("gtkwave")) {
+        const std::string tcl = base + ".grab.tcl";
+        const std::string png = base + ".png";
+        std::ofstream(tcl) << "gtkwave::/Time/Zoom/Zoom_Full\n"
+                           << "gtkwave::/File/Grab_To_File \"" << png << "\"\n"
+                           << "gtkwave::/File/Quit\n";
+        runProcess({"/usr/bin/env", "xvfb-run", "-a", "gtkwave", "-a", w.gtkw, "-S", tcl, w.fst}, base + ".png.log");
+        if (std::filesystem::exists(png)) w.png = png;
+    }
+    return w;
+}
+
+std::string percent(double v) {
+    std::ostringstream s;
+    s << std::fixed << std::setprecision(1) << 100.0 * v << "%";
+    return s.str();
+}
+
+std::string withCommas(uint64_t v) {
+    std::string s = std::to_string(v);
+    for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<size_t>(i), ",");
+    return s;
+}
+
+std::string number(double v) {
+    std::ostringstream s;
+    s << std::setprecision(6) << v;
+    return s.str();
+}
+
+std::string statsText(const TensorStats& s) {
+    return "min " + number(s.min) + " max " + number(s.max) + " mean " + number(s.mean);
+}
+
+// "0-29,31": operation lists as ranges.
+std::string ranges(const std::vector<uint32_t>& v) {
+    std::string s;
+    for (size_t i = 0; i < v.size();) {
+        size_t j = i;
+        while (j + 1 < v.size() && v[j + 1] == v[j] + 1) ++j;
+        s += (s.empty() ? "" : ",") + std::to_string(v[i]) + (j > i ? "-" + std::to_string(v[j]) : "");
+        i = j + 1;
+    }
+    return s;
+}
+
+void describeCheck(std::ostringstream& out, const TensorCheck& c, const std::string& indent) {
+    out << indent << c.role << " (operand " << c.operand << ", " << nameOf(c.type) << " " << toString(c.shape) << ")";
+    if (!c.origin.empty()) out << " from " << c.origin;
+    if (c.compared) out << ": " << (c.ok() ? "match" : "MISMATCH");
+    out << "\n";
+    if (c.device) out << indent << "  device: " << statsText(*c.device) << "\n";
+    if (!c.compared) return;
+    if (c.golden) out << indent << "  golden: " << statsText(*c.golden) << "\n";
+    if (c.shape != c.goldenShape) {
+        out << indent << "  shape differs: golden " << toString(c.goldenShape) << "\n";
+        return;
+    }
+    if (!c.comparison) return;
+    const Comparison& cmp = *c.comparison;
+    out << indent << "  ";
+    if (cmp.ok()) {
+        out << "all " << cmp.elements << " elements match";
+    } else {
+        out << cmp.mismatches << " of " << cmp.elements << " elements differ; first at " << cmp.firstMismatch << " "
+            << coordinates(c.shape, cmp.firstMismatch) << ": golden " << number(cmp.firstExpected) << ", device "
+            << number(cmp.firstActual);
+    }
+    out << "; max abs error " << number(cmp.maxAbsError);
+    if (c.type == OperandType::TENSOR_FLOAT32) out << " (" << c.maxUlpError << " ULP)";
+    out << "\n";
+}
+
+nlohmann::json statsJson(const std::optional<TensorStats>& s) {
+    if (!s) return nullptr;
+    return {{"elements", s->elements}, {"min", s->min}, {"max", s->max}, {"mean", s->mean}};
+}
+
+nlohmann::json checkJson(const TensorCheck& c) {
+    nlohmann::json j = {{"role", c.role},     {"operand", c.operand},       {"type", nameOf(c.type)},
+                        {"shape", c.shape},   {"device", statsJson(c.device)}};
+    if (!c.origin.empty()) j["origin"] = c.origin;
+    if (!c.compared) return j;
+    j["verdict"] = c.ok() ? "match" : "mismatch";
+    j["golden"] = statsJson(c.golden);
+    j["golden_shape"] = c.goldenShape;
+    if (c.comparison) {
+        const Comparison& cmp = *c.comparison;
+        j["elements"] = cmp.elements;
+        j["mismatches"] = cmp.mismatches;
+        j["max_abs_error"] = cmp.maxAbsError;
+        if (c.type == OperandType::TENSOR_FLOAT32) j["max_ulp_error"] = c.maxUlpError;
+        if (!cmp.ok()) {
+            j["first_mismatch"] = {{"index", cmp.firstMismatch},
+                                   {"coordinates", coordinates(c.shape, cmp.firstMismatch)},
+                                   {"golden", cmp.firstExpected},
+                                   {"device", cmp.firstActual}};
+        }
+    }
+    return j;
+}
+
+nlohmann::json countersJson(const NpuCounters& c) {
+    return {{"cycles", c.cycles},
+            {"macs", c.macs},
+            {"utilization", c.utilization()},
+            {"dma_bytes_read", c.dmaBytesRead},
+            {"dma_bytes_written", c.dmaBytesWritten}};
+}
+
+}  // namespace
+
+bool RunReport::passed() const {
+    return std::all_of(outputs.begin(), outputs.end(), [](const TensorCheck& c) { return c.ok(); });
+}
+
+Result<std::vector<TensorData>> randomModelInputs(const Model& model, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::vector<TensorData> inputs;
+    for (uint32_t k : model.main.inputIndexes) {
+        const Operand& operand = model.main.operands[k];
+        if (hasUnknownDimensions(operand)) {
+            return invalidArgument("input operand ", k, " has unknown dimensions ", toString(operand.dimensions),
+                                   ": random inputs need a full shape");
+        }
+        TensorData t;
+        t.dimensions = operand.dimensions;
+        const uint64_t count = elementCount(operand.dimensions);
+        t.bytes.resize(byteSize(operand.type, operand.dimensions));
+        auto fill = [&](auto value) {
+            for (uint64_t i = 0; i < count; ++i) {
+                const auto v = value();
+                std::memcpy(t.bytes.data() + i * sizeof(v), &v, sizeof(v));
+            }
+        };
+        std::uniform_real_distribution<float> real(-1.0f, 1.0f);
+        switch (operand.type) {
+            case OperandType::TENSOR_FLOAT32:
+            case OperandType::FLOAT32:
+                fill([&] { return real(rng); });
+                break;
+            case OperandType::TENSOR_FLOAT16:
+            case OperandType::FLOAT16:
+                fill([&] {
+                    const Eigen::half h(real(rng));
+                    uint16_t bits;
+                    std::memcpy(&bits, &h, sizeof(bits));
+                    return bits;
+                });
+                break;
+            case OperandType::TENSOR_INT32:
+            case OperandType::INT32:
+            case OperandType::UINT32:
+                fill([&] { return static_cast<int32_t>(rng() % 4); });
+                break;
+            case OperandType::TENSOR_QUANT16_SYMM:
+            case OperandType::TENSOR_QUANT16_ASYMM:
+                fill([&] { return static_cast<uint16_t>(rng()); });
+                break;
+            case OperandType::TENSOR_BOOL8:
+            case OperandType::BOOL:
+                fill([&] { return static_cast<uint8_t>(rng() & 1); });
+                break;
+            default:  // 8-bit quantized types: every byte value
+                fill([&] { return static_cast<uint8_t>(rng()); });
+                break;
+        }
+        inputs.push_back(std::move(t));
+    }
+    return inputs;
+}
+
+TensorCheck checkTensor(const std::string& role, uint32_t index, const Operand& operand, bool relaxed,
+                        const TensorData& device, const TensorData* golden) {
+    TensorCheck c;
+    c.role = role;
+    c.operand = index;
+    c.type = operand.type;
+    c.shape = device.dimensions;
+    c.device = statsOf(operand.type, device);
+    if (!golden) return c;
+    c.compared = true;
+    c.goldenShape = golden->dimensions;
+    c.golden = statsOf(operand.type, *golden);
+    if (c.shape != c.goldenShape || device.bytes.size() != golden->bytes.size()) return c;
+    const Tolerance tolerance = isFloat(operand.type) ? ctsTolerance(operand.type, relaxed) : Tolerance{0.0, 0.0};
+    const uint64_t count = countOf(operand.type, device);
+    c.comparison = compareTensors(operand.type, golden->bytes.data(), device.bytes.data(), count, tolerance);
+    if (operand.type == OperandType::TENSOR_FLOAT32) {
+        for (uint64_t i = 0; i < count; ++i) {
+            float a, e;
+            std::memcpy(&a, device.bytes.data() + 4 * i, 4);
+            std::memcpy(&e, golden->bytes.data() + 4 * i, 4);
+            if (std::isfinite(a) && std::isfinite(e)) c.maxUlpError = std::max(c.maxUlpError, ulpDistance(a, e));
+        }
+    }
+    return c;
+}
+
+Result<RunReport> runModel(const std::string& name, const Model& model, const std::vector<TensorData>& inputs,
+                           const RunOptions& options) {
+    const auto start = std::chrono::steady_clock::now();
+    RunReport report;
+    report.modelName = name;
+    report.backend = placementName(options.placement);
+    RuntimeOptions runtimeOptions;
+    runtimeOptions.placement = options.placement;
+    runtimeOptions.profileSampleCycles = options.sampleCycles;
+    auto runtime = HostRuntime::create(model, runtimeOptions);
+    if (!runtime) return runtime.status();
+    auto outputs = (*runtime)->execute(inputs, &report.record);
+    if (!outputs) return outputs.status();
+    if (options.placement != Placement::kGolden) {
+        auto npu = openNpu();
+        if (npu) report.clockPeriodPs = (*npu)->hardware->clockPeriodPs();
+    }
+    if (options.compareGolden) {
+        std::vector<std::vector<TensorData>> goldenResults(model.main.operations.size());
+        golden::ExecuteOptions goldenOptions;
+        goldenOptions.observer = [&](uint32_t i, const std::vector<TensorData>& results) {
+            goldenResults[i] = results;
+        };
+        auto reference = golden::execute(model, inputs, goldenOptions);
+        if (!reference) return fail(reference.status().code, "the golden cannot run the model: ",
+                                    reference.status().message);
+        report.compared = true;
+        const bool relaxed = isRelaxed(model);
+        const Subgraph& g = model.main;
+        for (size_t i = 0; i < outputs->size(); ++i) {
+            const uint32_t k = g.outputIndexes[i];
+            report.outputs.push_back(
+                    checkTensor("output " + std::to_string(i), k, g.operands[k], relaxed, (*outputs)[i], &(*reference)[i]));
+        }
+        if (!report.passed() && options.findDivergence && options.placement != Placement::kGolden) {
+            report.divergenceSearched = true;
+            DivergenceFinder finder(model, inputs, goldenResults);
+            report.divergence = finder.find(runtimeOptions, &report.divergenceNote);
+            if (report.divergence && !options.wavesDir.empty()) {
+                if (report.divergence->npu) {
+                    report.waves = dumpWaves(name, model, *report.divergence, finder.values(),
+                                             goldenResults[report.divergence->operation], options);
+                } else {
+                    report.waves = WavesReport{};
+                    report.waves->error = "the diverging operation ran on the CPU: no NPU waves";
+                }
+            }
+        }
+    }
+    report.wallSeconds = secondsSince(start);
+    return report;
+}
+
+std::string formatReport(const RunReport& r) {
+    const ExecutionRecord& rec = r.record;
+    std::ostringstream out;
+    size_t npuOps = 0;
+    for (const auto& op : rec.operations) npuOps += op.npu;
+    out << "model " << r.modelName << ": " << rec.operations.size() << " operations, backend " << r.backend << " ("
+        << npuOps << " on the NPU, " << rec.operations.size() - npuOps << " on the CPU, " << rec.partitions.size()
+        << (rec.partitions.size() == 1 ? " partition" : " partitions") << ")\n\n";
+
+    out << std::left << std::setw(5) << "  #" << std::setw(26) << "operation" << std::setw(9) << "device"
+        << std::right << std::setw(13) << "cycles" << std::setw(15) << "MACs" << std::setw(8) << "util"
+        << std::setw(13) << "DMA bytes" << "\n";
+    for (const OperationRecord& op : rec.operations) {
+        out << std::left << "  " << std::setw(3) << op.index << std::setw(26) << nameOf(op.type) << std::setw(9)
+            << (std::string(op.npu ? "NPU " : "CPU ") + std::to_string(op.partition)) << std::right;
+        if (op.counters) {
+            const NpuCounters& c = *op.counters;
+            out << std::setw(13) << withCommas(c.cycles) << std::setw(15) << withCommas(c.macs) << std::setw(8)
+                << percent(c.utilization()) << std::setw(13) << withCommas(c.dmaBytesRead + c.dmaBytesWritten);
+        } else if (op.npu) {
+            out << std::setw(13) << "-";
+        } else {
+            out << "  " << op.cpuReason;
+        }
+        out << "\n";
+    }
+
+    out << "\npartitions\n";
+    NpuCounters npuTotal;
+    for (size_t p = 0; p < rec.partitions.size(); ++p) {
+        const PartitionRecord& pr = rec.partitions[p];
+        out << "  " << p << " " << (pr.npu ? "NPU" : "CPU") << " operations " << ranges(pr.operations);
+        if (pr.job) {
+            const NpuCounters& c = pr.job->total;
+            npuTotal.add(c);
+            out << ": " << withCommas(c.cycles) << " cycles, " << withCommas(c.macs) << " MACs, utilization "
+                << percent(c.utilization()) << ", DMA read " << withCommas(c.dmaBytesRead) << " B, written "
+                << withCommas(c.dmaBytesWritten) << " B";
+        }
+        out << "; host " << std::fixed << std::setprecision(3) << pr.seconds << " s\n";
+        out.unsetf(std::ios::fixed);
+    }
+
+    if (r.compared) {
+        out << "\noutputs vs golden\n";
+        for (const TensorCheck& c : r.outputs) describeCheck(out, c, "  ");
+    }
+    if (r.divergenceSearched) {
+        out << "\nfirst divergence: ";
+        if (r.divergence) {
+            const Divergence& d = *r.divergence;
+            out << "operation " << d.operation << " " << nameOf(d.type) << " on the " << (d.npu ? "NPU" : "CPU")
+                << " (" << d.matchedBefore << " operations before it match the golden; " << d.method << ")\n";
+            for (const TensorCheck& c : d.inputs) describeCheck(out, c, "  ");
+            for (const TensorCheck& c : d.outputs) describeCheck(out, c, "  ");
+        } else {
+            out << "none found (" << r.divergenceNote << ")\n";
+        }
+        if (r.waves) {
+            const WavesReport& w = *r.waves;
+            if (!w.model.empty()) out << "  the operation alone: " << w.model << "\n";
+            if (!w.error.empty()) {
+                out << "  waves: " << w.error << "\n";
+            } else {
+                out << "  alone it " << (w.reproducesAlone ? "diverges too" : "matches the golden") << "; its job: "
+                    << withCommas(w.jobCycles) << " cycles\n";
+                out << "  waves: " << w.fst << " (" << withCommas(w.windowCycles) << " cycles from its doorbell)\n";
+                if (!w.gtkw.empty()) out << "  view:  gtkwave " << w.fst << " " << w.gtkw << "\n";
+                if (!w.png.empty()) out << "  image: " << w.png << "\n";
+                out << "  made by: " << w.command << "\n";
+            }
+        }
+    }
+
+    out << "\ntotal: ";
+    if (r.clockPeriodPs > 0) {
+        out << withCommas(rec.npuCycles) << " NPU cycles, device time " << std::fixed << std::setprecision(3)
+            << static_cast<double>(rec.npuCycles) * static_cast<double>(r.clockPeriodPs) * 1e-9 << " ms at "
+            << std::setprecision(0) << 1e6 / static_cast<double>(r.clockPeriodPs) << " MHz, utilization "
+            << percent(npuTotal.utilization()) << ", ";
+    }
+    out << std::fixed << std::setprecision(3) << "CPU partitions " << rec.cpuSeconds << " s, wall " << r.wallSeconds
+        << " s\n";
+    out << "verdict: " << (!r.compared ? "not compared" : r.passed() ? "PASS" : "FAIL") << "\n";
+    return out.str();
+}
+
+nlohmann::json reportJson(const RunReport& r) {
+    const ExecutionRecord& rec = r.record;
+    nlohmann::json j;
+    j["model"] = r.modelName;
+    j["backend"] = r.backend;
+    j["verdict"] = !r.compared ? "not compared" : r.passed() ? "pass" : "fail";
+    nlohmann::json ops = nlohmann::json::array();
+    for (const OperationRecord& op : rec.operations) {
+        nlohmann::json o = {{"index", op.index},
+                            {"type", nameOf(op.type)},
+                            {"device", op.npu ? "npu" : "cpu"},
+                            {"partition", op.partition}};
+        if (!op.npu) o["cpu_reason"] = op.cpuReason;
+        if (op.counters) o["npu"] = countersJson(*op.counters);
+        ops.push_back(std::move(o));
+    }
+    j["operations"] = std::move(ops);
+    nlohmann::json parts = nlohmann::json::array();
+    NpuCounters npuTotal;
+    for (const PartitionRecord& pr : rec.partitions) {
+        nlohmann::json p = {{"device", pr.npu ? "npu" : "cpu"}, {"operations", pr.operations},
+                            {"host_seconds", pr.seconds}};
+        if (pr.job) {
+            p["npu"] = countersJson(pr.job->total);
+            npuTotal.add(pr.job->total);
+        }
+        parts.push_back(std::move(p));
+    }
+    j["partitions"] = std::move(parts);
+    nlohmann::json outs = nlohmann::json::array();
+    for (const TensorCheck& c : r.outputs) outs.push_back(checkJson(c));
+    j["outputs"] = std::move(outs);
+    j["totals"] = {{"npu_cycles", rec.npuCycles},
+                   {"device_time_ns", static_cast<double>(rec.npuCycles) * static_cast<double>(r.clockPeriodPs) * 1e-3},
+                   {"clock_period_ps", r.clockPeriodPs},
+                   {"macs", npuTotal.macs},
+                   {"utilization", npuTotal.utilization()},
+                   {"dma_bytes_read", npuTotal.dmaBytesRead},
+                   {"dma_bytes_written", npuTotal.dmaBytesWritten},
+                   {"cpu_seconds", rec.cpuSeconds},
+                   {"wall_seconds", r.wallSeconds}};
+    if (r.divergence) {
+        const Divergence& d = *r.divergence;
+        nlohmann::json in = nlohmann::json::array(), out = nlohmann::json::array();
+        for (const TensorCheck& c : d.inputs) in.push_back(checkJson(c));
+        for (const TensorCheck& c : d.outputs) out.push_back(checkJson(c));
+        j["first_divergence"] = {{"operation", d.operation},       {"type", nameOf(d.type)},
+                                 {"device", d.npu ? "npu" : "cpu"}, {"method", d.method},
+                                 {"matched_before", d.matchedBefore}, {"inputs", in},
+                                 {"outputs", out}};
+    } else {
+        j["first_divergence"] = nullptr;
+        if (!r.divergenceNote.empty()) j["divergence_note"] = r.divergenceNote;
+    }
+    if (r.waves) {
+        const WavesReport& w = *r.waves;
+        j["waves"] = {{"model", w.model},
+                      {"fst", w.fst},
+                      {"gtkw", w.gtkw},
+                      {"png", w.png},
+                      {"command", w.command},
+                      {"job_cycles", w.jobCycles},
+                      {"window_cycles", w.windowCycles},
+                      {"reproduces_alone", w.reproducesAlone},
+                      {"error", w.error}};
+    }
+    return j;
+}
+
+}  // namespace nncosim

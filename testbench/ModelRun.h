@@ -1,0 +1,109 @@
+// What `nncosim run` does with one model: execute it on a backend through the host runtime,
+// compare every output with the golden, and on a mismatch find the first operation whose
+// results diverge and dump the waves of that operation alone.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/CtsReader.h"
+#include "testbench/Accuracy.h"
+#include "testbench/HostRuntime.h"
+
+namespace nncosim {
+
+struct RunOptions {
+    Placement placement = Placement::kAuto;
+    bool compareGolden = true;
+    /// On a divergence on the NPU, write the waves of the diverging operation here (empty: no
+    /// waves).
+    std::string wavesDir;
+    /// NpuProfiler sampling for per-operation figures (0: per partition only).
+    uint64_t sampleCycles = 256;
+    bool findDivergence = true;
+    /// The nncosim executable run for the waves (tracing is fixed when a process creates its
+    /// platform, so the window is dumped by a process of its own) and the arguments it needs
+    /// to see the same hardware (e.g. the fault options).
+    std::string executable = "/proc/self/exe";
+    std::vector<std::string> childArgs;
+};
+
+struct TensorStats {
+    uint64_t elements = 0;
+    double min = 0.0, max = 0.0, mean = 0.0;
+};
+
+/// One tensor of the device compared with the golden's.
+struct TensorCheck {
+    std::string role;  ///< "output 0", "input 1"...
+    uint32_t operand = 0;
+    OperandType type = OperandType::TENSOR_FLOAT32;
+    std::vector<uint32_t> shape;        ///< the device's
+    std::vector<uint32_t> goldenShape;  ///< empty when not compared
+    std::string origin;                 ///< where an operation input comes from ("constant"...)
+    std::optional<TensorStats> device, golden;
+    std::optional<Comparison> comparison;  ///< absent when not compared or shapes differ
+    uint64_t maxUlpError = 0;              ///< float32 only
+    bool compared = false;
+    bool ok() const { return !compared || (shape == goldenShape && comparison && comparison->ok()); }
+};
+
+struct Divergence {
+    uint32_t operation = 0;
+    OperationType type = OperationType::ADD;
+    bool npu = false;
+    /// How intermediates were made visible: "same partitions" (every result a partition
+    /// output) or "one operation per partition".
+    std::string method;
+    uint32_t matchedBefore = 0;  ///< operations compared before it, all matching
+    std::vector<TensorCheck> inputs, outputs;
+};
+
+struct WavesReport {
+    std::string model;     ///< the operation alone as a model file (reproducer)
+    std::string fst, gtkw, png;
+    std::string command;   ///< how the waves were made (re-runnable)
+    uint64_t jobCycles = 0;     ///< the operation's job alone, doorbell to interrupt
+    uint64_t windowCycles = 0;  ///< cycles dumped from its doorbell
+    bool reproducesAlone = false;
+    std::string error;     ///< why there are no waves
+};
+
+struct RunReport {
+    std::string modelName;
+    std::string backend;
+    ExecutionRecord record;
+    double wallSeconds = 0.0;
+    uint64_t clockPeriodPs = 0;  ///< 0 when the NPU was not used
+    bool compared = false;
+    std::vector<TensorCheck> outputs;
+    bool divergenceSearched = false;
+    std::optional<Divergence> divergence;
+    std::string divergenceNote;  ///< why no divergence is named despite a mismatch
+    std::optional<WavesReport> waves;
+    bool passed() const;
+};
+
+/// Random inputs for every main-graph input from `seed`: floats uniform in [-1, 1], quantized
+/// types over their whole range, int32 in [0, 4), booleans. Fails with INVALID_ARGUMENT for an
+/// input of unknown dimensions.
+Result<std::vector<TensorData>> randomModelInputs(const Model& model, uint32_t seed);
+
+/// Compares a device tensor with the golden's: quantized and integer types identical, floats
+/// by the CTS float rule (relaxed for relaxed or float16 models).
+TensorCheck checkTensor(const std::string& role, uint32_t index, const Operand& operand, bool relaxed,
+                        const TensorData& device, const TensorData* golden);
+
+/// Runs `model` on `inputs` as `options` say. Fails only when the model cannot run at all.
+Result<RunReport> runModel(const std::string& name, const Model& model, const std::vector<TensorData>& inputs,
+                           const RunOptions& options);
+
+/// The readable report.
+std::string formatReport(const RunReport& report);
+/// The same as JSON.
+nlohmann::json reportJson(const RunReport& report);
+
+}  // namespace nncosim

@@ -1,0 +1,97 @@
+// Per-job and per-operation figures of the NPU, measured from outside the driver: a
+// HardwareAccess that forwards everything to the platform and watches the jobs the driver
+// launches (doorbell to interrupt), reading the performance counters around each and, when
+// asked, sampling DESC_DONE during the job to attribute the counters to the operations whose
+// descriptors (TAG = operation index) are in flight.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "sim/HardwareAccess.h"
+
+namespace nncosim {
+
+/// What the NPU did during a job or an operation's share of it.
+struct NpuCounters {
+    uint64_t cycles = 0;             ///< device cycles
+    uint64_t macs = 0;               ///< multiply-accumulates issued to the array
+    uint64_t dmaBytesRead = 0;
+    uint64_t dmaBytesWritten = 0;
+    uint64_t arrayActiveCycles = 0;  ///< cycles an input vector entered the array
+
+    void add(const NpuCounters& other);
+    /// MACs over what the array could issue in `cycles` (rows x columns per cycle); 0 when no
+    /// cycles.
+    double utilization() const;
+};
+
+/// One job, doorbell to interrupt.
+struct NpuJobProfile {
+    uint64_t startCycle = 0;  ///< device cycle of the doorbell
+    NpuCounters total;        ///< total.cycles: doorbell to interrupt
+    bool completed = false;   ///< false: the job was aborted (reset before its interrupt)
+    /// Shares of `total` per descriptor TAG (the operation index in the job's model): the
+    /// counters accrued while the oldest unretired descriptor had that tag, measured at the
+    /// sampling granularity. Empty when sampling was off.
+    std::map<uint32_t, NpuCounters> byTag;
+};
+
+/// Not for concurrent executions: the profile of "the last job" is only meaningful when one
+/// execution at a time runs on the device.
+class NpuProfiler : public sim::HardwareAccess {
+  public:
+    explicit NpuProfiler(std::shared_ptr<sim::HardwareAccess> inner);
+
+    /// Sample DESC_DONE every `cycles` device cycles during jobs (0: no per-operation shares).
+    /// Sampling reads registers while the job runs, which costs host time but no device
+    /// cycles: the job's cycle count is unchanged.
+    void setSampleCycles(uint64_t cycles);
+
+    /// The last job that ended since the previous call, if any.
+    std::optional<NpuJobProfile> takeLastJob();
+
+    /// The platform underneath.
+    sim::HardwareAccess& inner() { return *mInner; }
+
+    uint32_t readRegister(uint32_t offset) override;
+    void writeRegister(uint32_t offset, uint32_t value) override;
+    Status writeMemory(uint64_t address, const void* data, size_t size) override;
+    Status readMemory(uint64_t address, void* data, size_t size) override;
+    uint64_t memorySize() const override;
+    bool waitForInterrupt(uint64_t timeoutCycles) override;
+    bool interruptPending() override;
+    void advance(uint64_t cycles) override;
+    uint64_t cycleCount() override;
+    uint64_t clockPeriodPs() const override;
+    sim::PerformanceCounters performanceCounters() override;
+
+  private:
+    enum class JobState { kIdle, kRunning, kEnded };
+
+    void startJob();
+    void sample();
+    void attribute(const sim::PerformanceCounters& now, uint64_t cycle);
+    void finishJob(bool completed);
+
+    const std::shared_ptr<sim::HardwareAccess> mInner;
+    std::mutex mMutex;
+    uint64_t mSampleCycles = 0;
+    uint32_t mQueueBase = 0;
+    std::optional<sim::PerformanceCounters> mIdleCounters;  // read since the last job
+    JobState mState = JobState::kIdle;
+    NpuJobProfile mJob;
+    std::vector<uint32_t> mTags;  // TAG of each descriptor of the running job
+    uint32_t mCurrentTag = 0;
+    sim::PerformanceCounters mStartCounters;
+    sim::PerformanceCounters mLastCounters;
+    uint64_t mLastCycle = 0;
+    uint64_t mEndCycle = 0;
+    std::optional<NpuJobProfile> mFinished;
+};
+
+}  // namespace nncosim

@@ -1,0 +1,202 @@
+// `nncosim run MODEL.json|.tflite [--backend npu|auto|golden] [--compare golden|none]
+// [--waves DIR] [--json FILE] [--inputs file|random] [--seed S] [--fault SPEC]`: runs one model
+// through the host runtime, compares it with the golden, names the first diverging operation
+// and dumps its waves (ModelRun.h).
+#include <fstream>
+#include <iostream>
+
+#include "model/Validation.h"
+#include "sim/NpuRegisters.h"
+#include "testbench/ModelFiles.h"
+#include "testbench/ModelRun.h"
+#include "testbench/commands/Commands.h"
+
+namespace nncosim::cli {
+namespace {
+
+struct RunCommandOptions {
+    std::string path;
+    std::string test;
+    std::string backend = "auto";
+    std::string compare = "golden";
+    std::string wavesDir;
+    std::string jsonPath;
+    std::string inputs = "file";
+    uint32_t seed = 1;
+    std::string fault;
+    uint64_t sampleCycles = 256;
+    std::string tracePath;
+    uint64_t traceCycles = 0;
+};
+
+/// "write-bit:N[=0|1]" (stuck at 1 unless =0) or "drop-write-beat:N".
+Result<sim::FaultOptions> parseFault(const std::string& spec) {
+    sim::FaultOptions fault;
+    const size_t colon = spec.find(':');
+    const std::string kind = spec.substr(0, colon);
+    const std::string arg = colon == std::string::npos ? "" : spec.substr(colon + 1);
+    try {
+        size_t used = 0;
+        if (kind == "write-bit") {
+            fault.kind = sim::FaultOptions::Kind::kStuckWriteBit;
+            fault.bit = static_cast<uint32_t>(std::stoul(arg, &used));
+            if (used < arg.size()) {
+                if (arg.substr(used) != "=0" && arg.substr(used) != "=1") throw std::invalid_argument(arg);
+                fault.value = arg.back() == '1';
+            }
+            if (fault.bit >= 8 * npu::kDramBusBytes) throw std::out_of_range(arg);
+            return fault;
+        }
+        if (kind == "drop-write-beat") {
+            fault.kind = sim::FaultOptions::Kind::kDropWriteBeat;
+            fault.beat = std::stoull(arg, &used);
+            if (used < arg.size()) throw std::invalid_argument(arg);
+            return fault;
+        }
+    } catch (const std::logic_error&) {
+    }
+    return invalidArgument("bad --fault '", spec, "': expected write-bit:N[=0|1] (N < ", 8 * npu::kDramBusBytes,
+                           ") or drop-write-beat:N");
+}
+
+Placement placementOf(const std::string& backend) {
+    return backend == "golden" ? Placement::kGolden : backend == "npu" ? Placement::kNpu : Placement::kAuto;
+}
+
+int runRun(const RunCommandOptions& options) {
+    std::vector<std::string> notes;
+    auto file = loadModelFile(options.path, &notes);
+    if (!file) {
+        std::cerr << "nncosim run: " << file.status().message << "\n";
+        return 2;
+    }
+    for (const std::string& note : notes) std::cerr << "note: " << note << "\n";
+    const CtsTest* test = nullptr;
+    for (const CtsTest& t : file->tests) {
+        if (options.test.empty() || t.name == options.test) {
+            test = &t;
+            break;
+        }
+    }
+    if (!test) {
+        std::cerr << "nncosim run: " << options.path << " has no test" << (options.test.empty() ? "" : " named " + options.test)
+                  << "\n";
+        return 2;
+    }
+    if (auto level = validateModel(test->model); !level) {
+        std::cerr << "nncosim run: invalid model: " << level.status().message << "\n";
+        return 2;
+    }
+
+    // Inputs: the file's when it has them, else random from the seed.
+    std::vector<TensorData> inputs = test->inputs;
+    const bool fileHasInputs = !inputs.empty() || test->model.main.inputIndexes.empty();
+    if (options.inputs == "random" || !fileHasInputs) {
+        auto random = randomModelInputs(test->model, options.seed);
+        if (!random) {
+            std::cerr << "nncosim run: " << random.status().message << "\n";
+            return 2;
+        }
+        inputs = std::move(*random);
+        std::cout << "inputs: random, seed " << options.seed
+                  << (options.inputs == "random" ? "" : " (the file has none)") << "\n";
+    }
+
+    // The platform is configured once per process: faults and the trace window go in first.
+    sim::PlatformConfig platform;
+    RunOptions run;
+    run.placement = placementOf(options.backend);
+    run.compareGolden = options.compare == "golden";
+    run.wavesDir = options.wavesDir;
+    run.sampleCycles = options.sampleCycles;
+    if (!options.fault.empty()) {
+        auto fault = parseFault(options.fault);
+        if (!fault) {
+            std::cerr << "nncosim run: " << fault.status().message << "\n";
+            return 2;
+        }
+        platform.fault = *fault;
+        run.childArgs = {"--fault", options.fault};
+    }
+    if (!options.tracePath.empty()) {
+        platform.trace.enabled = true;
+        platform.trace.path = options.tracePath;
+        const bool vcd = options.tracePath.size() > 4 &&
+                         options.tracePath.compare(options.tracePath.size() - 4, 4, ".vcd") == 0;
+        platform.trace.format = vcd ? sim::TraceOptions::Format::kVcd : sim::TraceOptions::Format::kFst;
+        platform.trace.startEvent = "doorbell";
+        platform.trace.stopCycle = options.traceCycles;
+        run.findDivergence = false;  // this process dumps one window; it does not look for another
+    }
+    if (run.placement != Placement::kGolden) {
+        auto npu = openNpu(platform);
+        if (!npu) {
+            std::cerr << "nncosim run: cannot open the NPU: " << npu.status().message << "\n";
+            return 2;
+        }
+    }
+
+    auto report = runModel(test->name, test->model, inputs, run);
+    if (!report) {
+        std::cerr << "nncosim run: " << nameOf(report.status().code) << ": " << report.status().message << "\n";
+        return 2;
+    }
+    if (!options.tracePath.empty()) {
+        // Run the device to the end of the window so that the dump is complete and closed.
+        auto npu = openNpu();
+        for (const PartitionRecord& p : report->record.partitions) {
+            if (!p.job) continue;
+            const uint64_t end = p.job->startCycle + options.traceCycles + 2;
+            const uint64_t now = (*npu)->hardware->cycleCount();
+            if (now < end) (*npu)->hardware->advance(end - now);
+            break;
+        }
+    }
+    std::cout << formatReport(*report);
+    if (!options.jsonPath.empty()) {
+        std::ofstream out(options.jsonPath);
+        out << reportJson(*report).dump(2) << "\n";
+        if (!out) {
+            std::cerr << "nncosim run: cannot write " << options.jsonPath << "\n";
+            return 2;
+        }
+    }
+    return report->passed() ? 0 : 1;
+}
+
+}  // namespace
+
+void addRunCommand(CLI::App& app) {
+    auto options = std::make_shared<RunCommandOptions>();
+    CLI::App* cmd = app.add_subcommand("run", "Run one model, compare it with the golden, localize divergences");
+    cmd->add_option("model", options->path, "Model file (CTS JSON or .tflite)")->required();
+    cmd->add_option("--test", options->test, "Test of the file to run (default: the first)");
+    cmd->add_option("--backend", options->backend, "Where the model runs (auto: NPU where supported, CPU elsewhere)")
+            ->check(CLI::IsMember({"npu", "auto", "golden"}))
+            ->capture_default_str();
+    cmd->add_option("--compare", options->compare, "Reference the outputs are compared with")
+            ->check(CLI::IsMember({"golden", "none"}))
+            ->capture_default_str();
+    cmd->add_option("--waves", options->wavesDir,
+                    "On a divergence on the NPU, dump the diverging operation's waves (FST + .gtkw) here");
+    cmd->add_option("--json", options->jsonPath, "Write the report as JSON");
+    cmd->add_option("--inputs", options->inputs, "Inputs: the file's (random when it has none) or random")
+            ->check(CLI::IsMember({"file", "random"}))
+            ->capture_default_str();
+    cmd->add_option("--seed", options->seed, "Seed of random inputs")->capture_default_str();
+    cmd->add_option("--fault", options->fault,
+                    "Make the hardware misbehave: write-bit:N[=0|1] (bit N of the NPU's DRAM write data stuck "
+                    "at 1 or 0) or drop-write-beat:N (the N-th DRAM write beat of every job is lost)");
+    cmd->add_option("--sample-cycles", options->sampleCycles,
+                    "Attribute NPU counters to operations every N cycles (0: per partition only)")
+            ->capture_default_str();
+    auto* trace = cmd->add_option("--trace", options->tracePath,
+                                  "Dump the NPU's waves (FST, or VCD by extension) from the first doorbell");
+    cmd->add_option("--trace-cycles", options->traceCycles, "Cycles dumped from the first doorbell")
+            ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40))
+            ->needs(trace);
+    trace->needs("--trace-cycles");
+    cmd->callback([options] { gExitStatus = runRun(*options); });
+}
+
+}  // namespace nncosim::cli

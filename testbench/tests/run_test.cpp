@@ -1,0 +1,258 @@
+// `nncosim run`: the report of a clean run, and the first-divergence search and waves when the
+// hardware is made to misbehave on purpose (PlatformConfig::fault, in a process of its own since
+// a process configures its platform once).
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "golden/Executor.h"
+#include "model/ModelJson.h"
+#include "sim/NpuRegisters.h"
+#include "testbench/ModelRun.h"
+#include "testbench/tests/TestModels.h"
+
+using namespace nncosim;
+using namespace nncosim::testing;
+
+namespace {
+
+constexpr auto kQ8 = OperandType::TENSOR_QUANT8_ASYMM;
+
+/// in -> 0 SOFTMAX (CPU) -> 1 CONV_2D 3x3 (NPU) -> 2 MAX_POOL_2D 2x2 (NPU) -> out.
+Model softmaxConvPoolModel() {
+    ModelBuilder b;
+    const uint32_t in = b.addInput(kQ8, {1, 8, 8, 16}, 1.0f / 16, 128);
+    const QuantTensor probabilities{b.addOperand(kQ8, {1, 8, 8, 16}, 1.0f / 256, 0), 1.0f / 256, 0};
+    b.addOperation(OperationType::SOFTMAX, {in, b.addFloat32(1.0f)}, {probabilities.operand});
+    const QuantTensor conv{b.addOperand(kQ8, {1, 8, 8, 16}, 1.0f / 32, 128), 1.0f / 32, 128};
+    addConv(b, probabilities, 16, 16, 3, conv, 21);
+    const uint32_t out = b.addOutput(kQ8, {1, 4, 4, 16}, 1.0f / 32, 128);
+    std::vector<uint32_t> pool{conv.operand};
+    for (int32_t v : {0, 0, 0, 0, 2, 2, 2, 2, 0}) pool.push_back(b.addInt32(v));
+    b.addOperation(OperationType::MAX_POOL_2D, pool, {out});
+    return b.build();
+}
+
+/// Three 1x1 convolutions in a row, all on the NPU (one partition).
+Model convChainModel() {
+    ModelBuilder b;
+    QuantTensor x{b.addInput(kQ8, {1, 4, 4, 16}, 1.0f / 128, 128), 1.0f / 128, 128};
+    for (uint32_t i = 0; i < 3; ++i) {
+        const QuantTensor y{i == 2 ? b.addOutput(kQ8, {1, 4, 4, 16}, 1.0f / 32, 128)
+                                   : b.addOperand(kQ8, {1, 4, 4, 16}, 1.0f / 32, 128),
+                            1.0f / 32, 128};
+        addConv(b, x, 16, 16, 1, y, 100 + i);
+        x = y;
+    }
+    return b.build();
+}
+
+/// The model as a file with random inputs and the golden's outputs, in `dir`.
+std::string writeModel(const std::string& dir, const std::string& name, const Model& model) {
+    CtsTest test;
+    test.name = name;
+    test.model = model;
+    auto inputs = randomModelInputs(model, 1);
+    REQUIRE(inputs.ok());
+    test.inputs = *inputs;
+    auto outputs = golden::execute(model, test.inputs);
+    REQUIRE(outputs.ok());
+    test.expectedOutputs = *outputs;
+    test.outputIgnored.assign(outputs->size(), false);
+    const std::string path = dir + "/" + name + ".json";
+    REQUIRE(writeCtsFile(path, test).ok());
+    return path;
+}
+
+/// Runs `nncosim run` on `model` with `args`; returns its exit status and JSON report.
+std::pair<int, nlohmann::json> runCli(const std::string& model, const std::string& dir, const std::string& args) {
+    const std::string json = dir + "/report.json";
+    std::filesystem::remove(json);
+    const std::string command = nncosimBinary() + " run " + model + " --json " + json + " " + args + " > " + dir +
+                                "/run.log 2>&1";
+    const int status = std::system(command.c_str());
+    std::ifstream in(json);
+    REQUIRE_MESSAGE(in.good(), "no report from: ", command);
+    return {WEXITSTATUS(status), nlohmann::json::parse(in)};
+}
+
+/// First and last time stamps of an FST dump, in picoseconds (GTKWave's fst2vcd).
+std::pair<uint64_t, uint64_t> dumpTimes(const std::string& fst) {
+    const std::string command = "fst2vcd -f '" + fst + "' 2>/dev/null";
+    FILE* pipe = popen(command.c_str(), "r");
+    REQUIRE(pipe != nullptr);
+    std::pair<uint64_t, uint64_t> times{0, 0};
+    bool first = true;
+    char line[4096];
+    while (fgets(line, sizeof(line), pipe)) {
+        if (line[0] != '#') continue;
+        const uint64_t t = std::strtoull(line + 1, nullptr, 10);
+        if (first) times.first = t;
+        times.second = t;
+        first = false;
+    }
+    pclose(pipe);
+    return times;
+}
+
+}  // namespace
+
+TEST_CASE("run_report_of_a_matching_model") {
+    const Model model = softmaxConvPoolModel();
+    auto inputs = randomModelInputs(model, 2);
+    REQUIRE(inputs.ok());
+    RunOptions options;
+    auto report = runModel("softmax_conv_pool", model, *inputs, options);
+    REQUIRE_MESSAGE(report.ok(), report.status().message);
+    CHECK(report->passed());
+    CHECK_FALSE(report->divergenceSearched);
+    REQUIRE(report->outputs.size() == 1);
+    const TensorCheck& out = report->outputs[0];
+    CHECK(out.compared);
+    REQUIRE(out.comparison);
+    CHECK(out.comparison->elements == 4 * 4 * 16);
+    CHECK(out.comparison->mismatches == 0);
+    CHECK(out.device->max > out.device->min);
+
+    const std::string text = formatReport(*report);
+    CHECK(text.find("backend auto (2 on the NPU, 1 on the CPU, 2 partitions)") != std::string::npos);
+    CHECK(text.find("SOFTMAX") != std::string::npos);
+    CHECK(text.find("verdict: PASS") != std::string::npos);
+    CHECK(text.find("device time") != std::string::npos);
+
+    const nlohmann::json j = reportJson(*report);
+    CHECK(j["verdict"] == "pass");
+    REQUIRE(j["operations"].size() == 3);
+    CHECK(j["operations"][0]["device"] == "cpu");
+    CHECK(j["operations"][1]["device"] == "npu");
+    CHECK(j["operations"][1]["npu"]["macs"].get<uint64_t>() >= 8 * 8 * 16 * 16 * 9);
+    CHECK(j["operations"][1]["npu"]["utilization"].get<double>() > 0.0);
+    CHECK(j["operations"][2]["npu"]["macs"] == 0);
+    CHECK(j["operations"][2]["npu"]["dma_bytes_written"].get<uint64_t>() >= 4 * 4 * 16);
+    CHECK(j["totals"]["npu_cycles"].get<uint64_t>() > 0);
+    CHECK(j["totals"]["clock_period_ps"] == 1000);
+    CHECK(j["outputs"][0]["verdict"] == "match");
+    CHECK(j["first_divergence"].is_null());
+}
+
+TEST_CASE("run_check_tensor_rules") {
+    Operand q8;
+    q8.type = kQ8;
+    TensorData golden{{2, 3}, {1, 2, 3, 4, 5, 6}};
+    TensorData device = golden;
+    device.bytes[4] = 6;  // quantized: one step off is a mismatch
+    TensorCheck c = checkTensor("output 0", 9, q8, false, device, &golden);
+    CHECK_FALSE(c.ok());
+    REQUIRE(c.comparison);
+    CHECK(c.comparison->mismatches == 1);
+    CHECK(c.comparison->firstMismatch == 4);
+    CHECK(c.comparison->firstExpected == 5);
+    CHECK(c.comparison->firstActual == 6);
+
+    Operand f32;
+    f32.type = OperandType::TENSOR_FLOAT32;
+    auto floats = [](std::vector<float> v) {
+        TensorData t{{static_cast<uint32_t>(v.size())}, std::vector<uint8_t>(v.size() * 4)};
+        std::memcpy(t.bytes.data(), v.data(), t.bytes.size());
+        return t;
+    };
+    const TensorData expected = floats({1.0f, 100.0f});
+    const TensorData within = floats({1.0f + 3e-6f, std::nextafter(100.0f, 200.0f)});
+    c = checkTensor("output 0", 0, f32, false, within, &expected);
+    CHECK(c.ok());
+    CHECK(c.maxUlpError >= 1);
+    const TensorData beyond = floats({1.0f + 3e-5f, 100.0f});
+    c = checkTensor("output 0", 0, f32, false, beyond, &expected);
+    CHECK_FALSE(c.ok());
+    CHECK(c.maxUlpError > 5);
+    // A shape mismatch is a mismatch whatever the bytes.
+    TensorData reshaped = golden;
+    reshaped.dimensions = {3, 2};
+    CHECK_FALSE(checkTensor("output 0", 9, q8, false, reshaped, &golden).ok());
+}
+
+TEST_CASE("run_first_divergence_names_the_faulty_npu_operation") {
+    const std::string dir = makeTempDir("nncosim-run-");
+    REQUIRE_FALSE(dir.empty());
+    const std::string model = writeModel(dir, "softmax_conv_pool", softmaxConvPoolModel());
+
+    // Clean hardware: the run passes.
+    auto [cleanStatus, clean] = runCli(model, dir, "--backend auto");
+    CHECK(cleanStatus == 0);
+    CHECK(clean["verdict"] == "pass");
+
+    // Bit 0 of every DRAM write stuck at 1: the SOFTMAX on the CPU is not to blame, the first
+    // NPU operation is.
+    auto [status, report] = runCli(model, dir, "--backend auto --fault write-bit:0=1 --waves " + dir + "/waves");
+    CHECK(status == 1);
+    CHECK(report["verdict"] == "fail");
+    REQUIRE(report["first_divergence"].is_object());
+    const auto& d = report["first_divergence"];
+    CHECK(d["operation"] == 1);
+    CHECK(d["type"] == "CONV_2D");
+    CHECK(d["device"] == "npu");
+    CHECK(d["matched_before"] == 1);
+    REQUIRE(d["inputs"].size() >= 1);
+    CHECK(d["inputs"][0]["verdict"] == "match");
+    CHECK(d["inputs"][0]["origin"] == "output 0 of operation 0 SOFTMAX");
+    REQUIRE(d["outputs"].size() == 1);
+    CHECK(d["outputs"][0]["verdict"] == "mismatch");
+    CHECK(d["outputs"][0]["mismatches"].get<uint64_t>() > 0);
+
+    // The waves of that operation alone: the dump exists and covers its job from the doorbell.
+    const auto& w = report["waves"];
+    REQUIRE(w.is_object());
+    CHECK(w["error"] == "");
+    CHECK(w["reproduces_alone"] == true);
+    const std::string fst = w["fst"];
+    REQUIRE(std::filesystem::exists(fst));
+    CHECK(std::filesystem::file_size(fst) > 0);
+    CHECK(std::filesystem::exists(w["gtkw"].get<std::string>()));
+    CHECK(std::filesystem::exists(w["model"].get<std::string>()));
+    const uint64_t jobCycles = w["job_cycles"], windowCycles = w["window_cycles"];
+    CHECK(jobCycles > 0);
+    CHECK(windowCycles >= jobCycles);
+    const auto [first, last] = dumpTimes(fst);
+    const uint64_t periodPs = report["totals"]["clock_period_ps"];
+    CHECK(last > first);
+    CHECK((last - first) / periodPs + 1 >= jobCycles);
+    CHECK((last - first) / periodPs <= windowCycles + 1);
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("run_first_divergence_inside_one_npu_partition") {
+    const std::string dir = makeTempDir("nncosim-run-");
+    REQUIRE_FALSE(dir.empty());
+    const Model chain = convChainModel();
+    const std::string model = writeModel(dir, "conv_chain", chain);
+
+    // How many DRAM write beats the first convolution makes, from its counters.
+    auto inputs = randomModelInputs(chain, 1);
+    REQUIRE(inputs.ok());
+    auto clean = runModel("conv_chain", chain, *inputs, {});
+    REQUIRE(clean.ok());
+    REQUIRE(clean->passed());
+    REQUIRE(clean->record.partitions.size() == 1);
+    REQUIRE(clean->record.operations[0].counters);
+    const uint64_t firstBeats = clean->record.operations[0].counters->dmaBytesWritten / npu::kDramBusBytes;
+    REQUIRE(firstBeats > 0);
+
+    // Losing a beat of the second convolution's output: the search names operation 1, inside
+    // the one NPU partition, with operation 0 matching.
+    auto [status, report] =
+            runCli(model, dir, "--backend npu --fault drop-write-beat:" + std::to_string(firstBeats + 2));
+    CHECK(status == 1);
+    REQUIRE(report["first_divergence"].is_object());
+    CHECK(report["first_divergence"]["operation"] == 1);
+    CHECK(report["first_divergence"]["matched_before"] == 1);
+    CHECK(report["first_divergence"]["outputs"][0]["mismatches"].get<uint64_t>() > 0);
+    CHECK(report["first_divergence"]["outputs"][0]["mismatches"].get<uint64_t>() <= npu::kDramBusBytes);
+    std::filesystem::remove_all(dir);
+}
