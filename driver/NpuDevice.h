@@ -23,7 +23,8 @@ struct DeviceOptions {
 };
 
 /// A device driving `hardware`. Fails with DEVICE_UNAVAILABLE when the hardware is not the NPU
-/// this driver was built for.
+/// this driver was built for. The device owns the hardware: at most one device may drive one
+/// HardwareAccess (its queue is what serializes jobs), so processes share one device object.
 Result<SharedDevice> makeNpuDevice(std::shared_ptr<sim::HardwareAccess> hardware,
                                    DeviceOptions options = {});
 
