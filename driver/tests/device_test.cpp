@@ -1,5 +1,6 @@
 // The device end to end on the behavioral NPU: every execution path, timing, the DMA window,
 // memory clearing, faults and recovery.
+#include <algorithm>
 #include <atomic>
 #include <thread>
 
@@ -244,4 +245,21 @@ TEST_CASE("driver_device_priority_orders_the_queue") {
     for (int i = 1; i < 4; ++i) CHECK(done[i]->result().ok());
     // Submitted last, the high-priority execution ran first once the device was free.
     CHECK(t.npu->firstInputBytes() == std::vector<uint8_t>{103, 101, 102});
+}
+
+TEST_CASE("driver_device_capabilities") {
+    auto t = makeTestDevice();
+    const Capabilities& caps = t.device->getCapabilities();
+    const PerformanceInfo unknown;
+    REQUIRE(std::is_sorted(caps.operandPerformance.begin(), caps.operandPerformance.end(),
+                           [](const auto& a, const auto& b) { return a.type < b.type; }));
+    for (const auto& entry : caps.operandPerformance) {
+        CAPTURE(nameOf(entry.type));
+        const bool quant8 = entry.type == OperandType::TENSOR_QUANT8_ASYMM ||
+                            entry.type == OperandType::TENSOR_QUANT8_ASYMM_SIGNED;
+        if (quant8) CHECK(entry.info.execTime < 1.0f);  // faster than the CPU
+        if (entry.type == OperandType::TENSOR_FLOAT32 || entry.type == OperandType::TENSOR_FLOAT16)
+            CHECK(entry.info.execTime == unknown.execTime);  // never on the NPU
+    }
+    CHECK(caps.whilePerformance.execTime == unknown.execTime);
 }

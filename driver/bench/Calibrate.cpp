@@ -1,0 +1,85 @@
+// nncosim_calibrate MODEL.json...: the calibration benchmark behind the driver's Capabilities.
+// For each model it runs the longest prefix of operations the NPU supports on the Verilated NPU
+// (device time = cycles x clock period) and the whole model on the golden reference on the CPU
+// (wall time), and prints their ratio: NNAPI's execTime, the device's time relative to the CPU
+// (lower is better). Android's driver guide recommends MobileNet float and quantized as the
+// reference workloads; `nncosim zoo mobilenet_v1 --quant8 -o m.json` writes one. A float model
+// has no supported prefix: the NPU takes no float work, and the table keeps "no information".
+#include <chrono>
+#include <iomanip>
+#include <iostream>
+
+#include "driver/Compiler.h"
+#include "driver/Runtime.h"
+#include "golden/Executor.h"
+#include "model/CtsReader.h"
+#include "sim/HardwareAccess.h"
+
+using namespace nncosim;
+
+int main(int argc, char** argv) {
+    if (argc < 2) {
+        std::cerr << "usage: nncosim_calibrate MODEL.json...\n";
+        return 2;
+    }
+    auto platform = sim::createSystemCPlatform();
+    if (!platform) {
+        std::cerr << platform.status().message << "\n";
+        return 1;
+    }
+    driver::Runtime runtime(*platform);
+    if (Status st = runtime.initialize(); !st.ok()) {
+        std::cerr << st.message << "\n";
+        return 1;
+    }
+    for (int a = 1; a < argc; ++a) {
+        auto file = readCtsFile(argv[a]);
+        if (!file || file->tests.empty()) {
+            std::cerr << argv[a] << ": " << (file ? "no model" : file.status().message) << "\n";
+            return 1;
+        }
+        const CtsTest& test = file->tests.front();
+        // CPU: the whole model on the golden, best of three.
+        double cpuSeconds = 1e30;
+        for (int i = 0; i < 3; ++i) {
+            const auto start = std::chrono::steady_clock::now();
+            auto outputs = golden::execute(test.model, test.inputs);
+            if (!outputs) {
+                std::cerr << outputs.status().message << "\n";
+                return 1;
+            }
+            cpuSeconds = std::min(
+                cpuSeconds,
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+        }
+        // NPU: the supported prefix, its last output as the model output.
+        Model prefix = test.model;
+        uint32_t n = 0;
+        while (n < prefix.main.operations.size() && driver::checkOperationSupported(prefix, n).ok())
+            ++n;
+        std::cout << test.name << ": " << n << " of " << prefix.main.operations.size()
+                  << " operations on the NPU; CPU (golden, whole model) " << std::fixed
+                  << std::setprecision(6) << cpuSeconds << " s\n";
+        if (n == 0) continue;
+        prefix.main.operations.resize(n);
+        const uint32_t last = prefix.main.operations.back().outputs[0];
+        prefix.main.operands[last].lifetime = OperandLifeTime::SUBGRAPH_OUTPUT;
+        prefix.main.outputIndexes = {last};
+        auto program = driver::compileModel(prefix, {});
+        if (!program) {
+            std::cerr << program.status().message << "\n";
+            return 1;
+        }
+        auto outcome = runtime.run(*program, test.inputs, {});
+        if (!outcome.status.ok()) {
+            std::cerr << outcome.status.message << "\n";
+            return 1;
+        }
+        const double npuSeconds = runtime.deviceTime(outcome.cycles).count() * 1e-9;
+        std::cout << "  NPU " << outcome.cycles << " cycles = " << npuSeconds
+                  << " s of device time (" << program->estimatedCycles
+                  << " estimated); execTime = NPU / CPU = " << std::setprecision(4)
+                  << npuSeconds / cpuSeconds << "\n";
+    }
+    return 0;
+}
