@@ -6,26 +6,11 @@
 #include <cstring>
 
 #include "golden/Executor.h"
+#include "golden/tests/TestTensors.h"
 #include "model/Builder.h"
 
 namespace nncosim::golden {
 namespace {
-
-template <typename T>
-TensorData tensor(std::vector<uint32_t> dims, const std::vector<T>& values) {
-    TensorData t;
-    t.dimensions = std::move(dims);
-    t.bytes.resize(values.size() * sizeof(T));
-    if (!values.empty()) std::memcpy(t.bytes.data(), values.data(), t.bytes.size());
-    return t;
-}
-
-template <typename T>
-std::vector<T> valuesOf(const TensorData& t) {
-    std::vector<T> v(t.bytes.size() / sizeof(T));
-    if (!v.empty()) std::memcpy(v.data(), t.bytes.data(), t.bytes.size());
-    return v;
-}
 
 // BOX_WITH_NMS_LIMIT over float inputs scores [n, 2] and rois [n, 8] of batch 0, hard kernel
 // with IoU threshold 0.5 and score threshold 0.5.

@@ -9,26 +9,11 @@
 
 #include "golden/ExecutionContext.h"
 #include "golden/Executor.h"
+#include "golden/tests/TestTensors.h"
 #include "model/Builder.h"
 
 namespace nncosim::golden {
 namespace {
-
-template <typename T>
-TensorData tensor(std::vector<uint32_t> dims, const std::vector<T>& values) {
-    TensorData t;
-    t.dimensions = std::move(dims);
-    t.bytes.resize(values.size() * sizeof(T));
-    std::memcpy(t.bytes.data(), values.data(), t.bytes.size());
-    return t;
-}
-
-template <typename T>
-std::vector<T> valuesOf(const TensorData& t) {
-    std::vector<T> v(t.bytes.size() / sizeof(T));
-    std::memcpy(v.data(), t.bytes.data(), t.bytes.size());
-    return v;
-}
 
 struct QuantOperand {
     OperandType type;
