@@ -40,7 +40,10 @@ bool writeJUnit(const std::string& path, const std::string& suiteName, const std
     for (const auto& c : cases) {
         out << "  <testcase classname=\"" << escape(c.suite) << "\" name=\"" << escape(c.name) << "\" time=\""
             << c.seconds << "\"";
-        if (c.failed) {
+        if (c.failed && !c.details.empty()) {
+            out << ">\n    <failure message=\"" << escape(c.message) << "\">" << escape(c.details)
+                << "</failure>\n  </testcase>\n";
+        } else if (c.failed) {
             out << ">\n    <failure message=\"" << escape(c.message) << "\"/>\n  </testcase>\n";
         } else if (c.skipped) {
             out << ">\n    <skipped message=\"" << escape(c.message) << "\"/>\n  </testcase>\n";

@@ -13,6 +13,7 @@ struct JUnitCase {
     bool failed = false;
     bool skipped = false;
     std::string message;    ///< failure or skip reason
+    std::string details = {};  ///< failure body text (e.g. the output of a crashed run); may be empty
 };
 
 /// Writes one <testsuite> named `suiteName` holding every case. Returns false on I/O error.

@@ -20,6 +20,7 @@
 #include "golden/Executor.h"
 #include "model/ModelJson.h"
 #include "model/Validation.h"
+#include "sim/NpuRegisters.h"
 
 extern char** environ;
 
@@ -776,6 +777,35 @@ nlohmann::json reportJson(const RunReport& r) {
                       {"error", w.error}};
     }
     return j;
+}
+
+Result<sim::FaultOptions> parseFaultSpec(const std::string& spec) {
+    sim::FaultOptions fault;
+    const size_t colon = spec.find(':');
+    const std::string kind = spec.substr(0, colon);
+    const std::string arg = colon == std::string::npos ? "" : spec.substr(colon + 1);
+    try {
+        size_t used = 0;
+        if (kind == "write-bit") {
+            fault.kind = sim::FaultOptions::Kind::kStuckWriteBit;
+            fault.bit = static_cast<uint32_t>(std::stoul(arg, &used));
+            if (used < arg.size()) {
+                if (arg.substr(used) != "=0" && arg.substr(used) != "=1") throw std::invalid_argument(arg);
+                fault.value = arg.back() == '1';
+            }
+            if (fault.bit >= 8 * npu::kDramBusBytes) throw std::out_of_range(arg);
+            return fault;
+        }
+        if (kind == "drop-write-beat") {
+            fault.kind = sim::FaultOptions::Kind::kDropWriteBeat;
+            fault.beat = std::stoull(arg, &used);
+            if (used < arg.size()) throw std::invalid_argument(arg);
+            return fault;
+        }
+    } catch (const std::logic_error&) {
+    }
+    return invalidArgument("bad --fault '", spec, "': expected write-bit:N[=0|1] (N < ", 8 * npu::kDramBusBytes,
+                           ") or drop-write-beat:N");
 }
 
 }  // namespace nncosim

@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
     nncosim::cli::addCompileCommand(app);
     nncosim::cli::addZooCommand(app);
     nncosim::cli::addBenchCommand(app);
+    nncosim::cli::addRegressCommand(app);
     CLI11_PARSE(app, argc, argv);
     return nncosim::cli::gExitStatus;
 }

@@ -14,5 +14,6 @@ void addRunCommand(CLI::App& app);
 void addCompileCommand(CLI::App& app);
 void addZooCommand(CLI::App& app);
 void addBenchCommand(CLI::App& app);
+void addRegressCommand(CLI::App& app);
 
 }  // namespace nncosim::cli

@@ -6,7 +6,6 @@
 #include <iostream>
 
 #include "model/Validation.h"
-#include "sim/NpuRegisters.h"
 #include "testbench/ModelFiles.h"
 #include "testbench/ModelRun.h"
 #include "testbench/commands/Commands.h"
@@ -28,36 +27,6 @@ struct RunCommandOptions {
     std::string tracePath;
     uint64_t traceCycles = 0;
 };
-
-/// "write-bit:N[=0|1]" (stuck at 1 unless =0) or "drop-write-beat:N".
-Result<sim::FaultOptions> parseFault(const std::string& spec) {
-    sim::FaultOptions fault;
-    const size_t colon = spec.find(':');
-    const std::string kind = spec.substr(0, colon);
-    const std::string arg = colon == std::string::npos ? "" : spec.substr(colon + 1);
-    try {
-        size_t used = 0;
-        if (kind == "write-bit") {
-            fault.kind = sim::FaultOptions::Kind::kStuckWriteBit;
-            fault.bit = static_cast<uint32_t>(std::stoul(arg, &used));
-            if (used < arg.size()) {
-                if (arg.substr(used) != "=0" && arg.substr(used) != "=1") throw std::invalid_argument(arg);
-                fault.value = arg.back() == '1';
-            }
-            if (fault.bit >= 8 * npu::kDramBusBytes) throw std::out_of_range(arg);
-            return fault;
-        }
-        if (kind == "drop-write-beat") {
-            fault.kind = sim::FaultOptions::Kind::kDropWriteBeat;
-            fault.beat = std::stoull(arg, &used);
-            if (used < arg.size()) throw std::invalid_argument(arg);
-            return fault;
-        }
-    } catch (const std::logic_error&) {
-    }
-    return invalidArgument("bad --fault '", spec, "': expected write-bit:N[=0|1] (N < ", 8 * npu::kDramBusBytes,
-                           ") or drop-write-beat:N");
-}
 
 Placement placementOf(const std::string& backend) {
     return backend == "golden" ? Placement::kGolden : backend == "npu" ? Placement::kNpu : Placement::kAuto;
@@ -110,7 +79,7 @@ int runRun(const RunCommandOptions& options) {
     run.wavesDir = options.wavesDir;
     run.sampleCycles = options.sampleCycles;
     if (!options.fault.empty()) {
-        auto fault = parseFault(options.fault);
+        auto fault = parseFaultSpec(options.fault);
         if (!fault) {
             std::cerr << "nncosim run: " << fault.status().message << "\n";
             return 2;

@@ -1,0 +1,177 @@
+// `nncosim regress SUITE... [-j N] [--shard I/N] [--backend golden|npu|auto] [--junit FILE]
+// [--report DIR] [--seed S] [--random N] [--timeout SECONDS]`: CTS files, model files and random
+// constrained tests in worker processes, for CI and farms (testbench/Regress.h). Also the hidden
+// worker subcommand those processes run.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include "testbench/Regress.h"
+#include "testbench/RegressReport.h"
+#include "testbench/commands/Commands.h"
+
+namespace nncosim::cli {
+namespace {
+
+struct RegressCliOptions {
+    RegressOptions run;
+    std::string shard;
+    std::string junitPath;
+    std::string reportDir;
+};
+
+/// This process's command line, as given (for the report and re-run commands).
+std::vector<std::string> ownCommandLine() {
+    std::ifstream in("/proc/self/cmdline", std::ios::binary);
+    std::vector<std::string> args;
+    for (std::string arg; std::getline(in, arg, '\0');) args.push_back(arg);
+    return args;
+}
+
+bool parseShard(const std::string& text, uint32_t* index, uint32_t* count) {
+    unsigned long i = 0, n = 0;
+    char slash = 0;
+    std::istringstream in(text);
+    if (!(in >> i >> slash >> n) || slash != '/' || !in.eof() || n == 0 || i >= n ||
+        n > 0xffffffffu)
+        return false;
+    *index = static_cast<uint32_t>(i);
+    *count = static_cast<uint32_t>(n);
+    return true;
+}
+
+int runRegress(RegressCliOptions options) {
+    RegressOptions& o = options.run;
+    if (!options.shard.empty() && !parseShard(options.shard, &o.shardIndex, &o.shardCount)) {
+        std::cerr << "nncosim regress: --shard " << options.shard
+                  << ": expected I/N with 0 <= I < N\n";
+        return 2;
+    }
+    if (o.suite.empty() && o.random == 0) {
+        std::cerr << "nncosim regress: nothing to run (give SUITE items or --random N)\n";
+        return 2;
+    }
+    std::error_code ec;
+    o.executable = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+    if (ec) {
+        std::cerr << "nncosim regress: cannot find the nncosim binary: " << ec.message() << "\n";
+        return 2;
+    }
+    const std::vector<std::string> argv = ownCommandLine();
+    std::string commandLine;
+    for (const std::string& arg : argv)
+        commandLine += (commandLine.empty() ? "" : " ") + shellQuote(arg);
+    if (!argv.empty()) o.program = argv.front();
+    o.progressBar = isatty(STDERR_FILENO);
+
+    auto run = runRegression(o, std::cout, std::cerr);
+    if (!run) {
+        std::cerr << "nncosim regress: " << run.status().message << "\n";
+        return 2;
+    }
+    std::map<std::string, size_t> byKind;
+    for (const ItemResult& r : run->results) ++byKind[kindName(r.kind)];
+    std::cout << "\nregress (" << o.worker.backend << "): " << run->results.size() << " items";
+    if (!byKind.empty()) {
+        std::cout << " (";
+        for (auto it = byKind.begin(); it != byKind.end(); ++it)
+            std::cout << (it == byKind.begin() ? "" : ", ") << it->second << " " << it->first;
+        std::cout << ")";
+    }
+    std::cout << ", " << run->passed << " passed, " << run->failed << " failed, "
+              << run->unsupported << " unsupported in " << std::fixed << std::setprecision(1)
+              << run->seconds << " s with " << o.jobs << " workers";
+    if (o.shardCount > 1) std::cout << ", shard " << o.shardIndex << "/" << o.shardCount;
+    std::cout << "\n";
+
+    int status = run->ok() ? 0 : 1;
+    if (!options.junitPath.empty()) {
+        if (Status s = writeRegressJUnit(options.junitPath, *run); !s.ok()) {
+            std::cerr << "nncosim regress: " << s.message << "\n";
+            status = 2;
+        } else {
+            std::cout << "JUnit: " << options.junitPath << "\n";
+        }
+    }
+    if (!options.reportDir.empty()) {
+        if (Status s = writeRegressReport(options.reportDir, *run, commandLine); !s.ok()) {
+            std::cerr << "nncosim regress: " << s.message << "\n";
+            status = 2;
+        } else {
+            std::cout << "report: "
+                      << (std::filesystem::path(options.reportDir) / "index.html").string() << "\n";
+        }
+    }
+    return status;
+}
+
+void addWorkerCommand(CLI::App& app) {
+    auto options = std::make_shared<WorkerOptions>();
+    CLI::App* cmd =
+        app.add_subcommand(kRegressWorkerCommand, "Internal: runs regression items for `regress`");
+    cmd->group("");  // hidden: only `regress` starts it
+    cmd->add_option("--backend", options->backend)->check(CLI::IsMember({"golden", "npu", "auto"}));
+    cmd->add_option("--seed", options->seed);
+    cmd->add_option("--profile-cycles", options->profileSampleCycles);
+    cmd->add_option("--fault", options->fault);
+    cmd->add_option("--waves", options->wavesDir);
+    cmd->add_option("--crash-on", options->crashOn);
+    cmd->add_option("--hang-on", options->hangOn);
+    cmd->callback(
+        [options] { gExitStatus = runRegressWorker(*options, STDIN_FILENO, kRegressResultFd); });
+}
+
+}  // namespace
+
+void addRegressCommand(CLI::App& app) {
+    auto options = std::make_shared<RegressCliOptions>();
+    options->run.jobs = std::max(1u, std::thread::hardware_concurrency());
+    CLI::App* cmd = app.add_subcommand("regress",
+                                       "Regression for CI and farms: CTS tests, model files and "
+                                       "random constrained tests in worker processes");
+    cmd->add_option(
+        "suite", options->run.suite,
+        "CTS JSON files or folders (judged by their expected outputs); model:PATH for "
+        ".json/.tflite "
+        "models compared with the golden (.tflite files always are); random:N for N random tests; "
+        "or an item id printed by a failure (FILE#TEST, model:FILE#TEST, random@SEED)");
+    cmd->add_option("-j,--jobs", options->run.jobs, "Worker processes")
+        ->check(CLI::Range(1u, 256u));
+    cmd->add_option("--shard", options->shard,
+                    "Run shard I of N (items sorted by id, every N-th from I)");
+    cmd->add_option("--backend", options->run.worker.backend, "Where models run")
+        ->check(CLI::IsMember({"golden", "npu", "auto"}));
+    cmd->add_option("--junit", options->junitPath, "Write JUnit XML for CI");
+    cmd->add_option(
+        "--report", options->reportDir,
+        "Write a report directory: summary.md, index.html, per-layer SVG charts, results.json");
+    cmd->add_option("--seed", options->run.worker.seed,
+                    "Seed of the random tests and of drawn model inputs");
+    cmd->add_option("--random", options->run.random,
+                    "Add N random constrained tests (as random:N)");
+    cmd->add_option("--timeout", options->run.timeoutSeconds,
+                    "Seconds an item may run before it fails (0: none)")
+        ->check(CLI::NonNegativeNumber);
+    cmd->add_option("--profile-cycles", options->run.worker.profileSampleCycles,
+                    "NPU sampling period in cycles for per-layer figures (0: per NPU job only)");
+    cmd->add_option(
+        "--waves", options->run.worker.wavesDir,
+        "Failures on the NPU: dump the waves of the first diverging operation under DIR");
+    cmd->add_option(
+        "--fault", options->run.worker.fault,
+        "Make the NPU misbehave on purpose (write-bit:N[=0|1] or drop-write-beat:N), to prove "
+        "that failures are caught");
+    // Test hooks: make the worker die or hang on an item, to prove both are contained.
+    cmd->add_option("--crash-on", options->run.worker.crashOn)->group("");
+    cmd->add_option("--hang-on", options->run.worker.hangOn)->group("");
+    cmd->callback([options] { gExitStatus = runRegress(*options); });
+    addWorkerCommand(app);
+}
+
+}  // namespace nncosim::cli

@@ -1,0 +1,336 @@
+// The regression runner: deterministic sharding, random tests rebuilt from their seeds, crashes
+// and hangs contained in their worker processes, and the JUnit and report files.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "golden/Executor.h"
+#include "model/Builder.h"
+#include "model/ModelJson.h"
+#include "model/Validation.h"
+#include "testbench/Regress.h"
+#include "testbench/RegressRandom.h"
+#include "testbench/RegressReport.h"
+
+using namespace nncosim;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kCtsDir = NNCOSIM_CTS_DIR;
+const std::string kAddFile = kCtsDir + "/V1_0/add.json";
+
+fs::path freshDir(const std::string& name) {
+    const fs::path dir =
+        fs::temp_directory_path() / ("nncosim_regress_" + name + "_" + std::to_string(getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    return dir;
+}
+
+RegressOptions options(std::vector<std::string> suite, const std::string& backend = "golden") {
+    RegressOptions o;
+    o.suite = std::move(suite);
+    o.jobs = 2;
+    o.executable = NNCOSIM_BINARY;
+    o.worker.backend = backend;
+    return o;
+}
+
+std::string readText(const fs::path& path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+const ItemResult& resultOf(const RegressRun& run, const std::string& id) {
+    auto it = std::find_if(run.results.begin(), run.results.end(),
+                           [&](const ItemResult& r) { return r.id == id; });
+    REQUIRE(it != run.results.end());
+    return *it;
+}
+
+std::string randomJson(const RandomTest& t) {
+    CtsTest test;
+    test.name = "random";
+    test.model = t.model;
+    test.inputs = t.inputs;
+    auto json = toCtsJson(test);
+    INFO(t.description);
+    REQUIRE(json.ok());
+    return *json;
+}
+
+/// A quant8 CONV_2D followed by a MAX_POOL_2D, with its inputs, as a model file.
+fs::path writeTwoLayerModel(const fs::path& dir) {
+    ModelBuilder b;
+    const auto type = OperandType::TENSOR_QUANT8_ASYMM;
+    const uint32_t in = b.addInput(type, {1, 8, 8, 4}, 0.05f, 128);
+    std::vector<uint8_t> weights(8 * 3 * 3 * 4);
+    for (size_t i = 0; i < weights.size(); ++i) weights[i] = static_cast<uint8_t>((i * 37) % 251);
+    const uint32_t filter = b.addConstant(type, {8, 3, 3, 4}, weights, 0.01f, 120);
+    const uint32_t bias =
+        b.addConstant(OperandType::TENSOR_INT32, {8}, std::vector<int32_t>(8, 100), 0.0005f, 0);
+    const uint32_t conv = b.addOperand(type, {1, 8, 8, 8}, 0.2f, 100);
+    b.addOperation(OperationType::CONV_2D,
+                   {in, filter, bias, b.addInt32(1), b.addInt32(1), b.addInt32(1), b.addInt32(1)},
+                   {conv});
+    const uint32_t out = b.addOutput(type, {1, 4, 4, 8}, 0.2f, 100);
+    b.addOperation(OperationType::MAX_POOL_2D,
+                   {conv, b.addInt32(2), b.addInt32(2), b.addInt32(2), b.addInt32(2), b.addInt32(2),
+                    b.addInt32(0)},
+                   {out});
+    CtsTest test;
+    test.name = "conv_pool";
+    test.model = b.build();
+    TensorData input;
+    input.dimensions = {1, 8, 8, 4};
+    for (int i = 0; i < 256; ++i) input.bytes.push_back(static_cast<uint8_t>(i * 13));
+    test.inputs = {input};
+    const fs::path path = dir / "conv_pool.json";
+    REQUIRE(writeCtsFile(path.string(), test).ok());
+    return path;
+}
+
+}  // namespace
+
+TEST_CASE("regress_shard_partition") {
+    auto ids = expandSuite({kCtsDir + "/V1_0", "random:40"}, 7);
+    INFO(ids.status().message);
+    REQUIRE(ids.ok());
+    REQUIRE(ids->size() > 300);
+    CHECK(std::is_sorted(ids->begin(), ids->end()));
+    const std::set<std::string> all(ids->begin(), ids->end());
+    CHECK(all.size() == ids->size());
+    for (uint32_t count : {1u, 2u, 3u, 5u, 8u}) {
+        std::set<std::string> seen;
+        for (uint32_t index = 0; index < count; ++index) {
+            const std::vector<std::string> shard = selectShard(*ids, index, count);
+            // Balanced to one item, and disjoint from every other shard.
+            CHECK(shard.size() >= ids->size() / count);
+            CHECK(shard.size() <= ids->size() / count + 1);
+            for (const std::string& id : shard)
+                CHECK_MESSAGE(seen.insert(id).second, id, " in two shards");
+        }
+        CHECK(seen == all);
+    }
+    // Every machine computes the same shards, whatever order it listed the items in.
+    std::vector<std::string> reversed(ids->rbegin(), ids->rend());
+    CHECK(selectShard(reversed, 1, 3) == selectShard(*ids, 1, 3));
+    auto again = expandSuite({"random:40", kCtsDir + "/V1_0"}, 7);
+    REQUIRE(again.ok());
+    CHECK(*again == *ids);
+}
+
+TEST_CASE("regress_item_ids") {
+    auto cts = parseItemId(kAddFile + "#add");
+    REQUIRE(cts.ok());
+    CHECK(cts->kind == RegressKind::kCts);
+    CHECK(cts->file == kAddFile);
+    CHECK(cts->test == "add");
+    auto model = parseItemId("model:" + kAddFile + "#add_all_inputs_as_internal");
+    REQUIRE(model.ok());
+    CHECK(model->kind == RegressKind::kModel);
+    CHECK(model->test == "add_all_inputs_as_internal");
+    auto random = parseItemId("random@4294967295");
+    REQUIRE(random.ok());
+    CHECK(random->kind == RegressKind::kRandom);
+    CHECK(random->seed == 4294967295u);
+    CHECK_FALSE(parseItemId("random@4294967296").ok());
+    CHECK_FALSE(parseItemId("random@-1").ok());
+    CHECK_FALSE(parseItemId("no-test-name").ok());
+
+    // Ids are suite tokens; a file's tests and model: files expand to their kinds.
+    auto one = expandSuite({kAddFile + "#add"}, 1);
+    REQUIRE(one.ok());
+    CHECK(*one == std::vector<std::string>{kAddFile + "#add"});
+    auto file = expandSuite({kAddFile, "model:" + kAddFile}, 1);
+    REQUIRE(file.ok());
+    CHECK(*file == std::vector<std::string>{kAddFile + "#add",
+                                            kAddFile + "#add_all_inputs_as_internal",
+                                            "model:" + kAddFile + "#add",
+                                            "model:" + kAddFile + "#add_all_inputs_as_internal"});
+    CHECK_FALSE(expandSuite({kAddFile + "#no_such_test"}, 1).ok());
+    CHECK_FALSE(expandSuite({"/no/such/path.json"}, 1).ok());
+    CHECK_FALSE(expandSuite({"random:many"}, 1).ok());
+}
+
+TEST_CASE("regress_random_reproducible") {
+    std::set<OperationType> operations;
+    std::set<OperandType> types;
+    size_t varied = 0, perChannel = 0;
+    constexpr uint32_t kTests = 150;
+    for (uint32_t i = 0; i < kTests; ++i) {
+        const uint32_t seed = randomTestSeed(11, i);
+        CHECK(seed == randomTestSeed(11, i));
+        const RandomTest a = makeRandomTest(seed);
+        const RandomTest b = makeRandomTest(seed);
+        INFO("seed ", seed, ": ", a.description);
+        CHECK(a.seed == seed);
+        CHECK(a.description == b.description);
+        CHECK(randomJson(a) == randomJson(b));  // model, constants and inputs alike
+
+        auto level = validateModel(a.model);
+        INFO(level.status().message);
+        REQUIRE(level.ok());
+        auto outputs = golden::execute(a.model, a.inputs);
+        INFO(outputs.status().message);
+        REQUIRE(outputs.ok());
+        const std::vector<uint8_t>& bytes = outputs->front().bytes;
+        varied += std::set<uint8_t>(bytes.begin(), bytes.end()).size() > 1;
+        operations.insert(a.operation);
+        types.insert(a.model.main.operands[a.model.main.inputIndexes[0]].type);
+        perChannel += a.description.find("per-channel") != std::string::npos;
+    }
+    CHECK(operations.size() == 7);
+    CHECK(types == std::set<OperandType>{OperandType::TENSOR_QUANT8_ASYMM,
+                                         OperandType::TENSOR_QUANT8_ASYMM_SIGNED});
+    CHECK(perChannel > 0);
+    // Outputs that are not one saturated value: the tests check arithmetic, not clamping.
+    CHECK(varied > kTests * 3 / 4);
+    CHECK(randomTestSeed(11, 0) != randomTestSeed(12, 0));
+
+    // The id carries the seed: running it again rebuilds the same test.
+    const std::string id = "random@" + std::to_string(randomTestSeed(11, 3));
+    ItemRunner runner(WorkerOptions{});
+    const ItemResult first = runner.run(id);
+    const ItemResult second = runner.run(id);
+    CHECK(first.verdict == Verdict::PASSED);
+    CHECK(first.description == makeRandomTest(randomTestSeed(11, 3)).description);
+    CHECK(second.description == first.description);
+    REQUIRE(first.seed.has_value());
+    CHECK(*first.seed == randomTestSeed(11, 3));
+}
+
+TEST_CASE("regress_worker_crash_contained") {
+    auto ids = expandSuite({"random:4"}, 5);
+    REQUIRE(ids.ok());
+    RegressOptions o = options({kAddFile, "random:4"});
+    o.worker.seed = 5;
+    o.worker.crashOn = (*ids)[0];
+    o.worker.hangOn = (*ids)[1];
+    o.timeoutSeconds = 1.0;
+    std::ostringstream out, progress;
+    auto run = runRegression(o, out, progress);
+    INFO(out.str());
+    REQUIRE(run.ok());
+    REQUIRE(run->results.size() == 6);
+    CHECK(run->failed == 2);
+    CHECK(run->passed == 4);
+    CHECK_FALSE(run->ok());
+
+    const ItemResult& crashed = resultOf(*run, (*ids)[0]);
+    CHECK(crashed.verdict == Verdict::FAILED);
+    CHECK(crashed.message.find("signal 6") != std::string::npos);
+    CHECK_FALSE(crashed.description.empty());  // rebuilt from the seed by the parent
+    const ItemResult& hung = resultOf(*run, (*ids)[1]);
+    CHECK(hung.verdict == Verdict::FAILED);
+    CHECK(hung.message.find("timed out") != std::string::npos);
+    // The workers that replaced them ran the rest.
+    CHECK(resultOf(*run, kAddFile + "#add").verdict == Verdict::PASSED);
+    CHECK(resultOf(*run, (*ids)[3]).verdict == Verdict::PASSED);
+
+    // Each failure is printed with its seed and the command that runs it alone.
+    const std::string seed = (*ids)[0].substr(std::string("random@").size());
+    CHECK(out.str().find("seed: " + seed) != std::string::npos);
+    CHECK(out.str().find("re-run: nncosim regress --backend golden --seed 5 --timeout 1 " +
+                         (*ids)[0]) != std::string::npos);
+    // Ids with characters a shell may read are quoted.
+    CHECK(rerunCommand(o, kAddFile + "#add") ==
+          "nncosim regress --backend golden --seed 5 --timeout 1 '" + kAddFile + "#add'");
+    CHECK(progress.str().find("6/6 100%") != std::string::npos);
+}
+
+TEST_CASE("regress_reports_written") {
+    const fs::path dir = freshDir("report");
+    const fs::path model = writeTwoLayerModel(dir);
+    RegressOptions o = options({"model:" + model.string(), kAddFile, "random:3"}, "npu");
+    o.worker.crashOn = kAddFile + "#add";
+    std::ostringstream out, progress;
+    auto run = runRegression(o, out, progress);
+    INFO(out.str());
+    REQUIRE(run.ok());
+    REQUIRE(run->results.size() == 6);
+    CHECK(run->failed == 1);
+    // add.json's float ADD is not an NPU operation.
+    CHECK(run->unsupported == 1);
+    CHECK(resultOf(*run, kAddFile + "#add_all_inputs_as_internal").verdict == Verdict::UNSUPPORTED);
+
+    // The model ran on the NPU with figures for both layers.
+    const ItemResult& twoLayers = resultOf(*run, "model:" + model.string() + "#conv_pool");
+    INFO(twoLayers.message);
+    CHECK(twoLayers.verdict == Verdict::PASSED);
+    REQUIRE(twoLayers.layers.size() == 2);
+    CHECK(twoLayers.layers[0].type == "CONV_2D");
+    CHECK(twoLayers.layers[0].macs == 8u * 8 * 8 * 3 * 3 * 4);
+    CHECK(twoLayers.layers[1].cycles > 0);
+    CHECK(twoLayers.npuCycles >= twoLayers.layers[0].cycles + twoLayers.layers[1].cycles);
+
+    const fs::path junit = dir / "junit.xml";
+    REQUIRE(writeRegressJUnit(junit.string(), *run).ok());
+    const std::string xml = readText(junit);
+    CHECK(xml.find("tests=\"6\" failures=\"1\" errors=\"0\" skipped=\"1\"") != std::string::npos);
+    CHECK(xml.find("classname=\"V1_0.add\" name=\"add\"") != std::string::npos);
+    CHECK(xml.find("re-run: nncosim regress --backend npu --seed 1 &apos;" + kAddFile +
+                   "#add&apos;") != std::string::npos);
+    CHECK(xml.find("signal 6") != std::string::npos);
+
+    const fs::path report = dir / "report";
+    REQUIRE(writeRegressReport(report.string(), *run, "nncosim regress test").ok());
+    const std::string md = readText(report / "summary.md");
+    CHECK(md.find("**FAILED**: 6 items: 4 passed, 1 failed, 1 unsupported") != std::string::npos);
+    CHECK(md.find("## Per operation") != std::string::npos);
+    CHECK(md.find("| CONV_2D |") != std::string::npos);
+    CHECK(md.find("re-run: `nncosim regress --backend npu --seed 1 '" + kAddFile + "#add'`") !=
+          std::string::npos);
+    CHECK(md.find("![per-layer cycles and utilization](layers-0.svg)") != std::string::npos);
+    const std::string svg = readText(report / "layers-0.svg");
+    CHECK(svg.find("<svg") == 0);
+    CHECK(svg.find("operation 0 CONV_2D") != std::string::npos);
+    CHECK(svg.find("<polyline") != std::string::npos);
+    const std::string html = readText(report / "index.html");
+    CHECK(html.find("<svg") != std::string::npos);  // self-contained: the chart is inline
+    CHECK(html.find("signal 6") != std::string::npos);
+    auto results = nlohmann::json::parse(readText(report / "results.json"));
+    CHECK(results.at("total") == 6);
+    CHECK(results.at("failed") == 1);
+    CHECK(results.at("items").size() == 6);
+    fs::remove_all(dir);
+}
+
+TEST_CASE("regress_fault_caught_with_waves") {
+    // A stuck DRAM write-data bit: the random tests must fail, each naming its operation on the
+    // NPU as the first divergence and linking the waves of that operation.
+    const fs::path dir = freshDir("fault");
+    RegressOptions o = options({"random:4"}, "npu");
+    o.worker.fault = "write-bit:3";
+    o.worker.wavesDir = (dir / "waves").string();
+    std::ostringstream out, progress;
+    auto run = runRegression(o, out, progress);
+    INFO(out.str());
+    REQUIRE(run.ok());
+    REQUIRE(run->failed > 0);
+    for (const ItemResult& r : run->results) {
+        if (r.verdict != Verdict::FAILED) continue;
+        INFO(r.id, ": ", r.message);
+        CHECK(r.message.find("differs from the golden") != std::string::npos);
+        CHECK(r.divergence == "operation 0 " + r.operations.at(0) + " on the NPU");
+        CHECK(fs::file_size(r.waves) > 0);
+        CHECK(fs::exists(r.wavesSave));
+        CHECK(fs::exists(r.reproducer));
+        // The re-run command keeps the fault, or the failure would not reproduce.
+        CHECK(rerunCommand(o, r.id).find("--fault write-bit:3") != std::string::npos);
+    }
+    const fs::path report = dir / "report";
+    REQUIRE(writeRegressReport(report.string(), *run, "nncosim regress test").ok());
+    const std::string md = readText(report / "summary.md");
+    CHECK(md.find("- first divergence: operation 0 ") != std::string::npos);
+    CHECK(md.find("](../waves/random_") != std::string::npos);  // relative links to the waves
+    fs::remove_all(dir);
+}
