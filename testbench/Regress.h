@@ -134,6 +134,7 @@ struct RegressRun {
     RegressOptions options;
     std::vector<ItemResult> results;  ///< in item id order
     double seconds = 0.0;
+    unsigned workers = 0;  ///< worker processes used (at most one per item)
     size_t passed = 0, failed = 0, unsupported = 0;
     bool ok() const { return failed == 0; }
 };

@@ -222,9 +222,9 @@ std::string headline(const RegressRun& run) {
     std::ostringstream out;
     out << run.results.size() << " items: " << run.passed << " passed, " << run.failed
         << " failed, " << run.unsupported << " unsupported in " << fixed(run.seconds, 1)
-        << " s (backend " << run.options.worker.backend << ", " << run.options.jobs
-        << " workers, shard " << run.options.shardIndex << "/" << run.options.shardCount
-        << ", seed " << run.options.worker.seed << ")";
+        << " s (backend " << run.options.worker.backend << ", " << run.workers
+        << (run.workers == 1 ? " worker" : " workers") << ", shard " << run.options.shardIndex
+        << "/" << run.options.shardCount << ", seed " << run.options.worker.seed << ")";
     return out.str();
 }
 
@@ -407,6 +407,10 @@ Status writeRegressJUnit(const std::string& path, const RegressRun& run) {
         }
         cases.push_back(std::move(c));
     }
+    // CI often points this into a fresh artifacts folder.
+    const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+    std::error_code ec;
+    if (!parent.empty()) std::filesystem::create_directories(parent, ec);
     if (!writeJUnit(path, "nncosim.regress." + run.options.worker.backend, cases))
         return fail(ErrorStatus::GENERAL_FAILURE, "cannot write ", path);
     return okStatus();

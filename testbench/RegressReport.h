@@ -11,7 +11,7 @@
 namespace nncosim {
 
 /// One <testcase> per item; failures carry their seed and re-run command in the message and the
-/// end of the worker's output as the failure text.
+/// end of the worker's output as the failure text. Creates the file's folder when missing.
 Status writeRegressJUnit(const std::string& path, const RegressRun& run);
 
 /// Writes DIR/summary.md, DIR/index.html, DIR/results.json and DIR/layers-N.svg (one chart of

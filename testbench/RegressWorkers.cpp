@@ -346,6 +346,7 @@ class Progress {
         mDrawn = false;
     }
     void finish() {
+        mLongest.clear();
         show(true);
         if (mBar && mDrawn) mOut << "\n" << std::flush;
         mDrawn = false;
@@ -455,6 +456,7 @@ Result<RegressRun> runRegression(const RegressOptions& options, std::ostream& ou
     RegressRun run;
     run.options = options;
     run.results.resize(ids.size());
+    run.workers = static_cast<unsigned>(std::min<size_t>(std::max(1u, options.jobs), ids.size()));
     Progress bar(progress, options.progressBar, ids.size());
     size_t done = 0;
     auto onDone = [&](Outcome&& o) {

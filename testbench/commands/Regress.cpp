@@ -77,7 +77,8 @@ int runRegress(RegressCliOptions options) {
     }
     std::map<std::string, size_t> byKind;
     for (const ItemResult& r : run->results) ++byKind[kindName(r.kind)];
-    std::cout << "\nregress (" << o.worker.backend << "): " << run->results.size() << " items";
+    std::cout << "\nregress (" << o.worker.backend << "): " << run->results.size()
+              << (run->results.size() == 1 ? " item" : " items");
     if (!byKind.empty()) {
         std::cout << " (";
         for (auto it = byKind.begin(); it != byKind.end(); ++it)
@@ -86,7 +87,8 @@ int runRegress(RegressCliOptions options) {
     }
     std::cout << ", " << run->passed << " passed, " << run->failed << " failed, "
               << run->unsupported << " unsupported in " << std::fixed << std::setprecision(1)
-              << run->seconds << " s with " << o.jobs << " workers";
+              << run->seconds << " s with " << run->workers
+              << (run->workers == 1 ? " worker" : " workers");
     if (o.shardCount > 1) std::cout << ", shard " << o.shardIndex << "/" << o.shardCount;
     std::cout << "\n";
 
