@@ -114,7 +114,7 @@ bool FakeNpu::waitForInterrupt(uint64_t timeoutCycles) {
         } else {
             mCycles += timeoutCycles;
             // Simulating takes wall time: a hanging job lets deadlines pass.
-            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            std::this_thread::sleep_for(std::chrono::milliseconds(3));
         }
     } else if (mJobPending) {
         runJob();

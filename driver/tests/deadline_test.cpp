@@ -94,7 +94,7 @@ TEST_CASE("driver_deadline_timeout_after_fence") {
     auto t = makeTestDevice();
     auto prepared = prepare(*t.device, addModel());
     auto r = addRequest();
-    // A job that hangs on the device (about 80 ms of wall time until the watchdog) is aborted
+    // A job that hangs on the device (about 240 ms of wall time until the watchdog) is aborted
     // when the duration after the fences runs out.
     t.npu->hangNextJob();
     auto fenced = prepared->executeFenced(r.request, {}, MeasureTiming::NO, {}, {},
