@@ -1,8 +1,10 @@
 #include "testbench/HostRuntime.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <mutex>
+#include <numeric>
 #include <sstream>
 
 #include "driver/Callbacks.h"
@@ -168,6 +170,34 @@ Result<std::unique_ptr<HostRuntime>> HostRuntime::create(const Model& model, con
     return rt;
 }
 
+Result<std::vector<TensorData>> HostRuntime::fallBackToCpu(const std::vector<TensorData>& inputs,
+                                                           ExecutionRecord& rec,
+                                                           std::vector<std::optional<TensorData>>& values,
+                                                           Duration loopTimeout) const {
+    const Subgraph& g = mModel.main;
+    PartitionRecord pr;
+    pr.operations.resize(g.operations.size());
+    std::iota(pr.operations.begin(), pr.operations.end(), 0u);
+    for (OperationRecord& op : rec.operations) {
+        op.npu = false;
+        op.partition = static_cast<uint32_t>(rec.partitions.size());
+        op.counters.reset();
+        op.cpuReason = "a zero-sized tensor between partitions: the whole model ran on the CPU";
+    }
+    const auto start = std::chrono::steady_clock::now();
+    golden::ExecuteOptions options;
+    options.loopTimeout = loopTimeout;
+    auto outputs = golden::execute(mModel, inputs, options);
+    pr.seconds = secondsSince(start);
+    rec.cpuSeconds += pr.seconds;
+    rec.partitions.push_back(std::move(pr));
+    if (mNpu) rec.deviceTime = Duration(static_cast<int64_t>(rec.npuCycles * mNpu->hardware->clockPeriodPs() / 1000));
+    if (!outputs) return outputs.status();
+    for (size_t i = 0; i < outputs->size(); ++i) values[g.outputIndexes[i]] = (*outputs)[i];
+    rec.values = std::move(values);
+    return outputs;
+}
+
 Result<std::vector<TensorData>> HostRuntime::execute(const std::vector<TensorData>& inputs,
                                                      ExecutionRecord* record, Duration loopTimeout) const {
     const Subgraph& g = mModel.main;
@@ -205,6 +235,12 @@ Result<std::vector<TensorData>> HostRuntime::execute(const std::vector<TensorDat
             if (!values[k]) return fail(ErrorStatus::GENERAL_FAILURE, "operand ", k, " has no value for partition ", s);
             stepInputs.push_back(*values[k]);
         }
+        // No request can carry a zero-sized tensor (a 0 dimension means unknown): as Android's
+        // runtime, the whole model then falls back to the CPU.
+        const bool zeroSizedInput = std::any_of(stepInputs.begin(), stepInputs.end(), [](const TensorData& t) {
+            return std::find(t.dimensions.begin(), t.dimensions.end(), 0u) != t.dimensions.end();
+        });
+        if (zeroSizedInput) return fallBackToCpu(inputs, rec, values, loopTimeout);
         const auto start = std::chrono::steady_clock::now();
         Result<std::vector<TensorData>> outputs = std::vector<TensorData>{};
         if (step.npu) {

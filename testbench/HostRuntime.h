@@ -101,6 +101,10 @@ class HostRuntime {
   private:
     struct Step;
     HostRuntime() = default;
+    /// Android's full CPU fallback: the whole model on the golden, recorded as one more partition.
+    Result<std::vector<TensorData>> fallBackToCpu(const std::vector<TensorData>& inputs, ExecutionRecord& rec,
+                                                  std::vector<std::optional<TensorData>>& values,
+                                                  Duration loopTimeout) const;
 
     Model mModel;
     RuntimeOptions mOptions;

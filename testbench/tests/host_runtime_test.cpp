@@ -246,3 +246,32 @@ TEST_CASE("host_runtime_backends_in_the_cts_runner") {
     r = runCtsTest(*automatic, npuOnly, "host_runtime_test");
     CHECK_MESSAGE(r.verdict == Verdict::PASSED, r.message);
 }
+
+TEST_CASE("host_runtime_zero_sized_input_falls_back_to_the_cpu") {
+    // BOX_WITH_NMS_LIMIT keeps no box, so the ADD on the NPU would get zero-sized inputs, which
+    // no request can carry: as Android's runtime, the whole model falls back to the CPU.
+    auto file = readCtsFile(std::string(NNCOSIM_CTS_DIR) + "/V1_2/add_v1_2.json");
+    REQUIRE(file.ok());
+    const CtsTest* test = nullptr;
+    for (const CtsTest& t : file->tests) {
+        if (t.name == "add_v1_2_zero_sized_quant8") test = &t;
+    }
+    REQUIRE(test != nullptr);
+    auto automatic = makeAutoBackend();
+    const CtsTestResult r = runCtsTest(*automatic, *test, file->path);
+    CHECK_MESSAGE(r.verdict == Verdict::PASSED, r.message);
+
+    auto runtime = HostRuntime::create(test->model, {});
+    REQUIRE(runtime.ok());
+    const uint32_t add = static_cast<uint32_t>(test->model.main.operations.size() - 1);
+    REQUIRE(test->model.main.operations[add].type == OperationType::ADD);
+    CHECK((*runtime)->cpuReasons()[add].empty());  // planned for the NPU
+    ExecutionRecord record;
+    REQUIRE((*runtime)->execute(test->inputs, &record).ok());
+    for (const OperationRecord& op : record.operations) {
+        CHECK_FALSE(op.npu);
+        CHECK(op.cpuReason.find("zero-sized") != std::string::npos);
+    }
+    REQUIRE_FALSE(record.partitions.empty());
+    CHECK(record.partitions.back().operations.size() == test->model.main.operations.size());
+}
