@@ -16,6 +16,7 @@
 #include <limits>
 #include <random>
 #include <sstream>
+#include <tuple>
 
 #include "golden/Executor.h"
 #include "model/ModelJson.h"
@@ -278,11 +279,34 @@ std::string fileStem(const std::string& name) {
     return s.empty() ? "model" : s;
 }
 
+/// [start, start + cycles) of `operation` in its NPU job of `record`: the job's start plus the
+/// shares of the operations before it, widened by `sampleCycles` each side within the job (the
+/// whole job when the shares were not sampled).
+std::optional<std::pair<uint64_t, uint64_t>> operationWindow(const ExecutionRecord& record, uint32_t operation,
+                                                             uint64_t sampleCycles) {
+    const OperationRecord& op = record.operations.at(operation);
+    if (!op.npu || op.partition >= record.partitions.size()) return std::nullopt;
+    const PartitionRecord& p = record.partitions[op.partition];
+    if (!p.job) return std::nullopt;
+    const uint64_t jobStart = p.job->startCycle, jobEnd = jobStart + p.job->total.cycles + kWindowMarginCycles;
+    if (!op.counters) return std::make_pair(jobStart, jobEnd - jobStart);
+    uint64_t start = jobStart;
+    for (uint32_t i : p.operations) {
+        if (i == operation) break;
+        if (record.operations[i].counters) start += record.operations[i].counters->cycles;
+    }
+    const uint64_t from = std::max(jobStart, start > sampleCycles ? start - sampleCycles : 0);
+    const uint64_t to = std::min(jobEnd, start + op.counters->cycles + sampleCycles);
+    return std::make_pair(from, to - from);
+}
+
 /// The diverging operation alone, as a model file with the device's inputs and the golden's
-/// outputs; its job measured here; its waves dumped by a process of its own.
+/// outputs, measured here; its waves dumped by a process of its own, of the operation alone
+/// when it diverges alone, else of its window in a repetition of the whole run.
 WavesReport dumpWaves(const std::string& name, const Model& model, const Divergence& d,
                       const std::vector<std::optional<TensorData>>& values,
-                      const std::vector<TensorData>& goldenResults, const RunOptions& options) {
+                      const std::vector<TensorData>& goldenResults, const ExecutionRecord& mainRecord,
+                      const RunOptions& options) {
     WavesReport w;
     std::vector<bool> all(model.main.operands.size(), true);
     auto part = extractPartition(model, {d.operation}, all);
@@ -342,7 +366,6 @@ WavesReport dumpWaves(const std::string& name, const Model& model, const Diverge
     for (size_t n = 0; n < outputs->size(); ++n) {
         w.reproducesAlone = w.reproducesAlone || (*outputs)[n].bytes != test.expectedOutputs[n].bytes;
     }
-    w.windowCycles = w.jobCycles + kWindowMarginCycles;
 
     w.fst = base + ".fst";
     w.gtkw = w.fst + ".gtkw";
@@ -350,10 +373,26 @@ WavesReport dumpWaves(const std::string& name, const Model& model, const Diverge
     std::filesystem::remove(w.gtkw, ec);
     std::string executable = options.executable;
     if (executable == "/proc/self/exe") executable = std::filesystem::read_symlink(executable, ec).string();
-    std::vector<std::string> argv = {executable,         "run",        w.model,
-                                     "--backend",        "npu",        "--trace",
-                                     w.fst,              "--trace-cycles", std::to_string(w.windowCycles)};
+    std::vector<std::string> argv = {executable, "run"};
+    if (w.reproducesAlone || options.rerunArgs.empty()) {
+        w.windowCycles = w.jobCycles + kWindowMarginCycles;
+        argv.insert(argv.end(), {w.model, "--backend", "npu", "--trace", w.fst, "--trace-cycles",
+                                 std::to_string(w.windowCycles)});
+    } else {
+        // Alone it behaves: what goes wrong needs what ran before it in its job.
+        auto window = operationWindow(mainRecord, d.operation, options.sampleCycles);
+        if (!window) {
+            w.error = "no NPU job of the operation to take a window from";
+            return w;
+        }
+        std::tie(w.windowStart, w.windowCycles) = *window;
+        argv.insert(argv.end(), options.rerunArgs.begin(), options.rerunArgs.end());
+        argv.insert(argv.end(), {"--trace", w.fst, "--trace-cycles", std::to_string(w.windowCycles), "--trace-start",
+                                 std::to_string(w.windowStart)});
+    }
     argv.insert(argv.end(), options.childArgs.begin(), options.childArgs.end());
+    const std::string childReport = base + ".run.json";
+    argv.insert(argv.end(), {"--json", childReport});
     w.command = quoted(argv);
     const std::string log = base + ".log";
     const int status = runProcess(argv, log);
@@ -369,6 +408,19 @@ WavesReport dumpWaves(const std::string& name, const Model& model, const Diverge
         return w;
     }
     if (!std::filesystem::exists(w.gtkw)) w.gtkw.clear();
+    if (w.windowStart > 0) {
+        // The repetition must have run the operation's job at the same cycle as this run.
+        const PartitionRecord& p = mainRecord.partitions[mainRecord.operations[d.operation].partition];
+        std::ifstream in(childReport);
+        const nlohmann::json child = nlohmann::json::parse(in, nullptr, false);
+        const auto& parts = child.is_object() ? child["partitions"] : nlohmann::json();
+        const size_t index = mainRecord.operations[d.operation].partition;
+        if (!parts.is_array() || index >= parts.size() || !parts[index].contains("npu") ||
+            parts[index]["npu"]["start_cycle"] != p.job->startCycle) {
+            w.error = "the repeated run did not start the operation's job at cycle " +
+                      std::to_string(p.job->startCycle) + ": the waves may miss it (see " + childReport + ")";
+        }
+    }
 
     // A screenshot of the window when GTKWave can run headless.
     if (!w.gtkw.empty() && isExecutable("xvfb-run") && isExecutable("gtkwave")) {
@@ -611,7 +663,7 @@ Result<RunReport> runModel(const std::string& name, const Model& model, const st
             if (report.divergence && !options.wavesDir.empty()) {
                 if (report.divergence->npu) {
                     report.waves = dumpWaves(name, model, *report.divergence, finder.values(),
-                                             goldenResults[report.divergence->operation], options);
+                                             goldenResults[report.divergence->operation], report.record, options);
                 } else {
                     report.waves = WavesReport{};
                     report.waves->error = "the diverging operation ran on the CPU: no NPU waves";
@@ -689,7 +741,13 @@ std::string formatReport(const RunReport& r) {
             } else {
                 out << "  alone it " << (w.reproducesAlone ? "diverges too" : "matches the golden") << "; its job: "
                     << withCommas(w.jobCycles) << " cycles\n";
-                out << "  waves: " << w.fst << " (" << withCommas(w.windowCycles) << " cycles from its doorbell)\n";
+                out << "  waves: " << w.fst << " (" << withCommas(w.windowCycles);
+                if (w.windowStart == 0) {
+                    out << " cycles from the doorbell of the operation alone)\n";
+                } else {
+                    out << " cycles from cycle " << withCommas(w.windowStart)
+                        << " of the run repeated: the operation inside its job)\n";
+                }
                 if (!w.gtkw.empty()) out << "  view:  gtkwave " << w.fst << " " << w.gtkw << "\n";
                 if (!w.png.empty()) out << "  image: " << w.png << "\n";
                 out << "  made by: " << w.command << "\n";
@@ -734,6 +792,7 @@ nlohmann::json reportJson(const RunReport& r) {
                             {"host_seconds", pr.seconds}};
         if (pr.job) {
             p["npu"] = countersJson(pr.job->total);
+            p["npu"]["start_cycle"] = pr.job->startCycle;
             npuTotal.add(pr.job->total);
         }
         parts.push_back(std::move(p));
@@ -772,6 +831,7 @@ nlohmann::json reportJson(const RunReport& r) {
                       {"png", w.png},
                       {"command", w.command},
                       {"job_cycles", w.jobCycles},
+                      {"window_start", w.windowStart},
                       {"window_cycles", w.windowCycles},
                       {"reproduces_alone", w.reproducesAlone},
                       {"error", w.error}};

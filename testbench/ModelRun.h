@@ -29,6 +29,10 @@ struct RunOptions {
     /// to see the same hardware (e.g. the fault options).
     std::string executable = "/proc/self/exe";
     std::vector<std::string> childArgs;
+    /// `nncosim run` arguments that repeat this run exactly (model, test, backend, inputs,
+    /// sampling): when the diverging operation behaves alone, its window inside this run is
+    /// dumped by repeating the run (empty: no such fallback).
+    std::vector<std::string> rerunArgs;
 };
 
 struct TensorStats {
@@ -67,8 +71,12 @@ struct WavesReport {
     std::string fst, gtkw, png;
     std::string command;   ///< how the waves were made (re-runnable)
     uint64_t jobCycles = 0;     ///< the operation's job alone, doorbell to interrupt
-    uint64_t windowCycles = 0;  ///< cycles dumped from its doorbell
     bool reproducesAlone = false;
+    /// Where the dump is: from the doorbell of the operation's job alone (windowStart 0) when
+    /// it diverges alone, else from platform cycle windowStart of the repeated run (the
+    /// operation's share of its partition's job, widened by one sampling period each side).
+    uint64_t windowStart = 0;
+    uint64_t windowCycles = 0;
     std::string error;     ///< why there are no waves
 };
 

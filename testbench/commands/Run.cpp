@@ -3,6 +3,7 @@
 // through the host runtime, compares it with the golden, names the first diverging operation
 // and dumps its waves (ModelRun.h).
 #include <fstream>
+#include <optional>
 #include <iostream>
 
 #include "model/Validation.h"
@@ -26,6 +27,7 @@ struct RunCommandOptions {
     uint64_t sampleCycles = 256;
     std::string tracePath;
     uint64_t traceCycles = 0;
+    uint64_t traceStart = 0;
 };
 
 Placement placementOf(const std::string& backend) {
@@ -60,7 +62,8 @@ int runRun(const RunCommandOptions& options) {
     // Inputs: the file's when it has them, else random from the seed.
     std::vector<TensorData> inputs = test->inputs;
     const bool fileHasInputs = !inputs.empty() || test->model.main.inputIndexes.empty();
-    if (options.inputs == "random" || !fileHasInputs) {
+    const bool randomInputs = options.inputs == "random" || !fileHasInputs;
+    if (randomInputs) {
         auto random = randomModelInputs(test->model, options.seed);
         if (!random) {
             std::cerr << "nncosim run: " << random.status().message << "\n";
@@ -78,6 +81,10 @@ int runRun(const RunCommandOptions& options) {
     run.compareGolden = options.compare == "golden";
     run.wavesDir = options.wavesDir;
     run.sampleCycles = options.sampleCycles;
+    run.rerunArgs = {options.path,   "--test",          test->name, "--backend", options.backend,
+                     "--compare",    options.compare,   "--inputs",  randomInputs ? "random" : "file",
+                     "--seed",       std::to_string(options.seed), "--sample-cycles",
+                     std::to_string(options.sampleCycles)};
     if (!options.fault.empty()) {
         auto fault = parseFaultSpec(options.fault);
         if (!fault) {
@@ -88,13 +95,22 @@ int runRun(const RunCommandOptions& options) {
         run.childArgs = {"--fault", options.fault};
     }
     if (!options.tracePath.empty()) {
+        if (run.placement == Placement::kGolden) {
+            std::cerr << "nncosim run: --trace needs the NPU (--backend npu or auto)\n";
+            return 2;
+        }
         platform.trace.enabled = true;
         platform.trace.path = options.tracePath;
         const bool vcd = options.tracePath.size() > 4 &&
                          options.tracePath.compare(options.tracePath.size() - 4, 4, ".vcd") == 0;
         platform.trace.format = vcd ? sim::TraceOptions::Format::kVcd : sim::TraceOptions::Format::kFst;
-        platform.trace.startEvent = "doorbell";
-        platform.trace.stopCycle = options.traceCycles;
+        if (options.traceStart > 0) {
+            platform.trace.startCycle = options.traceStart;
+            platform.trace.stopCycle = options.traceStart + options.traceCycles;
+        } else {
+            platform.trace.startEvent = "doorbell";
+            platform.trace.stopCycle = options.traceCycles;
+        }
         run.findDivergence = false;  // this process dumps one window; it does not look for another
     }
     if (run.placement != Placement::kGolden) {
@@ -113,13 +129,13 @@ int runRun(const RunCommandOptions& options) {
     if (!options.tracePath.empty()) {
         // Run the device to the end of the window so that the dump is complete and closed.
         auto npu = openNpu();
+        std::optional<uint64_t> end;
+        if (options.traceStart > 0) end = options.traceStart + options.traceCycles;
         for (const PartitionRecord& p : report->record.partitions) {
-            if (!p.job) continue;
-            const uint64_t end = p.job->startCycle + options.traceCycles + 2;
-            const uint64_t now = (*npu)->hardware->cycleCount();
-            if (now < end) (*npu)->hardware->advance(end - now);
-            break;
+            if (p.job && !end) end = p.job->startCycle + options.traceCycles;
         }
+        const uint64_t now = (*npu)->hardware->cycleCount();
+        if (end && now < *end + 2) (*npu)->hardware->advance(*end + 2 - now);
     }
     std::cout << formatReport(*report);
     if (!options.jsonPath.empty()) {
@@ -165,6 +181,9 @@ void addRunCommand(CLI::App& app) {
             ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40))
             ->needs(trace);
     trace->needs("--trace-cycles");
+    cmd->add_option("--trace-start", options->traceStart,
+                    "Dump from this platform cycle instead of from the first doorbell")
+            ->needs(trace);
     cmd->callback([options] { gExitStatus = runRun(*options); });
 }
 

@@ -211,6 +211,7 @@ TEST_CASE("run_first_divergence_names_the_faulty_npu_operation") {
     REQUIRE(w.is_object());
     CHECK(w["error"] == "");
     CHECK(w["reproduces_alone"] == true);
+    CHECK(w["window_start"] == 0);
     const std::string fst = w["fst"];
     REQUIRE(std::filesystem::exists(fst));
     CHECK(std::filesystem::file_size(fst) > 0);
@@ -246,13 +247,35 @@ TEST_CASE("run_first_divergence_inside_one_npu_partition") {
 
     // Losing a beat of the second convolution's output: the search names operation 1, inside
     // the one NPU partition, with operation 0 matching.
-    auto [status, report] =
-            runCli(model, dir, "--backend npu --fault drop-write-beat:" + std::to_string(firstBeats + 2));
+    auto [status, report] = runCli(model, dir,
+                                   "--backend npu --fault drop-write-beat:" + std::to_string(firstBeats + 2) +
+                                           " --waves " + dir + "/waves");
     CHECK(status == 1);
     REQUIRE(report["first_divergence"].is_object());
     CHECK(report["first_divergence"]["operation"] == 1);
     CHECK(report["first_divergence"]["matched_before"] == 1);
     CHECK(report["first_divergence"]["outputs"][0]["mismatches"].get<uint64_t>() > 0);
     CHECK(report["first_divergence"]["outputs"][0]["mismatches"].get<uint64_t>() <= npu::kDramBusBytes);
+
+    // Alone, operation 1's job has fewer beats than the fault's index, so it behaves: the waves
+    // are its window inside the repeated run, which must start its job at the same cycle.
+    const auto& w = report["waves"];
+    REQUIRE(w.is_object());
+    CHECK(w["error"] == "");
+    CHECK(w["reproduces_alone"] == false);
+    const uint64_t start = w["window_start"], cycles = w["window_cycles"];
+    const uint64_t jobStart = report["partitions"][0]["npu"]["start_cycle"];
+    const uint64_t jobCycles = report["partitions"][0]["npu"]["cycles"];
+    CHECK(start >= jobStart);
+    CHECK(start + cycles <= jobStart + jobCycles + 64);
+    CHECK(cycles >= report["operations"][1]["npu"]["cycles"].get<uint64_t>());
+    const std::string fst = w["fst"];
+    REQUIRE(std::filesystem::exists(fst));
+    const auto [first, last] = dumpTimes(fst);
+    const uint64_t periodPs = report["totals"]["clock_period_ps"];
+    CHECK(first / periodPs + 1 >= start);
+    CHECK(first / periodPs <= start + 1);
+    CHECK(last / periodPs + 1 >= start + cycles);
+    CHECK(last / periodPs <= start + cycles + 1);
     std::filesystem::remove_all(dir);
 }
