@@ -78,24 +78,9 @@ Status OperationContext::expectInputTypeIn(uint32_t i, std::initializer_list<Ope
     return fail("input ", i, " has type ", nameOf(inputType(i)), ", expected one of ", listOf(types));
 }
 
-Status OperationContext::expectInputRank(uint32_t i, uint32_t rank) const {
-    auto r = inputRank(i);
-    if (r && *r != rank) return fail("input ", i, " has rank ", *r, ", expected ", rank);
-    return okStatus();
-}
-
 Status OperationContext::expectInputRankAtMost(uint32_t i, uint32_t maxRank) const {
     auto r = inputRank(i);
     if (r && *r > maxRank) return fail("input ", i, " has rank ", *r, ", at most ", maxRank, " allowed");
-    return okStatus();
-}
-
-Status OperationContext::expectSameQuantization(uint32_t in, uint32_t out) const {
-    const Operand& a = input(in);
-    const Operand& b = output(out);
-    if (a.scale != b.scale || a.zeroPoint != b.zeroPoint)
-        return fail("output ", out, " quantization (scale ", b.scale, ", zero point ", b.zeroPoint,
-                    ") must equal input ", in, "'s (scale ", a.scale, ", zero point ", a.zeroPoint, ")");
     return okStatus();
 }
 

@@ -71,12 +71,8 @@ public:
     Status expectInputTypes(const std::vector<OperandType>& types) const;   ///< in order, all given
     Status expectOutputTypes(const std::vector<OperandType>& types) const;  ///< in order, all given
     Status expectInputTypeIn(uint32_t i, std::initializer_list<OperandType> types) const;
-    /// Input i's rank equals `rank` when known.
-    Status expectInputRank(uint32_t i, uint32_t rank) const;
     /// Input i's rank is at most `maxRank` when known.
     Status expectInputRankAtMost(uint32_t i, uint32_t maxRank) const;
-    /// Output j has the same quantization (scale, zero point) as input i.
-    Status expectSameQuantization(uint32_t input, uint32_t output) const;
 
 private:
     const Model& mModel;

@@ -36,7 +36,7 @@ Status expectFixedOutputQuantization(const OperationContext& ctx, float scale, i
 /// RELU, RELU1, RELU6: quantized outputs keep the input's quantization.
 Status validateClamp(OperationContext& ctx) {
     NN_RETURN_IF_ERROR(validateActivation(ctx, FeatureLevel::kV1_0));
-    return expectSameQuant8AsInput(ctx);
+    return expectSameQuant8(ctx, 0, 0);
 }
 
 }  // namespace
@@ -99,11 +99,7 @@ Status validatePrelu(OperationContext& ctx) {
 Status validateSoftmax(OperationContext& ctx) {
     NN_RETURN_IF_ERROR(ctx.expectInputCount({2, 3}));
     NN_RETURN_IF_ERROR(ctx.expectOutputCount({1}));
-    NN_RETURN_IF_ERROR(expectTypeSince(ctx, 0,
-                                       {{kFloat32, FeatureLevel::kV1_0},
-                                        {kQuant8, FeatureLevel::kV1_0},
-                                        {kFloat16, FeatureLevel::kV1_2},
-                                        {kQuant8Signed, FeatureLevel::kV1_3}}));
+    NN_RETURN_IF_ERROR(expectFloatOrQuant8(ctx, 0, FeatureLevel::kV1_0));
     const OperandType type = ctx.inputType(0);
     std::vector<OperandType> expected = {type, floatScalarFor(type)};
     const auto rank = ctx.inputRank(0);

@@ -2,7 +2,6 @@
 // fused activation: the comparisons (EQUAL ... LESS_EQUAL), MAXIMUM, MINIMUM and POW.
 #include <optional>
 
-#include "model/operations/OperandChecks.h"
 #include "model/operations/OperationUtils.h"
 #include "model/operations/Validators.h"
 

@@ -3,7 +3,7 @@
 // outputs (same type, compatible dimensions, same quantization and extra parameters).
 #include <string>
 
-#include "model/operations/OperandChecks.h"
+#include "model/operations/OperationUtils.h"
 #include "model/operations/Validators.h"
 
 namespace nncosim {

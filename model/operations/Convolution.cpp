@@ -8,18 +8,16 @@ namespace {
 
 constexpr OperandType kFloat32 = OperandType::TENSOR_FLOAT32;
 constexpr OperandType kFloat16 = OperandType::TENSOR_FLOAT16;
-constexpr OperandType kQuant8 = OperandType::TENSOR_QUANT8_ASYMM;
 constexpr OperandType kQuant8Signed = OperandType::TENSOR_QUANT8_ASYMM_SIGNED;
 constexpr OperandType kPerChannel = OperandType::TENSOR_QUANT8_SYMM_PER_CHANNEL;
 constexpr OperandType kInt32 = OperandType::INT32;
 
 /// Input, filter and bias (inputs 0..2) and output 0 of a conv-family op. Returns the types of
 /// the three tensor inputs, to which the caller appends the scalar parameters.
-Result<std::vector<OperandType>> validateConvTensors(OperationContext& ctx,
-                                                     std::initializer_list<TypeSince> inputTypes,
+Result<std::vector<OperandType>> validateConvTensors(OperationContext& ctx, FeatureLevel since,
                                                      uint32_t channelDim) {
     NN_RETURN_IF_ERROR(ctx.expectOutputCount({1}));
-    NN_RETURN_IF_ERROR(expectTypeSince(ctx, 0, inputTypes));
+    NN_RETURN_IF_ERROR(expectFloatOrQuant8(ctx, 0, since));
     const OperandType type = ctx.inputType(0);
     OperandType filterType = type;
     OperandType biasType = type;
@@ -41,18 +39,12 @@ Result<std::vector<OperandType>> validateConvTensors(OperationContext& ctx,
     return std::vector<OperandType>{type, filterType, biasType};
 }
 
-/// Explicit paddings at first..first+3 are >= 0.
-Status expectExplicitPaddings(const OperationContext& ctx, uint32_t first) {
-    static const char* const kNames[] = {"padding left", "padding right", "padding top",
-                                         "padding bottom"};
-    for (uint32_t i = 0; i < 4; ++i)
-        NN_RETURN_IF_ERROR(expectNonNegativeInt32(ctx, first + i, kNames[i]));
+/// FULLY_CONNECTED's input and BATCH_MATMUL's operands have rank 2 to 4 when known.
+Status expectRank2To4(const OperationContext& ctx, uint32_t input) {
+    auto rank = ctx.inputRank(input);
+    if (rank && (*rank < 2 || *rank > 4))
+        return ctx.fail("input ", input, " must have rank 2 to 4, got ", *rank);
     return okStatus();
-}
-
-Status expectStrides(const OperationContext& ctx, uint32_t first) {
-    NN_RETURN_IF_ERROR(expectPositiveInt32(ctx, first, "stride width"));
-    return expectPositiveInt32(ctx, first + 1, "stride height");
 }
 
 /// CONV_2D and DEPTHWISE_CONV_2D share their scalar layout: padding (implicit scheme or four
@@ -75,11 +67,7 @@ Status validateConvParams(OperationContext& ctx, std::vector<OperandType> expect
     NN_RETURN_IF_ERROR(ctx.expectInputTypes(expected));
     if (layout || dilation) ctx.requireFeatureLevel(FeatureLevel::kV1_2);
 
-    if (explicitPadding) {
-        NN_RETURN_IF_ERROR(expectExplicitPaddings(ctx, 3));
-    } else {
-        NN_RETURN_IF_ERROR(expectPaddingScheme(ctx, 3));
-    }
+    NN_RETURN_IF_ERROR(expectPadding(ctx, 3, explicitPadding));
     NN_RETURN_IF_ERROR(expectStrides(ctx, strides));
     NN_RETURN_IF_ERROR(expectFusedActivation(ctx, activation));
     if (dilation) {
@@ -96,24 +84,14 @@ Status validateConv2D(OperationContext& ctx) {
     // Input and filter ranks are not checked here: a rank other than 4 fails at execution
     // (the CTS model conv2d_v1_3_invalid_rank is valid and expects exactly that).
     NN_RETURN_IF_ERROR(ctx.expectInputCount({7, 8, 10, 11, 13}));
-    auto tensors = validateConvTensors(ctx,
-                                       {{kFloat32, FeatureLevel::kV1_0},
-                                        {kQuant8, FeatureLevel::kV1_0},
-                                        {kFloat16, FeatureLevel::kV1_2},
-                                        {kQuant8Signed, FeatureLevel::kV1_3}},
-                                       0);
+    auto tensors = validateConvTensors(ctx, FeatureLevel::kV1_0, 0);
     if (!tensors) return tensors.status();
     return validateConvParams(ctx, *tensors, 0);
 }
 
 Status validateDepthwiseConv2D(OperationContext& ctx) {
     NN_RETURN_IF_ERROR(ctx.expectInputCount({8, 9, 11, 12, 14}));
-    auto tensors = validateConvTensors(ctx,
-                                       {{kFloat32, FeatureLevel::kV1_0},
-                                        {kQuant8, FeatureLevel::kV1_0},
-                                        {kFloat16, FeatureLevel::kV1_2},
-                                        {kQuant8Signed, FeatureLevel::kV1_3}},
-                                       3);
+    auto tensors = validateConvTensors(ctx, FeatureLevel::kV1_0, 3);
     if (!tensors) return tensors.status();
     NN_RETURN_IF_ERROR(validateConvParams(ctx, *tensors, 1));
     const uint32_t multiplier = ctx.numInputs() >= 11 && ctx.inputType(8) == kInt32 ? 9 : 6;
@@ -122,12 +100,7 @@ Status validateDepthwiseConv2D(OperationContext& ctx) {
 
 Status validateGroupedConv2D(OperationContext& ctx) {
     NN_RETURN_IF_ERROR(ctx.expectInputCount({9, 12}));
-    auto tensors = validateConvTensors(ctx,
-                                       {{kFloat32, FeatureLevel::kV1_2},
-                                        {kQuant8, FeatureLevel::kV1_2},
-                                        {kFloat16, FeatureLevel::kV1_2},
-                                        {kQuant8Signed, FeatureLevel::kV1_3}},
-                                       0);
+    auto tensors = validateConvTensors(ctx, FeatureLevel::kV1_2, 0);
     if (!tensors) return tensors.status();
     std::vector<OperandType> expected = *tensors;
     const bool explicitPadding = ctx.numInputs() == 12;
@@ -136,11 +109,7 @@ Status validateGroupedConv2D(OperationContext& ctx) {
     expected.insert(expected.end(), groups + 2 - 3, kInt32);
     expected.push_back(OperandType::BOOL);
     NN_RETURN_IF_ERROR(ctx.expectInputTypes(expected));
-    if (explicitPadding) {
-        NN_RETURN_IF_ERROR(expectExplicitPaddings(ctx, 3));
-    } else {
-        NN_RETURN_IF_ERROR(expectPaddingScheme(ctx, 3));
-    }
+    NN_RETURN_IF_ERROR(expectPadding(ctx, 3, explicitPadding));
     NN_RETURN_IF_ERROR(expectStrides(ctx, strides));
     NN_RETURN_IF_ERROR(expectPositiveInt32(ctx, groups, "number of groups"));
     NN_RETURN_IF_ERROR(expectFusedActivation(ctx, groups + 1));
@@ -166,12 +135,7 @@ Status validateGroupedConv2D(OperationContext& ctx) {
 
 Status validateTransposeConv2D(OperationContext& ctx) {
     NN_RETURN_IF_ERROR(ctx.expectInputCount({9, 11}));
-    auto tensors = validateConvTensors(ctx,
-                                       {{kFloat32, FeatureLevel::kV1_2},
-                                        {kQuant8, FeatureLevel::kV1_2},
-                                        {kFloat16, FeatureLevel::kV1_2},
-                                        {kQuant8Signed, FeatureLevel::kV1_3}},
-                                       0);
+    auto tensors = validateConvTensors(ctx, FeatureLevel::kV1_2, 0);
     if (!tensors) return tensors.status();
     std::vector<OperandType> expected = *tensors;
     const bool explicitPadding = ctx.numInputs() == 11;
@@ -183,14 +147,10 @@ Status validateTransposeConv2D(OperationContext& ctx) {
     }
     expected.push_back(OperandType::BOOL);
     NN_RETURN_IF_ERROR(ctx.expectInputTypes(expected));
-    uint32_t strides = 7;
-    if (explicitPadding) {
-        NN_RETURN_IF_ERROR(expectExplicitPaddings(ctx, 3));
-    } else {
-        NN_RETURN_IF_ERROR(expectTensorRank(ctx, 3, 1, "output shape"));
-        NN_RETURN_IF_ERROR(expectPaddingScheme(ctx, 4));
-        strides = 5;
-    }
+    // Implicit padding: the output shape tensor, then the padding scheme.
+    if (!explicitPadding) NN_RETURN_IF_ERROR(expectTensorRank(ctx, 3, 1, "output shape"));
+    NN_RETURN_IF_ERROR(expectPadding(ctx, explicitPadding ? 3 : 4, explicitPadding));
+    const uint32_t strides = explicitPadding ? 7 : 5;
     NN_RETURN_IF_ERROR(expectStrides(ctx, strides));
     return expectFusedActivation(ctx, strides + 2);
 }
@@ -198,11 +158,7 @@ Status validateTransposeConv2D(OperationContext& ctx) {
 Status validateFullyConnected(OperationContext& ctx) {
     NN_RETURN_IF_ERROR(ctx.expectInputCount({4}));
     NN_RETURN_IF_ERROR(ctx.expectOutputCount({1}));
-    NN_RETURN_IF_ERROR(expectTypeSince(ctx, 0,
-                                       {{kFloat32, FeatureLevel::kV1_0},
-                                        {kQuant8, FeatureLevel::kV1_0},
-                                        {kFloat16, FeatureLevel::kV1_2},
-                                        {kQuant8Signed, FeatureLevel::kV1_3}}));
+    NN_RETURN_IF_ERROR(expectFloatOrQuant8(ctx, 0, FeatureLevel::kV1_0));
     const OperandType type = ctx.inputType(0);
     const OperandType biasType = isQuant8Asymm(type) ? OperandType::TENSOR_INT32 : type;
     NN_RETURN_IF_ERROR(ctx.expectInputTypes({type, type, biasType, kInt32}));
@@ -211,8 +167,7 @@ Status validateFullyConnected(OperationContext& ctx) {
     NN_RETURN_IF_ERROR(expectConvBias(ctx, 0, 1, 2));
     requireLevelForOutputScale(ctx, 0, 1);
 
-    if (auto rank = ctx.inputRank(0); rank && (*rank < 2 || *rank > 4))
-        return ctx.fail("input 0 must have rank 2 to 4, got ", *rank);
+    NN_RETURN_IF_ERROR(expectRank2To4(ctx, 0));
     NN_RETURN_IF_ERROR(expectTensorRank(ctx, 1, 2, "weights"));
     const auto& weights = ctx.input(1).dimensions;
     const auto& bias = ctx.input(2).dimensions;
@@ -241,11 +196,8 @@ Status validateBatchMatmul(OperationContext& ctx) {
 
     const auto lhsRank = ctx.inputRank(0);
     const auto rhsRank = ctx.inputRank(1);
-    for (uint32_t i = 0; i < 2; ++i) {
-        auto rank = ctx.inputRank(i);
-        if (rank && (*rank < 2 || *rank > 4))
-            return ctx.fail("input ", i, " must have rank 2 to 4, got ", *rank);
-    }
+    NN_RETURN_IF_ERROR(expectRank2To4(ctx, 0));
+    NN_RETURN_IF_ERROR(expectRank2To4(ctx, 1));
     if (!lhsRank || !rhsRank) return okStatus();
     if (*lhsRank != *rhsRank)
         return ctx.fail("inputs 0 and 1 must have the same rank, got ", *lhsRank, " and ",

@@ -4,7 +4,6 @@
 // as TENSOR_QUANT16_ASYMM with the fixed quantization checked by expectBoxQuantization().
 #include <string>
 
-#include "model/operations/OperandChecks.h"
 #include "model/operations/OperationUtils.h"
 #include "model/operations/Validators.h"
 

@@ -2,7 +2,6 @@
 // TILE, TOPK_V2, GATHER, ARGMAX, ARGMIN and REVERSE.
 #include <vector>
 
-#include "model/operations/OperandChecks.h"
 #include "model/operations/OperationUtils.h"
 #include "model/operations/Validators.h"
 
@@ -20,14 +19,6 @@ Status expectDataType(OperationContext& ctx, uint32_t input) {
                             {OperandType::TENSOR_INT32, FeatureLevel::kV1_2},
                             {OperandType::TENSOR_QUANT8_ASYMM, FeatureLevel::kV1_2},
                             {OperandType::TENSOR_QUANT8_ASYMM_SIGNED, FeatureLevel::kV1_3}});
-}
-
-/// A 1-D TENSOR_INT32 input with one element per dimension of input 0 (when known).
-Status expectPerDimensionVector(const OperationContext& ctx, uint32_t input, const char* what) {
-    NN_RETURN_IF_ERROR(expectTensorRank(ctx, input, 1, what));
-    if (auto rank = ctx.inputRank(0))
-        NN_RETURN_IF_ERROR(expectInputDim(ctx, input, 0, *rank, what));
-    return okStatus();
 }
 
 Status validateArgMinMax(OperationContext& ctx) {
@@ -50,8 +41,8 @@ Status validateSlice(OperationContext& ctx) {
     NN_RETURN_IF_ERROR(ctx.expectInputTypes({type, kTensorInt32, kTensorInt32}));
     NN_RETURN_IF_ERROR(ctx.expectOutputTypes({type}));
     NN_RETURN_IF_ERROR(expectRequiredInputs(ctx, {}));
-    NN_RETURN_IF_ERROR(expectPerDimensionVector(ctx, 1, "begin"));
-    NN_RETURN_IF_ERROR(expectPerDimensionVector(ctx, 2, "size"));
+    NN_RETURN_IF_ERROR(expectOnePerDimension(ctx, 1, "begin"));
+    NN_RETURN_IF_ERROR(expectOnePerDimension(ctx, 2, "size"));
     return expectSameQuant8(ctx, 0, 0);
 }
 
@@ -90,7 +81,7 @@ Status validateTile(OperationContext& ctx) {
     NN_RETURN_IF_ERROR(ctx.expectInputTypes({type, kTensorInt32}));
     NN_RETURN_IF_ERROR(ctx.expectOutputTypes({type}));
     NN_RETURN_IF_ERROR(expectRequiredInputs(ctx, {}));
-    NN_RETURN_IF_ERROR(expectPerDimensionVector(ctx, 1, "multiples"));
+    NN_RETURN_IF_ERROR(expectOnePerDimension(ctx, 1, "multiples"));
     return expectSameQuant8(ctx, 0, 0);
 }
 

@@ -1,5 +1,4 @@
 // Validators of the boolean operations: LOGICAL_AND, LOGICAL_OR, LOGICAL_NOT and SELECT.
-#include "model/operations/OperandChecks.h"
 #include "model/operations/OperationUtils.h"
 #include "model/operations/Validators.h"
 

@@ -1,6 +1,5 @@
 // Validators of the table lookups and hashing of NNAPI 1.0: EMBEDDING_LOOKUP, HASHTABLE_LOOKUP
 // and LSH_PROJECTION.
-#include "model/operations/OperandChecks.h"
 #include "model/operations/OperationUtils.h"
 #include "model/operations/Validators.h"
 

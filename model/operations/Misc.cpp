@@ -2,7 +2,6 @@
 // and OEM_OPERATION.
 #include <vector>
 
-#include "model/operations/OperandChecks.h"
 #include "model/operations/OperationUtils.h"
 #include "model/operations/Validators.h"
 
@@ -51,7 +50,7 @@ Status validateDensify(OperationContext& ctx) {
     inputs[0] = ctx.inputType(0);
     NN_RETURN_IF_ERROR(ctx.expectInputTypes(inputs));
     NN_RETURN_IF_ERROR(ctx.expectOutputTypes({ctx.inputType(0)}));
-    NN_RETURN_IF_ERROR(ctx.expectSameQuantization(0, 0));
+    NN_RETURN_IF_ERROR(expectSameQuantization(ctx, 0, 0));
     // The block map and the per-dimension index arrays are optional (dense dimensions).
     std::vector<uint32_t> optional = {kBlockMap};
     for (uint32_t i = kMinInputs; i < ctx.numInputs(); ++i) optional.push_back(i);

@@ -18,6 +18,17 @@ std::string typeList(std::initializer_list<TypeSince> allowed) {
     return s.str();
 }
 
+bool extraParamsEqual(const ExtraParams& a, const ExtraParams& b) {
+    if (a.index() != b.index()) return false;
+    if (const auto* pa = std::get_if<SymmPerChannelQuantParams>(&a)) {
+        const auto& pb = std::get<SymmPerChannelQuantParams>(b);
+        return pa->channelDim == pb.channelDim && pa->scales == pb.scales;
+    }
+    if (const auto* pa = std::get_if<std::vector<uint8_t>>(&a))
+        return *pa == std::get<std::vector<uint8_t>>(b);
+    return true;
+}
+
 }  // namespace
 
 bool isQuant8Asymm(OperandType type) {
@@ -41,6 +52,14 @@ Status expectTypeSince(OperationContext& ctx, uint32_t input,
     }
     return ctx.fail("input ", input, " has unsupported type ", nameOf(type), ", expected one of ",
                     typeList(allowed));
+}
+
+Status expectFloatOrQuant8(OperationContext& ctx, uint32_t input, FeatureLevel since) {
+    return expectTypeSince(ctx, input,
+                           {{OperandType::TENSOR_FLOAT32, since},
+                            {OperandType::TENSOR_QUANT8_ASYMM, since},
+                            {OperandType::TENSOR_FLOAT16, std::max(since, FeatureLevel::kV1_2)},
+                            {OperandType::TENSOR_QUANT8_ASYMM_SIGNED, FeatureLevel::kV1_3}});
 }
 
 Status expectOutputType(const OperationContext& ctx, uint32_t output, OperandType type) {
@@ -109,8 +128,19 @@ Status expectFusedActivation(const OperationContext& ctx, uint32_t input) {
                               "fused activation code");
 }
 
-Status expectPaddingScheme(const OperationContext& ctx, uint32_t input) {
-    return expectInt32InRange(ctx, input, 1, 2, "padding scheme, 1 = SAME or 2 = VALID");
+Status expectPadding(const OperationContext& ctx, uint32_t first, bool explicitPadding) {
+    if (!explicitPadding)
+        return expectInt32InRange(ctx, first, 1, 2, "padding scheme, 1 = SAME or 2 = VALID");
+    static const char* const kNames[] = {"padding left", "padding right", "padding top",
+                                         "padding bottom"};
+    for (uint32_t i = 0; i < 4; ++i)
+        NN_RETURN_IF_ERROR(expectNonNegativeInt32(ctx, first + i, kNames[i]));
+    return okStatus();
+}
+
+Status expectStrides(const OperationContext& ctx, uint32_t first) {
+    NN_RETURN_IF_ERROR(expectPositiveInt32(ctx, first, "stride width"));
+    return expectPositiveInt32(ctx, first + 1, "stride height");
 }
 
 Status expectPositiveFloat(const OperationContext& ctx, uint32_t input, const char* what) {
@@ -143,11 +173,70 @@ Status expectAxesTensor(const OperationContext& ctx, uint32_t axesInput, uint32_
     return okStatus();
 }
 
+Status expectRequiredInputs(const OperationContext& ctx, const std::vector<uint32_t>& optional) {
+    for (uint32_t i = 0; i < ctx.numInputs(); ++i) {
+        if (ctx.isOmitted(i) && std::find(optional.begin(), optional.end(), i) == optional.end())
+            return ctx.fail("input ", i, " is required but has no value (NO_VALUE)");
+    }
+    return okStatus();
+}
+
+Status expectPresent(const OperationContext& ctx, uint32_t input, const char* what) {
+    if (ctx.isOmitted(input))
+        return ctx.fail("input ", input, " (", what, ") is required but has no value (NO_VALUE)");
+    return okStatus();
+}
+
 Status expectTensorRank(const OperationContext& ctx, uint32_t input, uint32_t rank,
                         const char* what) {
     auto r = ctx.inputRank(input);
     if (r && *r != rank)
         return ctx.fail("input ", input, " (", what, ") must have rank ", rank, ", got ", *r);
+    return okStatus();
+}
+
+Status expectInputRanks(const OperationContext& ctx,
+                        std::initializer_list<std::pair<uint32_t, uint32_t>> inputRanks,
+                        const std::vector<uint32_t>& optional) {
+    for (const auto& [input, rank] : inputRanks) {
+        if (ctx.isOmitted(input)) continue;
+        const auto& dims = ctx.input(input).dimensions;
+        const bool placeholder =
+            std::all_of(dims.begin(), dims.end(), [](uint32_t d) { return d == 0; });
+        if (placeholder && std::find(optional.begin(), optional.end(), input) != optional.end())
+            continue;
+        auto r = ctx.inputRank(input);
+        if (r && *r != rank)
+            return ctx.fail("input ", input, " must have rank ", rank, ", got ", *r);
+    }
+    return okStatus();
+}
+
+Status expectInputRankAtLeast(const OperationContext& ctx, uint32_t input, uint32_t minRank,
+                              const char* what) {
+    auto rank = ctx.inputRank(input);
+    if (rank && *rank < minRank)
+        return ctx.fail("input ", input, " (", what, ") must have rank >= ", minRank, ", got ",
+                        *rank);
+    return okStatus();
+}
+
+Status expectInputDim(const OperationContext& ctx, uint32_t input, uint32_t dim, uint32_t size,
+                      const char* what) {
+    const auto& dims = ctx.input(input).dimensions;
+    if (dim < dims.size() && dims[dim] != 0 && dims[dim] != size)
+        return ctx.fail("input ", input, " (", what, ") must have ", size,
+                        " elements along dimension ", dim, ", got shape ", toString(dims));
+    return okStatus();
+}
+
+Status expectOnePerDimension(const OperationContext& ctx, uint32_t input, const char* what) {
+    NN_RETURN_IF_ERROR(expectTensorRank(ctx, input, 1, what));
+    const auto& dims = ctx.input(input).dimensions;
+    auto rank = ctx.inputRank(0);
+    if (rank && dims.size() == 1 && dims[0] != 0 && dims[0] != *rank)
+        return ctx.fail("input ", input, " (", what, ") must have ", *rank,
+                        " elements, one per dimension of input 0, got ", dims[0]);
     return okStatus();
 }
 
@@ -161,9 +250,30 @@ Status expectOutputQuantization(const OperationContext& ctx, uint32_t output, fl
     return okStatus();
 }
 
-Status expectSameQuant8AsInput(const OperationContext& ctx) {
-    if (!isQuant8Asymm(ctx.inputType(0))) return okStatus();
-    return ctx.expectSameQuantization(0, 0);
+Status expectSameQuantization(const OperationContext& ctx, uint32_t input, uint32_t output) {
+    const Operand& a = ctx.input(input);
+    const Operand& b = ctx.output(output);
+    if (a.scale != b.scale || a.zeroPoint != b.zeroPoint)
+        return ctx.fail("output ", output, " quantization (scale ", b.scale, ", zero point ",
+                        b.zeroPoint, ") must equal input ", input, "'s (scale ", a.scale,
+                        ", zero point ", a.zeroPoint, ")");
+    return okStatus();
+}
+
+Status expectSameQuant8(const OperationContext& ctx, uint32_t input, uint32_t output) {
+    if (!isQuant8Asymm(ctx.outputType(output))) return okStatus();
+    return expectSameQuantization(ctx, input, output);
+}
+
+Status expectBoxQuantization(const OperationContext& ctx, const Operand& operand,
+                             const char* what) {
+    if (operand.type != OperandType::TENSOR_QUANT16_ASYMM) return okStatus();
+    if (operand.scale != 0.125f || operand.zeroPoint != 0)
+        return ctx.fail(what,
+                        " of type TENSOR_QUANT16_ASYMM must have scale 0.125 and zero "
+                        "point 0, got scale ",
+                        operand.scale, " and zero point ", operand.zeroPoint);
+    return okStatus();
 }
 
 Status expectBroadcastable(const OperationContext& ctx, uint32_t a, uint32_t b) {
@@ -216,6 +326,21 @@ void requireLevelForOutputScale(OperationContext& ctx, uint32_t input, uint32_t 
     if (ctx.inputType(input) != OperandType::TENSOR_QUANT8_ASYMM) return;
     const float product = ctx.input(input).scale * ctx.input(filter).scale;
     if (!(ctx.output(0).scale > product)) ctx.requireFeatureLevel(FeatureLevel::kV1_2);
+}
+
+bool dimensionsCompatible(const std::vector<uint32_t>& a, const std::vector<uint32_t>& b) {
+    if (a.empty() || b.empty()) return true;
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i) {
+        if (a[i] != 0 && b[i] != 0 && a[i] != b[i]) return false;
+    }
+    return true;
+}
+
+bool operandsCompatible(const Operand& a, const Operand& b) {
+    return a.type == b.type && dimensionsCompatible(a.dimensions, b.dimensions) &&
+           a.scale == b.scale && a.zeroPoint == b.zeroPoint &&
+           extraParamsEqual(a.extraParams, b.extraParams);
 }
 
 }  // namespace nncosim

@@ -36,7 +36,7 @@ Status validatePadCommon(OperationContext& ctx, OperandType type) {
     NN_RETURN_IF_ERROR(ctx.expectOutputTypes({type}));
     NN_RETURN_IF_ERROR(ctx.expectInputRankAtMost(0, 4));
     NN_RETURN_IF_ERROR(expectPaddings(ctx));
-    return expectSameQuant8AsInput(ctx);
+    return expectSameQuant8(ctx, 0, 0);
 }
 
 }  // namespace
@@ -44,11 +44,7 @@ Status validatePadCommon(OperationContext& ctx, OperandType type) {
 Status validatePad(OperationContext& ctx) {
     NN_RETURN_IF_ERROR(ctx.expectInputCount({2}));
     NN_RETURN_IF_ERROR(ctx.expectOutputCount({1}));
-    NN_RETURN_IF_ERROR(expectTypeSince(ctx, 0,
-                                       {{kFloat32, FeatureLevel::kV1_1},
-                                        {kQuant8, FeatureLevel::kV1_1},
-                                        {kFloat16, FeatureLevel::kV1_2},
-                                        {kQuant8Signed, FeatureLevel::kV1_3}}));
+    NN_RETURN_IF_ERROR(expectFloatOrQuant8(ctx, 0, FeatureLevel::kV1_1));
     const OperandType type = ctx.inputType(0);
     // Padding quant8 with its logical zero (a non-zero zero point) is defined since NNAPI 1.2.
     if (type == kQuant8 && ctx.input(0).zeroPoint != 0)
@@ -60,11 +56,7 @@ Status validatePad(OperationContext& ctx) {
 Status validatePadV2(OperationContext& ctx) {
     NN_RETURN_IF_ERROR(ctx.expectInputCount({3}));
     NN_RETURN_IF_ERROR(ctx.expectOutputCount({1}));
-    NN_RETURN_IF_ERROR(expectTypeSince(ctx, 0,
-                                       {{kFloat32, FeatureLevel::kV1_2},
-                                        {kQuant8, FeatureLevel::kV1_2},
-                                        {kFloat16, FeatureLevel::kV1_2},
-                                        {kQuant8Signed, FeatureLevel::kV1_3}}));
+    NN_RETURN_IF_ERROR(expectFloatOrQuant8(ctx, 0, FeatureLevel::kV1_2));
     const OperandType type = ctx.inputType(0);
     // The pad value is a quantized INT32 for quant8 tensors, a float of the tensor's width else.
     const OperandType valueType = isQuant8Asymm(type) ? OperandType::INT32 : floatScalarFor(type);
@@ -86,7 +78,7 @@ Status validateMirrorPad(OperationContext& ctx) {
     NN_RETURN_IF_ERROR(ctx.expectOutputTypes({type}));
     NN_RETURN_IF_ERROR(expectPaddings(ctx));
     NN_RETURN_IF_ERROR(expectInt32InRange(ctx, 2, 0, 1, "mode, 0 = REFLECT or 1 = SYMMETRIC"));
-    NN_RETURN_IF_ERROR(expectSameQuant8AsInput(ctx));
+    NN_RETURN_IF_ERROR(expectSameQuant8(ctx, 0, 0));
     auto rank = ctx.inputRank(0);
     const auto& out = ctx.output(0).dimensions;
     if (rank && !out.empty() && out.size() != *rank)

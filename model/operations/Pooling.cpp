@@ -29,22 +29,13 @@ Status validatePooling(OperationContext& ctx, std::initializer_list<TypeSince> a
     NN_RETURN_IF_ERROR(ctx.expectOutputTypes({type}));
     NN_RETURN_IF_ERROR(expectTensorRank(ctx, 0, 4, "input"));
 
-    uint32_t strides = 2;
-    if (explicitPadding) {
-        NN_RETURN_IF_ERROR(expectNonNegativeInt32(ctx, 1, "padding left"));
-        NN_RETURN_IF_ERROR(expectNonNegativeInt32(ctx, 2, "padding right"));
-        NN_RETURN_IF_ERROR(expectNonNegativeInt32(ctx, 3, "padding top"));
-        NN_RETURN_IF_ERROR(expectNonNegativeInt32(ctx, 4, "padding bottom"));
-        strides = 5;
-    } else {
-        NN_RETURN_IF_ERROR(expectPaddingScheme(ctx, 1));
-    }
-    NN_RETURN_IF_ERROR(expectPositiveInt32(ctx, strides, "stride width"));
-    NN_RETURN_IF_ERROR(expectPositiveInt32(ctx, strides + 1, "stride height"));
+    NN_RETURN_IF_ERROR(expectPadding(ctx, 1, explicitPadding));
+    const uint32_t strides = explicitPadding ? 5 : 2;
+    NN_RETURN_IF_ERROR(expectStrides(ctx, strides));
     NN_RETURN_IF_ERROR(expectPositiveInt32(ctx, strides + 2, "filter width"));
     NN_RETURN_IF_ERROR(expectPositiveInt32(ctx, strides + 3, "filter height"));
     NN_RETURN_IF_ERROR(expectFusedActivation(ctx, strides + 4));
-    return expectSameQuant8AsInput(ctx);
+    return expectSameQuant8(ctx, 0, 0);
 }
 
 }  // namespace

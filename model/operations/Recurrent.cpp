@@ -5,7 +5,6 @@
 #include <optional>
 #include <vector>
 
-#include "model/operations/OperandChecks.h"
 #include "model/operations/OperationUtils.h"
 #include "model/operations/Validators.h"
 

@@ -24,7 +24,7 @@ Status validateReduction(OperationContext& ctx, std::initializer_list<TypeSince>
     NN_RETURN_IF_ERROR(ctx.expectInputRankAtMost(0, 4));
     NN_RETURN_IF_ERROR(expectTensorRank(ctx, 1, 1, "axes"));
     NN_RETURN_IF_ERROR(expectAxesTensor(ctx, 1, 0));
-    return expectSameQuant8AsInput(ctx);
+    return expectSameQuant8(ctx, 0, 0);
 }
 
 Status validateReduceFloat(OperationContext& ctx) {

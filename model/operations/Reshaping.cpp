@@ -15,31 +15,11 @@ constexpr OperandType kQuant8 = OperandType::TENSOR_QUANT8_ASYMM;
 constexpr OperandType kQuant8Signed = OperandType::TENSOR_QUANT8_ASYMM_SIGNED;
 constexpr OperandType kTensorInt32 = OperandType::TENSOR_INT32;
 
-/// Float and quant8 data types of the ops introduced in NNAPI 1.1.
-Status expectV1_1DataType(OperationContext& ctx) {
-    return expectTypeSince(ctx, 0,
-                           {{kFloat32, FeatureLevel::kV1_1},
-                            {kQuant8, FeatureLevel::kV1_1},
-                            {kFloat16, FeatureLevel::kV1_2},
-                            {kQuant8Signed, FeatureLevel::kV1_3}});
-}
-
 /// The rank of input 0 when known, as a signed bound.
 std::optional<int32_t> signedRank(const OperationContext& ctx) {
     auto rank = ctx.inputRank(0);
     if (!rank) return std::nullopt;
     return static_cast<int32_t>(*rank);
-}
-
-/// A constant 1-D TENSOR_INT32 input holds as many elements as input 0 has dimensions.
-Status expectOnePerDimension(const OperationContext& ctx, uint32_t input, const char* what) {
-    NN_RETURN_IF_ERROR(expectTensorRank(ctx, input, 1, what));
-    const auto& dims = ctx.input(input).dimensions;
-    auto rank = ctx.inputRank(0);
-    if (rank && dims.size() == 1 && dims[0] != 0 && dims[0] != *rank)
-        return ctx.fail("input ", input, " (", what, ") must have ", *rank,
-                        " elements, one per dimension of input 0, got ", dims[0]);
-    return okStatus();
 }
 
 /// Every element of a constant TENSOR_INT32 input is at least `min`.
@@ -54,26 +34,27 @@ Status expectElementsAtLeast(const OperationContext& ctx, uint32_t input, int32_
     return okStatus();
 }
 
+/// The input types `expected` plus, when the operation has one more input, the BOOL NCHW flag
+/// (optional since NNAPI 1.2), checked in order.
+Status expectInputTypesAndLayout(OperationContext& ctx, std::vector<OperandType> expected) {
+    if (ctx.numInputs() > expected.size()) {
+        expected.push_back(OperandType::BOOL);
+        ctx.requireFeatureLevel(FeatureLevel::kV1_2);
+    }
+    return ctx.expectInputTypes(expected);
+}
+
 /// DEPTH_TO_SPACE and SPACE_TO_DEPTH: a 4-D tensor, block size, optional NCHW flag.
 Status validateDepthSpace(OperationContext& ctx, bool toSpace) {
     NN_RETURN_IF_ERROR(ctx.expectInputCount({2, 3}));
     NN_RETURN_IF_ERROR(ctx.expectOutputCount({1}));
-    NN_RETURN_IF_ERROR(expectTypeSince(ctx, 0,
-                                       {{kFloat32, FeatureLevel::kV1_0},
-                                        {kQuant8, FeatureLevel::kV1_0},
-                                        {kFloat16, FeatureLevel::kV1_2},
-                                        {kQuant8Signed, FeatureLevel::kV1_3}}));
+    NN_RETURN_IF_ERROR(expectFloatOrQuant8(ctx, 0, FeatureLevel::kV1_0));
     const OperandType type = ctx.inputType(0);
-    std::vector<OperandType> expected = {type, OperandType::INT32};
-    if (ctx.numInputs() == 3) {
-        expected.push_back(OperandType::BOOL);
-        ctx.requireFeatureLevel(FeatureLevel::kV1_2);
-    }
-    NN_RETURN_IF_ERROR(ctx.expectInputTypes(expected));
+    NN_RETURN_IF_ERROR(expectInputTypesAndLayout(ctx, {type, OperandType::INT32}));
     NN_RETURN_IF_ERROR(ctx.expectOutputTypes({type}));
     NN_RETURN_IF_ERROR(expectTensorRank(ctx, 0, 4, "input"));
     NN_RETURN_IF_ERROR(expectPositiveInt32(ctx, 1, "block size"));
-    NN_RETURN_IF_ERROR(expectSameQuant8AsInput(ctx));
+    NN_RETURN_IF_ERROR(expectSameQuant8(ctx, 0, 0));
 
     // The block must tile the known dimensions it splits.
     auto block = constantInt32(ctx, 1);
@@ -92,16 +73,34 @@ Status validateDepthSpace(OperationContext& ctx, bool toSpace) {
     return okStatus();
 }
 
+/// SPACE_TO_BATCH_ND (block shape and paddings) and BATCH_TO_SPACE_ND (block shape): a 4-D
+/// tensor, the 1-D block shape, the [4, 2] paddings when `toBatch`, optional NCHW flag.
+Status validateBatchSpace(OperationContext& ctx, bool toBatch) {
+    NN_RETURN_IF_ERROR(toBatch ? ctx.expectInputCount({3, 4}) : ctx.expectInputCount({2, 3}));
+    NN_RETURN_IF_ERROR(ctx.expectOutputCount({1}));
+    NN_RETURN_IF_ERROR(expectFloatOrQuant8(ctx, 0, FeatureLevel::kV1_1));
+    const OperandType type = ctx.inputType(0);
+    // Quant8 with a non-zero zero point pads with logical zero only since NNAPI 1.2.
+    if (toBatch && type == kQuant8 && ctx.input(0).zeroPoint != 0)
+        ctx.requireFeatureLevel(FeatureLevel::kV1_2);
+    std::vector<OperandType> expected = {type, kTensorInt32};
+    if (toBatch) expected.push_back(kTensorInt32);
+    NN_RETURN_IF_ERROR(expectInputTypesAndLayout(ctx, expected));
+    NN_RETURN_IF_ERROR(ctx.expectOutputTypes({type}));
+    NN_RETURN_IF_ERROR(expectTensorRank(ctx, 0, 4, "input"));
+    NN_RETURN_IF_ERROR(expectTensorRank(ctx, 1, 1, "block shape"));
+    if (toBatch) NN_RETURN_IF_ERROR(expectTensorRank(ctx, 2, 2, "paddings"));
+    NN_RETURN_IF_ERROR(expectElementsAtLeast(ctx, 1, 1, "block shape"));
+    if (toBatch) NN_RETURN_IF_ERROR(expectElementsAtLeast(ctx, 2, 0, "paddings"));
+    return expectSameQuant8(ctx, 0, 0);
+}
+
 }  // namespace
 
 Status validateConcatenation(OperationContext& ctx) {
     if (ctx.numInputs() < 2) return ctx.fail("expected at least 2 inputs, got ", ctx.numInputs());
     NN_RETURN_IF_ERROR(ctx.expectOutputCount({1}));
-    NN_RETURN_IF_ERROR(expectTypeSince(ctx, 0,
-                                       {{kFloat32, FeatureLevel::kV1_0},
-                                        {kQuant8, FeatureLevel::kV1_0},
-                                        {kFloat16, FeatureLevel::kV1_2},
-                                        {kQuant8Signed, FeatureLevel::kV1_3}}));
+    NN_RETURN_IF_ERROR(expectFloatOrQuant8(ctx, 0, FeatureLevel::kV1_0));
     const OperandType type = ctx.inputType(0);
     const uint32_t axisInput = ctx.numInputs() - 1;
     std::vector<OperandType> expected(axisInput, type);
@@ -153,7 +152,7 @@ Status validateReshape(OperationContext& ctx) {
     NN_RETURN_IF_ERROR(ctx.expectOutputTypes({type}));
     NN_RETURN_IF_ERROR(ctx.expectInputRankAtMost(0, 4));
     NN_RETURN_IF_ERROR(expectTensorRank(ctx, 1, 1, "shape"));
-    NN_RETURN_IF_ERROR(expectSameQuant8AsInput(ctx));
+    NN_RETURN_IF_ERROR(expectSameQuant8(ctx, 0, 0));
     if (auto shape = constantInt32Tensor(ctx, 1)) {
         if (std::count(shape->begin(), shape->end(), -1) > 1)
             return ctx.fail("input 1 (shape) may hold at most one -1");
@@ -165,12 +164,12 @@ Status validateReshape(OperationContext& ctx) {
 Status validateSqueeze(OperationContext& ctx) {
     NN_RETURN_IF_ERROR(ctx.expectInputCount({2}));
     NN_RETURN_IF_ERROR(ctx.expectOutputCount({1}));
-    NN_RETURN_IF_ERROR(expectV1_1DataType(ctx));
+    NN_RETURN_IF_ERROR(expectFloatOrQuant8(ctx, 0, FeatureLevel::kV1_1));
     const OperandType type = ctx.inputType(0);
     NN_RETURN_IF_ERROR(ctx.expectInputTypes({type, kTensorInt32}));
     NN_RETURN_IF_ERROR(ctx.expectOutputTypes({type}));
     NN_RETURN_IF_ERROR(ctx.expectInputRankAtMost(0, 4));
-    NN_RETURN_IF_ERROR(expectSameQuant8AsInput(ctx));
+    NN_RETURN_IF_ERROR(expectSameQuant8(ctx, 0, 0));
     if (ctx.isOmitted(1)) return okStatus();
     NN_RETURN_IF_ERROR(expectTensorRank(ctx, 1, 1, "axes"));
     return expectAxesTensor(ctx, 1, 0);
@@ -179,14 +178,14 @@ Status validateSqueeze(OperationContext& ctx) {
 Status validateStridedSlice(OperationContext& ctx) {
     NN_RETURN_IF_ERROR(ctx.expectInputCount({7}));
     NN_RETURN_IF_ERROR(ctx.expectOutputCount({1}));
-    NN_RETURN_IF_ERROR(expectV1_1DataType(ctx));
+    NN_RETURN_IF_ERROR(expectFloatOrQuant8(ctx, 0, FeatureLevel::kV1_1));
     const OperandType type = ctx.inputType(0);
     NN_RETURN_IF_ERROR(
         ctx.expectInputTypes({type, kTensorInt32, kTensorInt32, kTensorInt32, OperandType::INT32,
                               OperandType::INT32, OperandType::INT32}));
     NN_RETURN_IF_ERROR(ctx.expectOutputTypes({type}));
     NN_RETURN_IF_ERROR(ctx.expectInputRankAtMost(0, 4));
-    NN_RETURN_IF_ERROR(expectSameQuant8AsInput(ctx));
+    NN_RETURN_IF_ERROR(expectSameQuant8(ctx, 0, 0));
     NN_RETURN_IF_ERROR(expectOnePerDimension(ctx, 1, "begin"));
     NN_RETURN_IF_ERROR(expectOnePerDimension(ctx, 2, "end"));
     NN_RETURN_IF_ERROR(expectOnePerDimension(ctx, 3, "strides"));
@@ -200,12 +199,12 @@ Status validateStridedSlice(OperationContext& ctx) {
 Status validateTranspose(OperationContext& ctx) {
     NN_RETURN_IF_ERROR(ctx.expectInputCount({2}));
     NN_RETURN_IF_ERROR(ctx.expectOutputCount({1}));
-    NN_RETURN_IF_ERROR(expectV1_1DataType(ctx));
+    NN_RETURN_IF_ERROR(expectFloatOrQuant8(ctx, 0, FeatureLevel::kV1_1));
     const OperandType type = ctx.inputType(0);
     NN_RETURN_IF_ERROR(ctx.expectInputTypes({type, kTensorInt32}));
     NN_RETURN_IF_ERROR(ctx.expectOutputTypes({type}));
     NN_RETURN_IF_ERROR(ctx.expectInputRankAtMost(0, 4));
-    NN_RETURN_IF_ERROR(expectSameQuant8AsInput(ctx));
+    NN_RETURN_IF_ERROR(expectSameQuant8(ctx, 0, 0));
     if (ctx.isOmitted(1)) return okStatus();
     NN_RETURN_IF_ERROR(expectOnePerDimension(ctx, 1, "perm"));
     auto perm = constantInt32Tensor(ctx, 1);
@@ -228,61 +227,23 @@ Status validateSpaceToDepth(OperationContext& ctx) {
 }
 
 Status validateSpaceToBatchNd(OperationContext& ctx) {
-    NN_RETURN_IF_ERROR(ctx.expectInputCount({3, 4}));
-    NN_RETURN_IF_ERROR(ctx.expectOutputCount({1}));
-    NN_RETURN_IF_ERROR(expectV1_1DataType(ctx));
-    const OperandType type = ctx.inputType(0);
-    // Quant8 with a non-zero zero point pads with logical zero only since NNAPI 1.2.
-    if (type == kQuant8 && ctx.input(0).zeroPoint != 0)
-        ctx.requireFeatureLevel(FeatureLevel::kV1_2);
-    std::vector<OperandType> expected = {type, kTensorInt32, kTensorInt32};
-    if (ctx.numInputs() == 4) {
-        expected.push_back(OperandType::BOOL);
-        ctx.requireFeatureLevel(FeatureLevel::kV1_2);
-    }
-    NN_RETURN_IF_ERROR(ctx.expectInputTypes(expected));
-    NN_RETURN_IF_ERROR(ctx.expectOutputTypes({type}));
-    NN_RETURN_IF_ERROR(expectTensorRank(ctx, 0, 4, "input"));
-    NN_RETURN_IF_ERROR(expectTensorRank(ctx, 1, 1, "block shape"));
-    NN_RETURN_IF_ERROR(expectTensorRank(ctx, 2, 2, "paddings"));
-    NN_RETURN_IF_ERROR(expectElementsAtLeast(ctx, 1, 1, "block shape"));
-    NN_RETURN_IF_ERROR(expectElementsAtLeast(ctx, 2, 0, "paddings"));
-    return expectSameQuant8AsInput(ctx);
+    return validateBatchSpace(ctx, true);
 }
-
 Status validateBatchToSpaceNd(OperationContext& ctx) {
-    NN_RETURN_IF_ERROR(ctx.expectInputCount({2, 3}));
-    NN_RETURN_IF_ERROR(ctx.expectOutputCount({1}));
-    NN_RETURN_IF_ERROR(expectV1_1DataType(ctx));
-    const OperandType type = ctx.inputType(0);
-    std::vector<OperandType> expected = {type, kTensorInt32};
-    if (ctx.numInputs() == 3) {
-        expected.push_back(OperandType::BOOL);
-        ctx.requireFeatureLevel(FeatureLevel::kV1_2);
-    }
-    NN_RETURN_IF_ERROR(ctx.expectInputTypes(expected));
-    NN_RETURN_IF_ERROR(ctx.expectOutputTypes({type}));
-    NN_RETURN_IF_ERROR(expectTensorRank(ctx, 0, 4, "input"));
-    NN_RETURN_IF_ERROR(expectTensorRank(ctx, 1, 1, "block shape"));
-    NN_RETURN_IF_ERROR(expectElementsAtLeast(ctx, 1, 1, "block shape"));
-    return expectSameQuant8AsInput(ctx);
+    return validateBatchSpace(ctx, false);
 }
 
 Status validateChannelShuffle(OperationContext& ctx) {
     NN_RETURN_IF_ERROR(ctx.expectInputCount({3}));
     NN_RETURN_IF_ERROR(ctx.expectOutputCount({1}));
-    NN_RETURN_IF_ERROR(expectTypeSince(ctx, 0,
-                                       {{kFloat32, FeatureLevel::kV1_2},
-                                        {kQuant8, FeatureLevel::kV1_2},
-                                        {kFloat16, FeatureLevel::kV1_2},
-                                        {kQuant8Signed, FeatureLevel::kV1_3}}));
+    NN_RETURN_IF_ERROR(expectFloatOrQuant8(ctx, 0, FeatureLevel::kV1_2));
     const OperandType type = ctx.inputType(0);
     NN_RETURN_IF_ERROR(ctx.expectInputTypes({type, OperandType::INT32, OperandType::INT32}));
     NN_RETURN_IF_ERROR(ctx.expectOutputTypes({type}));
     NN_RETURN_IF_ERROR(ctx.expectInputRankAtMost(0, 4));
     NN_RETURN_IF_ERROR(expectPositiveInt32(ctx, 1, "number of groups"));
     NN_RETURN_IF_ERROR(expectAxis(ctx, 2, 0));
-    NN_RETURN_IF_ERROR(expectSameQuant8AsInput(ctx));
+    NN_RETURN_IF_ERROR(expectSameQuant8(ctx, 0, 0));
     auto groups = constantInt32(ctx, 1);
     auto axis = constantInt32(ctx, 2);
     auto rank = signedRank(ctx);

@@ -48,7 +48,7 @@ Status validateResize(OperationContext& ctx, FeatureLevel opLevel) {
         return ctx.fail(
             "align_corners (input 4) and half_pixel_centers (input 5) cannot both be "
             "true");
-    return expectSameQuant8AsInput(ctx);
+    return expectSameQuant8(ctx, 0, 0);
 }
 
 }  // namespace

@@ -1,7 +1,6 @@
 // Validators of the operations that build or reshape tensors: EXPAND_DIMS, FILL, RANK, PACK.
 #include <optional>
 
-#include "model/operations/OperandChecks.h"
 #include "model/operations/OperationUtils.h"
 #include "model/operations/Validators.h"
 
@@ -104,7 +103,7 @@ Status validatePack(OperationContext& ctx) {
     if (!outDims.empty()) rank = static_cast<uint32_t>(outDims.size() - 1);
     for (uint32_t i = 1; i < ctx.numInputs(); ++i) {
         NN_RETURN_IF_ERROR(ctx.expectInputType(i, type));
-        if (isQuant8Asymm(type)) NN_RETURN_IF_ERROR(ctx.expectSameQuantization(i, 0));
+        NN_RETURN_IF_ERROR(expectSameQuant8(ctx, i, 0));
         if (auto r = ctx.inputRank(i)) {
             if (rank && *r != *rank)
                 return ctx.fail("input ", i, " has rank ", *r, ", expected ", *rank,
