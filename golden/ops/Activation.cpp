@@ -127,22 +127,7 @@ Status runSigmoid(ExecutionContext& ctx, Sigmoid kind) {
     }
 }
 
-// Sizes of a tensor around `axis`: outer x axis x inner.
-struct AxisSplit {
-    size_t outer = 1, axis = 1, inner = 1;
-};
-
-AxisSplit splitAt(const std::vector<uint32_t>& dims, uint32_t axis) {
-    AxisSplit s;
-    for (uint32_t d = 0; d < dims.size(); ++d) {
-        if (d < axis) s.outer *= dims[d];
-        if (d > axis) s.inner *= dims[d];
-    }
-    s.axis = dims[axis];
-    return s;
-}
-
-void softmaxFloat(const float* in, float* out, const AxisSplit& s, float beta) {
+void softmaxFloat(const float* in, float* out, const AxisSizes& s, float beta) {
     using Strided = Eigen::Map<const ArrayX<float>, 0, Eigen::InnerStride<>>;
     using StridedOut = Eigen::Map<ArrayX<float>, 0, Eigen::InnerStride<>>;
     for (size_t o = 0; o < s.outer; ++o) {
@@ -158,7 +143,7 @@ void softmaxFloat(const float* in, float* out, const AxisSplit& s, float beta) {
 }
 
 template <typename T>
-Status softmaxQuant(ExecutionContext& ctx, const AxisSplit& s, float beta) {
+Status softmaxQuant(ExecutionContext& ctx, const AxisSizes& s, float beta) {
     constexpr bool kSigned = std::is_same_v<T, int8_t>;
     if (ctx.outputScale(0) != 1.0f / 256 || ctx.outputZeroPoint(0) != (kSigned ? -128 : 0)) {
         return ctx.fail("output must have scale 1/256 and zero point ", kSigned ? -128 : 0);
@@ -250,7 +235,7 @@ Status executeSoftmax(ExecutionContext& ctx) {
     if (!(beta > 0.0f)) return ctx.fail("beta must be positive");
     NN_RETURN_IF_ERROR(ctx.setOutputShape(0, ctx.inputShape(0)));
     if (ctx.outputCount(0) == 0) return okStatus();
-    const AxisSplit split = splitAt(ctx.inputShape(0), axis);
+    const AxisSizes split = axisSizes(ctx.inputShape(0), axis);
     switch (ctx.inputType(0)) {
         case OperandType::TENSOR_FLOAT32:
         case OperandType::TENSOR_FLOAT16: {

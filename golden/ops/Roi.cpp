@@ -349,9 +349,7 @@ Status executeRoiPooling(ExecutionContext& ctx) {
     if (!params) return params.status();
     const RoiParams& p = *params;
     // Android's ROI_POOLING does not accept zero-sized inputs.
-    for (uint32_t i = 0; i < 3; ++i) {
-        if (ctx.inputCount(i) == 0) return ctx.fail("zero-sized input ", i);
-    }
+    NN_RETURN_IF_ERROR(requireNoZeroSizedInput(ctx));
     switch (ctx.inputType(kInput)) {
         case OperandType::TENSOR_FLOAT32:
         case OperandType::TENSOR_FLOAT16: {
