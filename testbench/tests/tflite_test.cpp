@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "golden/Executor.h"
+#include "golden/tests/TestTensors.h"
 #include "model/Validation.h"
 #include "testbench/ModelFiles.h"
 #include "testbench/tflite/TfliteImporter.h"
@@ -20,6 +21,7 @@ namespace nncosim {
 namespace {
 
 namespace tfl = nncosim::tflite;
+using golden::valuesOf;
 using tfl::BuiltinOperator;
 using tfl::TensorType;
 
@@ -156,18 +158,6 @@ T scalarAt(const Model& model, uint32_t operation, uint32_t input) {
     return value;
 }
 
-template <typename T>
-std::vector<T> valuesOf(const TensorData& t) {
-    std::vector<T> v(t.bytes.size() / sizeof(T));
-    std::memcpy(v.data(), t.bytes.data(), t.bytes.size());
-    return v;
-}
-
-template <typename T>
-TensorData tensorData(std::vector<uint32_t> dims, const std::vector<T>& values) {
-    return {std::move(dims), bytesOf(values)};
-}
-
 // A quant8 classifier: CONV_2D(+RELU6) -> MAX_POOL_2D -> FULLY_CONNECTED -> SOFTMAX.
 std::vector<uint8_t> quant8Classifier() {
     TfliteWriter w;
@@ -245,7 +235,7 @@ TEST_CASE("tflite_import_quant8_network") {
     // The golden runs it: 20 probabilities summing to about 1 (256 in units of 1/256).
     std::vector<uint8_t> pixels(16);
     std::iota(pixels.begin(), pixels.end(), 0);
-    auto outputs = golden::execute(model, {tensorData({1, 4, 4, 1}, pixels)});
+    auto outputs = golden::execute(model, {golden::tensor({1, 4, 4, 1}, pixels)});
     REQUIRE_MESSAGE(outputs.ok(), outputs.status().message);
     REQUIRE(outputs->size() == 1);
     CHECK((*outputs)[0].dimensions == std::vector<uint32_t>{1, 20});
@@ -304,7 +294,7 @@ TEST_CASE("tflite_import_float_network") {
 
     std::vector<float> pixels(50);
     for (size_t i = 0; i < pixels.size(); ++i) pixels[i] = 0.1f * static_cast<float>(i % 11);
-    auto outputs = golden::execute(model, {tensorData({1, 5, 5, 2}, pixels)});
+    auto outputs = golden::execute(model, {golden::tensor({1, 5, 5, 2}, pixels)});
     REQUIRE_MESSAGE(outputs.ok(), outputs.status().message);
     const auto p = valuesOf<float>((*outputs)[0]);
     REQUIRE(p.size() == 4);
@@ -325,7 +315,7 @@ TEST_CASE("tflite_import_tiny_conv_matches_hand_computation") {
         o.fused_activation_function = tfl::ActivationFunctionType::RELU;
         w.op(BuiltinOperator::CONV_2D, {x, k, b}, {y}, optionsOf(o));
         const Model model = importOk(w.finish()).model;
-        auto out = golden::execute(model, {tensorData<float>({1, 2, 2, 1}, {-1, 0, 1, 2})});
+        auto out = golden::execute(model, {golden::tensor<float>({1, 2, 2, 1}, {-1, 0, 1, 2})});
         REQUIRE_MESSAGE(out.ok(), out.status().message);
         CHECK(valuesOf<float>((*out)[0]) == std::vector<float>{0, 1, 3, 5});
     }
@@ -342,7 +332,7 @@ TEST_CASE("tflite_import_tiny_conv_matches_hand_computation") {
         o.stride_w = o.stride_h = 1;
         w.op(BuiltinOperator::CONV_2D, {x, k, b}, {y}, optionsOf(o));
         const Model model = importOk(w.finish()).model;
-        auto out = golden::execute(model, {tensorData<uint8_t>({1, 2, 2, 1}, {0, 1, 2, 3})});
+        auto out = golden::execute(model, {golden::tensor<uint8_t>({1, 2, 2, 1}, {0, 1, 2, 3})});
         REQUIRE_MESSAGE(out.ok(), out.status().message);
         CHECK(valuesOf<uint8_t>((*out)[0]) == std::vector<uint8_t>{2, 4, 6, 8});
     }
@@ -359,7 +349,7 @@ TEST_CASE("tflite_import_tiny_conv_matches_hand_computation") {
         o.stride_w = o.stride_h = 1;
         w.op(BuiltinOperator::CONV_2D, {x, k, b}, {y}, optionsOf(o));
         const Model model = importOk(w.finish()).model;
-        auto out = golden::execute(model, {tensorData<int8_t>({1, 1, 1, 1}, {4})});
+        auto out = golden::execute(model, {golden::tensor<int8_t>({1, 1, 1, 1}, {4})});
         REQUIRE_MESSAGE(out.ok(), out.status().message);
         CHECK(valuesOf<int8_t>((*out)[0]) == std::vector<int8_t>{-6, -2});
     }
@@ -405,7 +395,7 @@ TEST_CASE("tflite_import_per_channel_weights") {
     CHECK(dwParams->channelDim == 3);
 
     auto out =
-        golden::execute(model, {tensorData<int8_t>({1, 3, 3, 2}, std::vector<int8_t>(18, 10))});
+        golden::execute(model, {golden::tensor<int8_t>({1, 3, 3, 2}, std::vector<int8_t>(18, 10))});
     REQUIRE_MESSAGE(out.ok(), out.status().message);
     CHECK((*out)[0].dimensions == std::vector<uint32_t>{1, 2, 2, 3});
 }
@@ -569,8 +559,8 @@ TEST_CASE("tflite_import_operator_mappings") {
         CHECK(scalarAt<float>(model, 0, 1) == 0.2f);
         CHECK(operandAt(model, 1, 1).type == OperandType::TENSOR_QUANT8_ASYMM_SIGNED);
         CHECK(operandAt(model, 1, 1).scale == 0.2f);
-        auto out = golden::execute(model, {tensorData<float>({1, 4}, {-1, 0, 1, 2}),
-                                           tensorData<int8_t>({1, 4}, {-15, -5, 5, 15})});
+        auto out = golden::execute(model, {golden::tensor<float>({1, 4}, {-1, 0, 1, 2}),
+                                           golden::tensor<int8_t>({1, 4}, {-15, -5, 5, 15})});
         REQUIRE_MESSAGE(out.ok(), out.status().message);
         CHECK(valuesOf<float>((*out)[0]) == std::vector<float>{-0.2f, 0.0f, 1.0f, 2.0f});
         // int8: real -1.0 -> -0.2 (q -7), 0 -> 0 (q -5), 1.0 -> 1.0 (q 5), 2.0 (q 15).
@@ -669,7 +659,7 @@ TEST_CASE("tflite_import_operator_mappings") {
         w.op(BuiltinOperator::CONV_2D, {x, k, b}, {y}, optionsOf(o));
         const Model model = importOk(w.finish()).model;
         CHECK(operationTypes(model) == std::vector<Op>{Op::DEQUANTIZE, Op::CONV_2D});
-        auto out = golden::execute(model, {tensorData<float>({1, 2, 2, 1}, {1, 2, 3, 4})});
+        auto out = golden::execute(model, {golden::tensor<float>({1, 2, 2, 1}, {1, 2, 3, 4})});
         REQUIRE_MESSAGE(out.ok(), out.status().message);
         CHECK(valuesOf<float>((*out)[0]) == std::vector<float>{2, 4, 6, 8});
     }
@@ -721,7 +711,7 @@ TEST_CASE("tflite_import_semantics_on_golden") {
         tfl::GatherOptionsT o;
         o.axis = 1;
         w.op(BuiltinOperator::GATHER, {params, indices}, {y}, optionsOf(o));
-        const auto out = runOnGolden(w, {tensorData({3, 4}, matrix)});
+        const auto out = runOnGolden(w, {golden::tensor({3, 4}, matrix)});
         CHECK(valuesOf<float>(out[0]) == std::vector<float>{3, 0, 7, 4, 11, 8});
     }
     SUBCASE("ARG_MAX with an int64 axis tensor") {
@@ -730,7 +720,7 @@ TEST_CASE("tflite_import_semantics_on_golden") {
         const int32_t axis = w.constant(TensorType::INT64, {1}, std::vector<int64_t>{0});
         const int32_t y = w.output(TensorType::INT32, {4});
         w.op(BuiltinOperator::ARG_MAX, {x, axis}, {y});
-        const auto out = runOnGolden(w, {tensorData({3, 4}, matrix)});
+        const auto out = runOnGolden(w, {golden::tensor({3, 4}, matrix)});
         CHECK(valuesOf<int32_t>(out[0]) == std::vector<int32_t>{2, 2, 2, 2});
     }
     SUBCASE("STRIDED_SLICE with end_mask and shrink_axis_mask") {
@@ -749,7 +739,7 @@ TEST_CASE("tflite_import_semantics_on_golden") {
         tfl::StridedSliceOptionsT shrink;
         shrink.shrink_axis_mask = 1;
         w.op(BuiltinOperator::STRIDED_SLICE, {x, begin, end2, ones}, {b}, optionsOf(shrink));
-        const auto out = runOnGolden(w, {tensorData({3, 4}, matrix)});
+        const auto out = runOnGolden(w, {golden::tensor({3, 4}, matrix)});
         CHECK(valuesOf<float>(out[0]) == std::vector<float>{4, 6, 8, 10});
         CHECK(out[1].dimensions == std::vector<uint32_t>{4});
         CHECK(valuesOf<float>(out[1]) == std::vector<float>{4, 5, 6, 7});
@@ -766,7 +756,7 @@ TEST_CASE("tflite_import_semantics_on_golden") {
         const int32_t perm = w.constant(TensorType::INT32, {2}, std::vector<int32_t>{1, 0});
         const int32_t t = w.output(TensorType::FLOAT32, {2, 3});
         w.op(BuiltinOperator::TRANSPOSE, {right, perm}, {t});
-        const auto out = runOnGolden(w, {tensorData({3, 4}, matrix)});
+        const auto out = runOnGolden(w, {golden::tensor({3, 4}, matrix)});
         CHECK(valuesOf<float>(out[0]) == std::vector<float>{0, 1, 4, 5, 8, 9});
         CHECK(valuesOf<float>(out[1]) == std::vector<float>{2, 6, 10, 3, 7, 11});
     }
@@ -781,7 +771,7 @@ TEST_CASE("tflite_import_semantics_on_golden") {
         tfl::DepthToSpaceOptionsT d2s;
         d2s.block_size = 2;
         w.op(BuiltinOperator::DEPTH_TO_SPACE, {d}, {y}, optionsOf(d2s));
-        const auto out = runOnGolden(w, {tensorData<float>({1, 2, 2, 1}, {1, 2, 3, 4})});
+        const auto out = runOnGolden(w, {golden::tensor<float>({1, 2, 2, 1}, {1, 2, 3, 4})});
         CHECK(out[0].dimensions == std::vector<uint32_t>{1, 1, 1, 4});
         CHECK(valuesOf<float>(out[1]) == std::vector<float>{1, 2, 3, 4});
     }
@@ -796,7 +786,7 @@ TEST_CASE("tflite_import_semantics_on_golden") {
         o.padding = tfl::Padding::VALID;
         o.stride_w = o.stride_h = 2;
         w.op(BuiltinOperator::TRANSPOSE_CONV, {shape, k, x}, {y}, optionsOf(o));
-        const auto out = runOnGolden(w, {tensorData<float>({1, 1, 1, 1}, {2})});
+        const auto out = runOnGolden(w, {golden::tensor<float>({1, 1, 1, 1}, {2})});
         CHECK(valuesOf<float>(out[0]) == std::vector<float>{2, 4, 6, 8});
     }
     SUBCASE("hybrid FULLY_CONNECTED with legacy uint8 weights holding int8 values") {
@@ -811,7 +801,7 @@ TEST_CASE("tflite_import_semantics_on_golden") {
         CHECK(operationTypes(model) == std::vector<OperationType>{OperationType::DEQUANTIZE,
                                                                   OperationType::FULLY_CONNECTED});
         CHECK(operandAt(model, 0, 0).type == OperandType::TENSOR_QUANT8_SYMM);
-        auto out = golden::execute(model, {tensorData<float>({1, 2}, {3, 1})});
+        auto out = golden::execute(model, {golden::tensor<float>({1, 2}, {3, 1})});
         REQUIRE_MESSAGE(out.ok(), out.status().message);
         CHECK(valuesOf<float>((*out)[0]) == std::vector<float>{-1});
     }
