@@ -111,7 +111,10 @@ module npu_cmd
   logic [63:0] a_words;
   logic [31:0] p_count, kt;
   logic [47:0] w_words;
-  logic        bad_opcode, bad_field, taps;
+  logic        bad_opcode, bad_field, taps, chain_out, chain_in;
+  // The previous descriptor of the chain, for the CHAIN_IN rules.
+  logic        prev_chain_out_q;
+  logic [15:0] prev_out_inner_q, prev_out_count1_q, prev_out_count2_q;
 
   // Helpers look at some fields of their tensors only.
   /* verilator lint_off UNUSEDSIGNAL */
@@ -131,7 +134,9 @@ module npu_cmd
     a_rows  = 48'(d.a.count1) * 48'(d.a.count2) * 48'(d.a.count3);
     a_words = 64'(a_rows) * 64'(a_wpr);
     p_count = 32'(d.out.count1) * 32'(d.out.count2);
-    taps    = d.flags[2];
+    taps      = (d.flags & FlagTaps) != '0;
+    chain_out = (d.flags & FlagChainOut) != '0;
+    chain_in  = (d.flags & FlagChainIn) != '0;
     kt      = taps ? 32'd1
                    : 32'(d.kernel_w) * 32'(d.kernel_h) * (d.opcode == OpConv ? 32'(a_wpr) : 32'd1);
     w_words = d.opcode == OpLut ? 48'(TableWords)
@@ -164,6 +169,21 @@ module npu_cmd
     end
     if (taps && !is_window_op(d.opcode)) begin
       bad_field = 1'b1;
+    end
+    // CHAIN_OUT keeps the tile in the next descriptor's buffer; that descriptor reads it as a
+    // 1x1 convolution's input of the same shape.
+    if (chain_out) begin
+      bad_field |= !is_array_op(d.opcode) || chain_in || (d.flags & FlagLast) != '0 ||
+                   64'(p_count) * 64'(nb) > 64'(SpadWords);
+    end
+    if (chain_in) begin
+      bad_field |= d.opcode != OpConv || !prev_chain_out_q || d.kernel_w != 8'd1 ||
+                   d.kernel_h != 8'd1 || d.stride_w != 8'd1 || d.stride_h != 8'd1 ||
+                   d.pad_top != '0 || d.pad_left != '0 || d.a.inner != prev_out_inner_q ||
+                   d.a.count1 != prev_out_count1_q || d.a.count2 != prev_out_count2_q ||
+                   d.out.count1 != d.a.count1 || d.out.count2 != d.a.count2;
+    end else if (prev_chain_out_q) begin
+      bad_field = 1'b1;  // the chained result would have no reader
     end
     if (d.opcode == OpAdd || d.opcode == OpMul) begin
       bad_field |= !same_shape(d.a, d.b) || !same_shape(d.a, d.out) || tensor_empty(d.b) ||
@@ -201,7 +221,9 @@ module npu_cmd
       decode_q      <= 1'b0;
       next_valid_q  <= 1'b0;
       last_index_q  <= '0;
+      prev_chain_out_q <= 1'b0;
     end else if (state_q != StRun) begin
+      prev_chain_out_q <= 1'b0;
       fetch_addr_q  <= queue_base_i;
       fetch_index_q <= '0;
       fetch_done_q  <= 1'b0;
@@ -227,6 +249,10 @@ module npu_cmd
         fetch_rsp_q   <= '0;
         fetch_addr_q  <= fetch_addr_q + DescBytes;
         fetch_index_q <= fetch_index_q + 1;
+        prev_chain_out_q  <= chain_out;
+        prev_out_inner_q  <= d.out.inner;
+        prev_out_count1_q <= d.out.count1;
+        prev_out_count2_q <= d.out.count2;
         if (d.flags[0]) begin
           fetch_done_q <= 1'b1;
           last_index_q <= fetch_index_q;
@@ -263,7 +289,8 @@ module npu_cmd
                      (!next_q.desc.flags[1] || desc_done_q == next_q.index);
 
   logic needs_load;
-  assign needs_load = load_q.desc.opcode != OpNop;
+  // A CHAIN_IN descriptor's input is written into its buffer by the previous descriptor.
+  assign needs_load = load_q.desc.opcode != OpNop && (load_q.desc.flags & FlagChainIn) == '0;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin

@@ -16,6 +16,9 @@
 // per kernel row); word ky reaches array rows ky*KW .. ky*KW+KW-1 ky*KW cycles later, when those
 // rows work on the pixels whose taps it holds (that needs STRIDE_W == DILATION_W). Output rows
 // are extended by KW-1 steps so the last pixels of a row get their right-hand taps.
+// CHAIN_OUT banks drain into the scratchpad buffer of the next descriptor instead of the store
+// DMA; that CHAIN_IN descriptor (a 1x1 convolution) issues each input word only once the drain has
+// written it, so a depthwise layer and the pointwise layer after it overlap without DRAM traffic.
 // Element-wise operations (ADD, MUL, LUT) stream the buffer word by word through the lane
 // arithmetic and requantization (ADD, MUL) or the table (LUT) to the store DMA.
 // Descriptors retire in order once their last result word is stored.
@@ -37,6 +40,9 @@ module npu_compute
 
   output logic [SpadAw-1:0]          spad_raddr_o [DwTapPorts],
   input  logic [VecBits-1:0]         spad_rdata_i [DwTapPorts],
+  output logic                       chain_we_o,
+  output logic [SpadAw-1:0]          chain_waddr_o,
+  output logic [VecBits-1:0]         chain_wdata_o,
 
   output logic                       ws_start_o,
   output logic [31:0]                ws_addr_o,
@@ -88,8 +94,9 @@ module npu_compute
   assign is_pool  = dq.opcode == OpMaxpool || dq.opcode == OpAvgpool;
   assign is_dw    = dq.opcode != OpConv;  // the input word follows nb (DWCONV, pooling)
 
-  logic is_taps;
-  assign is_taps = dq.opcode == OpDwconv && dq.flags[2];
+  logic is_taps, is_chain_in;
+  assign is_taps     = dq.opcode == OpDwconv && dq.flags[2];
+  assign is_chain_in = (dq.flags & FlagChainIn) != '0;
 
   // ------------------------------------------------------------------------------------------
   // Accumulator banks and the jobs that drain them.
@@ -102,6 +109,9 @@ module npu_compute
     logic [8:0]  act_min;
     logic [8:0]  act_max;
     logic        last;       // the descriptor retires after this block
+    logic        chain;      // CHAIN_OUT: drain into the next descriptor's buffer
+    logic [SpadAw-1:0] chain_addr;  // there: the word of pixel 0 of this block
+    logic [15:0] chain_wpr;  // words per pixel there
   } bank_job_t;
 
   bank_job_t bank_job_q [2];
@@ -145,12 +155,21 @@ module npu_compute
   assign last_kt = kt_q + 1 == job_q.kt_count;
   assign last_nb = nb_q + 1 == job_q.nb_count;
   assign block_ready = !is_array || ld_block_q != fd_block_q;
-  assign issue = fd_state_q == FdStream && block_ready;
+  // CHAIN_IN: input word fd_word_q (K step x pixels + pixel, as the drain numbers its writes)
+  // must have been written by the previous descriptor's drain.
+  logic [31:0] fd_word_q, chain_written_q;
+  logic        chain_ready;
+  assign chain_ready = !is_chain_in || fd_word_q < chain_written_q;
+  assign issue = fd_state_q == FdStream && block_ready && chain_ready;
 
   // The array changes mode (weight-stationary / TAPS) and pooling starts only on an empty array.
-  logic nb_go, array_dw_q;
+  // So does a TAPS kernel shape (the rows' fan-out) change.
+  logic        nb_go, array_dw_q, same_array_mode;
+  logic [15:0] taps_kernel_q;  // KERNEL_H, KERNEL_W of the TAPS row configuration
+  assign same_array_mode = is_array && is_taps == array_dw_q &&
+                           (!is_taps || taps_kernel_q == {dq.kernel_h, dq.kernel_w});
   assign nb_go = fd_state_q == FdNbStart && !bank_busy_q[fd_bank_q] &&
-                 ((is_array && is_taps == array_dw_q) || array_inflight_q == '0);
+                 (same_array_mode || array_inflight_q == '0);
 
   // Lanes of the current input word and of the current output block that hold real channels.
   logic [15:0] in_lanes, out_lanes;
@@ -204,11 +223,13 @@ module npu_compute
             oy_q <= '0;
             ox_q <= '0;
             p_q  <= '0;
+            fd_word_q <= '0;
             fd_state_q <= FdStream;
           end
         end
         FdStream: begin
           if (issue) begin
+            fd_word_q <= fd_word_q + 1;
             if (!last_step) begin
               if (step_valid) begin
                 p_q  <= p_q + 1;
@@ -308,6 +329,10 @@ module npu_compute
       bank_job_q[fd_bank_q].act_min     <= dq.act_min;
       bank_job_q[fd_bank_q].act_max     <= dq.act_max;
       bank_job_q[fd_bank_q].last        <= last_nb;
+      bank_job_q[fd_bank_q].chain       <= (dq.flags & FlagChainOut) != '0;
+      bank_job_q[fd_bank_q].chain_addr  <= (job_q.buf_sel ? '0 : SpadAw'(SpadWords)) +
+                                           SpadAw'(nb_q);
+      bank_job_q[fd_bank_q].chain_wpr   <= job_q.nb_count;
     end
   end
 
@@ -447,6 +472,7 @@ module npu_compute
     logic              first;      // first K step: overwrite the accumulator
     logic              bank_done;  // last vector of the bank
     logic              pool;       // to the accumulators directly
+    logic              maxpool;    // MAXPOOL (else AVGPOOL), for the accumulators
     logic              pad;        // position outside the input (pooling skips it)
   } meta_t;
 
@@ -454,6 +480,10 @@ module npu_compute
   logic signed [17:0] s1_iy_q, s1_ix_q;
   logic [15:0]       s1_word_q, s1_lanes_q;
   logic [15:0]       s2_lanes_q;
+  // A's type and zero point travel with the vectors: the next descriptor may start while this
+  // one's last vectors are still in stages 2 and 3.
+  logic              s1_a_signed_q, s2_a_signed_q;
+  logic signed [8:0] s1_a_zero_q, s2_a_zero_q;
   logic signed [8:0] s3_act_q [Vec];
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -474,6 +504,7 @@ module npu_compute
       s1_q.bank_done <= is_taps ? oy_q + 1 == dq.out.count2 && tx_q + 1 == dq.out.count1
                                 : last_p && last_kt;
       s1_q.pool      <= is_pool;
+      s1_q.maxpool   <= dq.opcode == OpMaxpool;
       s1_q.pad       <= 1'b0;
       s2_q           <= s1_q;
       s2_q.pad       <= !in_bounds;
@@ -492,7 +523,11 @@ module npu_compute
                         18'(signed'({1'b0, dq.pad_left})));
       s1_word_q  <= is_dw ? nb_q : cb_q;
       s1_lanes_q <= in_lanes;
+      s1_a_signed_q <= dq.a_signed;
+      s1_a_zero_q   <= dq.a_zero_point;
     end
+    s2_a_signed_q <= s1_a_signed_q;
+    s2_a_zero_q   <= s1_a_zero_q;
     if (s1_q.valid) begin
       s2_lanes_q <= in_bounds ? s1_lanes_q : '0;
     end
@@ -551,6 +586,7 @@ module npu_compute
       end
     end
     if (nb_go && is_taps) begin
+      taps_kernel_q <= {dq.kernel_h, dq.kernel_w};
       for (int unsigned r = 0; r < ArrayRows; r++) begin
         logic [31:0] ky;
         ky             = r / 32'(dq.kernel_w);
@@ -564,7 +600,7 @@ module npu_compute
       for (int unsigned k = 0; k < DwTapPorts; k++) begin
         for (int unsigned l = 0; l < Vec; l++) begin
           tw_q[k][l] <= s2_inb_q[k] && 32'(l) < 32'(s2_word_lanes_q)
-                            ? widen(spad_rdata_i[k][l*8 +: 8], dq.a_signed) - dq.a_zero_point
+                            ? widen(spad_rdata_i[k][l*8 +: 8], s2_a_signed_q) - s2_a_zero_q
                             : '0;
         end
         tdel_q[k][0]     <= tw_q[k];
@@ -603,9 +639,9 @@ module npu_compute
     if (s2_q.valid) begin
       for (int unsigned l = 0; l < Vec; l++) begin
         if (s2_q.pool) begin
-          s3_act_q[l] <= widen(spad_rdata_i[0][l*8 +: 8], dq.a_signed);
+          s3_act_q[l] <= widen(spad_rdata_i[0][l*8 +: 8], s2_a_signed_q);
         end else if (32'(l) < 32'(s2_lanes_q)) begin
-          s3_act_q[l] <= widen(spad_rdata_i[0][l*8 +: 8], dq.a_signed) - dq.a_zero_point;
+          s3_act_q[l] <= widen(spad_rdata_i[0][l*8 +: 8], s2_a_signed_q) - s2_a_zero_q;
         end else begin
           s3_act_q[l] <= '0;
         end
@@ -658,9 +694,14 @@ module npu_compute
     end else begin
       // TAPS vectors leave the array after Rows + 1 cycles, not Rows + Cols: they join the
       // line Cols - 1 places further on.
+      // Pooling vectors bypass the array in either mode.
       meta_q[0] <= s3_q.pool || array_dw_q ? '0 : s3_q;
       for (int unsigned d = 1; d < ArrayLatency; d++) begin
-        meta_q[d] <= d == ArrayCols - 1 && array_dw_q ? s3_q : meta_q[d-1];
+        if (d == ArrayCols - 1 && array_dw_q) begin
+          meta_q[d] <= s3_q.pool ? '0 : s3_q;
+        end else begin
+          meta_q[d] <= meta_q[d-1];
+        end
       end
     end
   end
@@ -694,7 +735,7 @@ module npu_compute
         for (int unsigned l = 0; l < Vec; l++) begin
           acc_q[am.bank][am.p][l] <= (am.first ? 32'd0 : acc_q[am.bank][am.p][l]) + psum[l];
         end
-      end else if (dq.opcode == OpMaxpool) begin
+      end else if (am.maxpool) begin
         for (int unsigned l = 0; l < Vec; l++) begin
           if (am.first && am.pad) begin
             acc_q[am.bank][am.p][l] <= 32'h8000_0000;
@@ -769,7 +810,7 @@ module npu_compute
           end
         end
         DrStore: begin
-          if (!st_busy_i) begin
+          if (dj.chain || !st_busy_i) begin
             dr_p_q     <= '0;
             dr_state_q <= DrRead;
           end
@@ -804,6 +845,34 @@ module npu_compute
   end
 
   assign drain_release = dr_state_q == DrRelease && !dr_entry_valid_q;
+
+  // CHAIN_OUT words go to the next descriptor's buffer, pixel by pixel in the drain's order; the
+  // count of words written so far is what the CHAIN_IN feeder may read.
+  logic              chain_drain;
+  logic [SpadAw-1:0] cw_addr_q;
+  assign chain_drain   = !rq_from_elem && dj.chain;
+  assign chain_we_o    = rq_out_valid && chain_drain;
+  assign chain_waddr_o = cw_addr_q;
+  assign chain_wdata_o = rq_data;
+
+  always_ff @(posedge clk_i) begin
+    if (dr_state_q == DrStore) begin
+      cw_addr_q <= dj.chain_addr;
+    end else if (chain_we_o) begin
+      cw_addr_q <= cw_addr_q + SpadAw'(dj.chain_wpr);
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      chain_written_q <= '0;
+    end else if (flush_i || (fd_state_q == FdIdle && start_i &&
+                             (job_i.desc.flags & FlagChainOut) != '0)) begin
+      chain_written_q <= '0;  // the previous chain's reader has issued every word
+    end else if (chain_we_o) begin
+      chain_written_q <= chain_written_q + 1;
+    end
+  end
 
   always_ff @(posedge clk_i) begin
     if (dr_read) begin
@@ -1114,9 +1183,9 @@ module npu_compute
   end
 
   always_comb begin
-    st_valid_o    = rq_out_valid;
+    st_valid_o    = rq_out_valid && !chain_drain;
     st_data_o     = rq_data;
-    rq_out_ready  = st_ready_i;
+    rq_out_ready  = st_ready_i || chain_drain;
     pool_out_take = 1'b0;
     if (rq_from_elem && dq.opcode == OpLut) begin
       st_valid_o = ef_valid;
@@ -1132,7 +1201,7 @@ module npu_compute
   always_comb begin
     st_start_o  = 1'b0;
     st_tensor_o = dj.out;
-    if (dr_state_q == DrStore && !st_busy_i) begin
+    if (dr_state_q == DrStore && !dj.chain && !st_busy_i) begin
       st_start_o = 1'b1;
     end else if (elem_can_start) begin
       st_start_o  = 1'b1;

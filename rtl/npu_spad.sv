@@ -1,4 +1,5 @@
-// Input scratchpad: Words x Vec bytes, one write port (the load DMA) and ReadPorts synchronous
+// Input scratchpad: Words x Vec bytes, two write ports (the load DMA, and the compute stage's
+// CHAIN_OUT results, which always go to the other half) and ReadPorts synchronous
 // read ports (the compute stage; ports beyond the first serve the depthwise TAPS mode, which
 // reads one word per kernel row each cycle, so the memory is replicated ReadPorts ways). Two
 // halves serve as ping-pong buffers; the units keep their accesses in different halves, so a
@@ -10,9 +11,9 @@ module npu_spad
   parameter int unsigned ReadPorts = 1
 ) (
   input  logic                     clk_i,
-  input  logic                     we_i,
-  input  logic [$clog2(Words)-1:0] waddr_i,
-  input  logic [VecBits-1:0]       wdata_i,
+  input  logic                     we_i     [2],
+  input  logic [$clog2(Words)-1:0] waddr_i  [2],
+  input  logic [VecBits-1:0]       wdata_i  [2],
   input  logic [$clog2(Words)-1:0] raddr_i [ReadPorts],
   output logic [VecBits-1:0]       rdata_o [ReadPorts]
 );
@@ -20,8 +21,10 @@ module npu_spad
   logic [VecBits-1:0] mem_q [Words];
 
   always_ff @(posedge clk_i) begin
-    if (we_i) begin
-      mem_q[waddr_i] <= wdata_i;
+    for (int unsigned w = 0; w < 2; w++) begin
+      if (we_i[w]) begin
+        mem_q[waddr_i[w]] <= wdata_i[w];
+      end
     end
     for (int unsigned p = 0; p < ReadPorts; p++) begin
       rdata_o[p] <= mem_q[raddr_i[p]];

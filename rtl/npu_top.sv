@@ -186,10 +186,11 @@ module npu_top
 
   // ------------------------------------------------------------------------------------------
   // Load DMA into the scratchpad.
-  logic               spad_we;
-  logic [SpadAw-1:0]  spad_waddr;
+  // Write port 0: the load DMA; port 1: CHAIN_OUT results of the compute stage.
+  logic               spad_we    [2];
+  logic [SpadAw-1:0]  spad_waddr [2];
+  logic [VecBits-1:0] spad_wdata [2];
   logic [SpadAw-1:0]  spad_raddr [DwTapPorts];
-  logic [VecBits-1:0] spad_wdata;
   logic [VecBits-1:0] spad_rdata [DwTapPorts];
 
   npu_dma_load u_dma_load (
@@ -207,9 +208,9 @@ module npu_top
     .req_addr_o  (req_addr[ClientLoad]),
     .rsp_valid_i (rsp_valid[ClientLoad]),
     .rsp_data_i  (rsp_data),
-    .spad_we_o   (spad_we),
-    .spad_waddr_o(spad_waddr),
-    .spad_wdata_o(spad_wdata)
+    .spad_we_o   (spad_we[0]),
+    .spad_waddr_o(spad_waddr[0]),
+    .spad_wdata_o(spad_wdata[0])
   );
   assign req_write[ClientLoad] = 1'b0;
   assign req_wdata[ClientLoad] = '0;
@@ -277,6 +278,9 @@ module npu_top
     .store_index_o      (store_index),
     .spad_raddr_o       (spad_raddr),
     .spad_rdata_i       (spad_rdata),
+    .chain_we_o         (spad_we[1]),
+    .chain_waddr_o      (spad_waddr[1]),
+    .chain_wdata_o      (spad_wdata[1]),
     .ws_start_o         (ws_start),
     .ws_addr_o          (ws_addr),
     .ws_words_o         (ws_words),

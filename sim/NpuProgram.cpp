@@ -147,10 +147,21 @@ void Program::append(Descriptor d) {
     mDescriptors.push_back(d);
 }
 
-Status Program::windowOp(Opcode opcode, const DeviceTensor& input, const DeviceTensor& output,
-                         uint32_t weights, bool weightsSigned, int32_t weightZeroPoint,
-                         const ConvGeometry& g, const OutputStage& stage, uint32_t flags,
-                         uint32_t tag) {
+namespace {
+
+// One output tile of a window operation and the input region it reads (clipped to the input;
+// what lies outside is padding).
+struct WindowTile {
+    uint32_t oy0 = 0, ox0 = 0, th = 0, tw = 0;
+    uint32_t ry0 = 0, rx0 = 0, rows = 0, cols = 0;
+    uint32_t padTop = 0, padLeft = 0;
+};
+
+// Tiles of whole output rows when they fit, as many rows as the accumulators and the scratchpad
+// buffer hold. `chainWords` > 0: the tile's output (that many words per pixel) stays on chip in a
+// scratchpad buffer too.
+Result<std::vector<WindowTile>> windowTiles(const DeviceTensor& input, const DeviceTensor& output,
+                                            const ConvGeometry& g, uint32_t chainWords = 0) {
     if (input.n != 1 || output.n != 1) {
         return invalidArgument("NPU window operations take one image at a time");
     }
@@ -163,6 +174,11 @@ Status Program::windowOp(Opcode opcode, const DeviceTensor& input, const DeviceT
         return invalidArgument("NPU tensor dimensions must be below 65536");
     }
     const uint32_t inWords = wordsPerRow(input.c);
+    const uint32_t maxPixels =
+        chainWords == 0 ? kAccDepth : std::min(kAccDepth, kSpadWords / chainWords);
+    if (maxPixels == 0) {
+        return invalidArgument("NPU: one output pixel does not fit the scratchpad");
+    }
     const uint32_t spanH = (g.kernelH - 1) * g.dilationH + 1;
     const uint32_t spanW = (g.kernelW - 1) * g.dilationW + 1;
     const auto regionRows = [&](uint32_t tileH) {
@@ -171,28 +187,30 @@ Status Program::windowOp(Opcode opcode, const DeviceTensor& input, const DeviceT
     const auto regionCols = [&](uint32_t tileW) {
         return std::min(input.w, (tileW - 1) * g.strideW + spanW);
     };
-    // Tiles of whole output rows when they fit, as many rows as the accumulators and the
-    // scratchpad buffer hold.
-    uint32_t tileW = std::min(output.w, kAccDepth);
+    uint32_t tileW = std::min(output.w, maxPixels);
     while (tileW > 1 && regionRows(1) * regionCols(tileW) * inWords > kSpadWords) {
         tileW = ceilDiv(tileW, 2);
     }
     if (regionRows(1) * regionCols(tileW) * inWords > kSpadWords) {
         return invalidArgument("NPU: one output pixel's input window does not fit the scratchpad");
     }
-    uint32_t tileH = std::min(output.h, kAccDepth / tileW);
+    uint32_t tileH = std::min(output.h, maxPixels / tileW);
     while (tileH > 1 && regionRows(tileH) * regionCols(tileW) * inWords > kSpadWords) {
         --tileH;
     }
 
+    std::vector<WindowTile> tiles;
     for (uint32_t oy0 = 0; oy0 < output.h; oy0 += tileH) {
         for (uint32_t ox0 = 0; ox0 < output.w; ox0 += tileW) {
-            const uint32_t th = std::min(tileH, output.h - oy0);
-            const uint32_t tw = std::min(tileW, output.w - ox0);
+            WindowTile t;
+            t.oy0 = oy0;
+            t.ox0 = ox0;
+            t.th = std::min(tileH, output.h - oy0);
+            t.tw = std::min(tileW, output.w - ox0);
             const int64_t iy0 = int64_t{oy0} * g.strideH - g.padTop;
             const int64_t ix0 = int64_t{ox0} * g.strideW - g.padLeft;
-            const int64_t iy1 = int64_t{oy0 + th - 1} * g.strideH + spanH - g.padTop;
-            const int64_t ix1 = int64_t{ox0 + tw - 1} * g.strideW + spanW - g.padLeft;
+            const int64_t iy1 = int64_t{oy0 + t.th - 1} * g.strideH + spanH - g.padTop;
+            const int64_t ix1 = int64_t{ox0 + t.tw - 1} * g.strideW + spanW - g.padLeft;
             const int64_t ry0 = std::clamp<int64_t>(iy0, 0, input.h);
             const int64_t rx0 = std::clamp<int64_t>(ix0, 0, input.w);
             const int64_t ry1 = std::clamp<int64_t>(iy1, 0, input.h);
@@ -203,35 +221,88 @@ Status Program::windowOp(Opcode opcode, const DeviceTensor& input, const DeviceT
             if (ry0 - iy0 > kMaxPad || rx0 - ix0 > kMaxPad) {
                 return invalidArgument("NPU: padding above 255");
             }
-            Descriptor d;
-            d.opcode = opcode;
-            d.flags = flags;
-            d.tag = tag;
-            d.aSigned = input.isSigned;
-            d.bSigned = weightsSigned;
-            d.outSigned = output.isSigned;
-            d.a = rowsOf(input.addr + static_cast<uint32_t>(ry0) * input.rowBytes() +
-                             static_cast<uint32_t>(rx0) * input.pixelBytes(),
-                         input.c, static_cast<uint32_t>(rx1 - rx0), input.pixelBytes(),
-                         static_cast<uint32_t>(ry1 - ry0), input.rowBytes());
-            d.out = rowsOf(output.addr + oy0 * output.rowBytes() + ox0 * output.pixelBytes(),
-                           output.c, tw, output.pixelBytes(), th, output.rowBytes());
-            d.wAddr = weights;
-            d.kernelH = g.kernelH;
-            d.kernelW = g.kernelW;
-            d.strideH = g.strideH;
-            d.strideW = g.strideW;
-            d.dilationH = g.dilationH;
-            d.dilationW = g.dilationW;
-            d.padTop = static_cast<uint32_t>(ry0 - iy0);
-            d.padLeft = static_cast<uint32_t>(rx0 - ix0);
-            d.aZeroPoint = input.zeroPoint;
-            d.bZeroPoint = weightZeroPoint;
-            d.outZeroPoint = stage.zeroPoint;
-            d.actMin = stage.actMin;
-            d.actMax = stage.actMax;
-            append(d);
+            t.ry0 = static_cast<uint32_t>(ry0);
+            t.rx0 = static_cast<uint32_t>(rx0);
+            t.rows = static_cast<uint32_t>(ry1 - ry0);
+            t.cols = static_cast<uint32_t>(rx1 - rx0);
+            t.padTop = static_cast<uint32_t>(ry0 - iy0);
+            t.padLeft = static_cast<uint32_t>(rx0 - ix0);
+            tiles.push_back(t);
         }
+    }
+    return tiles;
+}
+
+// The descriptor of one tile: its input region of `input`, its pixels of `output`.
+Descriptor tileDescriptor(Opcode opcode, uint32_t flags, uint32_t tag, const DeviceTensor& input,
+                          const DeviceTensor& output, const WindowTile& t, const ConvLayer& layer) {
+    Descriptor d;
+    d.opcode = opcode;
+    d.flags = flags;
+    d.tag = tag;
+    d.aSigned = input.isSigned;
+    d.bSigned = layer.weightsSigned;
+    d.outSigned = output.isSigned;
+    d.a = rowsOf(input.addr + t.ry0 * input.rowBytes() + t.rx0 * input.pixelBytes(), input.c,
+                 t.cols, input.pixelBytes(), t.rows, input.rowBytes());
+    d.out = rowsOf(output.addr + t.oy0 * output.rowBytes() + t.ox0 * output.pixelBytes(),
+                   output.c, t.tw, output.pixelBytes(), t.th, output.rowBytes());
+    d.wAddr = layer.weights;
+    d.kernelH = layer.geometry.kernelH;
+    d.kernelW = layer.geometry.kernelW;
+    d.strideH = layer.geometry.strideH;
+    d.strideW = layer.geometry.strideW;
+    d.dilationH = layer.geometry.dilationH;
+    d.dilationW = layer.geometry.dilationW;
+    d.padTop = t.padTop;
+    d.padLeft = t.padLeft;
+    d.aZeroPoint = input.zeroPoint;
+    d.bZeroPoint = layer.weightZeroPoint;
+    d.outZeroPoint = layer.stage.zeroPoint;
+    d.actMin = layer.stage.actMin;
+    d.actMax = layer.stage.actMax;
+    return d;
+}
+
+}  // namespace
+
+Status Program::windowOp(Opcode opcode, const DeviceTensor& input, const DeviceTensor& output,
+                         const ConvLayer& layer, uint32_t flags, uint32_t tag) {
+    auto tiles = windowTiles(input, output, layer.geometry);
+    NN_RETURN_IF_ERROR(tiles.status());
+    for (const WindowTile& t : *tiles) {
+        append(tileDescriptor(opcode, flags, tag, input, output, t, layer));
+    }
+    return okStatus();
+}
+
+Status Program::depthwisePointwise(const DeviceTensor& input, const ConvLayer& depthwise,
+                                   const DeviceTensor& intermediate, const ConvLayer& pointwise,
+                                   const DeviceTensor& output, uint32_t tag) {
+    if (input.c != intermediate.c) {
+        return invalidArgument("NPU DWCONV needs depth multiplier 1");
+    }
+    if (!depthwiseUsesTaps(depthwise.geometry)) {
+        return invalidArgument("NPU depthwise-pointwise: the depthwise kernel cannot use TAPS");
+    }
+    const ConvGeometry& pg = pointwise.geometry;
+    if (pg.kernelH != 1 || pg.kernelW != 1 || pg.strideH != 1 || pg.strideW != 1 ||
+        pg.padTop != 0 || pg.padLeft != 0 || intermediate.h != output.h ||
+        intermediate.w != output.w) {
+        return invalidArgument(
+            "NPU depthwise-pointwise: the second layer must be a 1x1 convolution, stride 1, no "
+            "padding");
+    }
+    auto tiles = windowTiles(input, intermediate, depthwise.geometry, wordsPerRow(intermediate.c));
+    NN_RETURN_IF_ERROR(tiles.status());
+    const uint32_t chainOut = static_cast<uint32_t>(DescFlag::TAPS) |
+                              static_cast<uint32_t>(DescFlag::CHAIN_OUT);
+    for (const WindowTile& t : *tiles) {
+        append(tileDescriptor(Opcode::DWCONV, chainOut, tag, input, intermediate, t, depthwise));
+        // The pointwise tile reads the depthwise tile from the scratchpad: same pixels.
+        WindowTile same{t.oy0, t.ox0, t.th, t.tw, t.oy0, t.ox0, t.th, t.tw, 0, 0};
+        append(tileDescriptor(Opcode::CONV, static_cast<uint32_t>(DescFlag::CHAIN_IN), tag,
+                              intermediate, output, same, pointwise));
     }
     return okStatus();
 }
@@ -239,8 +310,8 @@ Status Program::windowOp(Opcode opcode, const DeviceTensor& input, const DeviceT
 Status Program::conv(const DeviceTensor& input, const DeviceTensor& output, uint32_t weights,
                      bool weightsSigned, int32_t weightZeroPoint, const ConvGeometry& geometry,
                      const OutputStage& stage, uint32_t tag) {
-    return windowOp(Opcode::CONV, input, output, weights, weightsSigned, weightZeroPoint, geometry,
-                    stage, 0, tag);
+    return windowOp(Opcode::CONV, input, output,
+                    {weights, weightsSigned, weightZeroPoint, geometry, stage}, 0, tag);
 }
 
 Status Program::depthwise(const DeviceTensor& input, const DeviceTensor& output,
@@ -253,8 +324,9 @@ Status Program::depthwise(const DeviceTensor& input, const DeviceTensor& output,
     if (taps && !depthwiseUsesTaps(geometry)) {
         return invalidArgument("NPU DWCONV: this kernel cannot use the TAPS mode");
     }
-    return windowOp(Opcode::DWCONV, input, output, weights, weightsSigned, weightZeroPoint,
-                    geometry, stage, taps ? static_cast<uint32_t>(DescFlag::TAPS) : 0, tag);
+    return windowOp(Opcode::DWCONV, input, output,
+                    {weights, weightsSigned, weightZeroPoint, geometry, stage},
+                    taps ? static_cast<uint32_t>(DescFlag::TAPS) : 0, tag);
 }
 
 Status Program::fullyConnected(const DeviceTensor& input, const DeviceTensor& output,
@@ -270,8 +342,8 @@ Status Program::fullyConnected(const DeviceTensor& input, const DeviceTensor& ou
     if (in.w != out.w) {
         return invalidArgument("NPU FULLY_CONNECTED: batch sizes differ");
     }
-    return windowOp(Opcode::CONV, in, out, weights, weightsSigned, weightZeroPoint, ConvGeometry{},
-                    stage, 0, tag);
+    return windowOp(Opcode::CONV, in, out,
+                    {weights, weightsSigned, weightZeroPoint, ConvGeometry{}, stage}, 0, tag);
 }
 
 Status Program::pool(bool average, const DeviceTensor& input, const DeviceTensor& output,
@@ -282,8 +354,8 @@ Status Program::pool(bool average, const DeviceTensor& input, const DeviceTensor
     OutputStage stage;
     stage.actMin = actMin;
     stage.actMax = actMax;
-    return windowOp(average ? Opcode::AVGPOOL : Opcode::MAXPOOL, input, output, 0, false, 0,
-                    geometry, stage, 0, tag);
+    return windowOp(average ? Opcode::AVGPOOL : Opcode::MAXPOOL, input, output,
+                    {0, false, 0, geometry, stage}, 0, tag);
 }
 
 Status Program::elementwise(bool mul, const DeviceTensor& a, const DeviceTensor& b,

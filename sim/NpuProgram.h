@@ -50,6 +50,17 @@ struct ChannelQuant {
     int32_t shift = 0;
 };
 
+/// A convolution layer's parameters on the device: its weight stream (packConvWeights or
+/// packDepthwiseWeights, 16-byte aligned), the weight type and zero point, geometry and output
+/// stage.
+struct ConvLayer {
+    uint32_t weights = 0;
+    bool weightsSigned = false;
+    int32_t weightZeroPoint = 0;
+    ConvGeometry geometry;
+    OutputStage stage;
+};
+
 /// Bytes of the weight stream of a CONV (or FULLY_CONNECTED) with these sizes.
 uint32_t convWeightStreamBytes(uint32_t outChannels, uint32_t kernelH, uint32_t kernelW,
                                uint32_t inChannels);
@@ -101,6 +112,15 @@ class Program {
                      bool weightsSigned, int32_t weightZeroPoint, const ConvGeometry& geometry,
                      const OutputStage& stage, bool taps, uint32_t tag = 0);
 
+    /// A depthwise convolution (depth multiplier 1, TAPS mode: depthwiseUsesTaps must hold)
+    /// followed by a 1x1 convolution (stride 1, no padding) of its result, fused: per tile a
+    /// DWCONV with CHAIN_OUT and a CONV with CHAIN_IN, so the intermediate tensor stays in the
+    /// scratchpad and the two overlap on the array. `intermediate` gives the depthwise output's
+    /// shape, type and zero point (its address is unused).
+    Status depthwisePointwise(const DeviceTensor& input, const ConvLayer& depthwise,
+                              const DeviceTensor& intermediate, const ConvLayer& pointwise,
+                              const DeviceTensor& output, uint32_t tag = 0);
+
     /// Fully connected: input [batch][inSize] (input.n = batch, input.c = inSize), output
     /// [batch][units]; weights packed as a 1x1 convolution.
     Status fullyConnected(const DeviceTensor& input, const DeviceTensor& output,
@@ -136,9 +156,7 @@ class Program {
 
   private:
     Status windowOp(Opcode opcode, const DeviceTensor& input, const DeviceTensor& output,
-                    uint32_t weights, bool weightsSigned, int32_t weightZeroPoint,
-                    const ConvGeometry& geometry, const OutputStage& stage, uint32_t flags,
-                    uint32_t tag);
+                    const ConvLayer& layer, uint32_t flags, uint32_t tag);
 
     std::vector<Descriptor> mDescriptors;
     bool mFenceNext = false;

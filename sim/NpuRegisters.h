@@ -92,6 +92,8 @@ enum class DescFlag : uint32_t {
     LAST = 1,  ///< Last descriptor of the chain: the job completes after it.
     FENCE = 2,  ///< Start this descriptor's loads only after every earlier descriptor has stored its results (it reads what they wrote).
     TAPS = 4,  ///< DWCONV only: kernel taps on array rows, channels on columns (KERNEL_H <= DwTapPorts, KERNEL_H * KERNEL_W <= ArrayRows, DILATION_W = 1). The weight stream holds one block per channel block, row t = tap t (ky * KERNEL_W + kx). Without it DWCONV uses diagonal blocks, one per tap.
+    CHAIN_OUT = 8,  ///< CONV or DWCONV: the results stay on chip: they are written into the scratchpad buffer of the next descriptor (OUT.ADDR and the strides are ignored; OUT's tile, rounded up to whole words per pixel, must fit one buffer). The next descriptor must have CHAIN_IN; LAST is not allowed. Used to fuse a depthwise layer with the pointwise layer after it.
+    CHAIN_IN = 16,  ///< CONV 1x1, stride 1, no padding: A is the previous descriptor's CHAIN_OUT result (A.INNER, COUNT1 and COUNT2 equal to its OUT's; A.ADDR and the strides are ignored) and is not loaded. The array reads each word as soon as it is written, so the two overlap. Not combined with CHAIN_OUT.
 };
 
 /// Register byte offsets.

@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include <array>
+#include <vector>
 
 namespace nncosim::sim::testing {
 namespace {
@@ -121,6 +122,58 @@ TEST_CASE("sim_fault_bad_field") {
     bad.append(d);
     auto job = runJob(hw, bad, {0x10000, 0x11000, 0, 0x40000}, 1, kTimeout);
     checkFaultAndRecover(hw, job, ErrorCode::BAD_FIELD, 2, 0x11000);
+}
+
+TEST_CASE("sim_fault_bad_chain") {
+    // Valid pair: a 2x2 depthwise tile kept on chip and the 1x1 convolution reading it.
+    Program pair;
+    const DeviceTensor in{0x30000, 1, 4, 4, 8}, mid{0, 1, 4, 4, 8}, out{0x31000, 1, 4, 4, 8};
+    // (4x4 output from a 4x4 input with one row and column of padding before.)
+    ConvLayer dw{0x32000, true, 0, ConvGeometry{2, 2, 1, 1, 1, 1, 1, 1}, OutputStage{}};
+    ConvLayer pw{0x33000, true, 0, ConvGeometry{}, OutputStage{}};
+    REQUIRE(pair.depthwisePointwise(in, dw, mid, pw, out).ok());
+    REQUIRE(pair.descriptors().size() == 2);
+    const Descriptor producer = pair.descriptors()[0], consumer = pair.descriptors()[1];
+    const uint32_t chainIn = static_cast<uint32_t>(DescFlag::CHAIN_IN);
+    const uint32_t chainOut = static_cast<uint32_t>(DescFlag::CHAIN_OUT);
+
+    struct BadChain {
+        const char* what;
+        std::vector<Descriptor> chain;
+        uint32_t faulting;
+    };
+    Descriptor noReader = consumer;
+    noReader.flags &= ~chainIn;
+    Descriptor wideKernel = consumer;
+    wideKernel.kernelW = 3;
+    Descriptor otherShape = consumer;
+    otherShape.a.count1 = 3;
+    otherShape.out.count1 = 3;
+    Descriptor chainedTwice = consumer;
+    chainedTwice.flags |= chainOut;
+    Descriptor poolProducer = producer;
+    poolProducer.opcode = Opcode::MAXPOOL;
+    poolProducer.flags = chainOut;
+    const std::vector<BadChain> cases = {
+        {"CHAIN_IN without a producer", {nop(), consumer}, 1},
+        {"CHAIN_OUT followed by a plain descriptor", {producer, noReader}, 1},
+        {"CHAIN_OUT followed by a NOP", {producer, nop(), consumer}, 1},
+        {"CHAIN_IN with a 3-wide kernel", {producer, wideKernel}, 1},
+        {"CHAIN_IN of another shape", {producer, otherShape}, 1},
+        {"CHAIN_IN and CHAIN_OUT together", {producer, chainedTwice, consumer}, 1},
+        {"CHAIN_OUT on pooling", {poolProducer, consumer}, 0},
+        {"CHAIN_OUT on the last descriptor", {nop(), producer}, 1},
+    };
+    HardwareAccess& hw = *testBench().npu;
+    for (const BadChain& c : cases) {
+        CAPTURE(c.what);
+        Program bad;
+        for (const Descriptor& d : c.chain) {
+            bad.append(d);
+        }
+        auto job = runJob(hw, bad, {0x10000, 0x11000, 0, 0x40000}, 1, kTimeout);
+        checkFaultAndRecover(hw, job, ErrorCode::BAD_FIELD, c.faulting, 0x11000);
+    }
 }
 
 TEST_CASE("sim_fault_dma_window") {
