@@ -1,7 +1,9 @@
 // PE utilization per layer of MobileNet-v1 and ResNet-18 (224x224 input, int8): each layer runs
 // on the SystemC platform with the DRAM model at 16 bytes/cycle and 100-cycle latency, and the
 // table gives MACs / (rows x columns x cycles). Layers that repeat in the network run once and
-// count `repeat` times in the network totals. Prints figures; asserts nothing.
+// count `repeat` times in the network totals. A second MobileNet-v1 table runs each depthwise
+// layer fused with the pointwise layer after it (CHAIN_OUT / CHAIN_IN). Prints figures; asserts
+// nothing.
 #include <cstdio>
 #include <random>
 #include <string>
@@ -76,8 +78,40 @@ struct Summary {
     Totals oneByOne, threeByThree, depthwise, depthwiseStride1, depthwiseStride2;
 };
 
+struct Measured {
+    bool ok = false;
+    double cycles = 0;
+    sim::PerformanceCounters counters;
+};
+
+// Runs a program built from `end` (the first free DRAM address) on; cycles from doorbell to
+// interrupt.
+Measured runProgram(sim::HardwareAccess& hw, const npu::Program& program, uint32_t end) {
+    Measured m;
+    if (program.empty()) {
+        return m;
+    }
+    const uint32_t queue = (end + 15) / 16 * 16;
+    const uint32_t record = queue + static_cast<uint32_t>(program.descriptors().size()) * 128;
+    hw.writeRegister(npu::reg::kControl, npu::field::kControlPerfClear);
+    auto job = npu::runJob(hw, program, {queue, record, 0, record + 16}, 1, 2'000'000'000);
+    m.ok = job.ok() && job->interrupted && job->errorCode == 0;
+    if (!m.ok) {
+        std::fprintf(stderr, "job failed: %s, error code %u at descriptor %u, address 0x%x\n",
+                     job.ok() ? (job->interrupted ? "interrupted" : "timeout")
+                              : job.status().message.c_str(),
+                     job.ok() ? job->errorCode : 0, job.ok() ? job->errorDesc : 0,
+                     job.ok() ? job->errorAddr : 0);
+    }
+    m.cycles = m.ok ? static_cast<double>(job->cycles) : 0;
+    m.counters = hw.performanceCounters();
+    return m;
+}
+
+constexpr double kPes = double(npu::kArrayRows) * npu::kArrayCols;
+
 int runNetwork(sim::HardwareAccess& hw, const char* name, const std::vector<LayerShape>& layers,
-               Summary& summary) {
+               Summary& summary, std::vector<double>& layerCycles) {
     std::printf("\n%s\n", name);
     std::printf("%-18s %-22s %9s %10s %7s %7s %7s %7s %7s %7s %5s\n", "layer", "shape", "MMAC",
                 "cycles", "util%", "ctr%", "wait_w", "wait_o", "wait_i", "fetch", "tiles");
@@ -86,20 +120,15 @@ int runNetwork(sim::HardwareAccess& hw, const char* name, const std::vector<Laye
     for (const LayerShape& l : layers) {
         uint32_t end = 0;
         const npu::Program program = buildLayer(hw, l, 0x100000, end, rng);
-        if (program.empty()) {
-            return 1;
-        }
-        const uint32_t queue = (end + 15) / 16 * 16;
-        const uint32_t record = queue + static_cast<uint32_t>(program.descriptors().size()) * 128;
-        hw.writeRegister(npu::reg::kControl, npu::field::kControlPerfClear);
-        auto job = npu::runJob(hw, program, {queue, record, 0, record + 16}, 1, 2'000'000'000);
-        if (!job.ok() || !job->interrupted || job->errorCode != 0) {
+        const Measured m = runProgram(hw, program, end);
+        if (!m.ok) {
             std::fprintf(stderr, "%s failed\n", l.name.c_str());
             return 1;
         }
-        const sim::PerformanceCounters c = hw.performanceCounters();
-        const double cycles = static_cast<double>(job->cycles);
-        const double pe = double(npu::kArrayRows) * npu::kArrayCols;
+        const sim::PerformanceCounters& c = m.counters;
+        const double cycles = m.cycles;
+        const double pe = kPes;
+        layerCycles.push_back(cycles);
         const double macs = static_cast<double>(l.macs());
         const double busy = static_cast<double>(c.busyCycles);
         char shape[64];
@@ -127,6 +156,49 @@ int runNetwork(sim::HardwareAccess& hw, const char* name, const std::vector<Laye
     return 0;
 }
 
+// MobileNet-v1 with every depthwise layer fused with the pointwise layer after it. A block's
+// depthwise cycles are what it adds to the pointwise layer run alone (`layerCycles`, from the
+// unfused table): the array time the depthwise layer costs.
+int runFusedMobilenet(sim::HardwareAccess& hw, const std::vector<LayerShape>& layers,
+                      const std::vector<double>& layerCycles, Totals& depthwise,
+                      Totals& depthwiseStride1) {
+    std::printf("\nMobileNet-v1, depthwise fused with the next pointwise layer\n");
+    std::printf("%-24s %9s %9s %10s %7s %10s %7s\n", "block", "dw MMAC", "pw MMAC", "cycles",
+                "util%", "dw cycles", "dw%");
+    Totals network;
+    std::mt19937 rng(3);
+    for (size_t i = 0; i < layers.size(); ++i) {
+        const LayerShape& l = layers[i];
+        if (l.kind != Kind::kDepthwise || i + 1 == layers.size()) {
+            network.add(double(l.macs()) * l.repeat, layerCycles[i] * l.repeat);
+            continue;
+        }
+        const LayerShape& pw = layers[++i];
+        uint32_t end = 0;
+        const npu::Program program = buildDepthwisePointwise(hw, l, pw, 0x100000, end, rng);
+        const Measured m = runProgram(hw, program, end);
+        if (!m.ok) {
+            std::fprintf(stderr, "%s + %s failed\n", l.name.c_str(), pw.name.c_str());
+            return 1;
+        }
+        const double dwMacs = double(l.macs()), pwMacs = double(pw.macs());
+        const double dwCycles = m.cycles - layerCycles[i];
+        std::printf("%-24s %9.2f %9.2f %10.0f %7.1f %10.0f %7.1f\n",
+                    (l.name + " + " + pw.name.substr(0, pw.name.find(' '))).c_str(), dwMacs / 1e6,
+                    pwMacs / 1e6, m.cycles, 100 * (dwMacs + pwMacs) / (kPes * m.cycles), dwCycles,
+                    100 * dwMacs / (kPes * dwCycles));
+        network.add((dwMacs + pwMacs) * l.repeat, m.cycles * l.repeat);
+        depthwise.add(dwMacs * l.repeat, dwCycles * l.repeat);
+        if (l.stride == 1) {
+            depthwiseStride1.add(dwMacs * l.repeat, dwCycles * l.repeat);
+        }
+    }
+    std::printf("%-24s %9.2f %20.0f %7.1f   (whole network, fused, %.2f ms at 1 GHz)\n", "total",
+                network.macs / 1e6, network.cycles, 100 * network.utilization(),
+                network.cycles / 1e6);
+    return 0;
+}
+
 int run() {
     sim::PlatformConfig config;
     config.dramBytesPerCycle = 16;
@@ -144,8 +216,12 @@ int run() {
                 npu::kArrayRows, npu::kArrayCols, config.dramBytesPerCycle,
                 config.dramLatencyCycles);
     Summary s;
-    if (runNetwork(hw, "MobileNet-v1", mobilenetV1(), s) != 0 ||
-        runNetwork(hw, "ResNet-18", resnet18(), s) != 0) {
+    std::vector<double> mobilenetCycles, resnetCycles;
+    Totals fusedDepthwise, fusedDepthwiseStride1;
+    if (runNetwork(hw, "MobileNet-v1", mobilenetV1(), s, mobilenetCycles) != 0 ||
+        runNetwork(hw, "ResNet-18", resnet18(), s, resnetCycles) != 0 ||
+        runFusedMobilenet(hw, mobilenetV1(), mobilenetCycles, fusedDepthwise,
+                          fusedDepthwiseStride1) != 0) {
         return 1;
     }
     const npu::ConvGeometry dw3x3{3, 3, 1, 1, 1, 1, 1, 1};
@@ -161,6 +237,9 @@ int run() {
                 100 * s.depthwiseStride1.utilization());
     std::printf("  depthwise 3x3, stride 2:              %5.1f%%\n",
                 100 * s.depthwiseStride2.utilization());
+    std::printf("  depthwise 3x3 fused with pointwise:   %5.1f%%  (stride 1: %.1f%%; the cycles "
+                "each adds to its pointwise layer)\n",
+                100 * fusedDepthwise.utilization(), 100 * fusedDepthwiseStride1.utilization());
     return 0;
 }
 
