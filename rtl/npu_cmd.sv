@@ -160,10 +160,11 @@ module npu_cmd
       if (is_array_op(d.opcode)) begin
         bad_field |= d.w_addr[VecIdxW-1:0] != '0 || w_words > 48'hffff_ffff;
       end
-      // TAPS: one kernel row per scratchpad read port, every tap on its own array row, and
-      // neighbouring taps one input column apart.
+      // TAPS: one scratchpad read port per kernel row and stride phase, every tap on its own
+      // array row, and neighbouring taps one input column apart.
       if (taps) begin
-        bad_field |= d.opcode != OpDwconv || 32'(d.kernel_h) > DwTapPorts ||
+        bad_field |= d.opcode != OpDwconv ||
+                     32'(d.kernel_h) * 32'(d.stride_w) > DwTapPorts ||
                      32'(d.kernel_h) * 32'(d.kernel_w) > ArrayRows || d.dilation_w != 8'd1;
       end
     end

@@ -10,12 +10,13 @@
 //   - the accumulators (two banks of AccDepth x Vec int32) sum the K steps of one nb; a full
 //     bank is drained through requantization (or the pooling finish) to the store DMA while
 //     the other bank fills.
-// DWCONV with the TAPS flag puts kernel tap t on array row t and channel c on column c (the
-// depthwise weights themselves are the stationary block). Each cycle the feeder reads, for one
-// output pixel, the word of every kernel row at the pixel's first column (one scratchpad port
-// per kernel row); word ky reaches array rows ky*KW .. ky*KW+KW-1 ky*KW cycles later, when those
-// rows work on the pixels whose taps it holds (that needs STRIDE_W == DILATION_W). Output rows
-// are extended by KW-1 steps so the last pixels of a row get their right-hand taps.
+// DWCONV with the TAPS flag puts kernel tap t = ky*KW + kx on array row t and channel c on
+// column c (the depthwise weights themselves are the stationary block). Each cycle the feeder
+// steps one output pixel ox and reads, per kernel row ky and phase f < STRIDE_W, the word of
+// input column ox*STRIDE_W + f (one scratchpad port each). Row t needs column
+// ox*STRIDE_W + kx, which is phase kx % STRIDE_W of step ox + kx / STRIDE_W; the pixel reaches
+// row t t cycles after row 0, so that word is delayed t - kx / STRIDE_W cycles. Output rows are
+// extended by (KW-1) / STRIDE_W steps so the last pixels get their right-hand taps.
 // CHAIN_OUT banks drain into the scratchpad buffer of the next descriptor instead of the store
 // DMA; that CHAIN_IN descriptor (a 1x1 convolution) issues each input word only once the drain has
 // written it, so a depthwise layer and the pointwise layer after it overlap without DRAM traffic.
@@ -135,8 +136,6 @@ module npu_compute
   // Feeder counters (stage 0).
   logic [15:0] nb_q, kt_q, ky_q, kx_q, cb_q;
   logic [15:0] oy_q, ox_q;
-  logic [15:0] tx_q;    // TAPS: output column of the next valid step
-  logic [7:0]  tsub_q;  // TAPS: ox_q mod STRIDE_W
   logic [31:0] p_q;
   logic [15:0] fd_block_q, ld_block_q;  // global block numbers (the array buffer is bit 0)
   logic [7:0]  tag_hold_q [2];
@@ -145,12 +144,12 @@ module npu_compute
   logic last_p, last_kt, last_nb, block_ready, issue;
   logic taps_row_end, taps_last, step_valid, last_step;
   assign last_p  = p_q + 1 == job_q.p_count;
-  // TAPS steps walk every input column of the output row's span (ox_q is that column; every
-  // STRIDE_W-th step is an output pixel) plus KW - 1 more for the last pixel's right-hand taps.
+  // TAPS steps are the row's output pixels plus (KW - 1) / STRIDE_W for the last ones'
+  // right-hand taps.
   assign taps_row_end = 32'(ox_q) + 1 ==
-                        (32'(dq.out.count1) - 1) * 32'(dq.stride_w) + 32'(dq.kernel_w);
+                        32'(dq.out.count1) + (32'(dq.kernel_w) - 1) / 32'(dq.stride_w);
   assign taps_last    = taps_row_end && oy_q + 1 == dq.out.count2;
-  assign step_valid   = !is_taps || (tsub_q == '0 && tx_q < dq.out.count1);
+  assign step_valid   = !is_taps || ox_q < dq.out.count1;
   assign last_step    = is_taps ? taps_last : last_p;
   assign last_kt = kt_q + 1 == job_q.kt_count;
   assign last_nb = nb_q + 1 == job_q.nb_count;
@@ -163,11 +162,11 @@ module npu_compute
   assign issue = fd_state_q == FdStream && block_ready && chain_ready;
 
   // The array changes mode (weight-stationary / TAPS) and pooling starts only on an empty array.
-  // So does a TAPS kernel shape (the rows' fan-out) change.
+  // So does a TAPS shape (the ports' and rows' configuration) change.
   logic        nb_go, array_dw_q, same_array_mode;
-  logic [15:0] taps_kernel_q;  // KERNEL_H, KERNEL_W of the TAPS row configuration
+  logic [23:0] taps_shape_q;  // KERNEL_H, KERNEL_W, STRIDE_W of the TAPS configuration
   assign same_array_mode = is_array && is_taps == array_dw_q &&
-                           (!is_taps || taps_kernel_q == {dq.kernel_h, dq.kernel_w});
+                           (!is_taps || taps_shape_q == {dq.kernel_h, dq.kernel_w, dq.stride_w});
   assign nb_go = fd_state_q == FdNbStart && !bank_busy_q[fd_bank_q] &&
                  (same_array_mode || array_inflight_q == '0);
 
@@ -214,8 +213,6 @@ module npu_compute
         end
         FdNbStart: begin
           if (nb_go) begin
-            tx_q   <= '0;
-            tsub_q <= '0;
             kt_q <= '0;
             ky_q <= '0;
             kx_q <= '0;
@@ -232,13 +229,9 @@ module npu_compute
             fd_word_q <= fd_word_q + 1;
             if (!last_step) begin
               if (step_valid) begin
-                p_q  <= p_q + 1;
-                tx_q <= tx_q + 1;
+                p_q <= p_q + 1;
               end
-              tsub_q <= tsub_q + 1 == dq.stride_w ? '0 : tsub_q + 1;
               if (is_taps ? taps_row_end : ox_q + 1 == dq.out.count1) begin
-                tx_q   <= '0;
-                tsub_q <= '0;
                 ox_q <= '0;
                 oy_q <= oy_q + 1;
               end else begin
@@ -501,7 +494,7 @@ module npu_compute
       s1_q.bank      <= fd_bank_q;
       s1_q.tag       <= fd_block_q[0];
       s1_q.first     <= kt_q == '0;
-      s1_q.bank_done <= is_taps ? oy_q + 1 == dq.out.count2 && tx_q + 1 == dq.out.count1
+      s1_q.bank_done <= is_taps ? oy_q + 1 == dq.out.count2 && ox_q + 1 == dq.out.count1
                                 : last_p && last_kt;
       s1_q.pool      <= is_pool;
       s1_q.maxpool   <= dq.opcode == OpMaxpool;
@@ -517,8 +510,7 @@ module npu_compute
       s1_iy_q    <= 18'(signed'({1'b0, oy_q}) * signed'({1'b0, dq.stride_h}) +
                         signed'({1'b0, ky_q}) * signed'({1'b0, dq.dilation_h}) -
                         18'(signed'({1'b0, dq.pad_top})));
-      s1_ix_q    <= is_taps ? 18'(signed'({1'b0, ox_q}) - 18'(signed'({1'b0, dq.pad_left})))
-                            : 18'(signed'({1'b0, ox_q}) * signed'({1'b0, dq.stride_w}) +
+      s1_ix_q    <= 18'(signed'({1'b0, ox_q}) * signed'({1'b0, dq.stride_w}) +
                         signed'({1'b0, kx_q}) * signed'({1'b0, dq.dilation_w}) -
                         18'(signed'({1'b0, dq.pad_left})));
       s1_word_q  <= is_dw ? nb_q : cb_q;
@@ -541,8 +533,9 @@ module npu_compute
                      32'(s1_word_q);
 
   // ------------------------------------------------------------------------------------------
-  // TAPS words: one per kernel row, delayed by ky * KW cycles and fanned out to its array rows.
-  localparam int unsigned KyW    = DwTapPorts > 1 ? $clog2(DwTapPorts) : 1;
+  // TAPS words: one per kernel row and phase (port k = ky * STRIDE_W + f), delayed and fanned
+  // out to the array rows of its taps.
+  localparam int unsigned PortW  = DwTapPorts > 1 ? $clog2(DwTapPorts) : 1;
   localparam int unsigned DelayW = $clog2(ArrayRows);
 
   logic               s1_step_q, s1_tag_q, s2_tag_q, tw_tag_q;
@@ -555,21 +548,26 @@ module npu_compute
   logic               tdel_tag_q [DwTapPorts][ArrayRows];
   logic signed [8:0]  dw_rows_q [ArrayRows][Vec];
   logic               dw_rows_tag_q [ArrayRows];
+  logic               port_on_q    [DwTapPorts];  // the port serves a kernel row
+  logic [7:0]         port_ky_q    [DwTapPorts];
+  logic [7:0]         port_phase_q [DwTapPorts];
   logic               row_on_q    [ArrayRows];  // the row holds a tap
-  logic [KyW-1:0]     row_ky_q    [ArrayRows];  // kernel row feeding it
-  logic [DelayW-1:0]  row_delay_q [ArrayRows];  // ky * KW - 1 (ky > 0)
+  logic [PortW-1:0]   row_port_q  [ArrayRows];  // the port feeding it
+  logic [DelayW-1:0]  row_delay_q [ArrayRows];  // its delay in cycles
 
   always_comb begin
     for (int unsigned k = 0; k < DwTapPorts; k++) begin
-      logic signed [17:0] iy;
+      logic signed [17:0] iy, ix;
       iy          = '0;
+      ix          = '0;
       tap_addr[k] = '0;
       tap_inb[k]  = 1'b0;
       if (array_dw_q) begin
-        iy          = s1_iy_q + 18'(k * 32'(dq.dilation_h));
-        tap_inb[k]  = !iy[17] && !s1_ix_q[17] && iy < 18'(dq.a.count2) &&
-                      s1_ix_q < 18'(dq.a.count1) && k < 32'(dq.kernel_h);
-        tap_addr[k] = (32'(iy) * 32'(dq.a.count1) + 32'(s1_ix_q)) * 32'(job_q.a_wpr) +
+        iy          = s1_iy_q + 18'(32'(port_ky_q[k]) * 32'(dq.dilation_h));
+        ix          = s1_ix_q + 18'(port_phase_q[k]);
+        tap_inb[k]  = !iy[17] && !ix[17] && iy < 18'(dq.a.count2) &&
+                      ix < 18'(dq.a.count1) && port_on_q[k];
+        tap_addr[k] = (32'(iy) * 32'(dq.a.count1) + 32'(ix)) * 32'(job_q.a_wpr) +
                       32'(s1_word_q);
       end
     end
@@ -586,13 +584,19 @@ module npu_compute
       end
     end
     if (nb_go && is_taps) begin
-      taps_kernel_q <= {dq.kernel_h, dq.kernel_w};
+      taps_shape_q <= {dq.kernel_h, dq.kernel_w, dq.stride_w};
+      for (int unsigned k = 0; k < DwTapPorts; k++) begin
+        port_on_q[k]    <= k / 32'(dq.stride_w) < 32'(dq.kernel_h);
+        port_ky_q[k]    <= 8'(k / 32'(dq.stride_w));
+        port_phase_q[k] <= 8'(k % 32'(dq.stride_w));
+      end
       for (int unsigned r = 0; r < ArrayRows; r++) begin
-        logic [31:0] ky;
+        logic [31:0] ky, kx;
         ky             = r / 32'(dq.kernel_w);
+        kx             = r % 32'(dq.kernel_w);
         row_on_q[r]    <= ky < 32'(dq.kernel_h);
-        row_ky_q[r]    <= KyW'(ky);
-        row_delay_q[r] <= DelayW'(ky * 32'(dq.kernel_w) - 1);
+        row_port_q[r]  <= PortW'(ky * 32'(dq.stride_w) + kx % 32'(dq.stride_w));
+        row_delay_q[r] <= DelayW'(r - kx / 32'(dq.stride_w));
       end
     end
     if (array_dw_q) begin
@@ -616,12 +620,12 @@ module npu_compute
             dw_rows_q[r][l] <= '0;
           end
           dw_rows_tag_q[r] <= 1'b0;
-        end else if (row_ky_q[r] == '0) begin
-          dw_rows_q[r]     <= tw_q[0];
+        end else if (row_delay_q[r] == '0) begin
+          dw_rows_q[r]     <= tw_q[row_port_q[r]];
           dw_rows_tag_q[r] <= tw_tag_q;
         end else begin
-          dw_rows_q[r]     <= tdel_q[row_ky_q[r]][row_delay_q[r]];
-          dw_rows_tag_q[r] <= tdel_tag_q[row_ky_q[r]][row_delay_q[r]];
+          dw_rows_q[r]     <= tdel_q[row_port_q[r]][row_delay_q[r] - 1];
+          dw_rows_tag_q[r] <= tdel_tag_q[row_port_q[r]][row_delay_q[r] - 1];
         end
       end
     end

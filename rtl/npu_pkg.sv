@@ -38,9 +38,9 @@ package npu_pkg;
 `endif
   localparam int unsigned MaxOutstandingReads = `NPU_MAX_OUTSTANDING_READS;  // DRAM read beats the DMA may have in flight.
 `ifndef NPU_DW_TAP_PORTS
-`define NPU_DW_TAP_PORTS 4
+`define NPU_DW_TAP_PORTS 8
 `endif
-  localparam int unsigned DwTapPorts = `NPU_DW_TAP_PORTS;  // Scratchpad read ports of the depthwise TAPS mode (one per kernel row; the scratchpad is replicated that many ways).
+  localparam int unsigned DwTapPorts = `NPU_DW_TAP_PORTS;  // Scratchpad read ports of the depthwise TAPS mode: one per kernel row and stride phase (KERNEL_H x STRIDE_W words per cycle).
 
   localparam int unsigned DescriptorWords = 32;  // 32-bit words per command descriptor (128 bytes).
   localparam int unsigned CompletionWords = 4;  // 32-bit words of the completion record the NPU writes at the end of a job.
@@ -77,7 +77,7 @@ package npu_pkg;
   typedef enum logic [7:0] {
     FlagLast = 8'd1,  // Last descriptor of the chain: the job completes after it.
     FlagFence = 8'd2,  // Start this descriptor's loads only after every earlier descriptor has stored its results (it reads what they wrote).
-    FlagTaps = 8'd4,  // DWCONV only: kernel taps on array rows, channels on columns (KERNEL_H <= DwTapPorts, KERNEL_H * KERNEL_W <= ArrayRows, DILATION_W = 1). The weight stream holds one block per channel block, row t = tap t (ky * KERNEL_W + kx). Without it DWCONV uses diagonal blocks, one per tap.
+    FlagTaps = 8'd4,  // DWCONV only: kernel taps on array rows, channels on columns, one output pixel per cycle (KERNEL_H * STRIDE_W <= DwTapPorts, KERNEL_H * KERNEL_W <= ArrayRows, DILATION_W = 1). The weight stream holds one block per channel block, row t = tap t (ky * KERNEL_W + kx). Without it DWCONV uses diagonal blocks, one per tap.
     FlagChainOut = 8'd8,  // CONV or DWCONV: the results stay on chip: they are written into the scratchpad buffer of the next descriptor (OUT.ADDR and the strides are ignored; OUT's tile, rounded up to whole words per pixel, must fit one buffer). The next descriptor must have CHAIN_IN; LAST is not allowed. Used to fuse a depthwise layer with the pointwise layer after it.
     FlagChainIn = 8'd16  // CONV 1x1, stride 1, no padding: A is the previous descriptor's CHAIN_OUT result (A.INNER, COUNT1 and COUNT2 equal to its OUT's; A.ADDR and the strides are ignored) and is not loaded. The array reads each word as soon as it is written, so the two overlap. Not combined with CHAIN_OUT.
   } desc_flag_e;

@@ -55,7 +55,8 @@ uint32_t convWeightStreamBytes(uint32_t outChannels, uint32_t kernelH, uint32_t 
 }
 
 bool depthwiseUsesTaps(const ConvGeometry& g) {
-    return g.kernelH <= kDwTapPorts && g.kernelH * g.kernelW <= kArrayRows && g.dilationW == 1;
+    return g.kernelH * g.strideW <= kDwTapPorts && g.kernelH * g.kernelW <= kArrayRows &&
+           g.dilationW == 1;
 }
 
 uint32_t depthwiseWeightStreamBytes(uint32_t channels, uint32_t kernelH, uint32_t kernelW,

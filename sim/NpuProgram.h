@@ -65,8 +65,8 @@ struct ConvLayer {
 uint32_t convWeightStreamBytes(uint32_t outChannels, uint32_t kernelH, uint32_t kernelW,
                                uint32_t inChannels);
 /// Whether a depthwise convolution with this geometry runs in the array's TAPS mode (kernel taps
-/// on array rows: KERNEL_H <= kDwTapPorts, KERNEL_H * KERNEL_W <= kArrayRows, horizontal
-/// dilation 1). Otherwise it runs as diagonal blocks, one tap per K step.
+/// on array rows: KERNEL_H * STRIDE_W <= kDwTapPorts, KERNEL_H * KERNEL_W <= kArrayRows,
+/// horizontal dilation 1). Otherwise it runs as diagonal blocks, one tap per K step.
 bool depthwiseUsesTaps(const ConvGeometry& geometry);
 
 /// Bytes of the weight stream of a DWCONV over `channels`.

@@ -47,9 +47,9 @@ inline constexpr uint32_t kWeightFifoWords = NNCOSIM_NPU_WEIGHT_FIFO_WORDS;
 /// DRAM read beats the DMA may have in flight.
 inline constexpr uint32_t kMaxOutstandingReads = NNCOSIM_NPU_MAX_OUTSTANDING_READS;
 #ifndef NNCOSIM_NPU_DW_TAP_PORTS
-#define NNCOSIM_NPU_DW_TAP_PORTS 4
+#define NNCOSIM_NPU_DW_TAP_PORTS 8
 #endif
-/// Scratchpad read ports of the depthwise TAPS mode (one per kernel row; the scratchpad is replicated that many ways).
+/// Scratchpad read ports of the depthwise TAPS mode: one per kernel row and stride phase (KERNEL_H x STRIDE_W words per cycle).
 inline constexpr uint32_t kDwTapPorts = NNCOSIM_NPU_DW_TAP_PORTS;
 
 /// 32-bit words per command descriptor (128 bytes).
@@ -91,7 +91,7 @@ enum class ErrorCode : uint32_t {
 enum class DescFlag : uint32_t {
     LAST = 1,  ///< Last descriptor of the chain: the job completes after it.
     FENCE = 2,  ///< Start this descriptor's loads only after every earlier descriptor has stored its results (it reads what they wrote).
-    TAPS = 4,  ///< DWCONV only: kernel taps on array rows, channels on columns (KERNEL_H <= DwTapPorts, KERNEL_H * KERNEL_W <= ArrayRows, DILATION_W = 1). The weight stream holds one block per channel block, row t = tap t (ky * KERNEL_W + kx). Without it DWCONV uses diagonal blocks, one per tap.
+    TAPS = 4,  ///< DWCONV only: kernel taps on array rows, channels on columns, one output pixel per cycle (KERNEL_H * STRIDE_W <= DwTapPorts, KERNEL_H * KERNEL_W <= ArrayRows, DILATION_W = 1). The weight stream holds one block per channel block, row t = tap t (ky * KERNEL_W + kx). Without it DWCONV uses diagonal blocks, one per tap.
     CHAIN_OUT = 8,  ///< CONV or DWCONV: the results stay on chip: they are written into the scratchpad buffer of the next descriptor (OUT.ADDR and the strides are ignored; OUT's tile, rounded up to whole words per pixel, must fit one buffer). The next descriptor must have CHAIN_IN; LAST is not allowed. Used to fuse a depthwise layer with the pointwise layer after it.
     CHAIN_IN = 16,  ///< CONV 1x1, stride 1, no padding: A is the previous descriptor's CHAIN_OUT result (A.INNER, COUNT1 and COUNT2 equal to its OUT's; A.ADDR and the strides are ignored) and is not loaded. The array reads each word as soon as it is written, so the two overlap. Not combined with CHAIN_OUT.
 };

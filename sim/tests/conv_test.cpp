@@ -378,10 +378,11 @@ TEST_CASE("sim_npu_depthwise_pointwise_chain") {
     std::mt19937 rng(testSeed(0x5eed2006));
     for (int i = 0; i < 16; ++i) {
         ConvCase c = randomCase(rng, 14, 48, 3);
-        while (c.g.kernelH * c.g.kernelW > npu::kArrayRows) {  // TAPS on small arrays
+        c.g.dilationW = 1;
+        while (!npu::depthwiseUsesTaps(c.g)) {  // e.g. 3 kernel rows x stride 3 > 8 ports
             c.g.kernelW = 1 + rng() % 3;
+            c.g.strideW = 1 + rng() % 2;
         }
-        c.g.dilationW = 1;  // TAPS
         c.g.padLeft = std::min(c.g.padLeft, c.g.kernelW - 1);
         c.outW = windowOutput(c.w, c.g.kernelW, c.g.strideW, 1, c.g.padLeft, 0);
         c.outC = c.inC;
