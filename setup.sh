@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian packages nncosim needs (only those missing), then configures (once) and
-# builds incrementally. Re-running it when nothing changed takes seconds.
+# Installs the Debian packages nncosim needs (only those missing), then configures and builds
+# incrementally. Re-running it when nothing changed takes seconds.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -19,7 +19,7 @@ if ((${#missing[@]})); then
 fi
 
 build=${NNCOSIM_BUILD_DIR:-build}
-if [[ ! -f "$build/build.ninja" ]]; then
-  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-fi
+# Configuring every time (a fraction of a second when nothing changed) picks up source files
+# added or removed since the last build.
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$build" -j "$(nproc)"
