@@ -39,6 +39,7 @@ module npu_compute
   output logic [31:0]                weight_index_o,
   output logic [31:0]                store_index_o,
 
+  output logic                       spad_re_o    [DwTapPorts],
   output logic [SpadAw-1:0]          spad_raddr_o [DwTapPorts],
   input  logic [VecBits-1:0]         spad_rdata_i [DwTapPorts],
   output logic                       chain_we_o,
@@ -1241,7 +1242,9 @@ module npu_compute
                       (fd_state_q == FdElemRun
                            ? SpadAw'(el_word_q + (el_second_q ? job_q.a_words : 32'd0))
                            : SpadAw'(win_addr));
+    spad_re_o[0] = 1'b1;
     for (int unsigned k = 1; k < DwTapPorts; k++) begin
+      spad_re_o[k]    = tap_inb[k];
       spad_raddr_o[k] = (job_q.buf_sel ? SpadAw'(SpadWords) : '0) + SpadAw'(tap_addr[k]);
     end
   end

@@ -1,7 +1,8 @@
 // Input scratchpad: Words x Vec bytes, two write ports (the load DMA, and the compute stage's
-// CHAIN_OUT results, which always go to the other half) and ReadPorts synchronous
-// read ports (the compute stage; ports beyond the first serve the depthwise TAPS mode, which
-// reads one word per kernel row each cycle, so the memory is replicated ReadPorts ways). Two
+// CHAIN_OUT results, which always go to the other half) and ReadPorts synchronous read ports
+// with enables (the compute stage; ports beyond the first serve the depthwise TAPS mode, which
+// reads one word per kernel row and stride phase each cycle, so the memory is replicated
+// ReadPorts ways; the other ports idle otherwise). Two
 // halves serve as ping-pong buffers; the units keep their accesses in different halves, so a
 // read never meets a write to the same word.
 module npu_spad
@@ -14,6 +15,7 @@ module npu_spad
   input  logic                     we_i     [2],
   input  logic [$clog2(Words)-1:0] waddr_i  [2],
   input  logic [VecBits-1:0]       wdata_i  [2],
+  input  logic                     re_i    [ReadPorts],
   input  logic [$clog2(Words)-1:0] raddr_i [ReadPorts],
   output logic [VecBits-1:0]       rdata_o [ReadPorts]
 );
@@ -27,7 +29,9 @@ module npu_spad
       end
     end
     for (int unsigned p = 0; p < ReadPorts; p++) begin
-      rdata_o[p] <= mem_q[raddr_i[p]];
+      if (re_i[p]) begin
+        rdata_o[p] <= mem_q[raddr_i[p]];
+      end
     end
   end
 

@@ -190,6 +190,7 @@ module npu_top
   logic               spad_we    [2];
   logic [SpadAw-1:0]  spad_waddr [2];
   logic [VecBits-1:0] spad_wdata [2];
+  logic               spad_re    [DwTapPorts];
   logic [SpadAw-1:0]  spad_raddr [DwTapPorts];
   logic [VecBits-1:0] spad_rdata [DwTapPorts];
 
@@ -224,6 +225,7 @@ module npu_top
     .we_i   (spad_we),
     .waddr_i(spad_waddr),
     .wdata_i(spad_wdata),
+    .re_i   (spad_re),
     .raddr_i(spad_raddr),
     .rdata_o(spad_rdata)
   );
@@ -276,6 +278,7 @@ module npu_top
     .idle_o             (compute_idle),
     .weight_index_o     (weight_index),
     .store_index_o      (store_index),
+    .spad_re_o          (spad_re),
     .spad_raddr_o       (spad_raddr),
     .spad_rdata_i       (spad_rdata),
     .chain_we_o         (spad_we[1]),
