@@ -283,9 +283,6 @@ Status Program::depthwisePointwise(const DeviceTensor& input, const ConvLayer& d
     if (input.c != intermediate.c) {
         return invalidArgument("NPU DWCONV needs depth multiplier 1");
     }
-    if (!depthwiseUsesTaps(depthwise.geometry)) {
-        return invalidArgument("NPU depthwise-pointwise: the depthwise kernel cannot use TAPS");
-    }
     const ConvGeometry& pg = pointwise.geometry;
     if (pg.kernelH != 1 || pg.kernelW != 1 || pg.strideH != 1 || pg.strideW != 1 ||
         pg.padTop != 0 || pg.padLeft != 0 || intermediate.h != output.h ||
@@ -296,8 +293,9 @@ Status Program::depthwisePointwise(const DeviceTensor& input, const ConvLayer& d
     }
     auto tiles = windowTiles(input, intermediate, depthwise.geometry, wordsPerRow(intermediate.c));
     NN_RETURN_IF_ERROR(tiles.status());
-    const uint32_t chainOut = static_cast<uint32_t>(DescFlag::TAPS) |
-                              static_cast<uint32_t>(DescFlag::CHAIN_OUT);
+    const uint32_t chainOut =
+        static_cast<uint32_t>(DescFlag::CHAIN_OUT) |
+        (depthwiseUsesTaps(depthwise.geometry) ? static_cast<uint32_t>(DescFlag::TAPS) : 0);
     for (const WindowTile& t : *tiles) {
         append(tileDescriptor(Opcode::DWCONV, chainOut, tag, input, intermediate, t, depthwise));
         // The pointwise tile reads the depthwise tile from the scratchpad: same pixels.

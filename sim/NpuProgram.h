@@ -112,11 +112,12 @@ class Program {
                      bool weightsSigned, int32_t weightZeroPoint, const ConvGeometry& geometry,
                      const OutputStage& stage, bool taps, uint32_t tag = 0);
 
-    /// A depthwise convolution (depth multiplier 1, TAPS mode: depthwiseUsesTaps must hold)
-    /// followed by a 1x1 convolution (stride 1, no padding) of its result, fused: per tile a
-    /// DWCONV with CHAIN_OUT and a CONV with CHAIN_IN, so the intermediate tensor stays in the
-    /// scratchpad and the two overlap on the array. `intermediate` gives the depthwise output's
-    /// shape, type and zero point (its address is unused).
+    /// A depthwise convolution (depth multiplier 1; in TAPS mode when depthwiseUsesTaps holds,
+    /// with weights packed to match) followed by a 1x1 convolution (stride 1, no padding) of its
+    /// result, fused: per tile a DWCONV with CHAIN_OUT and a CONV with CHAIN_IN, so the
+    /// intermediate tensor stays in the scratchpad and the two overlap on the array.
+    /// `intermediate` gives the depthwise output's shape, type and zero point (its address is
+    /// unused).
     Status depthwisePointwise(const DeviceTensor& input, const ConvLayer& depthwise,
                               const DeviceTensor& intermediate, const ConvLayer& pointwise,
                               const DeviceTensor& output, uint32_t tag = 0);

@@ -274,7 +274,7 @@ TEST_CASE("sim_npu_depthwise_random") {
     CHECK(tapsCases >= 5);
 }
 
-// A depthwise layer (TAPS) fused with the 1x1 convolution after it (CHAIN_OUT / CHAIN_IN): the
+// A depthwise layer fused with the 1x1 convolution after it (CHAIN_OUT / CHAIN_IN): the
 // output must equal the two references applied one after the other, and the intermediate
 // tensor must never reach DRAM. Unfused (the intermediate through DRAM) runs the same layers as
 // two descriptor sequences, for comparison.
@@ -309,8 +309,10 @@ void runDepthwisePointwise(const ConvCase& dwCase, uint32_t outC, std::mt19937& 
     const uint32_t midAddr = fused ? 0 : arena.alloc(midBytes);
     const uint32_t inAddr = arena.alloc(input.size());
     const uint32_t outAddr = arena.alloc(outBytes);
+    const bool taps = npu::depthwiseUsesTaps(dwCase.g);
+    CAPTURE(taps);
     const std::vector<uint8_t> dwStream = npu::packDepthwiseWeights(
-        dwWeights.data(), c, dwCase.g.kernelH, dwCase.g.kernelW, dwCase.wZero, dwQuant, true);
+        dwWeights.data(), c, dwCase.g.kernelH, dwCase.g.kernelW, dwCase.wZero, dwQuant, taps);
     const std::vector<uint8_t> pwStream =
         npu::packConvWeights(pwWeights.data(), outC, 1, 1, c, pwCase.wZero, pwQuant);
     const uint32_t dwAddr = arena.alloc(dwStream.size());
@@ -333,7 +335,7 @@ void runDepthwisePointwise(const ConvCase& dwCase, uint32_t outC, std::mt19937& 
         REQUIRE(program.depthwisePointwise(in, dw, mid, pw, out).ok());
     } else {
         REQUIRE(program.depthwise(in, mid, dw.weights, dw.weightsSigned, dw.weightZeroPoint,
-                                  dw.geometry, dw.stage, true)
+                                  dw.geometry, dw.stage, taps)
                     .ok());
         program.fence();
         REQUIRE(program.conv(mid, out, pw.weights, pw.weightsSigned, pw.weightZeroPoint,
@@ -377,14 +379,12 @@ uint32_t testSeed(uint32_t fixed) {
 TEST_CASE("sim_npu_depthwise_pointwise_chain") {
     std::mt19937 rng(testSeed(0x5eed2006));
     for (int i = 0; i < 16; ++i) {
+        // Mostly TAPS (dilation 1); every fourth case dilated, so diagonal blocks.
         ConvCase c = randomCase(rng, 14, 48, 3);
-        c.g.dilationW = 1;
-        while (!npu::depthwiseUsesTaps(c.g)) {  // e.g. 3 kernel rows x stride 3 > 8 ports
-            c.g.kernelW = 1 + rng() % 3;
-            c.g.strideW = 1 + rng() % 2;
-        }
+        c.g.dilationW = i % 4 == 3 ? 2 : 1;
+        c.w = std::max(c.w, (c.g.kernelW - 1) * c.g.dilationW + 1);
         c.g.padLeft = std::min(c.g.padLeft, c.g.kernelW - 1);
-        c.outW = windowOutput(c.w, c.g.kernelW, c.g.strideW, 1, c.g.padLeft, 0);
+        c.outW = windowOutput(c.w, c.g.kernelW, c.g.strideW, c.g.dilationW, c.g.padLeft, 0);
         c.outC = c.inC;
         const uint32_t outC = 1 + rng() % 40;
         CAPTURE(i);
@@ -410,8 +410,7 @@ TEST_CASE("sim_npu_depthwise_pointwise_chain_tiled") {
     c.h = 50;
     c.w = 47;
     c.inC = c.outC = 40;
-    const uint32_t k = npu::kArrayRows >= 9 ? 3 : 2;  // a kernel TAPS takes on this array
-    c.g = npu::ConvGeometry{k, k, 1, 1, 1, 1, 1, 1};
+    c.g = npu::ConvGeometry{3, 3, 1, 1, 1, 1, 1, 1};  // TAPS on 16 rows, diagonal on 8
     c.outH = c.h;
     c.outW = c.w;
     c.inSigned = c.wSigned = c.outSigned = true;
