@@ -174,6 +174,15 @@ int runFusedMobilenet(sim::HardwareAccess& hw, const std::vector<LayerShape>& la
             continue;
         }
         const LayerShape& pw = layers[++i];
+        const npu::DeviceTensor input{0, 1, l.h, l.w, l.inC, 0, true, 0};
+        if (!npu::depthwisePointwisePays(input, geometryOf(l), outputOf(l, 0))) {
+            std::printf("%-24s %9.2f %9.2f %10.0f %7s  (not fused: tiles too small)\n",
+                        (l.name + " + " + pw.name.substr(0, pw.name.find(' '))).c_str(),
+                        l.macs() / 1e6, pw.macs() / 1e6, layerCycles[i - 1] + layerCycles[i], "");
+            network.add(double(l.macs() + pw.macs()) * l.repeat,
+                        (layerCycles[i - 1] + layerCycles[i]) * l.repeat);
+            continue;
+        }
         uint32_t end = 0;
         const npu::Program program = buildDepthwisePointwise(hw, l, pw, 0x100000, end, rng);
         const Measured m = runProgram(hw, program, end);

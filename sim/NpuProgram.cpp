@@ -277,6 +277,13 @@ Status Program::windowOp(Opcode opcode, const DeviceTensor& input, const DeviceT
     return okStatus();
 }
 
+bool depthwisePointwisePays(const DeviceTensor& input, const ConvGeometry& depthwise,
+                            const DeviceTensor& intermediate) {
+    auto tiles = windowTiles(input, intermediate, depthwise, wordsPerRow(intermediate.c));
+    return tiles.ok() &&
+           uint64_t{intermediate.h} * intermediate.w >= uint64_t{tiles->size()} * kArrayCols;
+}
+
 Status Program::depthwisePointwise(const DeviceTensor& input, const ConvLayer& depthwise,
                                    const DeviceTensor& intermediate, const ConvLayer& pointwise,
                                    const DeviceTensor& output, uint32_t tag) {

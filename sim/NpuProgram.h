@@ -69,6 +69,14 @@ uint32_t convWeightStreamBytes(uint32_t outChannels, uint32_t kernelH, uint32_t 
 /// horizontal dilation 1). Otherwise it runs as diagonal blocks, one tap per K step.
 bool depthwiseUsesTaps(const ConvGeometry& geometry);
 
+/// Whether fusing this depthwise layer with the 1x1 convolution after it
+/// (Program::depthwisePointwise) is faster than running them one after the other: the fused
+/// tiles, which must also keep the depthwise output on chip, must average at least kArrayCols
+/// pixels, because the pointwise weights stream again for every tile and hide behind its
+/// compute only then (one array block of weights per kArrayCols pixels of compute).
+bool depthwisePointwisePays(const DeviceTensor& input, const ConvGeometry& depthwise,
+                            const DeviceTensor& intermediate);
+
 /// Bytes of the weight stream of a DWCONV over `channels`.
 uint32_t depthwiseWeightStreamBytes(uint32_t channels, uint32_t kernelH, uint32_t kernelW,
                                     bool taps);
