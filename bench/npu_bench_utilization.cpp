@@ -176,7 +176,7 @@ int runFusedMobilenet(sim::HardwareAccess& hw, const std::vector<LayerShape>& la
         const LayerShape& pw = layers[++i];
         const npu::DeviceTensor input{0, 1, l.h, l.w, l.inC, 0, true, 0};
         if (!npu::depthwisePointwisePays(input, geometryOf(l), outputOf(l, 0))) {
-            std::printf("%-24s %9.2f %9.2f %10.0f %7s  (not fused: tiles too small)\n",
+            std::printf("%-24s %9.2f %9.2f %10.0f %7s  (not fused: see depthwisePointwisePays)\n",
                         (l.name + " + " + pw.name.substr(0, pw.name.find(' '))).c_str(),
                         l.macs() / 1e6, pw.macs() / 1e6, layerCycles[i - 1] + layerCycles[i], "");
             network.add(double(l.macs() + pw.macs()) * l.repeat,
@@ -246,9 +246,11 @@ int run() {
                 100 * s.depthwiseStride1.utilization());
     std::printf("  depthwise 3x3, stride 2:              %5.1f%%\n",
                 100 * s.depthwiseStride2.utilization());
-    std::printf("  depthwise 3x3 fused with pointwise:   %5.1f%%  (stride 1: %.1f%%; the cycles "
-                "each adds to its pointwise layer)\n",
-                100 * fusedDepthwise.utilization(), 100 * fusedDepthwiseStride1.utilization());
+    if (fusedDepthwise.cycles > 0) {
+        std::printf("  depthwise 3x3 fused with pointwise:   %5.1f%%  (stride 1: %.1f%%; the cycles "
+                    "each adds to its pointwise layer)\n",
+                    100 * fusedDepthwise.utilization(), 100 * fusedDepthwiseStride1.utilization());
+    }
     return 0;
 }
 

@@ -279,6 +279,9 @@ Status Program::windowOp(Opcode opcode, const DeviceTensor& input, const DeviceT
 
 bool depthwisePointwisePays(const DeviceTensor& input, const ConvGeometry& depthwise,
                             const DeviceTensor& intermediate) {
+    if (!depthwiseUsesTaps(depthwise)) {
+        return false;  // diagonal blocks are compute-bound: no DRAM time to save
+    }
     auto tiles = windowTiles(input, intermediate, depthwise, wordsPerRow(intermediate.c));
     return tiles.ok() &&
            uint64_t{intermediate.h} * intermediate.w >= uint64_t{tiles->size()} * kArrayCols;

@@ -70,10 +70,11 @@ uint32_t convWeightStreamBytes(uint32_t outChannels, uint32_t kernelH, uint32_t 
 bool depthwiseUsesTaps(const ConvGeometry& geometry);
 
 /// Whether fusing this depthwise layer with the 1x1 convolution after it
-/// (Program::depthwisePointwise) is faster than running them one after the other: the fused
-/// tiles, which must also keep the depthwise output on chip, must average at least kArrayCols
-/// pixels, because the pointwise weights stream again for every tile and hide behind its
-/// compute only then (one array block of weights per kArrayCols pixels of compute).
+/// (Program::depthwisePointwise) is faster than running them one after the other: the
+/// depthwise layer must run in TAPS mode (diagonal blocks are bound by the array, not by DRAM),
+/// and the fused tiles, which must also keep the depthwise output on chip, must average at
+/// least kArrayCols pixels, because the pointwise weights stream again for every tile and hide
+/// behind its compute only then (one array block of weights per kArrayCols pixels of compute).
 bool depthwisePointwisePays(const DeviceTensor& input, const ConvGeometry& depthwise,
                             const DeviceTensor& intermediate);
 
