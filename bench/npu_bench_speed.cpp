@@ -34,6 +34,8 @@ class BareNpu {
           mModel(std::make_unique<Vnpu_top>(mContext.get(), "npu_top")),
           mMemory(std::move(memory)),
           mLatency(latency) {
+        std::memset(&mModel->fault_rq_mask_i, 0, sizeof(mModel->fault_rq_mask_i));  // no faults
+        std::memset(&mModel->fault_rq_value_i, 0, sizeof(mModel->fault_rq_value_i));
         mModel->rst_ni = 0;
         for (int i = 0; i < 4; ++i) {
             cycle();

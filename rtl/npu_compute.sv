@@ -61,6 +61,9 @@ module npu_compute
   input  logic                       st_ready_i,
   output logic [VecBits-1:0]         st_data_o,
 
+  input  logic [VecBits-1:0]         fault_rq_mask_i,
+  input  logic [VecBits-1:0]         fault_rq_value_i,
+
   output logic [15:0]                perf_macs_o,
   output logic                       perf_array_active_o,
   output logic                       perf_stall_weight_o,
@@ -858,7 +861,7 @@ module npu_compute
   assign chain_drain   = !rq_from_elem && dj.chain;
   assign chain_we_o    = rq_out_valid && chain_drain;
   assign chain_waddr_o = cw_addr_q;
-  assign chain_wdata_o = rq_data;
+  assign chain_wdata_o = rq_word;
 
   always_ff @(posedge clk_i) begin
     if (dr_state_q == DrStore) begin
@@ -1115,7 +1118,7 @@ module npu_compute
   logic [Vec-1:0][31:0]      rq_acc, rq_bias, rq_mult;
   logic [Vec-1:0][5:0]       rq_shift;
   logic [8:0]                rq_zp, rq_min, rq_max;
-  logic [Vec-1:0][7:0]       rq_data;
+  logic [Vec-1:0][7:0]       rq_data, rq_word;
   logic [2:0]                rq_inflight_q;
   logic                      rq_from_elem;
 
@@ -1172,6 +1175,8 @@ module npu_compute
     end
   end
   assign rq_busy = rq_inflight_q != '0;
+  // Injected datapath faults (stuck bits) act on every requantized word.
+  assign rq_word = (rq_data & ~fault_rq_mask_i) | (fault_rq_value_i & fault_rq_mask_i);
 
   assign dr_entry_take = dr_entry_valid_q && (dr_is_pool ? pool_take : rq_in_ready) &&
                          !rq_from_elem;
@@ -1189,7 +1194,7 @@ module npu_compute
 
   always_comb begin
     st_valid_o    = rq_out_valid && !chain_drain;
-    st_data_o     = rq_data;
+    st_data_o     = rq_word;
     rq_out_ready  = st_ready_i || chain_drain;
     pool_out_take = 1'b0;
     if (rq_from_elem && dq.opcode == OpLut) begin

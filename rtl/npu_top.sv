@@ -27,7 +27,12 @@ module npu_top
   input  logic [VecBits-1:0]     mem_rsp_data_i,
 
   output logic                   irq_o,
-  output logic                   error_o   // STATUS.ERROR, for waveform triggers
+  output logic                   error_o,  // STATUS.ERROR, for waveform triggers
+
+  // Fault injection, for proving that co-verification catches datapath faults (tie to zero):
+  // output bits of the requantization unit where fault_rq_mask_i is set read fault_rq_value_i.
+  input  logic [VecBits-1:0]     fault_rq_mask_i,
+  input  logic [VecBits-1:0]     fault_rq_value_i
 );
 
   // ------------------------------------------------------------------------------------------
@@ -297,6 +302,8 @@ module npu_top
     .st_valid_o         (st_valid),
     .st_ready_i         (st_ready),
     .st_data_o          (st_data),
+    .fault_rq_mask_i,
+    .fault_rq_value_i,
     .perf_macs_o        (perf_macs),
     .perf_array_active_o(perf_array_active),
     .perf_stall_weight_o(perf_stall_weight),

@@ -99,9 +99,10 @@ struct TraceOptions {
     std::string startEvent;
 };
 
-/// A deliberate hardware misbehavior at the NPU's memory write port, for proving that
-/// co-verification catches and localizes hardware bugs. Off by default. The completion record
-/// is never corrupted, so a faulty job still completes and its results can be compared.
+/// A deliberate hardware misbehavior, at the NPU's memory write port or inside its datapath, for
+/// proving that co-verification catches and localizes hardware bugs. Off by default. The
+/// completion record is never corrupted, so a faulty job still completes and its results can be
+/// compared.
 struct FaultOptions {
     enum class Kind {
         kNone,
@@ -110,10 +111,14 @@ struct FaultOptions {
         /// The `beat`-th DRAM write beat (from 0) of every job never reaches the DRAM (its
         /// timing is unchanged).
         kDropWriteBeat,
+        /// Bit `bit` of every word the requantization unit produces (lane bit / 8) stuck at
+        /// `value`, through the RTL's fault-injection port: operations that requantize (CONV,
+        /// DWCONV, fully connected, ADD, MUL) go wrong, pooling and lookups do not.
+        kStuckRequantBit,
     };
     Kind kind = Kind::kNone;
-    uint32_t bit = 0;   ///< kStuckWriteBit: 0 .. 8 x DramBusBytes - 1
-    bool value = true;  ///< kStuckWriteBit: the level the bit is stuck at
+    uint32_t bit = 0;   ///< kStuckWriteBit, kStuckRequantBit: 0 .. 8 x DramBusBytes - 1
+    bool value = true;  ///< kStuckWriteBit, kStuckRequantBit: the level the bit is stuck at
     uint64_t beat = 0;  ///< kDropWriteBeat
 };
 
