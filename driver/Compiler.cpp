@@ -3,13 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <tuple>
 
 #include "golden/FixedPoint.h"
 #include "golden/ops/NpuExtension.h"
+#include "sim/NpuProgram.h"
 
 namespace nncosim::driver {
 namespace {
@@ -376,6 +377,22 @@ std::optional<std::vector<uint32_t>> broadcastShape(const std::vector<uint32_t>&
     return out;
 }
 
+// Cycles a window descriptor (CONV, DWCONV, pooling) takes, roughly: its input load (none when
+// chained) and one vector per output pixel, output-channel block and K step.
+uint64_t windowCycles(const npu::Descriptor& d) {
+    const auto has = [&](npu::DescFlag f) { return (d.flags & static_cast<uint32_t>(f)) != 0; };
+    const uint64_t words = ceilDiv(d.a.inner, npu::kDramBusBytes);
+    const uint64_t load =
+        has(npu::DescFlag::CHAIN_IN) ? 0 : uint64_t{d.a.count1} * d.a.count2 * words;
+    const uint64_t pixels = uint64_t{d.out.count1} * d.out.count2;
+    const uint64_t blocks = ceilDiv(d.out.inner, kLanes);
+    const uint64_t taps = uint64_t{d.kernelH} * d.kernelW;
+    uint64_t steps = taps * words;  // pooling: every tap of every input word
+    if (d.opcode == npu::Opcode::CONV) steps = blocks * taps * words;
+    if (d.opcode == npu::Opcode::DWCONV) steps = blocks * (has(npu::DescFlag::TAPS) ? 1 : taps);
+    return load + pixels * steps + 40;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Support checks (static: types, constant parameters, descriptor field ranges for known sizes).
 
@@ -601,6 +618,7 @@ class Lowering {
         }
         for (size_t i = 0; i < g.operations.size(); ++i)
             NN_RETURN_IF_ERROR(inferShape(g.operations[i], i));
+        planFusion();
         planTensors();
         mProgram.constantsOffset = mTensorEnd;
         for (size_t i = 0; i < g.operations.size(); ++i) {
@@ -796,7 +814,9 @@ class Lowering {
                 if (!mConstants.isConstant(op.inputs[0])) mAlias[out] = op.inputs[0];
                 continue;
             }
-            for (uint32_t k : op.outputs) allocate(k);
+            for (uint32_t k : op.outputs) {
+                if (!mOnChip.count(k)) allocate(k);
+            }
         }
         mTensorEnd = next;
     }
@@ -834,9 +854,11 @@ class Lowering {
         return mPlace[k].offset;
     }
 
-    // Appends a descriptor; the first one after fenceNext() waits for every earlier store.
-    void emit(npu::Descriptor d) {
-        d.tag = mOpIndex;
+    // Appends a descriptor of operation `tag` (default: the current one); the first one after
+    // fenceNext() waits for every earlier store.
+    void emit(npu::Descriptor d) { emit(d, mOpIndex); }
+    void emit(npu::Descriptor d, uint32_t tag) {
+        d.tag = tag;
         if (mFenceNext && !mProgram.descriptors.empty())
             d.flags |= static_cast<uint32_t>(npu::DescFlag::FENCE);
         mFenceNext = false;
@@ -860,6 +882,9 @@ class Lowering {
             case OperationType::CONV_2D:
             case OperationType::DEPTHWISE_CONV_2D:
             case OperationType::GROUPED_CONV_2D:
+                if (mFusedInto.count(mOpIndex)) return okStatus();  // with its pointwise layer
+                if (auto it = mFusedFrom.find(mOpIndex); it != mFusedFrom.end())
+                    return lowerFused(it->second, op);
                 return lowerConv(op);
             case OperationType::FULLY_CONNECTED:
                 return lowerFullyConnected(op);
@@ -891,56 +916,6 @@ class Lowering {
             default:
                 return failShape(op, "not an NPU operation");
         }
-    }
-
-    // Weight stream of a convolution: per block of kLanes output channels, the quantization
-    // words (biases, multipliers, shifts) and then one kArrayRows x kArrayCols block per K step.
-    // K steps run over kernel rows, kernel columns, then input-channel blocks; block entry
-    // [k][n] (byte k * kArrayCols + n) weighs input channel k of the step for output channel n.
-    // Entries without a channel hold the weight zero point, so they contribute nothing.
-    uint32_t packWeights(
-        uint32_t outC, uint32_t inC, uint32_t kh, uint32_t kw, const std::vector<int32_t>& bias,
-        const std::vector<QuantizedMultiplier>& multipliers, int32_t weightZero, bool depthwise,
-        const std::function<int32_t(uint32_t o, uint32_t y, uint32_t x, uint32_t c)>& weight) {
-        std::vector<uint8_t> stream;
-        auto putWord32 = [&](int32_t v) {
-            for (int i = 0; i < 4; ++i)
-                stream.push_back(static_cast<uint8_t>(static_cast<uint32_t>(v) >> (8 * i)));
-        };
-        const uint32_t blocks = ceilDiv(outC, kLanes);
-        const uint32_t cBlocks = depthwise ? 1 : ceilDiv(inC, npu::kArrayRows);
-        for (uint32_t ob = 0; ob < blocks; ++ob) {
-            for (uint32_t n = 0; n < kLanes; ++n) {
-                const uint32_t o = ob * kLanes + n;
-                putWord32(o < outC ? bias[o] : 0);
-            }
-            for (uint32_t n = 0; n < kLanes; ++n) {
-                const uint32_t o = ob * kLanes + n;
-                putWord32(o < outC ? multipliers[multipliers.size() == 1 ? 0 : o].multiplier : 0);
-            }
-            for (uint32_t n = 0; n < kLanes; ++n) {
-                const uint32_t o = ob * kLanes + n;
-                stream.push_back(static_cast<uint8_t>(
-                    o < outC ? multipliers[multipliers.size() == 1 ? 0 : o].shift : 0));
-            }
-            stream.resize(alignUp(stream.size(), kAlign));
-            for (uint32_t y = 0; y < kh; ++y) {
-                for (uint32_t x = 0; x < kw; ++x) {
-                    for (uint32_t cb = 0; cb < cBlocks; ++cb) {
-                        for (uint32_t k = 0; k < npu::kArrayRows; ++k) {
-                            for (uint32_t n = 0; n < kLanes; ++n) {
-                                const uint32_t o = ob * kLanes + n;
-                                const uint32_t c = depthwise ? o : cb * npu::kArrayRows + k;
-                                const bool present = o < outC && c < inC && (!depthwise || k == n);
-                                stream.push_back(static_cast<uint8_t>(present ? weight(o, y, x, c)
-                                                                              : weightZero));
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        return addConstant(stream.data(), stream.size());
     }
 
     // Fills the weight slots of a stream packed with placeholders from weights the device
@@ -1002,6 +977,34 @@ class Lowering {
         }
     }
 
+    // scatterWeights for a TAPS depthwise stream (filter [1, kh, kw, C]): row t of a block is
+    // tap t's 16 channels, which lie together in the filter, so one LUT identity copy of `taps`
+    // rows per block of kLanes channels.
+    void scatterTaps(uint32_t filter, uint32_t stream, uint32_t channels, uint32_t taps) {
+        npu::Descriptor d;
+        d.opcode = npu::Opcode::LUT;
+        const Table identity =
+            tableOf(OperandType::TENSOR_QUANT8_ASYMM, [](int32_t v) { return v; });
+        d.wAddr = addConstant(identity.data(), identity.size());
+        d.actMin = 0, d.actMax = 255;
+        const uint32_t streamBlock = npu::kWeightQuantWords * kAlign + npu::kArrayRows * kLanes;
+        for (uint32_t ob = 0; ob < ceilDiv(channels, kLanes); ++ob) {
+            const uint32_t nc = std::min(kLanes, channels - ob * kLanes);
+            npu::Descriptor t = d;
+            t.a = {filter + ob * kLanes, nc, taps, channels, 1, 1, 0, 0};
+            t.out = {stream + ob * streamBlock + npu::kWeightQuantWords * kAlign,
+                     nc,
+                     taps,
+                     kLanes,
+                     1,
+                     1,
+                     0,
+                     0};
+            emit(t);
+            mProgram.estimatedCycles += 2 * taps + 30;
+        }
+    }
+
     // scatterWeights for a depthwise filter [1, kh, kw, C * m] run as a dense convolution: output
     // channel o takes input channel o / m, so within a block the lanes n = r, r + m, ... of one
     // residue r step one input channel each (a diagonal of slope m), one copy per residue.
@@ -1057,17 +1060,13 @@ class Lowering {
     // NCHW operation the scratch copies that transposes fill and drain around it.
     struct WindowIo {
         uint32_t inBase = 0, outBase = 0;
-        std::array<uint32_t, 4> in{}, out{};      // NHWC
-        uint32_t inOffset = 0, inChannels = 0;    // the channel slice a descriptor reads
-        uint32_t outOffset = 0, outChannels = 0;  // and writes
+        std::array<uint32_t, 4> in{}, out{};  // NHWC
     };
 
     WindowIo windowIo(const Operation& op, const WindowParams& p) {
         WindowIo io;
         io.in = toNhwc(mDims[op.inputs[0]], p.nchw);
         io.out = toNhwc(mDims[op.outputs[0]], p.nchw);
-        io.inChannels = io.in[3];
-        io.outChannels = io.out[3];
         if (p.nchw) {
             std::tie(io.inBase, io.outBase) = mScratch.at(mOpIndex);
         } else {
@@ -1120,162 +1119,256 @@ class Lowering {
                          io.out[3]);
     }
 
-    Status lowerConv(const Operation& op) {
+    // What lowering a CONV_2D, GROUPED_CONV_2D or DEPTHWISE_CONV_2D needs, from the operands
+    // and shapes alone (nothing placed in device memory), so that planFusion can try a lowering
+    // before the tensors are laid out.
+    struct ConvInfo {
+        WindowParams p;
+        bool dw = false;                      // DEPTHWISE_CONV_2D
+        bool useDw = false;                   // depth multiplier 1: DWCONV descriptors
+        bool taps = false;                    // in the array's TAPS mode (npu::depthwiseUsesTaps)
+        std::array<uint32_t, 4> in{}, out{};  // NHWC
+        uint32_t kh = 1, kw = 1, groups = 1, groupIn = 0, groupOut = 0;
+        npu::ConvGeometry geometry;
+        npu::OutputStage stage;
+        std::vector<QuantizedMultiplier> multipliers;  // per output channel
+        int32_t weightZero = 0;
+        bool weightsSigned = false;
+        const uint8_t* weights = nullptr;  // null: computed by the device at run time
+        const uint8_t* bias = nullptr;
+    };
+
+    Result<ConvInfo> convInfo(const Operation& op) const {
         const Operand& in = operand(op.inputs[0]);
         const Operand& filter = operand(op.inputs[1]);
-        const Operand& biasOp = operand(op.inputs[2]);
         const Operand& out = operand(op.outputs[0]);
         const auto& fD = mDims[op.inputs[1]];
         auto p = window(op);
         if (!p) return failShape(op, "parameters");
-        WindowIo io = windowIo(op, *p);
-        const bool dw = op.type == OperationType::DEPTHWISE_CONV_2D;
-        const uint32_t inC = io.in[3], outC = io.out[3], kh = fD[1], kw = fD[2];
-        const uint32_t groups = p->groups;
-        if (dw && outC != inC * p->depthMultiplier) return failShape(op, "depth multiplier");
-        if (!dw && (inC % groups || outC % groups || fD[3] != inC / groups))
+        ConvInfo c;
+        c.p = *p;
+        c.dw = op.type == OperationType::DEPTHWISE_CONV_2D;
+        c.in = toNhwc(mDims[op.inputs[0]], p->nchw);
+        c.out = toNhwc(mDims[op.outputs[0]], p->nchw);
+        const uint32_t inC = c.in[3], outC = c.out[3];
+        c.kh = fD[1], c.kw = fD[2];
+        c.groups = c.dw ? 1 : p->groups;
+        if (c.dw && outC != inC * p->depthMultiplier) return failShape(op, "depth multiplier");
+        if (!c.dw && (inC % c.groups || outC % c.groups || fD[3] != inC / c.groups))
             return failShape(op, "filter depth");
-        auto multipliers = channelMultipliers(in, filter, biasOp, out, outC);
+        c.groupIn = c.dw ? inC : inC / c.groups;
+        c.groupOut = outC / c.groups;
+        auto multipliers = channelMultipliers(in, filter, operand(op.inputs[2]), out, outC);
         auto range = activationRange(p->activation, out);
         if (!multipliers || !range) return failShape(op, "quantization");
+        c.multipliers = std::move(*multipliers);
         const bool perChannel = filter.type == OperandType::TENSOR_QUANT8_SYMM_PER_CHANNEL;
-        const int32_t weightZero = perChannel ? 0 : filter.zeroPoint;
-        // Weights the device computes at run time are scattered into a stream of placeholders.
-        const uint8_t* w = mConstants.data(op.inputs[1]);
-        const uint8_t* b = mConstants.data(op.inputs[2]);
-        if (!b) return failShape(op, "the bias must be known at compile time");
-        const bool weightsSigned = perChannel || isSigned(filter.type);
-        auto raw = [&](size_t i) {
-            if (!w) return weightZero;
-            return weightsSigned ? int32_t(int8_t(w[i])) : int32_t(w[i]);
-        };
-        NN_RETURN_IF_ERROR(transposeIn(op, *p, io));
-        // Depthwise with multiplier 1 runs on DWCONV; other multipliers as a dense convolution
-        // whose filter holds zeros (the weight zero point) off the multiplier's channels.
-        // Grouped convolution is one convolution per group on its channel slices.
-        const bool useDw = dw && p->depthMultiplier == 1;
-        const uint32_t groupIn = dw ? inC : inC / groups, groupOut = outC / (dw ? 1 : groups);
-        for (uint32_t g = 0; g < (dw ? 1 : groups); ++g) {
-            std::vector<int32_t> bias(groupOut);
-            std::memcpy(bias.data(), b + size_t{g} * groupOut * sizeof(int32_t),
-                        groupOut * sizeof(int32_t));
-            std::vector<QuantizedMultiplier> slice(multipliers->begin() + g * groupOut,
-                                                   multipliers->begin() + (g + 1) * groupOut);
-            std::function<int32_t(uint32_t, uint32_t, uint32_t, uint32_t)> weight;
-            if (!dw) {
-                weight = [&, g](uint32_t o, uint32_t y, uint32_t x, uint32_t c) {
-                    return raw(((size_t(g * groupOut + o) * kh + y) * kw + x) * groupIn + c);
-                };
-            } else {
-                const uint32_t m = p->depthMultiplier;
-                weight = [&, m](uint32_t o, uint32_t y, uint32_t x, uint32_t c) {
-                    if (!useDw && c != o / m) return weightZero;
-                    return raw((size_t(y) * kw + x) * outC + o);
-                };
-            }
-            npu::Descriptor d;
-            d.opcode = useDw ? npu::Opcode::DWCONV : npu::Opcode::CONV;
-            setTypes(d, in.type, filter.type, out.type);
-            d.wAddr =
-                packWeights(groupOut, groupIn, kh, kw, bias, slice, weightZero, useDw, weight);
-            if (!w && dw && !useDw) {
-                scatterExpandedDepthwise(address(op.inputs[1]), d.wAddr, outC, inC, kh, kw,
-                                         p->depthMultiplier);
-            } else if (!w) {
-                scatterWeights(address(op.inputs[1]), d.wAddr, groupOut, groupIn, kh, kw, useDw,
-                               dw ? outC : groupIn, g * groupOut);
-            }
-            fenceNext();
-            d.kernelW = kw, d.kernelH = kh, d.strideW = p->strideW, d.strideH = p->strideH;
-            d.dilationW = p->dilationW, d.dilationH = p->dilationH;
-            d.aZeroPoint = in.zeroPoint, d.bZeroPoint = weightZero, d.outZeroPoint = out.zeroPoint;
-            d.actMin = range->min, d.actMax = range->max;
-            WindowIo slice2 = io;
-            slice2.inOffset = dw ? 0 : g * groupIn;
-            slice2.inChannels = groupIn;
-            slice2.outOffset = g * groupOut;
-            slice2.outChannels = groupOut;
-            const uint32_t kSteps = kh * kw * (useDw ? 1 : ceilDiv(groupIn, npu::kArrayRows));
-            NN_RETURN_IF_ERROR(tileWindow(op, d, *p, kSteps, slice2));
-        }
-        return transposeOut(op, *p, io);
+        c.weightZero = perChannel ? 0 : filter.zeroPoint;
+        c.weightsSigned = perChannel || isSigned(filter.type);
+        c.weights = mConstants.data(op.inputs[1]);
+        c.bias = mConstants.data(op.inputs[2]);
+        if (!c.bias) return failShape(op, "the bias must be known at compile time");
+        c.geometry = {c.kh,         c.kw,         p->strideH,   p->strideW,
+                      p->dilationH, p->dilationW, p->padH.head, p->padW.head};
+        c.stage = {out.zeroPoint, range->min, range->max};
+        // Depthwise with multiplier 1 runs on DWCONV (TAPS when the kernel allows); other
+        // multipliers as a dense convolution whose filter holds the weight zero point off the
+        // multiplier's channels. Grouped convolution is one convolution per group.
+        c.useDw = c.dw && p->depthMultiplier == 1;
+        c.taps = c.useDw && npu::depthwiseUsesTaps(c.geometry);
+        return c;
     }
 
-    // Splits a window operation's output into tiles whose pixels fit an accumulator bank and
-    // whose input region fits one scratchpad buffer, one descriptor per tile and batch.
-    Status tileWindow(const Operation& op, npu::Descriptor d, const WindowParams& p,
-                      uint32_t kSteps, const WindowIo& io) {
-        const uint32_t batches = io.in[0], inH = io.in[1], inW = io.in[2], inC = io.in[3];
-        const uint32_t outH = io.out[1], outW = io.out[2], outC = io.out[3];
-        if (io.inChannels > kMaxCount || io.outChannels > kMaxCount || inW > kMaxCount ||
-            outW > kMaxCount)
-            return failShape(op, "tensor dimensions beyond the descriptor's 16 bits");
-        const uint32_t effH = (p.filterH - 1) * p.dilationH + 1,
-                       effW = (p.filterW - 1) * p.dilationW + 1;
-        const uint32_t wordsPerPixel = ceilDiv(io.inChannels, npu::kDramBusBytes);
-        auto regionWords = [&](uint32_t th, uint32_t tw) {
-            const uint64_t rh = std::min<uint64_t>(inH, uint64_t{th - 1} * p.strideH + effH);
-            const uint64_t rw = std::min<uint64_t>(inW, uint64_t{tw - 1} * p.strideW + effW);
-            return rh * rw * wordsPerPixel;
-        };
-        uint32_t tw = std::min(outW, npu::kAccDepth),
-                 th = std::min(outH, std::max(1u, npu::kAccDepth / tw));
-        while (regionWords(th, tw) > npu::kSpadWords) {
-            if (th > 1)
-                th = ceilDiv(th, 2);
-            else if (tw > 1)
-                tw = ceilDiv(tw, 2);
-            else
-                return failShape(op, "one output pixel's input window exceeds the scratchpad");
+    // The weight stream of group g (npu::packConvWeights / packDepthwiseWeights). Weights the
+    // device computes at run time are scattered into a stream of placeholders (the weight zero
+    // point) by LUT copies emitted here.
+    uint32_t convWeights(const Operation& op, const ConvInfo& c, uint32_t g) {
+        const uint32_t inC = c.in[3], outC = c.out[3], kh = c.kh, kw = c.kw;
+        std::vector<npu::ChannelQuant> quant(c.groupOut);
+        for (uint32_t o = 0; o < c.groupOut; ++o) {
+            const size_t channel = size_t{g} * c.groupOut + o;
+            std::memcpy(&quant[o].bias, c.bias + channel * sizeof(int32_t), sizeof(int32_t));
+            quant[o].multiplier = c.multipliers[channel].multiplier;
+            quant[o].shift = c.multipliers[channel].shift;
         }
-        for (uint32_t n = 0; n < batches; ++n) {
-            for (uint32_t oy0 = 0; oy0 < outH; oy0 += th) {
-                for (uint32_t ox0 = 0; ox0 < outW; ox0 += tw) {
-                    const uint32_t h = std::min(th, outH - oy0), w = std::min(tw, outW - ox0);
-                    // The tile's input region, clipped to the input; what lies outside is padding.
-                    const int64_t y0 = int64_t{oy0} * p.strideH - p.padH.head;
-                    const int64_t x0 = int64_t{ox0} * p.strideW - p.padW.head;
-                    const int64_t ry0 = std::max<int64_t>(0, y0), rx0 = std::max<int64_t>(0, x0);
-                    int64_t ry1 = std::min<int64_t>(inH, y0 + int64_t{h - 1} * p.strideH + effH);
-                    int64_t rx1 = std::min<int64_t>(inW, x0 + int64_t{w - 1} * p.strideW + effW);
-                    // A tile entirely in the padding still needs a one-pixel region.
-                    const int64_t cy0 = std::min<int64_t>(ry0, inH - 1),
-                                  cx0 = std::min<int64_t>(rx0, inW - 1);
-                    ry1 = std::max(ry1, cy0 + 1);
-                    rx1 = std::max(rx1, cx0 + 1);
-                    const int64_t padTop = cy0 - y0, padLeft = cx0 - x0;
-                    if (padTop > kMaxByteField || padLeft > kMaxByteField || padTop < 0 ||
-                        padLeft < 0)
-                        return failShape(op, "padding beyond the descriptor's 8 bits");
-                    npu::Descriptor t = d;
-                    t.padTop = static_cast<uint32_t>(padTop);
-                    t.padLeft = static_cast<uint32_t>(padLeft);
-                    t.a.addr = io.inBase + io.inOffset +
-                               static_cast<uint32_t>(((uint64_t{n} * inH + cy0) * inW + cx0) * inC);
-                    t.a.inner = io.inChannels;
-                    t.a.count1 = static_cast<uint32_t>(rx1 - cx0);
-                    t.a.stride1 = inC;
-                    t.a.count2 = static_cast<uint32_t>(ry1 - cy0);
-                    t.a.stride2 = inW * inC;
-                    t.a.count3 = 1;
-                    t.out.addr =
-                        io.outBase + io.outOffset +
-                        static_cast<uint32_t>(((uint64_t{n} * outH + oy0) * outW + ox0) * outC);
-                    t.out.inner = io.outChannels;
-                    t.out.count1 = w;
-                    t.out.stride1 = outC;
-                    t.out.count2 = h;
-                    t.out.stride2 = outW * outC;
-                    t.out.count3 = 1;
-                    emit(t);
-                    const uint64_t pixels = uint64_t{h} * w;
-                    mProgram.estimatedCycles +=
-                        uint64_t{t.a.count1} * t.a.count2 * wordsPerPixel +
-                        (kSteps ? pixels * ceilDiv(io.outChannels, kLanes) * kSteps
-                                : pixels * p.filterH * p.filterW * wordsPerPixel) +
-                        40;
-                }
+        const auto zero = static_cast<uint8_t>(c.weightZero);
+        std::vector<uint8_t> placeholders, stream;
+        if (c.useDw) {
+            if (!c.weights) placeholders.assign(size_t{kh} * kw * outC, zero);
+            stream = npu::packDepthwiseWeights(c.weights ? c.weights : placeholders.data(), outC,
+                                               kh, kw, c.weightZero, quant, c.taps);
+        } else if (c.dw) {
+            // Output channel o of depth multiplier m reads input channel o / m only.
+            const uint32_t m = c.p.depthMultiplier;
+            std::vector<uint8_t> dense(size_t{outC} * kh * kw * inC, zero);
+            for (uint32_t o = 0; c.weights && o < outC; ++o) {
+                for (uint32_t t = 0; t < kh * kw; ++t)
+                    dense[(size_t{o} * kh * kw + t) * inC + o / m] =
+                        c.weights[size_t{t} * outC + o];
             }
+            stream = npu::packConvWeights(dense.data(), outC, kh, kw, inC, c.weightZero, quant);
+        } else {
+            const size_t groupBytes = size_t{c.groupOut} * kh * kw * c.groupIn;
+            if (!c.weights) placeholders.assign(groupBytes, zero);
+            stream =
+                npu::packConvWeights(c.weights ? c.weights + g * groupBytes : placeholders.data(),
+                                     c.groupOut, kh, kw, c.groupIn, c.weightZero, quant);
+        }
+        const uint32_t wAddr = addConstant(stream.data(), stream.size());
+        if (!c.weights) {
+            const uint32_t filter = address(op.inputs[1]);
+            if (c.taps)
+                scatterTaps(filter, wAddr, outC, kh * kw);
+            else if (!c.useDw && c.dw)
+                scatterExpandedDepthwise(filter, wAddr, outC, inC, kh, kw, c.p.depthMultiplier);
+            else
+                scatterWeights(filter, wAddr, c.groupOut, c.groupIn, kh, kw, c.useDw,
+                               c.dw ? outC : c.groupIn, g * c.groupOut);
+        }
+        return wAddr;
+    }
+
+    // Image n of a window operation's NHWC input or output, or its channel slice
+    // [first, first + channels).
+    static npu::DeviceTensor imageOf(uint32_t base, const std::array<uint32_t, 4>& dims, uint32_t n,
+                                     uint32_t first, uint32_t channels, const Operand& operand) {
+        npu::DeviceTensor t;
+        t.addr = base + first + n * dims[1] * dims[2] * dims[3];
+        t.h = dims[1];
+        t.w = dims[2];
+        t.c = channels;
+        t.pixelStride = channels == dims[3] ? 0 : dims[3];
+        t.isSigned = isSigned(operand.type);
+        t.zeroPoint = operand.zeroPoint;
+        return t;
+    }
+
+    // Appends what a program builder tiled as this operation's descriptors (descriptors with
+    // CHAIN_OUT as operation `chainOutTag`'s), with their estimated cycles.
+    void emitAll(const npu::Program& program, std::optional<uint32_t> chainOutTag = std::nullopt) {
+        for (const npu::Descriptor& d : program.descriptors()) {
+            const bool chainOut = d.flags & static_cast<uint32_t>(npu::DescFlag::CHAIN_OUT);
+            emit(d, chainOut && chainOutTag ? *chainOutTag : mOpIndex);
+            mProgram.estimatedCycles += windowCycles(d);
+        }
+    }
+
+    Status lowerConv(const Operation& op) {
+        auto info = convInfo(op);
+        NN_RETURN_IF_ERROR(info.status());
+        const ConvInfo& c = *info;
+        const Operand& in = operand(op.inputs[0]);
+        const Operand& out = operand(op.outputs[0]);
+        const WindowIo io = windowIo(op, c.p);
+        NN_RETURN_IF_ERROR(transposeIn(op, c.p, io));
+        for (uint32_t g = 0; g < c.groups; ++g) {
+            const uint32_t weights = convWeights(op, c, g);
+            fenceNext();
+            for (uint32_t n = 0; n < io.in[0]; ++n) {
+                const auto input =
+                    imageOf(io.inBase, io.in, n, c.dw ? 0 : g * c.groupIn, c.groupIn, in);
+                const auto output = imageOf(io.outBase, io.out, n, g * c.groupOut, c.groupOut, out);
+                npu::Program program;
+                const Status st = c.useDw
+                                      ? program.depthwise(input, output, weights, c.weightsSigned,
+                                                          c.weightZero, c.geometry, c.stage, c.taps)
+                                      : program.conv(input, output, weights, c.weightsSigned,
+                                                     c.weightZero, c.geometry, c.stage);
+                if (!st.ok()) return failShape(op, st.message);
+                emitAll(program);
+            }
+        }
+        return transposeOut(op, c.p, io);
+    }
+
+    // The fused pair's shapes: the depthwise layer's input, its result (on chip only) and the
+    // pointwise layer's output, image n (addresses 0 for the dry run of planFusion).
+    struct FusedTensors {
+        npu::DeviceTensor input, intermediate, output;
+    };
+    FusedTensors fusedTensors(const Operation& dw, const ConvInfo& a, const Operation& pw,
+                              const ConvInfo& b, uint32_t n, uint32_t inBase, uint32_t outBase) {
+        FusedTensors t;
+        t.input = imageOf(inBase, a.in, n, 0, a.in[3], operand(dw.inputs[0]));
+        t.intermediate = imageOf(0, a.out, 0, 0, a.out[3], operand(dw.outputs[0]));
+        t.output = imageOf(outBase, b.out, n, 0, b.out[3], operand(pw.outputs[0]));
+        return t;
+    }
+    static npu::ConvLayer layerOf(const ConvInfo& c, uint32_t weights) {
+        npu::ConvLayer layer{weights, c.weightsSigned, c.weightZero, c.geometry, c.stage};
+        // A 1x1 kernel's dilation changes nothing; the chained CONV takes the plain geometry.
+        if (c.kh == 1 && c.kw == 1) layer.geometry.dilationH = layer.geometry.dilationW = 1;
+        return layer;
+    }
+
+    // Depthwise layers (multiplier 1, TAPS, NHWC) whose result only a 1x1 convolution (stride
+    // 1, no padding, NHWC) reads and which is not a model output run fused with it
+    // (npu::Program::depthwisePointwise) where that pays (npu::depthwisePointwisePays): the
+    // intermediate tensor never goes to DRAM. Decided before the tensors are laid out, so that
+    // the intermediate gets no memory.
+    void planFusion() {
+        const auto& g = mModel.main;
+        std::vector<uint32_t> uses(g.operands.size(), 0);
+        for (const Operation& op : g.operations) {
+            for (uint32_t k : op.inputs) ++uses[k];
+        }
+        for (uint32_t k : g.outputIndexes) ++uses[k];  // a model output is read by the host
+        for (uint32_t i = 0; i < g.operations.size(); ++i) {
+            const Operation& dw = g.operations[i];
+            if (dw.type != OperationType::DEPTHWISE_CONV_2D || uses[dw.outputs[0]] != 1) continue;
+            uint32_t j = i + 1;
+            while (j < g.operations.size() && g.operations[j].inputs[0] != dw.outputs[0]) ++j;
+            if (j == g.operations.size() || g.operations[j].type != OperationType::CONV_2D)
+                continue;
+            const Operation& pw = g.operations[j];
+            mOpIndex = i;
+            auto a = convInfo(dw);
+            mOpIndex = j;
+            auto b = convInfo(pw);
+            if (!a || !b || !a->taps || a->p.nchw || b->p.nchw || b->kh != 1 || b->kw != 1 ||
+                b->p.strideH != 1 || b->p.strideW != 1 || b->p.padH.head || b->p.padH.tail ||
+                b->p.padW.head || b->p.padW.tail || a->out != b->in || a->out[1] != b->out[1] ||
+                a->out[2] != b->out[2])
+                continue;
+            // Fused only where it pays (tiles large enough to hide the pointwise weights that
+            // stream again per tile) and where the builder accepts the pair (a dry run).
+            const FusedTensors t = fusedTensors(dw, *a, pw, *b, 0, 0, 0);
+            if (!npu::depthwisePointwisePays(t.input, a->geometry, t.intermediate)) continue;
+            npu::Program program;
+            if (!program
+                     .depthwisePointwise(t.input, layerOf(*a, 0), t.intermediate, layerOf(*b, 0),
+                                         t.output)
+                     .ok())
+                continue;
+            mFusedInto[i] = j;
+            mFusedFrom[j] = i;
+            mOnChip.insert(dw.outputs[0]);
+        }
+    }
+
+    // The depthwise operation `dwIndex` fused with the pointwise `pw` (the current operation):
+    // weight streams of both, then per image and tile a DWCONV (TAPS, CHAIN_OUT) tagged with
+    // the depthwise operation and a CONV (CHAIN_IN) tagged with the pointwise one.
+    Status lowerFused(uint32_t dwIndex, const Operation& pw) {
+        const Operation& dw = mModel.main.operations[dwIndex];
+        const uint32_t pwIndex = mOpIndex;
+        mOpIndex = dwIndex;
+        auto a = convInfo(dw);
+        NN_RETURN_IF_ERROR(a.status());
+        const uint32_t dwWeights = convWeights(dw, *a, 0);  // run-time weights: dw's copies
+        mOpIndex = pwIndex;
+        auto b = convInfo(pw);
+        NN_RETURN_IF_ERROR(b.status());
+        const uint32_t pwWeights = convWeights(pw, *b, 0);
+        fenceNext();
+        const uint32_t inBase = address(dw.inputs[0]), outBase = address(pw.outputs[0]);
+        for (uint32_t n = 0; n < a->in[0]; ++n) {
+            const FusedTensors t = fusedTensors(dw, *a, pw, *b, n, inBase, outBase);
+            npu::Program program;
+            const Status st = program.depthwisePointwise(
+                t.input, layerOf(*a, dwWeights), t.intermediate, layerOf(*b, pwWeights), t.output);
+            if (!st.ok()) return failShape(pw, st.message);
+            emitAll(program, dwIndex);
         }
         return okStatus();
     }
@@ -1288,18 +1381,19 @@ class Lowering {
         auto range = activationRange(p->activation, out);
         if (!range) return failShape(op, "activation");
         const WindowIo io = windowIo(op, *p);
-        npu::Descriptor d;
-        d.opcode =
-            op.type == OperationType::MAX_POOL_2D ? npu::Opcode::MAXPOOL : npu::Opcode::AVGPOOL;
-        setTypes(d, in.type, in.type, out.type);
-        d.kernelW = p->filterW, d.kernelH = p->filterH, d.strideW = p->strideW,
-        d.strideH = p->strideH;
-        d.dilationW = 1, d.dilationH = 1;
-        d.aZeroPoint = in.zeroPoint, d.outZeroPoint = out.zeroPoint;
-        d.actMin = range->min, d.actMax = range->max;
         NN_RETURN_IF_ERROR(transposeIn(op, *p, io));
         fenceNext();
-        NN_RETURN_IF_ERROR(tileWindow(op, d, *p, 0, io));
+        const npu::ConvGeometry geometry{p->filterH, p->filterW, p->strideH,   p->strideW,
+                                         1,          1,          p->padH.head, p->padW.head};
+        for (uint32_t n = 0; n < io.in[0]; ++n) {
+            npu::Program program;
+            const Status st = program.pool(op.type == OperationType::AVERAGE_POOL_2D,
+                                           imageOf(io.inBase, io.in, n, 0, io.in[3], in),
+                                           imageOf(io.outBase, io.out, n, 0, io.out[3], out),
+                                           geometry, range->min, range->max);
+            if (!st.ok()) return failShape(op, st.message);
+            emitAll(program);
+        }
         return transposeOut(op, *p, io);
     }
 
@@ -1316,39 +1410,35 @@ class Lowering {
         const uint8_t* w = mConstants.data(op.inputs[1]);
         const uint8_t* b = mConstants.data(op.inputs[2]);
         if (!range || !b) return failShape(op, "the bias must be known at compile time");
-        std::vector<int32_t> bias(units);
-        std::memcpy(bias.data(), b, units * sizeof(int32_t));
-        const bool sgn = isSigned(wOp.type);
-        const uint32_t wAddr = packWeights(units, inSize, 1, 1, bias, *multipliers, wOp.zeroPoint,
-                                           false, [&](uint32_t o, uint32_t, uint32_t, uint32_t c) {
-                                               if (!w) return wOp.zeroPoint;
-                                               const uint8_t v = w[size_t(o) * inSize + c];
-                                               return sgn ? int32_t(int8_t(v)) : int32_t(v);
-                                           });
+        std::vector<npu::ChannelQuant> quant(units);
+        for (uint32_t o = 0; o < units; ++o) {
+            std::memcpy(&quant[o].bias, b + size_t{o} * sizeof(int32_t), sizeof(int32_t));
+            quant[o].multiplier = (*multipliers)[o].multiplier;
+            quant[o].shift = (*multipliers)[o].shift;
+        }
+        // Packed as a 1x1 convolution; weights computed at run time are scattered in.
+        std::vector<uint8_t> placeholders;
+        if (!w) placeholders.assign(size_t{units} * inSize, static_cast<uint8_t>(wOp.zeroPoint));
+        const auto stream = npu::packConvWeights(w ? w : placeholders.data(), units, 1, 1, inSize,
+                                                 wOp.zeroPoint, quant);
+        const uint32_t wAddr = addConstant(stream.data(), stream.size());
         if (!w) {
             scatterWeights(address(op.inputs[1]), wAddr, units, inSize, 1, 1, false, inSize, 0);
             fenceNext();
         }
-        npu::Descriptor d;
-        d.opcode = npu::Opcode::CONV;
-        setTypes(d, in.type, wOp.type, out.type);
-        d.wAddr = wAddr;
-        d.kernelW = d.kernelH = d.strideW = d.strideH = d.dilationW = d.dilationH = 1;
-        d.aZeroPoint = in.zeroPoint, d.bZeroPoint = wOp.zeroPoint, d.outZeroPoint = out.zeroPoint;
-        d.actMin = range->min, d.actMax = range->max;
-        const uint32_t wordsPerRow = ceilDiv(inSize, npu::kDramBusBytes);
-        const uint32_t tile = std::min({npu::kAccDepth, npu::kSpadWords / wordsPerRow, kMaxCount});
-        if (tile == 0) return failShape(op, "input size exceeds the scratchpad");
-        const uint32_t inBase = address(op.inputs[0]), outBase = address(op.outputs[0]);
-        for (uint32_t r0 = 0; r0 < batches; r0 += tile) {
-            const uint32_t rows = std::min(tile, batches - r0);
-            npu::Descriptor t = d;
-            t.a = {inBase + r0 * inSize, inSize, rows, inSize, 1, 1, 0, 0};
-            t.out = {outBase + r0 * units, units, rows, units, 1, 1, 0, 0};
-            emit(t);
-            mProgram.estimatedCycles +=
-                uint64_t{rows} * wordsPerRow * (1 + ceilDiv(units, kLanes)) + 40;
-        }
+        npu::DeviceTensor input, output;
+        input.addr = address(op.inputs[0]);
+        input.n = batches, input.c = inSize;
+        input.isSigned = isSigned(in.type), input.zeroPoint = in.zeroPoint;
+        output.addr = address(op.outputs[0]);
+        output.n = batches, output.c = units;
+        output.isSigned = isSigned(out.type), output.zeroPoint = out.zeroPoint;
+        npu::Program program;
+        const Status st =
+            program.fullyConnected(input, output, wAddr, isSigned(wOp.type), wOp.zeroPoint,
+                                   {out.zeroPoint, range->min, range->max});
+        if (!st.ok()) return failShape(op, st.message);
+        emitAll(program);
         return okStatus();
     }
 
@@ -1579,6 +1669,10 @@ class Lowering {
     std::map<uint32_t, uint32_t> mAlias;  // RESHAPE output -> its input
     uint32_t mTensorEnd = 0;
     std::map<uint32_t, std::pair<uint32_t, uint32_t>> mScratch;  // NCHW op -> NHWC input, output
+    // Fused depthwise -> pointwise pairs (planFusion): by depthwise and by pointwise operation,
+    // and the intermediate tensors that stay on chip.
+    std::map<uint32_t, uint32_t> mFusedInto, mFusedFrom;
+    std::set<uint32_t> mOnChip;
     uint32_t mOpIndex = 0;
     bool mFenceNext = true;
     Program mProgram;

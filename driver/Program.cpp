@@ -208,18 +208,38 @@ std::string dumpProgram(const Program& p) {
         << p.completionOffset << std::dec << "\n";
     std::map<uint32_t, size_t> tiles;
     for (const auto& d : p.descriptors) ++tiles[d.tag];
+    const auto name = [&](uint32_t tag) {
+        return "operation " + std::to_string(tag) + " (" +
+               (tag < p.operationNames.size() ? p.operationNames[tag] : std::string("-")) + ")";
+    };
+    const auto has = [](const npu::Descriptor& d, npu::DescFlag f) {
+        return (d.flags & static_cast<uint32_t>(f)) != 0;
+    };
     uint32_t lastTag = UINT32_MAX;
     for (size_t i = 0; i < p.descriptors.size(); ++i) {
         const auto& d = p.descriptors[i];
-        if (d.tag != lastTag) {
+        // Fused operations (CHAIN_OUT into CHAIN_IN) alternate tags: one heading for the pair.
+        const bool chained =
+            has(d, npu::DescFlag::CHAIN_IN) || (has(d, npu::DescFlag::CHAIN_OUT) && i > 0 &&
+                                                has(p.descriptors[i - 1], npu::DescFlag::CHAIN_IN));
+        const npu::Descriptor* next =
+            i + 1 < p.descriptors.size() ? &p.descriptors[i + 1] : nullptr;
+        const bool fused = has(d, npu::DescFlag::CHAIN_OUT) && next && next->tag != d.tag;
+        if ((d.tag != lastTag || fused) && !chained) {
             lastTag = d.tag;
-            out << "operation " << d.tag << " ("
-                << (d.tag < p.operationNames.size() ? p.operationNames[d.tag] : std::string("-"))
-                << "): " << tiles[d.tag] << " descriptor(s)\n";
+            if (fused) {
+                out << name(d.tag) << " fused with " << name(next->tag) << ": " << tiles[d.tag]
+                    << " + " << tiles[next->tag] << " descriptor(s)\n";
+            } else {
+                out << name(d.tag) << ": " << tiles[d.tag] << " descriptor(s)\n";
+            }
         }
         out << "  [" << i << "] " << opcodeName(d.opcode)
-            << (d.flags & uint32_t(npu::DescFlag::FENCE) ? " FENCE" : "")
-            << (d.flags & uint32_t(npu::DescFlag::LAST) ? " LAST" : "")
+            << (has(d, npu::DescFlag::FENCE) ? " FENCE" : "")
+            << (has(d, npu::DescFlag::LAST) ? " LAST" : "")
+            << (has(d, npu::DescFlag::TAPS) ? " TAPS" : "")
+            << (has(d, npu::DescFlag::CHAIN_OUT) ? " CHAIN_OUT" : "")
+            << (has(d, npu::DescFlag::CHAIN_IN) ? " CHAIN_IN" : "")
             << (d.aSigned ? " a:s8" : " a:u8") << (d.bSigned ? " b:s8" : " b:u8")
             << (d.outSigned ? " out:s8" : " out:u8") << "\n";
         if (d.opcode == npu::Opcode::NOP) continue;

@@ -5,12 +5,18 @@
 #include <thread>
 
 #include "golden/FixedPoint.h"
+#include "sim/NpuProgram.h"
 
 namespace nncosim::driver::testing {
 namespace {
 
 constexpr uint32_t kBeat = npu::kDramBusBytes;
 constexpr uint32_t kIrqAll = npu::field::kIrqStatusDone | npu::field::kIrqStatusError;
+
+constexpr uint32_t kLast = static_cast<uint32_t>(npu::DescFlag::LAST);
+constexpr uint32_t kTaps = static_cast<uint32_t>(npu::DescFlag::TAPS);
+constexpr uint32_t kChainOut = static_cast<uint32_t>(npu::DescFlag::CHAIN_OUT);
+constexpr uint32_t kChainIn = static_cast<uint32_t>(npu::DescFlag::CHAIN_IN);
 
 int32_t readValue(uint8_t byte, bool isSigned) {
     return isSigned ? int32_t(int8_t(byte)) : int32_t(byte);
@@ -197,6 +203,7 @@ bool FakeNpu::store(const npu::TensorDesc& t, const std::vector<std::vector<uint
 
 void FakeNpu::runJob() {
     mJobPending = false;
+    mChain.reset();
     ++mJobs;
     mLastWindow = {mRegs[npu::reg::kDmaWindowBase], mRegs[npu::reg::kDmaWindowLimit]};
     const uint64_t start = mCycles;
@@ -256,11 +263,13 @@ bool FakeNpu::execute(const npu::Descriptor& d, Fault* fault) {
     const fixedpoint::ActivationRange range{d.actMin, d.actMax};
     switch (d.opcode) {
         case npu::Opcode::NOP:
-            return true;
+            return !mChain || badField();  // a CHAIN_OUT must be followed by its CHAIN_IN
         case npu::Opcode::LUT:
         case npu::Opcode::ADD:
         case npu::Opcode::MUL: {
-            if (!tensorOk(d.a) || !tensorOk(d.out)) return badField();
+            if (!tensorOk(d.a) || !tensorOk(d.out) || mChain ||
+                (d.flags & (kChainOut | kChainIn | kTaps)))
+                return badField();
             Rows a, b;
             if (!load(d.a, &a, fault)) return false;
             if (d.opcode != npu::Opcode::LUT && !load(d.b, &b, fault)) return false;
@@ -311,19 +320,44 @@ bool FakeNpu::execute(const npu::Descriptor& d, Fault* fault) {
                 !d.strideH || !d.dilationW || !d.dilationH ||
                 d.out.count1 * d.out.count2 > npu::kAccDepth)
                 return badField();
+            const bool conv = d.opcode == npu::Opcode::CONV || d.opcode == npu::Opcode::DWCONV;
+            const bool dw = d.opcode == npu::Opcode::DWCONV;
+            const bool taps = d.flags & kTaps, chainIn = d.flags & kChainIn,
+                       chainOut = d.flags & kChainOut;
+            // docs/registers.md: TAPS on DWCONV where the kernel fits; CHAIN_OUT on CONV or
+            // DWCONV, not LAST, followed by a CHAIN_IN CONV 1x1, stride 1, no padding, whose A
+            // has the chained tile's shape.
+            npu::ConvGeometry geometry;
+            geometry.kernelH = d.kernelH, geometry.kernelW = d.kernelW;
+            geometry.strideH = d.strideH, geometry.strideW = d.strideW;
+            geometry.dilationH = d.dilationH, geometry.dilationW = d.dilationW;
+            if ((taps && (!dw || !npu::depthwiseUsesTaps(geometry))) ||
+                (chainOut && (!conv || chainIn || (d.flags & kLast))) ||
+                (chainIn != mChain.has_value()) ||
+                (chainIn && (d.opcode != npu::Opcode::CONV || d.kernelW != 1 || d.kernelH != 1 ||
+                             d.strideW != 1 || d.strideH != 1 || d.padTop || d.padLeft ||
+                             d.a.inner != mChain->inner || d.a.count1 != mChain->count1 ||
+                             d.a.count2 != mChain->count2 || d.a.count3 != 1)))
+                return badField();
             Rows in;
-            if (!load(d.a, &in, fault)) return false;
+            if (chainIn) {
+                in = std::move(mChain->rows);
+                mChain.reset();
+            } else if (!load(d.a, &in, fault)) {
+                return false;
+            }
             const uint32_t inW = d.a.count1, inH = d.a.count2, inC = d.a.inner;
             const uint32_t outW = d.out.count1, outH = d.out.count2, outC = d.out.inner;
             if (inW * inH * ((inC + kBeat - 1) / kBeat) > npu::kSpadWords) return badField();
-            const bool conv = d.opcode == npu::Opcode::CONV || d.opcode == npu::Opcode::DWCONV;
-            const bool dw = d.opcode == npu::Opcode::DWCONV;
+            if (chainOut && outW * outH * ((outC + kBeat - 1) / kBeat) > npu::kSpadWords)
+                return badField();
             if (!conv && outC != inC) return badField();
             if (dw && outC != inC) return badField();
+            // K steps per output-channel block: TAPS holds every tap in one block.
             const uint32_t cBlocks = dw ? 1 : (inC + npu::kArrayRows - 1) / npu::kArrayRows;
+            const uint64_t kSteps = taps ? 1 : uint64_t{d.kernelH} * d.kernelW * cBlocks;
             const uint64_t blockBytes =
-                npu::kWeightQuantWords * kBeat +
-                uint64_t{d.kernelH} * d.kernelW * cBlocks * npu::kArrayRows * npu::kArrayCols;
+                npu::kWeightQuantWords * kBeat + kSteps * npu::kArrayRows * npu::kArrayCols;
             const uint64_t blocks = (outC + npu::kArrayCols - 1) / npu::kArrayCols;
             if (conv && (d.wAddr % kBeat || !inWindow(d.wAddr, blocks * blockBytes))) {
                 *fault = {npu::ErrorCode::DMA_WINDOW, d.wAddr};
@@ -333,6 +367,7 @@ bool FakeNpu::execute(const npu::Descriptor& d, Fault* fault) {
                 const uint64_t base =
                     d.wAddr + (o / npu::kArrayCols) * blockBytes + npu::kWeightQuantWords * kBeat;
                 const uint32_t n = o % npu::kArrayCols;
+                if (taps) return mDram[base + (ky * d.kernelW + kx) * npu::kArrayCols + n];
                 const uint32_t cb = dw ? 0 : c / npu::kArrayRows, k = dw ? n : c % npu::kArrayRows;
                 return mDram[base +
                              ((uint64_t{ky} * d.kernelW + kx) * cBlocks + cb) * npu::kArrayRows *
@@ -394,6 +429,10 @@ bool FakeNpu::execute(const npu::Descriptor& d, Fault* fault) {
                 }
             }
             mCycles += uint64_t{outW} * outH * ((outC + 15) / 16);
+            if (chainOut) {
+                mChain = Chain{d.out.inner, d.out.count1, d.out.count2, std::move(out)};
+                return true;
+            }
             return store(d.out, out, fault);
         }
     }

@@ -1,13 +1,15 @@
 // A behavioral model of the NPU behind sim::HardwareAccess, for driver tests: registers, DRAM,
 // the DMA window, the watchdog, the completion record and the descriptor semantics of
-// docs/registers.md, computed functionally (one job completes at the first wait). It lets the
-// driver's contract and compiler be tested where the Verilated platform is not linked; the
-// same tests run on the RTL platform through sim::createSystemCPlatform.
+// docs/registers.md (TAPS and CHAIN_OUT/CHAIN_IN included), computed functionally (one job
+// completes at the first wait). It lets the driver's contract and compiler be tested where the
+// Verilated platform is not linked; the same tests run on the RTL platform through
+// sim::createSystemCPlatform.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "sim/HardwareAccess.h"
@@ -56,7 +58,14 @@ class FakeNpu : public sim::HardwareAccess {
     bool store(const npu::TensorDesc& t, const std::vector<std::vector<uint8_t>>& rows,
                Fault* fault);
 
+    // The on-chip result of a CHAIN_OUT descriptor, for the CHAIN_IN descriptor after it.
+    struct Chain {
+        uint32_t inner = 0, count1 = 0, count2 = 0;
+        std::vector<std::vector<uint8_t>> rows;
+    };
+
     mutable std::mutex mMutex;
+    std::optional<Chain> mChain;
     std::vector<uint8_t> mDram;
     std::map<uint32_t, uint32_t> mRegs;
     uint64_t mCycles = 0;

@@ -1,0 +1,304 @@
+// Depthwise convolution on the NPU: the TAPS mapping (taps on array rows) for depth multiplier 1,
+// and the fusion of a depthwise layer with the 1x1 convolution that alone reads its result
+// (DWCONV with CHAIN_OUT, CONV with CHAIN_IN: the intermediate tensor stays on chip). Checked on
+// the compiled descriptors and against the golden, on the behavioral NPU and on the RTL.
+#include <string>
+
+#include "driver/Compiler.h"
+#include "driver/tests/TestUtil.h"
+#include "golden/Executor.h"
+#include "model/Validation.h"
+
+using namespace nncosim;
+using namespace nncosim::driver;
+using namespace nncosim::driver::testing;
+
+namespace {
+
+constexpr uint32_t kTaps = static_cast<uint32_t>(npu::DescFlag::TAPS);
+constexpr uint32_t kChainOut = static_cast<uint32_t>(npu::DescFlag::CHAIN_OUT);
+constexpr uint32_t kChainIn = static_cast<uint32_t>(npu::DescFlag::CHAIN_IN);
+
+std::vector<uint8_t> pattern(size_t n, uint32_t seed) {
+    std::vector<uint8_t> v(n);
+    uint32_t x = seed * 2654435761u + 12345u;
+    for (auto& b : v) {
+        x = x * 1664525u + 1013904223u;
+        b = static_cast<uint8_t>(x >> 24);
+    }
+    return v;
+}
+
+struct DwPw {
+    OperandType type = OperandType::TENSOR_QUANT8_ASYMM;
+    uint32_t batch = 1, h = 9, w = 10, c = 20, outC = 24;
+    uint32_t kernel = 3, stride = 1;
+    bool pointwise = true;  // a 1x1 CONV_2D after the depthwise layer
+    uint32_t pointwiseStride = 1;
+    bool intermediateIsOutput = false;
+    bool secondReader = false;      // a RELU reads the depthwise result too
+    bool runtimeDwWeights = false;  // the depthwise filter is RELU(model input)
+    bool nchw = false;
+};
+
+// Input [batch, h, w, c] -> DEPTHWISE_CONV_2D 3x3 (SAME, multiplier 1, RELU) -> CONV_2D 1x1 ->
+// [batch, h', w', outC]. Model inputs: the image (and the depthwise filter when run-time).
+Model dwPwModel(const DwPw& o) {
+    ModelBuilder b;
+    const bool sgn = o.type == OperandType::TENSOR_QUANT8_ASYMM_SIGNED;
+    auto dims = [&](uint32_t h, uint32_t w, uint32_t c) {
+        return o.nchw ? std::vector<uint32_t>{o.batch, c, h, w}
+                      : std::vector<uint32_t>{o.batch, h, w, c};
+    };
+    const uint32_t in = b.addInput(o.type, dims(o.h, o.w, o.c), 0.5f, sgn ? -3 : 3);
+    const std::vector<uint32_t> dwFilterDims{1, o.kernel, o.kernel, o.c};
+    uint32_t dwFilter;
+    if (o.runtimeDwWeights) {
+        const uint32_t raw = b.addInput(o.type, dwFilterDims, 0.25f, sgn ? 2 : 7);
+        dwFilter = b.addOperand(o.type, dwFilterDims, 0.25f, sgn ? 2 : 7);
+        b.addOperation(OperationType::RELU, {raw}, {dwFilter});
+    } else {
+        dwFilter = b.addConstant(o.type, dwFilterDims, pattern(o.kernel * o.kernel * o.c, 1), 0.25f,
+                                 sgn ? 2 : 7);
+    }
+    std::vector<int32_t> dwBias(o.c);
+    for (uint32_t i = 0; i < o.c; ++i) dwBias[i] = static_cast<int32_t>(i * 37 % 200) - 100;
+    const uint32_t dwBiasOp = b.addConstant(OperandType::TENSOR_INT32, {o.c}, dwBias, 0.125f, 0);
+    const uint32_t oh = (o.h + o.stride - 1) / o.stride, ow = (o.w + o.stride - 1) / o.stride;
+    const bool dwIsOutput = o.intermediateIsOutput || !o.pointwise;
+    const uint32_t mid = dwIsOutput ? b.addOutput(o.type, dims(oh, ow, o.c), 1.0f, sgn ? -5 : 5)
+                                    : b.addOperand(o.type, dims(oh, ow, o.c), 1.0f, sgn ? -5 : 5);
+    std::vector<uint32_t> dwIn{in,
+                               dwFilter,
+                               dwBiasOp,
+                               b.addInt32(1),
+                               b.addInt32(o.stride),
+                               b.addInt32(o.stride),
+                               b.addInt32(1),
+                               b.addInt32(1)};
+    if (o.nchw) dwIn.push_back(b.addBool(true));
+    b.addOperation(OperationType::DEPTHWISE_CONV_2D, dwIn, {mid});
+    if (o.pointwise) {
+        const uint32_t pwFilter = b.addConstant(o.type, {o.outC, 1, 1, o.c},
+                                                pattern(o.outC * o.c, 2), 0.5f, sgn ? -1 : 100);
+        std::vector<int32_t> pwBias(o.outC);
+        for (uint32_t i = 0; i < o.outC; ++i) pwBias[i] = static_cast<int32_t>(i * 53 % 300) - 150;
+        const uint32_t pwBiasOp =
+            b.addConstant(OperandType::TENSOR_INT32, {o.outC}, pwBias, 0.5f, 0);
+        const uint32_t ph = (oh + o.pointwiseStride - 1) / o.pointwiseStride,
+                       pw = (ow + o.pointwiseStride - 1) / o.pointwiseStride;
+        const uint32_t out = b.addOutput(o.type, dims(ph, pw, o.outC), 4.0f, sgn ? 10 : 10);
+        std::vector<uint32_t> pwIn{mid,
+                                   pwFilter,
+                                   pwBiasOp,
+                                   b.addInt32(1),
+                                   b.addInt32(o.pointwiseStride),
+                                   b.addInt32(o.pointwiseStride),
+                                   b.addInt32(0)};
+        if (o.nchw) pwIn.push_back(b.addBool(true));
+        b.addOperation(OperationType::CONV_2D, pwIn, {out});
+    }
+    if (o.secondReader) {
+        const uint32_t relu = b.addOutput(o.type, dims(oh, ow, o.c), 1.0f, sgn ? -5 : 5);
+        b.addOperation(OperationType::RELU, {mid}, {relu});
+    }
+    return b.build();
+}
+
+std::vector<TensorData> dwPwInputs(const Model& model) {
+    std::vector<TensorData> inputs;
+    for (size_t i = 0; i < model.main.inputIndexes.size(); ++i) {
+        const auto& dims = model.main.operands[model.main.inputIndexes[i]].dimensions;
+        inputs.push_back({dims, pattern(elementCount(dims), 10 + static_cast<uint32_t>(i))});
+    }
+    return inputs;
+}
+
+Program compiled(const Model& model) {
+    REQUIRE(validateModel(model).ok());
+    auto program = compileModel(model, {});
+    REQUIRE_MESSAGE(program.ok(), program.status().message);
+    return *program;
+}
+
+struct Census {
+    size_t dwconv = 0, taps = 0, chainOut = 0, chainIn = 0, conv = 0;
+};
+Census census(const Program& p) {
+    Census c;
+    for (const auto& d : p.descriptors) {
+        c.dwconv += d.opcode == npu::Opcode::DWCONV;
+        c.conv += d.opcode == npu::Opcode::CONV;
+        c.taps += (d.flags & kTaps) != 0;
+        c.chainOut += (d.flags & kChainOut) != 0;
+        c.chainIn += (d.flags & kChainIn) != 0;
+    }
+    return c;
+}
+
+// Runs `model` through the driver on `device`; an empty string when every output equals the
+// golden's, byte for byte.
+std::string matchesGolden(const IDevice& device, const Model& model) {
+    const auto inputs = dwPwInputs(model);
+    auto golden = golden::execute(model, inputs);
+    if (!golden) return "golden: " + golden.status().message;
+    std::vector<uint32_t> inSizes, outSizes;
+    for (const auto& t : inputs) inSizes.push_back(static_cast<uint32_t>(t.bytes.size()));
+    for (const auto& t : *golden) outSizes.push_back(static_cast<uint32_t>(t.bytes.size()));
+    auto prepared = prepareModelBlocking(device, model);
+    if (!prepared) return "prepare: " + prepared.status().message;
+    TestRequest r = makeRequest(inSizes, outSizes);
+    for (size_t i = 0; i < inputs.size(); ++i)
+        std::memcpy(r.input(i), inputs[i].bytes.data(), inputs[i].bytes.size());
+    auto result = (*prepared)->execute(r.request, MeasureTiming::NO, {}, {});
+    if (!result.ok()) return "execute: " + result.status.message;
+    for (size_t i = 0; i < golden->size(); ++i) {
+        const auto& ref = (*golden)[i].bytes;
+        for (size_t k = 0; k < ref.size(); ++k) {
+            if (r.output(i)[k] != ref[k])
+                return "output " + std::to_string(i) + " byte " + std::to_string(k) + ": NPU " +
+                       std::to_string(r.output(i)[k]) + ", golden " + std::to_string(ref[k]);
+        }
+    }
+    return "";
+}
+
+}  // namespace
+
+TEST_CASE("driver_depthwise_taps") {
+    auto device = makeTestDevice();
+    for (const bool runtime : {false, true}) {
+        for (const uint32_t stride : {1u, 2u}) {
+            CAPTURE(runtime);
+            CAPTURE(stride);
+            DwPw o;
+            o.pointwise = false;
+            o.stride = stride;
+            o.runtimeDwWeights = runtime;
+            const Model model = dwPwModel(o);
+            const Program p = compiled(model);
+            const Census c = census(p);
+            CHECK(c.dwconv > 0);
+            CHECK(c.taps == c.dwconv);  // every depthwise tile in TAPS mode
+            CHECK(c.chainOut == 0);
+            CHECK(matchesGolden(*device.device, model) == "");
+        }
+    }
+    // A kernel with more taps than array rows stays on diagonal blocks.
+    DwPw big;
+    big.pointwise = false;
+    big.kernel = 5;
+    const Census c = census(compiled(dwPwModel(big)));
+    CHECK(c.dwconv > 0);
+    CHECK(c.taps == (npu::kArrayRows >= 25 && npu::kDwTapPorts >= 5 ? c.dwconv : 0));
+    CHECK(matchesGolden(*device.device, dwPwModel(big)) == "");
+}
+
+TEST_CASE("driver_depthwise_pointwise_fused") {
+    auto device = makeTestDevice();
+    for (const auto type :
+         {OperandType::TENSOR_QUANT8_ASYMM, OperandType::TENSOR_QUANT8_ASYMM_SIGNED}) {
+        for (const bool runtime : {false, true}) {
+            CAPTURE(static_cast<int>(type));
+            CAPTURE(runtime);
+            DwPw o;
+            o.type = type;
+            o.batch = 2;
+            o.stride = runtime ? 2 : 1;
+            o.runtimeDwWeights = runtime;
+            const Model model = dwPwModel(o);
+            const Program p = compiled(model);
+            const uint32_t dwIndex = runtime ? 1 : 0, pwIndex = dwIndex + 1;
+            // Per tile a DWCONV TAPS|CHAIN_OUT tagged with the depthwise operation, then a CONV
+            // CHAIN_IN tagged with the pointwise one.
+            const Census c = census(p);
+            CHECK(c.dwconv > 0);
+            CHECK(c.chainOut == c.dwconv);
+            CHECK(c.chainIn == c.dwconv);
+            CHECK(c.conv == c.dwconv);
+            for (size_t i = 0; i < p.descriptors.size(); ++i) {
+                const auto& d = p.descriptors[i];
+                if (d.opcode != npu::Opcode::DWCONV) continue;
+                REQUIRE(i + 1 < p.descriptors.size());
+                const auto& next = p.descriptors[i + 1];
+                CHECK((d.flags & (kTaps | kChainOut)) == (kTaps | kChainOut));
+                CHECK(d.tag == dwIndex);
+                CHECK(next.opcode == npu::Opcode::CONV);
+                CHECK((next.flags & kChainIn) != 0);
+                CHECK(next.tag == pwIndex);
+                CHECK(next.a.inner == d.out.inner);
+                CHECK(next.a.count1 * next.a.count2 == d.out.count1 * d.out.count2);
+            }
+            // The intermediate tensor has no memory: the arena is smaller than with it exposed.
+            DwPw exposed = o;
+            exposed.intermediateIsOutput = true;
+            const Program unfused = compiled(dwPwModel(exposed));
+            CHECK(p.arenaSize < unfused.arenaSize);
+            const std::string dump = dumpProgram(p);
+            CHECK(dump.find("TAPS CHAIN_OUT") != std::string::npos);
+            CHECK(dump.find("fused with operation " + std::to_string(pwIndex)) !=
+                  std::string::npos);
+            CHECK(matchesGolden(*device.device, model) == "");
+        }
+    }
+}
+
+TEST_CASE("driver_depthwise_pointwise_not_fused") {
+    auto device = makeTestDevice();
+    auto check = [&](const DwPw& o, const char* what) {
+        CAPTURE(what);
+        const Model model = dwPwModel(o);
+        const Census c = census(compiled(model));
+        CHECK(c.dwconv > 0);
+        CHECK(c.chainOut == 0);
+        CHECK(c.chainIn == 0);
+        CHECK(matchesGolden(*device.device, model) == "");
+    };
+    DwPw o;
+    o.intermediateIsOutput = true;
+    check(o, "the depthwise result is also a model output");
+    o = {};
+    o.secondReader = true;
+    check(o, "the depthwise result feeds two operations");
+    o = {};
+    o.pointwiseStride = 2;
+    check(o, "the 1x1 convolution has stride 2");
+    o = {};
+    o.nchw = true;
+    check(o, "NCHW");
+    o = {};
+    o.h = o.w = 3;
+    check(o, "tiles below kArrayCols pixels: fusing does not pay");
+}
+
+// The same on the Verilated NPU: TAPS and the fused pair, bit-exact with the golden.
+TEST_CASE("driver_rtl_depthwise_taps_and_fusion") {
+    auto device = rtlDevice();
+    REQUIRE_MESSAGE(device.ok(), device.status().message);
+    DwPw taps;
+    taps.pointwise = false;
+    taps.stride = 2;
+    CHECK(matchesGolden(**device, dwPwModel(taps)) == "");
+    for (const auto type :
+         {OperandType::TENSOR_QUANT8_ASYMM, OperandType::TENSOR_QUANT8_ASYMM_SIGNED}) {
+        for (const bool runtime : {false, true}) {
+            CAPTURE(static_cast<int>(type));
+            CAPTURE(runtime);
+            DwPw o;
+            o.type = type;
+            o.batch = 2;
+            o.stride = runtime ? 2 : 1;
+            o.runtimeDwWeights = runtime;
+            const Model model = dwPwModel(o);
+            REQUIRE(census(compiled(model)).chainIn > 0);
+            CHECK(matchesGolden(**device, model) == "");
+        }
+    }
+    // A layer large enough for several tiles per image (and 40 channels: three blocks).
+    DwPw big;
+    big.h = 40, big.w = 36, big.c = 40, big.outC = 48;
+    const Model model = dwPwModel(big);
+    const Census c = census(compiled(model));
+    CHECK(c.chainOut > 1);
+    CHECK(matchesGolden(**device, model) == "");
+}
