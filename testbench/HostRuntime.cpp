@@ -265,6 +265,10 @@ Result<std::vector<TensorData>> HostRuntime::execute(const std::vector<TensorDat
             for (const auto& [tag, share] : pr.job->byTag) {
                 if (tag < part.operations.size()) rec.operations[part.operations[tag]].counters = share;
             }
+            for (const auto& [from, into] : pr.job->fusedInto) {
+                if (from < part.operations.size() && into < part.operations.size())
+                    rec.operations[part.operations[from]].fusedInto = part.operations[into];
+            }
         } else if (!step.npu) {
             rec.cpuSeconds += pr.seconds;
         }

@@ -56,6 +56,10 @@ struct OperationRecord {
     uint32_t partition = 0;
     std::string cpuReason;  ///< why the NPU does not take it (empty when it runs on the NPU)
     std::optional<NpuCounters> counters;  ///< its share of its NPU job, when sampled
+    /// The driver fused it with this main-graph operation (a depthwise layer chained into the
+    /// 1x1 convolution after it): they overlap on the device, and `counters` of that operation
+    /// hold both. Known when sampled.
+    std::optional<uint32_t> fusedInto;
 };
 
 struct PartitionRecord {

@@ -284,6 +284,8 @@ std::string fileStem(const std::string& name) {
 /// whole job when the shares were not sampled).
 std::optional<std::pair<uint64_t, uint64_t>> operationWindow(const ExecutionRecord& record, uint32_t operation,
                                                              uint64_t sampleCycles) {
+    // A fused operation runs inside the one it is fused with: that one's window.
+    if (auto into = record.operations.at(operation).fusedInto) operation = *into;
     const OperationRecord& op = record.operations.at(operation);
     if (!op.npu || op.partition >= record.partitions.size()) return std::nullopt;
     const PartitionRecord& p = record.partitions[op.partition];
@@ -699,6 +701,7 @@ std::string formatReport(const RunReport& r) {
         } else {
             out << "  " << op.cpuReason;
         }
+        if (op.fusedInto) out << "  fused with " << *op.fusedInto << ": counted there";
         out << "\n";
     }
 
@@ -782,6 +785,7 @@ nlohmann::json reportJson(const RunReport& r) {
                             {"partition", op.partition}};
         if (!op.npu) o["cpu_reason"] = op.cpuReason;
         if (op.counters) o["npu"] = countersJson(*op.counters);
+        if (op.fusedInto) o["fused_into"] = *op.fusedInto;
         ops.push_back(std::move(o));
     }
     j["operations"] = std::move(ops);

@@ -86,11 +86,20 @@ void NpuProfiler::startJob() {
     if (mSampleCycles > 0) {
         // The chain is in DRAM already; reading it takes no device time.
         uint32_t words[npu::kDescriptorWords];
+        bool chained = false;  // the previous descriptor has CHAIN_OUT
+        uint32_t chainedTag = 0;
         for (uint64_t address = mQueueBase; mTags.size() < kMaxDescriptors; address += sizeof(words)) {
             if (!mInner->readMemory(address, words, sizeof(words)).ok()) break;
             npu::DescriptorWords w;
             std::copy(std::begin(words), std::end(words), w.begin());
             const npu::Descriptor d = npu::Descriptor::decode(w);
+            // A CHAIN_OUT descriptor counts as the one it feeds (they overlap on the array).
+            if (chained) {
+                if (chainedTag != d.tag) mJob.fusedInto[chainedTag] = d.tag;
+                mTags.back() = d.tag;
+            }
+            chained = (d.flags & static_cast<uint32_t>(npu::DescFlag::CHAIN_OUT)) != 0;
+            chainedTag = d.tag;
             mTags.push_back(d.tag);
             if (d.flags & static_cast<uint32_t>(npu::DescFlag::LAST)) break;
         }

@@ -37,8 +37,12 @@ struct NpuJobProfile {
     bool completed = false;   ///< false: the job was aborted (reset before its interrupt)
     /// Shares of `total` per descriptor TAG (the operation index in the job's model): the
     /// counters accrued while the oldest unretired descriptor had that tag, measured at the
-    /// sampling granularity. Empty when sampling was off.
+    /// sampling granularity. Empty when sampling was off. A descriptor with CHAIN_OUT overlaps
+    /// the CHAIN_IN descriptor after it on the array, so the pair counts as the latter's tag.
     std::map<uint32_t, NpuCounters> byTag;
+    /// Fused operations (CHAIN_OUT descriptors tagged `first` chained into ones tagged
+    /// `second`): their shares are in byTag[second]. Filled when sampling was on.
+    std::map<uint32_t, uint32_t> fusedInto;
 };
 
 /// Not for concurrent executions: the profile of "the last job" is only meaningful when one

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -380,10 +381,18 @@ struct ItemRunner::State {
     }
 
     /// Per-operation NPU figures: sampled shares, or a whole job when it held one operation.
+    /// Operations fused on the device are one layer, named by their types joined with '+'.
     static void collectLayers(const Model& model, const ExecutionRecord& record, ItemResult& r) {
         r.npuCycles = record.npuCycles;
+        std::map<uint32_t, std::string> fusedNames;
+        std::map<uint32_t, NpuCounters> fusedShares;  // e.g. weight copies tagged with the first
         for (const OperationRecord& op : record.operations) {
-            if (!op.npu) continue;
+            if (!op.fusedInto) continue;
+            fusedNames[*op.fusedInto] += std::string(nameOf(op.type)) + "+";
+            if (op.counters) fusedShares[*op.fusedInto].add(*op.counters);
+        }
+        for (const OperationRecord& op : record.operations) {
+            if (!op.npu || op.fusedInto) continue;
             std::optional<NpuCounters> counters = op.counters;
             const PartitionRecord& partition = record.partitions.at(op.partition);
             if (!counters && partition.job) {
@@ -395,10 +404,12 @@ struct ItemRunner::State {
                     counters = NpuCounters{};
             }
             if (!counters) continue;
-            r.layers.push_back({op.index, nameOf(model.main.operations[op.index].type),
-                                counters->cycles, counters->macs,
-                                counters->dmaBytesRead + counters->dmaBytesWritten,
-                                counters->utilization()});
+            if (auto it = fusedShares.find(op.index); it != fusedShares.end())
+                counters->add(it->second);
+            r.layers.push_back(
+                {op.index, fusedNames[op.index] + nameOf(model.main.operations[op.index].type),
+                 counters->cycles, counters->macs,
+                 counters->dmaBytesRead + counters->dmaBytesWritten, counters->utilization()});
         }
     }
 };

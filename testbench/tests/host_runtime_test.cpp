@@ -3,6 +3,7 @@
 // the conformance runner.
 #include <doctest/doctest.h>
 
+#include <map>
 #include <numeric>
 
 #include "driver/Compiler.h"
@@ -52,6 +53,26 @@ Model mixedModel() {
     b.addOperation(OperationType::MAX_POOL_2D, pool, {out0});
     const uint32_t out1 = b.addOutput(kQ8, {1, 8, 8, 16}, 1.0f / 8, 128);
     b.addOperation(OperationType::ADD, {t0.operand, t0.operand, b.addInt32(0)}, {out1});
+    return b.build();
+}
+
+/// in -> 0 DEPTHWISE_CONV_2D 3x3 -> t0 -> 1 CONV_2D 1x1 -> out: a pair the driver fuses (the
+/// depthwise result stays on chip).
+Model depthwisePointwiseModel() {
+    ModelBuilder b;
+    const QuantTensor in{b.addInput(kQ8, {1, 12, 12, 32}, 1.0f / 128, 128), 1.0f / 128, 128};
+    const QuantTensor t0{b.addOperand(kQ8, {1, 12, 12, 32}, 1.0f / 16, 128), 1.0f / 16, 128};
+    std::vector<uint8_t> weights(9 * 32);
+    for (size_t i = 0; i < weights.size(); ++i) weights[i] = static_cast<uint8_t>(i * 89 + 7);
+    std::vector<int32_t> bias(32);
+    for (size_t i = 0; i < bias.size(); ++i) bias[i] = static_cast<int32_t>(i * 61 % 400) - 200;
+    const uint32_t filter = b.addConstant(kQ8, {1, 3, 3, 32}, weights, 1.0f / 64, 128);
+    const uint32_t biasOperand = b.addConstant(OperandType::TENSOR_INT32, {32}, bias, in.scale / 64, 0);
+    std::vector<uint32_t> dw{in.operand, filter, biasOperand};
+    for (int32_t v : {1, 1, 1, 1, 1, 1, 1, 0}) dw.push_back(b.addInt32(v));
+    b.addOperation(OperationType::DEPTHWISE_CONV_2D, dw, {t0.operand});
+    const QuantTensor out{b.addOutput(kQ8, {1, 12, 12, 48}, 1.0f / 8, 128), 1.0f / 8, 128};
+    addConv(b, t0, 32, 48, 1, out, 11);
     return b.build();
 }
 
@@ -274,4 +295,53 @@ TEST_CASE("host_runtime_zero_sized_input_falls_back_to_the_cpu") {
     }
     REQUIRE_FALSE(record.partitions.empty());
     CHECK(record.partitions.back().operations.size() == test->model.main.operations.size());
+}
+
+TEST_CASE("host_runtime_fused_operations_report_as_one") {
+    const Model model = depthwisePointwiseModel();
+    REQUIRE(validateModel(model).ok());
+    auto inputs = randomModelInputs(model, 9);
+    REQUIRE(inputs.ok());
+    auto reference = golden::execute(model, *inputs);
+    REQUIRE(reference.ok());
+    RuntimeOptions options;
+    options.profileSampleCycles = 64;
+    auto runtime = HostRuntime::create(model, options);
+    REQUIRE(runtime.ok());
+    ExecutionRecord record;
+    auto outputs = (*runtime)->execute(*inputs, &record);
+    REQUIRE_MESSAGE(outputs.ok(), outputs.status().message);
+    CHECK((*outputs)[0].bytes == (*reference)[0].bytes);
+    // The driver fused the pair: the depthwise layer's work is in the pointwise layer's share.
+    const NpuJobProfile& job = *record.partitions.at(0).job;
+    CHECK(job.fusedInto == std::map<uint32_t, uint32_t>{{0, 1}});
+    REQUIRE(record.operations[0].fusedInto);
+    CHECK(*record.operations[0].fusedInto == 1);
+    CHECK_FALSE(record.operations[0].counters);
+    REQUIRE(record.operations[1].counters);
+    CHECK(record.operations[1].counters->cycles == job.total.cycles);
+    CHECK(record.operations[1].counters->macs == job.total.macs);
+    CHECK(job.total.macs >= 12 * 12 * 32 * 9 + 12 * 12 * 32 * 48);
+
+    // With every result visible (the first-divergence search), the pair is not fused: each
+    // operation has its own share and the intermediate tensor crosses the host.
+    options.exposeIntermediates = true;
+    auto exposed = HostRuntime::create(model, options);
+    REQUIRE(exposed.ok());
+    ExecutionRecord exposedRecord;
+    REQUIRE((*exposed)->execute(*inputs, &exposedRecord).ok());
+    CHECK(exposedRecord.partitions.at(0).job->fusedInto.empty());
+    CHECK_FALSE(exposedRecord.operations[0].fusedInto);
+    REQUIRE(exposedRecord.operations[0].counters);
+    CHECK(exposedRecord.operations[0].counters->macs > 0);
+    CHECK(exposedRecord.values[model.main.operations[0].outputs[0]].has_value());
+    // The fused job is the faster one.
+    CHECK(record.npuCycles < exposedRecord.npuCycles);
+
+    // `nncosim run` names the fusion in its report.
+    auto report = runModel("depthwise_pointwise", model, *inputs, RunOptions{});
+    REQUIRE_MESSAGE(report.ok(), report.status().message);
+    CHECK(report->passed());
+    CHECK(formatReport(*report).find("fused with 1") != std::string::npos);
+    CHECK(reportJson(*report)["operations"][0]["fused_into"] == 1);
 }
