@@ -850,8 +850,9 @@ Result<sim::FaultOptions> parseFaultSpec(const std::string& spec) {
     const std::string arg = colon == std::string::npos ? "" : spec.substr(colon + 1);
     try {
         size_t used = 0;
-        if (kind == "write-bit") {
-            fault.kind = sim::FaultOptions::Kind::kStuckWriteBit;
+        if (kind == "write-bit" || kind == "requant-bit") {
+            fault.kind = kind == "write-bit" ? sim::FaultOptions::Kind::kStuckWriteBit
+                                             : sim::FaultOptions::Kind::kStuckRequantBit;
             fault.bit = static_cast<uint32_t>(std::stoul(arg, &used));
             if (used < arg.size()) {
                 if (arg.substr(used) != "=0" && arg.substr(used) != "=1") throw std::invalid_argument(arg);
@@ -868,8 +869,8 @@ Result<sim::FaultOptions> parseFaultSpec(const std::string& spec) {
         }
     } catch (const std::logic_error&) {
     }
-    return invalidArgument("bad --fault '", spec, "': expected write-bit:N[=0|1] (N < ", 8 * npu::kDramBusBytes,
-                           ") or drop-write-beat:N");
+    return invalidArgument("bad --fault '", spec, "': expected write-bit:N[=0|1] or requant-bit:N[=0|1] (N < ",
+                           8 * npu::kDramBusBytes, ") or drop-write-beat:N");
 }
 
 }  // namespace nncosim

@@ -106,8 +106,8 @@ TensorCheck checkTensor(const std::string& role, uint32_t index, const Operand& 
                         const TensorData& device, const TensorData* golden);
 
 /// A fault of the NPU (sim::FaultOptions) from the `--fault` spelling: "write-bit:N[=0|1]" (a
-/// write-data bit stuck at 1 unless =0) or "drop-write-beat:N". Fails with INVALID_ARGUMENT
-/// naming the accepted forms.
+/// DRAM write-data bit stuck at 1 unless =0), "requant-bit:N[=0|1]" (a requantization output
+/// bit stuck) or "drop-write-beat:N". Fails with INVALID_ARGUMENT naming the accepted forms.
 Result<sim::FaultOptions> parseFaultSpec(const std::string& spec);
 
 /// Runs `model` on `inputs` as `options` say. Fails only when the model cannot run at all.

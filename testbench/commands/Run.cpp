@@ -171,7 +171,8 @@ void addRunCommand(CLI::App& app) {
     cmd->add_option("--seed", options->seed, "Seed of random inputs")->capture_default_str();
     cmd->add_option("--fault", options->fault,
                     "Make the hardware misbehave: write-bit:N[=0|1] (bit N of the NPU's DRAM write data stuck "
-                    "at 1 or 0) or drop-write-beat:N (the N-th DRAM write beat of every job is lost)");
+                    "at 1 or 0), requant-bit:N[=0|1] (bit N of every requantized word stuck: a datapath "
+                    "fault) or drop-write-beat:N (the N-th DRAM write beat of every job is lost)");
     cmd->add_option("--sample-cycles", options->sampleCycles,
                     "Attribute NPU counters to operations every N cycles (0: per partition only)")
             ->capture_default_str();

@@ -40,6 +40,19 @@ Model softmaxConvPoolModel() {
     return b.build();
 }
 
+/// MAX_POOL_2D then CONV_2D, both on the NPU: pooling does not requantize, the convolution does.
+Model poolConvModel() {
+    ModelBuilder b;
+    const QuantTensor in{b.addInput(kQ8, {1, 8, 8, 16}, 1.0f / 16, 128), 1.0f / 16, 128};
+    const QuantTensor pooled{b.addOperand(kQ8, {1, 4, 4, 16}, 1.0f / 16, 128), 1.0f / 16, 128};
+    std::vector<uint32_t> pool{in.operand};
+    for (int32_t v : {0, 0, 0, 0, 2, 2, 2, 2, 0}) pool.push_back(b.addInt32(v));
+    b.addOperation(OperationType::MAX_POOL_2D, pool, {pooled.operand});
+    const QuantTensor out{b.addOutput(kQ8, {1, 4, 4, 16}, 1.0f / 32, 128), 1.0f / 32, 128};
+    addConv(b, pooled, 16, 16, 3, out, 22);
+    return b.build();
+}
+
 /// Three 1x1 convolutions in a row, all on the NPU (one partition).
 Model convChainModel() {
     ModelBuilder b;
@@ -176,6 +189,33 @@ TEST_CASE("run_check_tensor_rules") {
     TensorData reshaped = golden;
     reshaped.dimensions = {3, 2};
     CHECK_FALSE(checkTensor("output 0", 9, q8, false, reshaped, &golden).ok());
+}
+
+TEST_CASE("run_datapath_fault_names_the_requantizing_operation") {
+    // A requantization output bit stuck: the pooling before the convolution is still right (a
+    // DRAM write fault would break it first), the convolution is the first to diverge.
+    const std::string dir = makeTempDir("nncosim-run-");
+    REQUIRE_FALSE(dir.empty());
+    const std::string model = writeModel(dir, "pool_conv", poolConvModel());
+    auto [status, report] = runCli(model, dir, "--backend npu --fault requant-bit:5=1");
+    CHECK(status == 1);
+    CHECK(report["verdict"] == "fail");
+    REQUIRE(report["first_divergence"].is_object());
+    const auto& d = report["first_divergence"];
+    CHECK(d["operation"] == 1);
+    CHECK(d["type"] == "CONV_2D");
+    CHECK(d["matched_before"] == 1);
+    CHECK(d["inputs"][0]["verdict"] == "match");
+    CHECK(d["outputs"][0]["verdict"] == "mismatch");
+
+    // A bit beyond the word is a usage error naming the accepted forms.
+    const std::string bad = nncosimBinary() + " run " + model + " --fault requant-bit:999 > " + dir +
+                            "/bad.log 2>&1";
+    CHECK(WEXITSTATUS(std::system(bad.c_str())) != 0);
+    std::ifstream log(dir + "/bad.log");
+    const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+    CHECK(text.find("requant-bit:N[=0|1]") != std::string::npos);
+    std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("run_first_divergence_names_the_faulty_npu_operation") {
