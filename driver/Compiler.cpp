@@ -918,18 +918,25 @@ class Lowering {
         }
     }
 
-    // Fills the weight slots of a stream packed with placeholders from weights the device
-    // computes at run time (OHWI bytes at `filter`, `filterC` input channels per filter row,
-    // output channels from `firstOut`): one LUT identity copy per block and K step, reading
-    // input channels along k and output channels along n.
-    void scatterWeights(uint32_t filter, uint32_t stream, uint32_t outC, uint32_t inC, uint32_t kh,
-                        uint32_t kw, bool depthwise, uint32_t filterC, uint32_t firstOut) {
+    // A LUT descriptor with the identity table: the NPU's byte copy (tensors and addresses to
+    // be filled in).
+    npu::Descriptor identityCopy() {
         npu::Descriptor d;
         d.opcode = npu::Opcode::LUT;
         const Table identity =
             tableOf(OperandType::TENSOR_QUANT8_ASYMM, [](int32_t v) { return v; });
         d.wAddr = addConstant(identity.data(), identity.size());
         d.actMin = 0, d.actMax = 255;
+        return d;
+    }
+
+    // Fills the weight slots of a stream packed with placeholders from weights the device
+    // computes at run time (OHWI bytes at `filter`, `filterC` input channels per filter row,
+    // output channels from `firstOut`): one LUT identity copy per block and K step, reading
+    // input channels along k and output channels along n.
+    void scatterWeights(uint32_t filter, uint32_t stream, uint32_t outC, uint32_t inC, uint32_t kh,
+                        uint32_t kw, bool depthwise, uint32_t filterC, uint32_t firstOut) {
+        npu::Descriptor d = identityCopy();
         const uint32_t cBlocks = depthwise ? 1 : ceilDiv(inC, npu::kArrayRows);
         const uint32_t blockBytes = npu::kArrayRows * kLanes;
         const uint32_t streamBlock =
@@ -981,12 +988,7 @@ class Lowering {
     // tap t's 16 channels, which lie together in the filter, so one LUT identity copy of `taps`
     // rows per block of kLanes channels.
     void scatterTaps(uint32_t filter, uint32_t stream, uint32_t channels, uint32_t taps) {
-        npu::Descriptor d;
-        d.opcode = npu::Opcode::LUT;
-        const Table identity =
-            tableOf(OperandType::TENSOR_QUANT8_ASYMM, [](int32_t v) { return v; });
-        d.wAddr = addConstant(identity.data(), identity.size());
-        d.actMin = 0, d.actMax = 255;
+        npu::Descriptor d = identityCopy();
         const uint32_t streamBlock = npu::kWeightQuantWords * kAlign + npu::kArrayRows * kLanes;
         for (uint32_t ob = 0; ob < ceilDiv(channels, kLanes); ++ob) {
             const uint32_t nc = std::min(kLanes, channels - ob * kLanes);
@@ -1010,12 +1012,7 @@ class Lowering {
     // residue r step one input channel each (a diagonal of slope m), one copy per residue.
     void scatterExpandedDepthwise(uint32_t filter, uint32_t stream, uint32_t outC, uint32_t inC,
                                   uint32_t kh, uint32_t kw, uint32_t m) {
-        npu::Descriptor d;
-        d.opcode = npu::Opcode::LUT;
-        const Table identity =
-            tableOf(OperandType::TENSOR_QUANT8_ASYMM, [](int32_t v) { return v; });
-        d.wAddr = addConstant(identity.data(), identity.size());
-        d.actMin = 0, d.actMax = 255;
+        npu::Descriptor d = identityCopy();
         const uint32_t cBlocks = ceilDiv(inC, npu::kArrayRows);
         const uint32_t blockBytes = npu::kArrayRows * kLanes;
         const uint32_t streamBlock =
@@ -1080,12 +1077,7 @@ class Lowering {
     // rows of one element, read with the source's strides and written with the destination's.
     Status transpose(const Operation& op, uint32_t src, uint32_t dst, uint32_t n, uint32_t a,
                      uint32_t b) {
-        npu::Descriptor d;
-        d.opcode = npu::Opcode::LUT;
-        const Table identity =
-            tableOf(OperandType::TENSOR_QUANT8_ASYMM, [](int32_t v) { return v; });
-        d.wAddr = addConstant(identity.data(), identity.size());
-        d.actMin = 0, d.actMax = 255;
+        npu::Descriptor d = identityCopy();
         if (a > kMaxCount || b > kMaxCount)
             return failShape(op, "layout transpose beyond the descriptor's 16 bits");
         // count1 runs over a chunk of a (the destination's inner dimension), count2 over b.

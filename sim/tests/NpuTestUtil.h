@@ -30,6 +30,16 @@ class DeviceArena {
     uint32_t mNext;
 };
 
+/// Runs `program` with its queue and completion record placed after what `arena` holds, the DMA
+/// window covering everything from address 0 up to them.
+inline Result<npu::JobResult> runInArena(HardwareAccess& hw, const npu::Program& program,
+                                         DeviceArena& arena, uint32_t tag = 1,
+                                         uint64_t timeoutCycles = 50'000'000) {
+    const uint32_t queue = arena.alloc(program.descriptors().size() * npu::kDescriptorWords * 4);
+    const uint32_t record = arena.alloc(npu::kCompletionWords * 4);
+    return npu::runJob(hw, program, {queue, record, 0, arena.used() + 16}, tag, timeoutCycles);
+}
+
 /// Random bytes.
 inline std::vector<uint8_t> randomBytes(std::mt19937& rng, size_t n) {
     std::vector<uint8_t> v(n);

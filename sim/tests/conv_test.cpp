@@ -108,10 +108,7 @@ CaseResult runConv(const ConvCase& c, uint32_t groups, bool depthwise, bool perC
             REQUIRE(program.conv(gin, gout, wAddr, c.wSigned, c.wZero, c.g, c.stage).ok());
         }
     }
-    const uint32_t queue = arena.alloc(program.descriptors().size() * 128);
-    const uint32_t record = arena.alloc(16);
-    npu::JobLayout layout{queue, record, 0, arena.used() + 16};
-    auto job = npu::runJob(hw, program, layout, 1, 50'000'000);
+    auto job = runInArena(hw, program, arena);
     REQUIRE(job.ok());
     CAPTURE(job->errorCode);
     CAPTURE(job->errorDesc);
@@ -342,9 +339,7 @@ void runDepthwisePointwise(const ConvCase& dwCase, uint32_t outC, std::mt19937& 
                              pw.geometry, pw.stage)
                     .ok());
     }
-    const uint32_t queue = arena.alloc(program.descriptors().size() * 128);
-    const uint32_t record = arena.alloc(16);
-    auto job = npu::runJob(hw, program, {queue, record, 0, arena.used() + 16}, 1, 50'000'000);
+    auto job = runInArena(hw, program, arena);
     REQUIRE(job.ok());
     CAPTURE(job->errorCode);
     CAPTURE(job->errorDesc);
@@ -509,9 +504,7 @@ TEST_CASE("sim_npu_back_to_back_descriptors") {
         REQUIRE(added.ok());
         layers.push_back(std::move(l));
     }
-    const uint32_t queue = arena.alloc(program.descriptors().size() * 128);
-    const uint32_t record = arena.alloc(16);
-    auto job = npu::runJob(hw, program, {queue, record, 0, arena.used() + 16}, 1, 50'000'000);
+    auto job = runInArena(hw, program, arena);
     REQUIRE(job.ok());
     CAPTURE(job->errorDesc);
     REQUIRE(job->interrupted);

@@ -102,9 +102,7 @@ TEST_CASE("sim_npu_add_mul_random") {
                                  {oAddr, out.n, out.h, out.w, out.c, 0, isSigned, qo.zeroPoint},
                                  params)
                     .ok());
-        const uint32_t queue = arena.alloc(program.descriptors().size() * 128);
-        const uint32_t record = arena.alloc(16);
-        auto job = npu::runJob(hw, program, {queue, record, 0, arena.used() + 16}, 2, 10'000'000);
+        auto job = runInArena(hw, program, arena, 2, 10'000'000);
         REQUIRE(job.ok());
         CAPTURE(i);
         CAPTURE(job->errorCode);
@@ -251,9 +249,7 @@ TEST_CASE("sim_npu_pool_random") {
                           {outAddr, 1, c.outH, c.outW, c.outC, 0, c.outSigned, 0}, c.g,
                           c.stage.actMin, c.stage.actMax)
                     .ok());
-        const uint32_t queue = arena.alloc(program.descriptors().size() * 128);
-        const uint32_t record = arena.alloc(16);
-        auto job = npu::runJob(hw, program, {queue, record, 0, arena.used() + 16}, 4, 10'000'000);
+        auto job = runInArena(hw, program, arena, 4, 10'000'000);
         REQUIRE(job.ok());
         CAPTURE(i);
         CAPTURE(average);

@@ -36,9 +36,7 @@ std::vector<uint8_t> runGolden(Model model, const std::vector<TensorData>& input
 std::vector<uint8_t> runNpu(const npu::Program& program, DeviceArena& arena, uint32_t out,
                             size_t bytes) {
     HardwareAccess& hw = *testBench().npu;
-    const uint32_t queue = arena.alloc(program.descriptors().size() * 128);
-    const uint32_t record = arena.alloc(16);
-    auto job = npu::runJob(hw, program, {queue, record, 0, arena.used() + 16}, 1, 50'000'000);
+    auto job = runInArena(hw, program, arena);
     REQUIRE(job.ok());
     REQUIRE(job->interrupted);
     REQUIRE(job->errorCode == 0);
