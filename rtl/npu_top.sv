@@ -267,6 +267,15 @@ module npu_top
   assign req_wstrb[ClientWeight] = '0;
 
   // ------------------------------------------------------------------------------------------
+  // Fault injection, registered: nothing combinational hangs off the ports (the simulator then
+  // need not re-evaluate logic whenever it sets inputs).
+  logic [VecBits-1:0] fault_rq_mask_q, fault_rq_value_q;
+  always_ff @(posedge clk_i) begin
+    fault_rq_mask_q  <= fault_rq_mask_i;
+    fault_rq_value_q <= fault_rq_value_i;
+  end
+
+  // ------------------------------------------------------------------------------------------
   // Compute and store.
   logic               st_start, st_busy, st_valid, st_ready;
   tensor_t            st_tensor;
@@ -302,8 +311,8 @@ module npu_top
     .st_valid_o         (st_valid),
     .st_ready_i         (st_ready),
     .st_data_o          (st_data),
-    .fault_rq_mask_i,
-    .fault_rq_value_i,
+    .fault_rq_mask_i    (fault_rq_mask_q),
+    .fault_rq_value_i   (fault_rq_value_q),
     .perf_macs_o        (perf_macs),
     .perf_array_active_o(perf_array_active),
     .perf_stall_weight_o(perf_stall_weight),
