@@ -416,18 +416,21 @@ TEST_CASE("sim_npu_depthwise_pointwise_chain_tiled") {
 }
 
 TEST_CASE("sim_program_fusion_pays") {
-    // Fusion pays while the fused tiles average at least kArrayCols pixels.
-    const npu::ConvGeometry dw3x3{3, 3, 1, 1, 1, 1, 1, 1};
-    const npu::ConvGeometry dw3x3s2{3, 3, 2, 2, 1, 1, 1, 1};
-    CHECK(npu::depthwisePointwisePays({0, 1, 112, 112, 32}, dw3x3, {0, 1, 112, 112, 32}));
-    // 256 words per pixel: a buffer holds the 3x5 input pixels of two output pixels, so a
-    // 7x7 output takes 28 tiles of 2 pixels.
+    // Fusion pays for TAPS depthwise layers while the fused tiles average at least kArrayCols
+    // pixels. (2x2 kernels: TAPS on 8x8 arrays too.)
+    const npu::ConvGeometry dw2x2{2, 2, 1, 1, 1, 1, 0, 0};
+    const npu::ConvGeometry dilated{2, 2, 1, 1, 1, 2, 0, 0};
+    const npu::ConvGeometry dw2x2s2{2, 2, 2, 2, 1, 1, 0, 0};
+    CHECK(npu::depthwisePointwisePays({0, 1, 112, 112, 32}, dw2x2, {0, 1, 111, 111, 32}));
+    CHECK_FALSE(npu::depthwisePointwisePays({0, 1, 112, 112, 32}, dilated, {0, 1, 111, 110, 32}));
+    // 256 words per pixel: a buffer holds the 2x8 input pixels of four output pixels, so a 7x7
+    // output takes 14 tiles.
     const uint32_t wide = npu::kSpadWords / 16 * npu::kDramBusBytes;
     const DeviceTensor in{0, 1, 14, 14, wide}, mid{0, 1, 7, 7, wide}, out{0, 1, 7, 7, 16};
-    CHECK_FALSE(npu::depthwisePointwisePays(in, dw3x3s2, mid));
+    CHECK_FALSE(npu::depthwisePointwisePays(in, dw2x2s2, mid));
     npu::Program program;
-    REQUIRE(program.depthwisePointwise(in, {0, true, 0, dw3x3s2, {}}, mid, {}, out).ok());
-    CHECK(program.descriptors().size() == 2 * 28);
+    REQUIRE(program.depthwisePointwise(in, {0, true, 0, dw2x2s2, {}}, mid, {}, out).ok());
+    CHECK(program.descriptors().size() == 2 * 14);
 }
 
 TEST_CASE("sim_npu_back_to_back_descriptors") {
