@@ -6,6 +6,8 @@
 #include <random>
 #include <vector>
 
+#include <doctest/doctest.h>
+
 #include "golden/FixedPoint.h"
 #include "sim/HardwareAccess.h"
 #include "sim/NpuProgram.h"
@@ -31,13 +33,21 @@ class DeviceArena {
 };
 
 /// Runs `program` with its queue and completion record placed after what `arena` holds, the DMA
-/// window covering everything from address 0 up to them.
-inline Result<npu::JobResult> runInArena(HardwareAccess& hw, const npu::Program& program,
-                                         DeviceArena& arena, uint32_t tag = 1,
-                                         uint64_t timeoutCycles = 50'000'000) {
+/// window covering everything from address 0 up to them, and requires it to complete without
+/// an error.
+inline npu::JobResult runInArena(HardwareAccess& hw, const npu::Program& program,
+                                 DeviceArena& arena, uint32_t tag = 1,
+                                 uint64_t timeoutCycles = 50'000'000) {
     const uint32_t queue = arena.alloc(program.descriptors().size() * npu::kDescriptorWords * 4);
     const uint32_t record = arena.alloc(npu::kCompletionWords * 4);
-    return npu::runJob(hw, program, {queue, record, 0, arena.used() + 16}, tag, timeoutCycles);
+    auto job =
+        npu::runJob(hw, program, {queue, record, 0, arena.used() + 16}, tag, timeoutCycles);
+    REQUIRE(job.ok());
+    CAPTURE(job->errorCode);
+    CAPTURE(job->errorDesc);
+    REQUIRE(job->interrupted);
+    REQUIRE(job->errorCode == 0);
+    return *job;
 }
 
 /// Random bytes.
