@@ -21,6 +21,7 @@
 #include "sim/HardwareAccess.h"
 #include "sim/NpuProgram.h"
 #include "sim/NpuRegisters.h"
+#include "sim/VerilatedPorts.h"
 
 namespace nncosim::bench {
 namespace {
@@ -63,26 +64,6 @@ class BareNpu {
     const std::vector<uint8_t>& memory() const { return mMemory; }
 
   private:
-    template <typename Port>
-    static void load(Port& port, const uint8_t* bytes) {
-        if constexpr (std::is_integral_v<Port>) {
-            uint64_t v = 0;
-            std::memcpy(&v, bytes, sizeof(Port));
-            port = static_cast<Port>(v);
-        } else {
-            std::memcpy(port.data(), bytes, kVec);
-        }
-    }
-    template <typename Port>
-    static void store(const Port& port, uint8_t* bytes) {
-        if constexpr (std::is_integral_v<Port>) {
-            const uint64_t v = port;
-            std::memcpy(bytes, &v, kVec);
-        } else {
-            std::memcpy(bytes, port.data(), kVec);
-        }
-    }
-
     void cycle() {
         Vnpu_top& m = *mModel;
         m.csr_req_i = mCsrPending;
@@ -92,7 +73,7 @@ class BareNpu {
         const bool respond = !mResponses.empty() && mResponses.front().due <= mCycle;
         m.mem_rsp_valid_i = respond;
         if (respond) {
-            load(m.mem_rsp_data_i, mResponses.front().data);
+            sim::writePortBytes(m.mem_rsp_data_i, mResponses.front().data);
             mResponses.pop_front();
         }
         m.mem_req_ready_i = 1;
@@ -107,7 +88,7 @@ class BareNpu {
             uint8_t* at = mMemory.data() + (addr < mMemory.size() ? addr : 0);
             if (m.mem_req_write_o) {
                 uint8_t data[kVec];
-                store(m.mem_req_wdata_o, data);
+                sim::readPortBytes(m.mem_req_wdata_o, data);
                 const uint32_t strobes = m.mem_req_wstrb_o;
                 for (uint32_t b = 0; b < kVec; ++b) {
                     if ((strobes >> b) & 1) {

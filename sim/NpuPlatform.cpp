@@ -10,36 +10,14 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <type_traits>
 
 #include "sim/DramModel.h"
+#include "sim/VerilatedPorts.h"
 
 namespace nncosim::sim {
 namespace {
 
 constexpr uint32_t kVec = npu::kDramBusBytes;
-
-// Verilator holds ports up to 64 bits in integers and wider ones in VlWide word arrays.
-template <typename Port>
-void writeBytes(Port& port, const uint8_t* bytes) {
-    if constexpr (std::is_integral_v<Port>) {
-        uint64_t value = 0;
-        std::memcpy(&value, bytes, sizeof(Port));
-        port = static_cast<Port>(value);
-    } else {
-        std::memcpy(port.data(), bytes, kVec);
-    }
-}
-
-template <typename Port>
-void readBytes(const Port& port, uint8_t* bytes) {
-    if constexpr (std::is_integral_v<Port>) {
-        const uint64_t value = port;
-        std::memcpy(bytes, &value, kVec);
-    } else {
-        std::memcpy(bytes, port.data(), kVec);
-    }
-}
 
 uint64_t toCycles(const sc_core::sc_time& time, const sc_core::sc_time& period) {
     return static_cast<uint64_t>(time / period + 0.5);
@@ -77,8 +55,8 @@ NpuPlatform::NpuPlatform(const sc_core::sc_module_name& name, const PlatformConf
         mask[bit / 8] = static_cast<uint8_t>(1u << (bit % 8));
         value[bit / 8] = mConfig.fault.value ? mask[bit / 8] : 0;
     }
-    writeBytes(mModel->fault_rq_mask_i, mask.data());
-    writeBytes(mModel->fault_rq_value_i, value.data());
+    writePortBytes(mModel->fault_rq_mask_i, mask.data());
+    writePortBytes(mModel->fault_rq_value_i, value.data());
     if (mConfig.trace.enabled) {
         mTrace = std::make_unique<NpuTrace>(*mModel);
         // Depth 0 means every level below the scope (Verilator counts levels literally).
@@ -160,7 +138,7 @@ void NpuPlatform::runCycle() {
     const bool respond = !mResponses.empty() && mResponses.front().dueCycle <= mCycle;
     m.mem_rsp_valid_i = respond;
     if (respond) {
-        writeBytes(m.mem_rsp_data_i, mResponses.front().data.data());
+        writePortBytes(m.mem_rsp_data_i, mResponses.front().data.data());
         mResponses.pop_front();
     }
     // One beat per cycle at most; fewer when the channel is backed up (bandwidth below a beat
@@ -215,7 +193,7 @@ void NpuPlatform::issueMemoryRequest() {
     mPayload.set_byte_enable_length(0);
     mPayload.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
     if (write) {
-        readBytes(m.mem_req_wdata_o, mBeat.data());
+        readPortBytes(m.mem_req_wdata_o, mBeat.data());
         // Fault injection (FaultOptions): a dropped beat keeps its timing but writes nothing.
         const FaultOptions& fault = mConfig.fault;
         const bool dropped =

@@ -50,6 +50,29 @@ inline npu::JobResult runInArena(HardwareAccess& hw, const npu::Program& program
     return *job;
 }
 
+/// The NPU's element-wise parameters for golden's ADD/SUB parameters.
+inline npu::Program::ElementwiseParams elementwiseParams(const fixedpoint::AddSubParams& p) {
+    npu::Program::ElementwiseParams e;
+    e.leftShift = fixedpoint::AddSubParams::kLeftShift;
+    e.aMultiplier = p.input1.multiplier;
+    e.aShift = p.input1.shift;
+    e.bMultiplier = p.input2.multiplier;
+    e.bShift = p.input2.shift;
+    e.outMultiplier = p.output.multiplier;
+    e.outShift = p.output.shift;
+    e.stage = {p.outputOffset, p.range.min, p.range.max};
+    return e;
+}
+
+/// The NPU's element-wise parameters for golden's MUL parameters.
+inline npu::Program::ElementwiseParams elementwiseParams(const fixedpoint::MulParams& p) {
+    npu::Program::ElementwiseParams e;
+    e.outMultiplier = p.output.multiplier;
+    e.outShift = p.output.shift;
+    e.stage = {p.outputOffset, p.range.min, p.range.max};
+    return e;
+}
+
 /// Random bytes.
 inline std::vector<uint8_t> randomBytes(std::mt19937& rng, size_t n) {
     std::vector<uint8_t> v(n);
@@ -73,6 +96,13 @@ struct ConvCase {
     npu::OutputStage stage;
 };
 
+/// Index of the input pixel under tap (ky, kx) of output pixel (oy, ox); -1 in the padding.
+inline int64_t inputPixel(const ConvCase& c, uint32_t oy, uint32_t ox, uint32_t ky, uint32_t kx) {
+    const int64_t iy = int64_t{oy} * c.g.strideH + int64_t{ky} * c.g.dilationH - c.g.padTop;
+    const int64_t ix = int64_t{ox} * c.g.strideW + int64_t{kx} * c.g.dilationW - c.g.padLeft;
+    return iy < 0 || ix < 0 || iy >= c.h || ix >= c.w ? -1 : iy * c.w + ix;
+}
+
 /// Convolution reference: accumulate (in - inZero) * (w - wZero) over the window (padding
 /// contributes nothing), then golden's requantize with the channel's bias and scale.
 inline std::vector<uint8_t> referenceConv(const ConvCase& c, const std::vector<uint8_t>& in,
@@ -86,14 +116,11 @@ inline std::vector<uint8_t> referenceConv(const ConvCase& c, const std::vector<u
                 int32_t acc = 0;
                 for (uint32_t ky = 0; ky < c.g.kernelH; ++ky) {
                     for (uint32_t kx = 0; kx < c.g.kernelW; ++kx) {
-                        const int64_t iy = int64_t{oy} * c.g.strideH + ky * c.g.dilationH -
-                                           c.g.padTop;
-                        const int64_t ix = int64_t{ox} * c.g.strideW + kx * c.g.dilationW -
-                                           c.g.padLeft;
-                        if (iy < 0 || ix < 0 || iy >= c.h || ix >= c.w) {
+                        const int64_t at = inputPixel(c, oy, ox, ky, kx);
+                        if (at < 0) {
                             continue;
                         }
-                        const size_t pixel = (static_cast<size_t>(iy) * c.w + ix) * c.inC;
+                        const size_t pixel = static_cast<size_t>(at) * c.inC;
                         if (depthwise) {
                             const int32_t x = valueOf(in[pixel + oc], c.inSigned) - c.inZero;
                             const int32_t wv =
@@ -135,15 +162,12 @@ inline std::vector<uint8_t> referencePool(const ConvCase& c, const std::vector<u
                 int32_t count = 0;
                 for (uint32_t ky = 0; ky < c.g.kernelH; ++ky) {
                     for (uint32_t kx = 0; kx < c.g.kernelW; ++kx) {
-                        const int64_t iy = int64_t{oy} * c.g.strideH + ky * c.g.dilationH -
-                                           c.g.padTop;
-                        const int64_t ix = int64_t{ox} * c.g.strideW + kx * c.g.dilationW -
-                                           c.g.padLeft;
-                        if (iy < 0 || ix < 0 || iy >= c.h || ix >= c.w) {
+                        const int64_t at = inputPixel(c, oy, ox, ky, kx);
+                        if (at < 0) {
                             continue;
                         }
-                        const int32_t x = valueOf(
-                            in[(static_cast<size_t>(iy) * c.w + ix) * c.inC + ch], c.inSigned);
+                        const int32_t x =
+                            valueOf(in[static_cast<size_t>(at) * c.inC + ch], c.inSigned);
                         acc = average ? acc + x : std::max(acc, x);
                         ++count;
                     }

@@ -61,27 +61,19 @@ TEST_CASE("sim_npu_add_mul_random") {
         REQUIRE(range.has_value());
 
         npu::Program::ElementwiseParams params;
-        params.stage = {qo.zeroPoint, range->min, range->max};
         fixedpoint::AddSubParams add{};
         fixedpoint::MulParams mulParams{};
         if (mul) {
             const auto p = fixedpoint::computeMulParams(qa, qb, qo, *range);
             REQUIRE(p.has_value());
             mulParams = *p;
-            params.outMultiplier = p->output.multiplier;
-            params.outShift = p->output.shift;
+            params = elementwiseParams(*p);
         } else {
             const bool subtract = rng() % 4 == 0;
             const auto p = fixedpoint::computeAddSubParams(qa, qb, qo, *range, subtract);
             REQUIRE(p.has_value());
             add = *p;
-            params.leftShift = fixedpoint::AddSubParams::kLeftShift;
-            params.aMultiplier = p->input1.multiplier;
-            params.aShift = p->input1.shift;
-            params.bMultiplier = p->input2.multiplier;
-            params.bShift = p->input2.shift;
-            params.outMultiplier = p->output.multiplier;
-            params.outShift = p->output.shift;
+            params = elementwiseParams(*p);
         }
 
         DeviceArena arena;

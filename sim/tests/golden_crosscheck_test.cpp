@@ -132,15 +132,7 @@ void convCase(std::mt19937& rng, bool depthwise, bool perChannel) {
     DeviceArena arena;
     const uint32_t inAddr = put(arena, input);
     const uint32_t outAddr = arena.alloc(want.size() + 1);
-    npu::ConvGeometry g;
-    g.kernelH = kh;
-    g.kernelW = kw;
-    g.strideH = sh;
-    g.strideW = sw;
-    g.dilationH = dh;
-    g.dilationW = dw;
-    g.padTop = padT;
-    g.padLeft = padL;
+    const npu::ConvGeometry g{kh, kw, sh, sw, dh, dw, padT, padL};
     const npu::OutputStage stage{outZero, range->min, range->max};
     const DeviceTensor din{inAddr, 1, h, w, inC, 0, isSigned, inZero};
     const DeviceTensor dout{outAddr, 1, oh, ow, outC, 0, isSigned, outZero};
@@ -258,13 +250,7 @@ TEST_CASE("sim_golden_pool2d") {
         DeviceArena arena;
         const uint32_t inAddr = put(arena, input);
         const uint32_t outAddr = arena.alloc(want.size() + 1);
-        npu::ConvGeometry g;
-        g.kernelH = kh;
-        g.kernelW = kw;
-        g.strideH = sh;
-        g.strideW = sw;
-        g.padTop = padT;
-        g.padLeft = padL;
+        const npu::ConvGeometry g{kh, kw, sh, sw, 1, 1, padT, padL};
         npu::Program program;
         REQUIRE(program
                     .pool(average, {inAddr, 1, h, w, c, 0, isSigned, zero},
@@ -304,21 +290,14 @@ TEST_CASE("sim_golden_add_mul") {
         const auto range = fixedpoint::calculateActivationRange(
             static_cast<FusedActivation>(activation), qo.scale, qo.zeroPoint, lo, lo + 255);
         npu::Program::ElementwiseParams params;
-        params.stage = {qo.zeroPoint, range->min, range->max};
         if (mul) {
             const auto p = fixedpoint::computeMulParams(qa, qb, qo, *range);
             REQUIRE(p.has_value());
-            params.outMultiplier = p->output.multiplier;
-            params.outShift = p->output.shift;
+            params = elementwiseParams(*p);
         } else {
             const auto p = fixedpoint::computeAddSubParams(qa, qb, qo, *range, false);
             REQUIRE(p.has_value());
-            params.aMultiplier = p->input1.multiplier;
-            params.aShift = p->input1.shift;
-            params.bMultiplier = p->input2.multiplier;
-            params.bShift = p->input2.shift;
-            params.outMultiplier = p->output.multiplier;
-            params.outShift = p->output.shift;
+            params = elementwiseParams(*p);
         }
         DeviceArena arena;
         const uint32_t aAddr = put(arena, a);
