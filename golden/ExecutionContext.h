@@ -99,10 +99,6 @@ class ExecutionContext {
     OperandType outputType(uint32_t j) const { return outputOperand(j).type; }
     float outputScale(uint32_t j) const { return outputOperand(j).scale; }
     int32_t outputZeroPoint(uint32_t j) const { return outputOperand(j).zeroPoint; }
-    /// Dimensions the model declares for output j (0 = unknown, empty = unknown rank).
-    const std::vector<uint32_t>& declaredOutputShape(uint32_t j) const {
-        return outputOperand(j).dimensions;
-    }
     /// Sets output j's actual shape and allocates its bytes (zeroed). Fails when the shape
     /// contradicts a dimension the model declares.
     Status setOutputShape(uint32_t j, std::vector<uint32_t> dims);

@@ -9,8 +9,8 @@
 namespace nncosim {
 
 /// Builds the main graph of a Model operand by operand. Indexes returned are operand indexes.
-/// Constants added with addConstant() are CONSTANT_COPY; with addReference() CONSTANT_REFERENCE
-/// in one shared-memory pool that build() creates.
+/// Constants added with addConstant() are CONSTANT_COPY; with addReferenceBytes()
+/// CONSTANT_REFERENCE in one shared-memory pool that build() creates.
 class ModelBuilder {
 public:
     /// A TEMPORARY_VARIABLE operand.

@@ -31,26 +31,14 @@ Status reluQuant(ExecutionContext& ctx, FusedActivation activation) {
     return okStatus();
 }
 
-// Applies f to every element of a float32 or float16 input.
-template <typename F>
-Status unaryFloat(ExecutionContext& ctx, F f) {
-    const FloatInput in(ctx, 0);
-    FloatOutput out(ctx, 0);
-    const size_t n = ctx.inputCount(0);
-    Eigen::Map<ArrayX<float>>(out.data(), n) =
-        Eigen::Map<const ArrayX<float>>(in.data(), n).unaryExpr(f);
-    out.commit();
-    return okStatus();
-}
-
 Status runRelu(ExecutionContext& ctx, FusedActivation activation) {
     NN_RETURN_IF_ERROR(ctx.setOutputShape(0, ctx.inputShape(0)));
     switch (ctx.inputType(0)) {
         case OperandType::TENSOR_FLOAT32:
         case OperandType::TENSOR_FLOAT16: {
             const auto [lo, hi] = activationRangeFloat(static_cast<int32_t>(activation));
-            return unaryFloat(
-                ctx, [lo = lo, hi = hi](float x) { return std::min(std::max(x, lo), hi); });
+            return mapFloat(ctx,
+                            [lo = lo, hi = hi](float x) { return std::min(std::max(x, lo), hi); });
         }
         case OperandType::TENSOR_QUANT8_ASYMM:
             return reluQuant<uint8_t>(ctx, activation);
@@ -115,9 +103,9 @@ Status runSigmoid(ExecutionContext& ctx, Sigmoid kind) {
         case OperandType::TENSOR_FLOAT32:
         case OperandType::TENSOR_FLOAT16:
             if (kind == Sigmoid::kLogistic) {
-                return unaryFloat(ctx, [](float x) { return 1.0f / (1.0f + std::exp(-x)); });
+                return mapFloat(ctx, [](float x) { return 1.0f / (1.0f + std::exp(-x)); });
             }
-            return unaryFloat(ctx, [](float x) { return std::tanh(x); });
+            return mapFloat(ctx, [](float x) { return std::tanh(x); });
         case OperandType::TENSOR_QUANT8_ASYMM:
             return sigmoidQuant<uint8_t>(ctx, kind);
         case OperandType::TENSOR_QUANT8_ASYMM_SIGNED:
@@ -128,18 +116,11 @@ Status runSigmoid(ExecutionContext& ctx, Sigmoid kind) {
 }
 
 void softmaxFloat(const float* in, float* out, const AxisSizes& s, float beta) {
-    using Strided = Eigen::Map<const ArrayX<float>, 0, Eigen::InnerStride<>>;
-    using StridedOut = Eigen::Map<ArrayX<float>, 0, Eigen::InnerStride<>>;
-    for (size_t o = 0; o < s.outer; ++o) {
-        for (size_t i = 0; i < s.inner; ++i) {
-            const size_t base = o * s.axis * s.inner + i;
-            const Strided x(in + base, s.axis, Eigen::InnerStride<>(s.inner));
-            StridedOut y(out + base, s.axis, Eigen::InnerStride<>(s.inner));
-            const float maxValue = x.maxCoeff();
-            y = ((x - maxValue) * beta).unaryExpr([](float v) { return std::exp(v); });
-            y /= y.sum();
-        }
-    }
+    forEachAxisVector(in, out, s, [beta](const auto& x, auto& y) {
+        const float maxValue = x.maxCoeff();
+        y = ((x - maxValue) * beta).unaryExpr([](float v) { return std::exp(v); });
+        y /= y.sum();
+    });
 }
 
 template <typename T>

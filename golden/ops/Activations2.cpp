@@ -71,21 +71,14 @@ Status preluQuant(ExecutionContext& ctx, const std::vector<uint32_t>& outDims) {
 // LOG_SOFTMAX along one axis: (x - max) * beta - log(sum(exp((x - max) * beta))), the
 // exponentials taken in double and summed in float as Android does.
 void logSoftmaxFloat(const float* in, float* out, const AxisSizes& s, float beta) {
-    using Strided = Eigen::Map<const ArrayX<float>, 0, Eigen::InnerStride<>>;
-    using StridedOut = Eigen::Map<ArrayX<float>, 0, Eigen::InnerStride<>>;
-    for (size_t o = 0; o < s.outer; ++o) {
-        for (size_t i = 0; i < s.inner; ++i) {
-            const size_t base = o * s.axis * s.inner + i;
-            const Strided x(in + base, s.axis, Eigen::InnerStride<>(s.inner));
-            StridedOut y(out + base, s.axis, Eigen::InnerStride<>(s.inner));
-            y = (x - x.maxCoeff()) * beta;
-            float sum = 0.0f;
-            for (Eigen::Index k = 0; k < y.size(); ++k) {
-                sum = static_cast<float>(sum + std::exp(static_cast<double>(y[k])));
-            }
-            y -= static_cast<float>(std::log(static_cast<double>(sum)));
+    forEachAxisVector(in, out, s, [beta](const auto& x, auto& y) {
+        y = (x - x.maxCoeff()) * beta;
+        float sum = 0.0f;
+        for (Eigen::Index k = 0; k < y.size(); ++k) {
+            sum = static_cast<float>(sum + std::exp(static_cast<double>(y[k])));
         }
-    }
+        y -= static_cast<float>(std::log(static_cast<double>(sum)));
+    });
 }
 
 }  // namespace
@@ -98,15 +91,9 @@ Status executeElu(ExecutionContext& ctx) {
         return ctx.fail("unsupported input type ", nameOf(type));
     }
     const float alpha = ctx.scalar<float>(1);
-    const FloatInput in(ctx, 0);
-    FloatOutput out(ctx, 0);
-    const size_t n = ctx.inputCount(0);
-    Eigen::Map<ArrayX<float>>(out.data(), n) =
-        Eigen::Map<const ArrayX<float>>(in.data(), n).unaryExpr([alpha](float x) {
-            return std::max(0.0f, x) + std::min(0.0f, alpha * (std::exp(x) - 1.0f));
-        });
-    out.commit();
-    return okStatus();
+    return mapFloat(ctx, [alpha](float x) {
+        return std::max(0.0f, x) + std::min(0.0f, alpha * (std::exp(x) - 1.0f));
+    });
 }
 
 Status executeHardSwish(ExecutionContext& ctx) {
@@ -114,17 +101,9 @@ Status executeHardSwish(ExecutionContext& ctx) {
     if (ctx.outputCount(0) == 0) return okStatus();
     switch (ctx.inputType(0)) {
         case OperandType::TENSOR_FLOAT32:
-        case OperandType::TENSOR_FLOAT16: {
-            const FloatInput in(ctx, 0);
-            FloatOutput out(ctx, 0);
-            const size_t n = ctx.inputCount(0);
-            Eigen::Map<ArrayX<float>>(out.data(), n) =
-                Eigen::Map<const ArrayX<float>>(in.data(), n).unaryExpr([](float x) {
-                    return x * std::min(6.0f, std::max(0.0f, x + 3.0f)) / 6.0f;
-                });
-            out.commit();
-            return okStatus();
-        }
+        case OperandType::TENSOR_FLOAT16:
+            return mapFloat(
+                ctx, [](float x) { return x * std::min(6.0f, std::max(0.0f, x + 3.0f)) / 6.0f; });
         case OperandType::TENSOR_QUANT8_ASYMM:
             return hardSwishQuant<uint8_t>(ctx);
         case OperandType::TENSOR_QUANT8_ASYMM_SIGNED:

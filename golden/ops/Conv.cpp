@@ -405,17 +405,26 @@ void applyImplicitPadding(int32_t scheme, ConvParams* p, const ConvGeometry& g) 
     p->padH = implicitPadding(g.inH, p->strideH, p->dilationH, g.filterH, scheme);
 }
 
+// What every forward convolution reads first: the ranks, the scalar parameters (`extra` as in
+// readConvParams), the input geometry and the padding. The output size is left to the caller.
+Status readForwardConv(const ExecutionContext& ctx, bool explicitPadding, int32_t* extra,
+                       ConvParams* p, ConvGeometry* g) {
+    NN_RETURN_IF_ERROR(checkRanks(ctx));
+    int32_t scheme = 0;
+    readConvParams(ctx, explicitPadding, extra, p, &scheme);
+    *g = inputGeometry(ctx, p->nchw);
+    NN_RETURN_IF_ERROR(checkParams(ctx, *p));
+    if (!explicitPadding) applyImplicitPadding(scheme, p, *g);
+    return okStatus();
+}
+
 }  // namespace
 
 Status executeConv2D(ExecutionContext& ctx) {
-    NN_RETURN_IF_ERROR(checkRanks(ctx));
     const bool explicitPadding = ctx.numInputs() >= 10 && ctx.inputType(7) == OperandType::INT32;
     ConvParams p;
-    int32_t scheme = 0;
-    readConvParams(ctx, explicitPadding, nullptr, &p, &scheme);
-    ConvGeometry g = inputGeometry(ctx, p.nchw);
-    NN_RETURN_IF_ERROR(checkParams(ctx, p));
-    if (!explicitPadding) applyImplicitPadding(scheme, &p, g);
+    ConvGeometry g{};
+    NN_RETURN_IF_ERROR(readForwardConv(ctx, explicitPadding, nullptr, &p, &g));
     g.outC = ctx.inputDim(kFilter, 0);
     if (ctx.inputDim(kFilter, 3) != g.inC || ctx.inputDim(kBias, 0) != g.outC) {
         return ctx.fail("filter ", toString(ctx.inputShape(kFilter)), " and bias ",
@@ -426,14 +435,10 @@ Status executeConv2D(ExecutionContext& ctx) {
 }
 
 Status executeDepthwiseConv2D(ExecutionContext& ctx) {
-    NN_RETURN_IF_ERROR(checkRanks(ctx));
     const bool explicitPadding = ctx.numInputs() >= 11 && ctx.inputType(8) == OperandType::INT32;
     ConvParams p;
-    int32_t scheme = 0;
-    readConvParams(ctx, explicitPadding, &p.depthMultiplier, &p, &scheme);
-    ConvGeometry g = inputGeometry(ctx, p.nchw);
-    NN_RETURN_IF_ERROR(checkParams(ctx, p));
-    if (!explicitPadding) applyImplicitPadding(scheme, &p, g);
+    ConvGeometry g{};
+    NN_RETURN_IF_ERROR(readForwardConv(ctx, explicitPadding, &p.depthMultiplier, &p, &g));
     g.outC = ctx.inputDim(kFilter, 3);
     if (p.depthMultiplier <= 0 || ctx.inputDim(kFilter, 0) != 1 ||
         g.inC * static_cast<uint32_t>(p.depthMultiplier) != g.outC ||
@@ -447,14 +452,10 @@ Status executeDepthwiseConv2D(ExecutionContext& ctx) {
 }
 
 Status executeGroupedConv2D(ExecutionContext& ctx) {
-    NN_RETURN_IF_ERROR(checkRanks(ctx));
     const bool explicitPadding = ctx.numInputs() == 12;
     ConvParams p;
-    int32_t scheme = 0;
-    readConvParams(ctx, explicitPadding, &p.groups, &p, &scheme);
-    ConvGeometry g = inputGeometry(ctx, p.nchw);
-    NN_RETURN_IF_ERROR(checkParams(ctx, p));
-    if (!explicitPadding) applyImplicitPadding(scheme, &p, g);
+    ConvGeometry g{};
+    NN_RETURN_IF_ERROR(readForwardConv(ctx, explicitPadding, &p.groups, &p, &g));
     g.outC = ctx.inputDim(kFilter, 0);
     if (p.groups <= 0 || ctx.inputDim(kFilter, 3) * p.groups != g.inC || g.outC % p.groups != 0 ||
         ctx.inputDim(kBias, 0) != g.outC) {

@@ -20,19 +20,6 @@ constexpr float kL2Epsilon = 1e-6f;
 using Strided = Eigen::Map<const ArrayX<float>, 0, Eigen::InnerStride<>>;
 using StridedOut = Eigen::Map<ArrayX<float>, 0, Eigen::InnerStride<>>;
 
-// Each (outer, inner) position's vector along the axis, as strided maps.
-template <typename F>
-void forEachAxisVector(const float* in, float* out, const AxisSizes& s, F f) {
-    for (size_t o = 0; o < s.outer; ++o) {
-        for (size_t i = 0; i < s.inner; ++i) {
-            const size_t base = o * s.axis * s.inner + i;
-            const Strided x(in + base, s.axis, Eigen::InnerStride<>(s.inner));
-            StridedOut y(out + base, s.axis, Eigen::InnerStride<>(s.inner));
-            f(x, y);
-        }
-    }
-}
-
 template <typename T>
 void l2NormQuant(ExecutionContext& ctx, const AxisSizes& s, bool lastAxis) {
     constexpr bool kSigned = std::is_same_v<T, int8_t>;

@@ -129,6 +129,19 @@ class FloatOutput {
     float* mData = nullptr;
 };
 
+/// Output 0 = f(input 0) element by element, computed in float32 for a float32 or float16 input
+/// (the output's shape must be set).
+template <typename F>
+Status mapFloat(ExecutionContext& ctx, F f) {
+    const FloatInput in(ctx, 0);
+    FloatOutput out(ctx, 0);
+    const size_t n = ctx.inputCount(0);
+    Eigen::Map<ArrayX<float>>(out.data(), n) =
+        Eigen::Map<const ArrayX<float>>(in.data(), n).unaryExpr([&f](float x) { return f(x); });
+    out.commit();
+    return okStatus();
+}
+
 /// Dimensions [N, H, W, C] of a 4-D tensor given in NCHW when `nchw`.
 inline std::vector<uint32_t> toNhwcShape(const std::vector<uint32_t>& dims, bool nchw) {
     return nchw ? std::vector<uint32_t>{dims[0], dims[2], dims[3], dims[1]} : dims;
@@ -196,6 +209,26 @@ class NhwcOutput {
     std::vector<T> mConverted;
     T* mData = nullptr;
 };
+
+/// Runs f(in, out) with input i and output 0 as float32 NHWC buffers (float16 widened, NCHW
+/// converted), then writes the output back. `outNhwcDims` is output 0's shape in NHWC, already
+/// set. f returns void or a Status; an error returns before the write-back.
+template <typename F>
+Status runFloatNhwc(ExecutionContext& ctx, uint32_t i, const std::vector<uint32_t>& outNhwcDims,
+                    bool nchw, F f) {
+    const FloatInput input(ctx, i);
+    const NhwcInput<float> in(input.data(), ctx.inputShape(i), nchw);
+    FloatOutput output(ctx, 0);
+    NhwcOutput<float> out(output.data(), outNhwcDims, nchw);
+    if constexpr (std::is_void_v<std::invoke_result_t<F&, const float*, float*>>) {
+        f(in.data(), out.data());
+    } else {
+        NN_RETURN_IF_ERROR(f(in.data(), out.data()));
+    }
+    out.commit();
+    output.commit();
+    return okStatus();
+}
 
 /// NNAPI broadcasting of two shapes (aligned at the last dimension; a dimension of 1 stretches);
 /// nullopt when they are incompatible.
@@ -340,6 +373,22 @@ inline AxisSizes axisSizes(const std::vector<uint32_t>& dims, uint32_t axis) {
     }
     s.axis = dims[axis];
     return s;
+}
+
+/// Calls f(x, y) for each vector along the axis of an [outer, axis, inner] float tensor: x reads
+/// `in` and y writes `out` at the same positions, both strided maps.
+template <typename F>
+void forEachAxisVector(const float* in, float* out, const AxisSizes& s, F f) {
+    using Strided = Eigen::Map<const ArrayX<float>, 0, Eigen::InnerStride<>>;
+    using StridedOut = Eigen::Map<ArrayX<float>, 0, Eigen::InnerStride<>>;
+    for (size_t o = 0; o < s.outer; ++o) {
+        for (size_t i = 0; i < s.inner; ++i) {
+            const size_t base = o * s.axis * s.inner + i;
+            const Strided x(in + base, s.axis, Eigen::InnerStride<>(s.inner));
+            StridedOut y(out + base, s.axis, Eigen::InnerStride<>(s.inner));
+            f(x, y);
+        }
+    }
 }
 
 /// Android's quantization of a real value (QUANTIZE, and the float-computed quantized

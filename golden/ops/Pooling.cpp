@@ -168,16 +168,10 @@ Status execute(ExecutionContext& ctx, Pool kind) {
 
     switch (ctx.inputType(0)) {
         case OperandType::TENSOR_FLOAT32:
-        case OperandType::TENSOR_FLOAT16: {
-            const FloatInput input(ctx, 0);
-            const NhwcInput<float> in(input.data(), ctx.inputShape(0), p.nchw);
-            FloatOutput output(ctx, 0);
-            NhwcOutput<float> out(output.data(), outDims, p.nchw);
-            poolFloat(kind, in.data(), inDims, out.data(), outDims, p);
-            out.commit();
-            output.commit();
-            return okStatus();
-        }
+        case OperandType::TENSOR_FLOAT16:
+            return runFloatNhwc(ctx, 0, outDims, p.nchw, [&](const float* in, float* out) {
+                poolFloat(kind, in, inDims, out, outDims, p);
+            });
         case OperandType::TENSOR_QUANT8_ASYMM:
         case OperandType::TENSOR_QUANT8_ASYMM_SIGNED:
             if (kind == Pool::kL2) break;

@@ -123,16 +123,10 @@ Status execute(ExecutionContext& ctx) {
 
     switch (ctx.inputType(0)) {
         case OperandType::TENSOR_FLOAT32:
-        case OperandType::TENSOR_FLOAT16: {
-            const FloatInput input(ctx, 0);
-            const NhwcInput<float> in(input.data(), ctx.inputShape(0), p.nchw);
-            FloatOutput output(ctx, 0);
-            NhwcOutput<float> out(output.data(), outDims, p.nchw);
-            resizeNhwc(ctx.type(), in.data(), inDims, out.data(), p);
-            out.commit();
-            output.commit();
-            return okStatus();
-        }
+        case OperandType::TENSOR_FLOAT16:
+            return runFloatNhwc(ctx, 0, outDims, p.nchw, [&](const float* in, float* out) {
+                resizeNhwc(ctx.type(), in, inDims, out, p);
+            });
         case OperandType::TENSOR_QUANT8_ASYMM:
             run<uint8_t>(ctx, inDims, outDims, p);
             return okStatus();

@@ -352,16 +352,10 @@ Status executeRoiPooling(ExecutionContext& ctx) {
     NN_RETURN_IF_ERROR(requireNoZeroSizedInput(ctx));
     switch (ctx.inputType(kInput)) {
         case OperandType::TENSOR_FLOAT32:
-        case OperandType::TENSOR_FLOAT16: {
-            const FloatInput input(ctx, kInput);
-            const NhwcInput<float> in(input.data(), ctx.inputShape(kInput), p.nchw);
-            FloatOutput output(ctx, 0);
-            NhwcOutput<float> out(output.data(), {p.numRois, p.outH, p.outW, p.inDims[3]}, p.nchw);
-            NN_RETURN_IF_ERROR(roiPooling(ctx, p, in.data(), 0.0f, out.data()));
-            out.commit();
-            output.commit();
-            return okStatus();
-        }
+        case OperandType::TENSOR_FLOAT16:
+            return runFloatNhwc(
+                ctx, kInput, {p.numRois, p.outH, p.outW, p.inDims[3]}, p.nchw,
+                [&](const float* in, float* out) { return roiPooling(ctx, p, in, 0.0f, out); });
         case OperandType::TENSOR_QUANT8_ASYMM:
             return roiPoolingQuant<uint8_t>(ctx, p);
         case OperandType::TENSOR_QUANT8_ASYMM_SIGNED:

@@ -56,6 +56,13 @@ Result<Layout> readLayout(const ExecutionContext& ctx, uint32_t layoutIndex) {
     return layout;
 }
 
+/// A block-size scalar, checked positive.
+Result<uint32_t> blockSize(const ExecutionContext& ctx, uint32_t i) {
+    const int32_t value = ctx.scalar<int32_t>(i);
+    if (value < 1) return ctx.fail("block size ", value, " is not positive");
+    return static_cast<uint32_t>(value);
+}
+
 /// The two entries of a block-size tensor, checked positive.
 Result<std::pair<uint32_t, uint32_t>> blockShape(const ExecutionContext& ctx, uint32_t i) {
     if (ctx.inputShape(i) != std::vector<uint32_t>{2}) {
@@ -81,9 +88,9 @@ Status executeDepthToSpace(ExecutionContext& ctx) {
     auto layout = readLayout(ctx, 2);
     if (!layout) return layout.status();
     const Tensor4& t = layout->in;
-    const int32_t blockValue = ctx.scalar<int32_t>(1);
-    if (blockValue < 1) return ctx.fail("block size ", blockValue, " is not positive");
-    const auto b = static_cast<uint32_t>(blockValue);
+    auto block = blockSize(ctx, 1);
+    if (!block) return block.status();
+    const uint32_t b = *block;
     if (t.c % (b * b) != 0) return ctx.fail(t.c, " channels do not divide by ", b * b);
     // Output pixel (h * b + i, w * b + j), channel k reads input channel (i * b + j) * depth + k.
     const uint32_t depth = t.c / (b * b);
@@ -99,9 +106,9 @@ Status executeSpaceToDepth(ExecutionContext& ctx) {
     auto layout = readLayout(ctx, 2);
     if (!layout) return layout.status();
     const Tensor4& t = layout->in;
-    const int32_t blockValue = ctx.scalar<int32_t>(1);
-    if (blockValue < 1) return ctx.fail("block size ", blockValue, " is not positive");
-    const auto b = static_cast<uint32_t>(blockValue);
+    auto block = blockSize(ctx, 1);
+    if (!block) return block.status();
+    const uint32_t b = *block;
     if (t.h % b != 0 || t.w % b != 0) {
         return ctx.fail(t.h, "x", t.w, " pixels do not divide by block size ", b);
     }

@@ -14,17 +14,6 @@ namespace nncosim::golden {
 namespace {
 
 template <typename F>
-Status mapFloat(ExecutionContext& ctx, F f) {
-    const FloatInput in(ctx, 0);
-    FloatOutput out(ctx, 0);
-    const size_t n = ctx.inputCount(0);
-    Eigen::Map<ArrayX<float>>(out.data(), n) =
-        Eigen::Map<const ArrayX<float>>(in.data(), n).unaryExpr([&f](float x) { return f(x); });
-    out.commit();
-    return okStatus();
-}
-
-template <typename F>
 Status mapInt32(ExecutionContext& ctx, F f) {
     const size_t n = ctx.inputCount(0);
     Eigen::Map<ArrayX<int32_t>>(ctx.outputData<int32_t>(0), n) =
@@ -67,7 +56,7 @@ Status runUnary(ExecutionContext& ctx, F f) {
     switch (ctx.inputType(0)) {
         case OperandType::TENSOR_FLOAT32:
         case OperandType::TENSOR_FLOAT16:
-            return mapFloat(ctx, [&f](float x) { return f(x); });
+            return mapFloat(ctx, f);
         case OperandType::TENSOR_INT32:
             if constexpr (kAllow == Allow::kInt32) return mapInt32(ctx, f);
             break;
