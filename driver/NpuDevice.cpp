@@ -41,6 +41,24 @@ bool deadlinePassed(const OptionalTimePoint& deadline) {
     return deadline && Clock::now() >= *deadline;
 }
 
+// The synchronous end of a prepareModel* call: the deadline checked last, and a failure reported
+// to the callback as well as returned.
+Status rejectedPreparation(Status st, const char* function, const OptionalTimePoint& deadline,
+                           IPreparedModelCallback& callback) {
+    if (st.ok() && deadlinePassed(deadline))
+        st = fail(ErrorStatus::MISSED_DEADLINE_PERSISTENT, function, ": the deadline has passed");
+    if (!st.ok()) callback.notify(st, nullptr);
+    return st;
+}
+
+// The preparation thread's last check: true, with the callback told, when it finished too late.
+bool missedDeadline(const OptionalTimePoint& deadline, IPreparedModelCallback& callback) {
+    if (!deadlinePassed(deadline)) return false;
+    callback.notify(
+        fail(ErrorStatus::MISSED_DEADLINE_TRANSIENT, "preparation missed its deadline"), nullptr);
+    return true;
+}
+
 OptionalTimePoint earlier(const OptionalTimePoint& a, const OptionalTimePoint& b) {
     if (!a) return b;
     if (!b) return a;
@@ -685,13 +703,8 @@ class Device : public IDevice {
         if (st.ok()) st = validateExecutionPreference(preference);
         if (st.ok()) st = validatePriority(priority);
         if (st.ok()) st = validateDeadline(deadline);
-        if (st.ok() && deadlinePassed(deadline))
-            st = fail(ErrorStatus::MISSED_DEADLINE_PERSISTENT,
-                      "prepareModel: the deadline has passed");
-        if (!st.ok()) {
-            callback->notify(st, nullptr);
-            return st;
-        }
+        st = rejectedPreparation(st, "prepareModel", deadline, *callback);
+        if (!st.ok()) return st;
         // Caching is optional: only exactly the announced numbers of usable files are used.
         std::vector<UniqueFd> files;
         if (modelCache.size() == kNumModelCacheFiles && dataCache.size() == kNumDataCacheFiles) {
@@ -710,12 +723,7 @@ class Device : public IDevice {
                 callback->notify(prepared.status(), nullptr);
                 return;
             }
-            if (deadlinePassed(deadline)) {
-                callback->notify(
-                    fail(ErrorStatus::MISSED_DEADLINE_TRANSIENT, "preparation missed its deadline"),
-                    nullptr);
-                return;
-            }
+            if (missedDeadline(deadline, *callback)) return;
             if (!shared->empty() && prepared->second) {
                 const auto& program = *prepared->second;
                 // A failure to save never fails the preparation.
@@ -752,13 +760,8 @@ class Device : public IDevice {
                     files.push_back(std::move(*fd));
             }
         }
-        if (st.ok() && deadlinePassed(deadline))
-            st = fail(ErrorStatus::MISSED_DEADLINE_PERSISTENT,
-                      "prepareModelFromCache: the deadline has passed");
-        if (!st.ok()) {
-            callback->notify(st, nullptr);
-            return st;
-        }
+        st = rejectedPreparation(st, "prepareModelFromCache", deadline, *callback);
+        if (!st.ok()) return st;
         auto shared = std::make_shared<std::vector<UniqueFd>>(std::move(files));
         std::thread([core = mCore, deadline, shared, token, callback] {
             auto contents = loadFromCache(core->key, token, (*shared)[0].get(), (*shared)[1].get());
@@ -772,12 +775,7 @@ class Device : public IDevice {
                 callback->notify(payload.status(), nullptr);
                 return;
             }
-            if (deadlinePassed(deadline)) {
-                callback->notify(
-                    fail(ErrorStatus::MISSED_DEADLINE_TRANSIENT, "preparation missed its deadline"),
-                    nullptr);
-                return;
-            }
+            if (missedDeadline(deadline, *callback)) return;
             auto program = std::make_shared<const Program>(std::move(payload->second));
             callback->notify(okStatus(),
                              std::make_shared<PreparedModel>(core, std::move(payload->first), false,

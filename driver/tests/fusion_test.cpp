@@ -114,6 +114,24 @@ std::vector<TensorData> dwPwInputs(const Model& model) {
     return inputs;
 }
 
+// The fused depthwise + pointwise pairs both fusion tests run: each 8-bit type, with constant
+// depthwise weights (stride 1) and run-time ones (stride 2).
+std::vector<DwPw> fusedPairs() {
+    std::vector<DwPw> pairs;
+    for (const auto type :
+         {OperandType::TENSOR_QUANT8_ASYMM, OperandType::TENSOR_QUANT8_ASYMM_SIGNED}) {
+        for (const bool runtime : {false, true}) {
+            DwPw o;
+            o.type = type;
+            o.batch = 2;
+            o.stride = runtime ? 2 : 1;
+            o.runtimeDwWeights = runtime;
+            pairs.push_back(o);
+        }
+    }
+    return pairs;
+}
+
 Program compiled(const Model& model) {
     REQUIRE(validateModel(model).ok());
     auto program = compileModel(model, {});
@@ -196,50 +214,43 @@ TEST_CASE("driver_depthwise_taps") {
 
 TEST_CASE("driver_depthwise_pointwise_fused") {
     auto device = makeTestDevice();
-    for (const auto type :
-         {OperandType::TENSOR_QUANT8_ASYMM, OperandType::TENSOR_QUANT8_ASYMM_SIGNED}) {
-        for (const bool runtime : {false, true}) {
-            CAPTURE(static_cast<int>(type));
-            CAPTURE(runtime);
-            DwPw o;
-            o.type = type;
-            o.batch = 2;
-            o.stride = runtime ? 2 : 1;
-            o.runtimeDwWeights = runtime;
-            const Model model = dwPwModel(o);
-            const Program p = compiled(model);
-            const uint32_t dwIndex = runtime ? 1 : 0, pwIndex = dwIndex + 1;
-            // Per tile a DWCONV TAPS|CHAIN_OUT tagged with the depthwise operation, then a CONV
-            // CHAIN_IN tagged with the pointwise one.
-            const Census c = census(p);
-            CHECK(c.dwconv > 0);
-            CHECK(c.chainOut == c.dwconv);
-            CHECK(c.chainIn == c.dwconv);
-            CHECK(c.conv == c.dwconv);
-            for (size_t i = 0; i < p.descriptors.size(); ++i) {
-                const auto& d = p.descriptors[i];
-                if (d.opcode != npu::Opcode::DWCONV) continue;
-                REQUIRE(i + 1 < p.descriptors.size());
-                const auto& next = p.descriptors[i + 1];
-                CHECK((d.flags & (kTaps | kChainOut)) == (kTaps | kChainOut));
-                CHECK(d.tag == dwIndex);
-                CHECK(next.opcode == npu::Opcode::CONV);
-                CHECK((next.flags & kChainIn) != 0);
-                CHECK(next.tag == pwIndex);
-                CHECK(next.a.inner == d.out.inner);
-                CHECK(next.a.count1 * next.a.count2 == d.out.count1 * d.out.count2);
-            }
-            // The intermediate tensor has no memory: the arena is smaller than with it exposed.
-            DwPw exposed = o;
-            exposed.intermediateIsOutput = true;
-            const Program unfused = compiled(dwPwModel(exposed));
-            CHECK(p.arenaSize < unfused.arenaSize);
-            const std::string dump = dumpProgram(p);
-            CHECK(dump.find("TAPS CHAIN_OUT") != std::string::npos);
-            CHECK(dump.find("fused with operation " + std::to_string(pwIndex)) !=
-                  std::string::npos);
-            CHECK(matchesGolden(*device.device, model) == "");
+    for (const DwPw& o : fusedPairs()) {
+        const bool runtime = o.runtimeDwWeights;
+        CAPTURE(static_cast<int>(o.type));
+        CAPTURE(runtime);
+        const Model model = dwPwModel(o);
+        const Program p = compiled(model);
+        const uint32_t dwIndex = runtime ? 1 : 0, pwIndex = dwIndex + 1;
+        // Per tile a DWCONV TAPS|CHAIN_OUT tagged with the depthwise operation, then a CONV
+        // CHAIN_IN tagged with the pointwise one.
+        const Census c = census(p);
+        CHECK(c.dwconv > 0);
+        CHECK(c.chainOut == c.dwconv);
+        CHECK(c.chainIn == c.dwconv);
+        CHECK(c.conv == c.dwconv);
+        for (size_t i = 0; i < p.descriptors.size(); ++i) {
+            const auto& d = p.descriptors[i];
+            if (d.opcode != npu::Opcode::DWCONV) continue;
+            REQUIRE(i + 1 < p.descriptors.size());
+            const auto& next = p.descriptors[i + 1];
+            CHECK((d.flags & (kTaps | kChainOut)) == (kTaps | kChainOut));
+            CHECK(d.tag == dwIndex);
+            CHECK(next.opcode == npu::Opcode::CONV);
+            CHECK((next.flags & kChainIn) != 0);
+            CHECK(next.tag == pwIndex);
+            CHECK(next.a.inner == d.out.inner);
+            CHECK(next.a.count1 * next.a.count2 == d.out.count1 * d.out.count2);
         }
+        // The intermediate tensor has no memory: the arena is smaller than with it exposed.
+        DwPw exposed = o;
+        exposed.intermediateIsOutput = true;
+        const Program unfused = compiled(dwPwModel(exposed));
+        CHECK(p.arenaSize < unfused.arenaSize);
+        const std::string dump = dumpProgram(p);
+        CHECK(dump.find("TAPS CHAIN_OUT") != std::string::npos);
+        CHECK(dump.find("fused with operation " + std::to_string(pwIndex)) !=
+              std::string::npos);
+        CHECK(matchesGolden(*device.device, model) == "");
     }
 }
 
@@ -279,20 +290,13 @@ TEST_CASE("driver_rtl_depthwise_taps_and_fusion") {
     taps.pointwise = false;
     taps.stride = 2;
     CHECK(matchesGolden(**device, dwPwModel(taps)) == "");
-    for (const auto type :
-         {OperandType::TENSOR_QUANT8_ASYMM, OperandType::TENSOR_QUANT8_ASYMM_SIGNED}) {
-        for (const bool runtime : {false, true}) {
-            CAPTURE(static_cast<int>(type));
-            CAPTURE(runtime);
-            DwPw o;
-            o.type = type;
-            o.batch = 2;
-            o.stride = runtime ? 2 : 1;
-            o.runtimeDwWeights = runtime;
-            const Model model = dwPwModel(o);
-            REQUIRE(census(compiled(model)).chainIn > 0);
-            CHECK(matchesGolden(**device, model) == "");
-        }
+    for (const DwPw& o : fusedPairs()) {
+        const bool runtime = o.runtimeDwWeights;
+        CAPTURE(static_cast<int>(o.type));
+        CAPTURE(runtime);
+        const Model model = dwPwModel(o);
+        REQUIRE(census(compiled(model)).chainIn > 0);
+        CHECK(matchesGolden(**device, model) == "");
     }
     // A layer large enough for several tiles per image (and 40 channels: three blocks).
     DwPw big;

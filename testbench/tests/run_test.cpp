@@ -67,6 +67,13 @@ Model convChainModel() {
     return b.build();
 }
 
+/// A fresh temporary directory for one test's files (the test removes it).
+std::string runDir() {
+    const std::string dir = makeTempDir("nncosim-run-");
+    REQUIRE_FALSE(dir.empty());
+    return dir;
+}
+
 /// The model as a file with random inputs and the golden's outputs, in `dir`.
 std::string writeModel(const std::string& dir, const std::string& name, const Model& model) {
     CtsTest test;
@@ -94,6 +101,14 @@ std::pair<int, nlohmann::json> runCli(const std::string& model, const std::strin
     std::ifstream in(json);
     REQUIRE_MESSAGE(in.good(), "no report from: ", command);
     return {WEXITSTATUS(status), nlohmann::json::parse(in)};
+}
+
+/// The first divergence in the report of a run that failed.
+const nlohmann::json& failedRunDivergence(int status, nlohmann::json& report) {
+    CHECK(status == 1);
+    CHECK(report["verdict"] == "fail");
+    REQUIRE(report["first_divergence"].is_object());
+    return report["first_divergence"];
 }
 
 /// First and last time stamps of an FST dump, in picoseconds (GTKWave's fst2vcd).
@@ -194,14 +209,10 @@ TEST_CASE("run_check_tensor_rules") {
 TEST_CASE("run_datapath_fault_names_the_requantizing_operation") {
     // A requantization output bit stuck: the pooling before the convolution is still right (a
     // DRAM write fault would break it first), the convolution is the first to diverge.
-    const std::string dir = makeTempDir("nncosim-run-");
-    REQUIRE_FALSE(dir.empty());
+    const std::string dir = runDir();
     const std::string model = writeModel(dir, "pool_conv", poolConvModel());
     auto [status, report] = runCli(model, dir, "--backend npu --fault requant-bit:5=1");
-    CHECK(status == 1);
-    CHECK(report["verdict"] == "fail");
-    REQUIRE(report["first_divergence"].is_object());
-    const auto& d = report["first_divergence"];
+    const auto& d = failedRunDivergence(status, report);
     CHECK(d["operation"] == 1);
     CHECK(d["type"] == "CONV_2D");
     CHECK(d["matched_before"] == 1);
@@ -219,8 +230,7 @@ TEST_CASE("run_datapath_fault_names_the_requantizing_operation") {
 }
 
 TEST_CASE("run_first_divergence_names_the_faulty_npu_operation") {
-    const std::string dir = makeTempDir("nncosim-run-");
-    REQUIRE_FALSE(dir.empty());
+    const std::string dir = runDir();
     const std::string model = writeModel(dir, "softmax_conv_pool", softmaxConvPoolModel());
 
     // Clean hardware: the run passes.
@@ -231,10 +241,7 @@ TEST_CASE("run_first_divergence_names_the_faulty_npu_operation") {
     // Bit 0 of every DRAM write stuck at 1: the SOFTMAX on the CPU is not to blame, the first
     // NPU operation is.
     auto [status, report] = runCli(model, dir, "--backend auto --fault write-bit:0=1 --waves " + dir + "/waves");
-    CHECK(status == 1);
-    CHECK(report["verdict"] == "fail");
-    REQUIRE(report["first_divergence"].is_object());
-    const auto& d = report["first_divergence"];
+    const auto& d = failedRunDivergence(status, report);
     CHECK(d["operation"] == 1);
     CHECK(d["type"] == "CONV_2D");
     CHECK(d["device"] == "npu");
@@ -269,8 +276,7 @@ TEST_CASE("run_first_divergence_names_the_faulty_npu_operation") {
 }
 
 TEST_CASE("run_first_divergence_inside_one_npu_partition") {
-    const std::string dir = makeTempDir("nncosim-run-");
-    REQUIRE_FALSE(dir.empty());
+    const std::string dir = runDir();
     const Model chain = convChainModel();
     const std::string model = writeModel(dir, "conv_chain", chain);
 
