@@ -273,6 +273,11 @@ Result<CtsFile> readCtsFile(const std::string& path) {
 }
 
 Result<std::vector<std::string>> findJsonFiles(const std::vector<std::string>& paths) {
+    return findFiles(paths, {".json"});
+}
+
+Result<std::vector<std::string>> findFiles(const std::vector<std::string>& paths,
+                                           const std::vector<std::string>& extensions) {
     namespace fs = std::filesystem;
     std::vector<std::string> files;
     for (const auto& p : paths) {
@@ -281,7 +286,9 @@ Result<std::vector<std::string>> findJsonFiles(const std::vector<std::string>& p
             files.push_back(p);
         } else if (fs::is_directory(p, ec)) {
             for (const auto& entry : fs::recursive_directory_iterator(p, ec)) {
-                if (entry.is_regular_file() && entry.path().extension() == ".json")
+                const std::string extension = entry.path().extension().string();
+                if (entry.is_regular_file() &&
+                    std::find(extensions.begin(), extensions.end(), extension) != extensions.end())
                     files.push_back(entry.path().string());
             }
         } else {

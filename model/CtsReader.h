@@ -41,4 +41,10 @@ Result<CtsFile> parseCtsJson(const std::string& text, const std::string& origin)
 /// path that does not exist.
 Result<std::vector<std::string>> findJsonFiles(const std::vector<std::string>& paths);
 
+/// Every file with one of `extensions` (".json"...) under the given files or directories
+/// (recursively; files given by name are taken whatever their extension), sorted; fails naming
+/// a path that does not exist.
+Result<std::vector<std::string>> findFiles(const std::vector<std::string>& paths,
+                                           const std::vector<std::string>& extensions);
+
 }  // namespace nncosim

@@ -27,24 +27,7 @@ Result<CtsFile> loadModelFile(const std::string& path, std::vector<std::string>*
 }
 
 Result<std::vector<std::string>> findModelFiles(const std::vector<std::string>& paths) {
-    namespace fs = std::filesystem;
-    std::vector<std::string> files;
-    for (const auto& p : paths) {
-        std::error_code ec;
-        if (fs::is_regular_file(p, ec)) {
-            files.push_back(p);
-        } else if (fs::is_directory(p, ec)) {
-            for (const auto& entry : fs::recursive_directory_iterator(p, ec)) {
-                const auto extension = entry.path().extension();
-                if (entry.is_regular_file() && (extension == ".json" || extension == ".tflite"))
-                    files.push_back(entry.path().string());
-            }
-        } else {
-            return invalidArgument(p, ": no such file or directory");
-        }
-    }
-    std::sort(files.begin(), files.end());
-    return files;
+    return findFiles(paths, {".json", ".tflite"});
 }
 
 }  // namespace nncosim
