@@ -28,6 +28,13 @@ constexpr uint32_t kMaxByteField = 0xff;  // kernel, stride, dilation and paddin
 uint32_t alignUp(uint64_t v, uint32_t a) {
     return static_cast<uint32_t>((v + a - 1) / a * a);
 }
+// The most device memory one program may use (its addresses are 32 bits with room to relocate).
+constexpr uint64_t kMaxArenaBytes = uint64_t{1} << 31;
+// Where a tensor of `bytes` placed at `at` ends, aligned; past kMaxArenaBytes it only says so.
+uint64_t placeEnd(uint64_t at, uint64_t bytes) {
+    if (at > kMaxArenaBytes || bytes > kMaxArenaBytes) return kMaxArenaBytes + 1;
+    return (at + bytes + kAlign - 1) / kAlign * kAlign;
+}
 uint32_t ceilDiv(uint64_t a, uint64_t b) {
     return static_cast<uint32_t>((a + b - 1) / b);
 }
@@ -619,7 +626,7 @@ class Lowering {
         for (size_t i = 0; i < g.operations.size(); ++i)
             NN_RETURN_IF_ERROR(inferShape(g.operations[i], i));
         planFusion();
-        planTensors();
+        NN_RETURN_IF_ERROR(planTensors());
         mProgram.constantsOffset = mTensorEnd;
         for (size_t i = 0; i < g.operations.size(); ++i) {
             mOpIndex = static_cast<uint32_t>(i);
@@ -643,8 +650,9 @@ class Lowering {
                         mProgram.descriptors.size() * npu::kDescriptorWords * 4,
                     kAlign);
         const uint64_t arena = uint64_t{mProgram.completionOffset} + npu::kCompletionWords * 4;
-        if (arena > (uint64_t{1} << 31))
-            return fail(ErrorStatus::GENERAL_FAILURE, "program needs ", arena, " bytes");
+        if (arena > kMaxArenaBytes)
+            return fail(ErrorStatus::RESOURCE_EXHAUSTED_PERSISTENT, "the program needs ", byteSizeText(arena),
+                        " of device memory, more than ", byteSizeText(kMaxArenaBytes));
         mProgram.arenaSize = alignUp(arena, kAlign);
         mProgram.estimatedCycles += 200;  // doorbell, first fetch and completion record
         return std::move(mProgram);
@@ -789,12 +797,13 @@ class Lowering {
 
     // Device memory of every tensor: inputs, outputs and intermediates in the tensor region;
     // RESHAPE outputs share their input's bytes; constants are placed on first use.
-    void planTensors() {
+    Status planTensors() {
         const auto& g = mModel.main;
-        uint32_t next = 0;
+        // 64-bit sums: the tensors together may pass 4 GiB although each fits 32 bits.
+        uint64_t next = 0;
         auto allocate = [&](uint32_t k) {
-            mPlace[k] = {next, true};
-            next = alignUp(uint64_t{next} + std::max(1u, bytes(k)), kAlign);
+            mPlace[k] = {static_cast<uint32_t>(next), true};
+            next = placeEnd(next, std::max<uint64_t>(1, byteSize(operand(k).type, mDims[k])));
         };
         for (uint32_t k : g.inputIndexes) allocate(k);
         for (size_t i = 0; i < g.operations.size(); ++i) {
@@ -803,11 +812,11 @@ class Lowering {
             // NCHW window operations run on NHWC copies of their input and output.
             if (auto p = isWindowOp(op.type) ? readWindowParams(mConstants, op) : std::nullopt;
                 p && p->nchw) {
-                const uint32_t inBytes = bytes(op.inputs[0]), outBytes = bytes(out);
-                mScratch[static_cast<uint32_t>(i)] = {next,
-                                                      alignUp(uint64_t{next} + inBytes, kAlign)};
-                next =
-                    alignUp(uint64_t{mScratch[static_cast<uint32_t>(i)].second} + outBytes, kAlign);
+                const uint64_t inStart = next;
+                const uint64_t outStart = placeEnd(inStart, byteSize(operand(op.inputs[0]).type, mDims[op.inputs[0]]));
+                next = placeEnd(outStart, byteSize(operand(out).type, mDims[out]));
+                if (next > kMaxArenaBytes) break;
+                mScratch[static_cast<uint32_t>(i)] = {static_cast<uint32_t>(inStart), static_cast<uint32_t>(outStart)};
             }
             if (op.type == OperationType::RESHAPE) {
                 // Shares its input's bytes; a RESHAPE of a constant is placed with the constants.
@@ -817,8 +826,13 @@ class Lowering {
             for (uint32_t k : op.outputs) {
                 if (!mOnChip.count(k)) allocate(k);
             }
+            if (next > kMaxArenaBytes) break;
         }
-        mTensorEnd = next;
+        if (next > kMaxArenaBytes)
+            return fail(ErrorStatus::RESOURCE_EXHAUSTED_PERSISTENT, "the model's tensors need more than ",
+                        byteSizeText(kMaxArenaBytes), " of device memory");
+        mTensorEnd = static_cast<uint32_t>(next);
+        return okStatus();
     }
 
     void placeConstantIfNeeded(uint32_t k) {

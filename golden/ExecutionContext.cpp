@@ -46,9 +46,14 @@ Status ExecutionContext::setOutputShape(uint32_t j, std::vector<uint32_t> dims) 
                     toString(declared));
     }
     const uint64_t bytes = byteSize(outputOperand(j).type, dims);
-    if (bytes > std::numeric_limits<uint32_t>::max()) {
-        return fail("output ", j, " of shape ", toString(dims), " exceeds 4 GiB");
+    if (bytes > kMaxOperandBytes) {
+        return fail("output ", j, " of shape ", toString(dims), " needs ", byteSizeText(bytes), ", more than 4 GiB");
     }
+    if (bytes > mMemoryLeft) {
+        return fail("output ", j, " of shape ", toString(dims), " needs ", byteSizeText(bytes),
+                    ", past the execution's memory limit (", byteSizeText(mMemoryLeft), " left)");
+    }
+    mMemoryLeft -= bytes;
     OperandValue& value = outputValue(j);
     value.dimensions = std::move(dims);
     value.storage.assign(bytes, 0);

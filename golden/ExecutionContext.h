@@ -32,13 +32,16 @@ struct OperandValue {
 
 class ExecutionContext {
   public:
+    /// `memoryLeft`: bytes the execution may still allocate for outputs; setOutputShape fails
+    /// past it and counts what it allocates.
     ExecutionContext(const Model& model, const Subgraph& subgraph, const Operation& operation,
-                     uint32_t operationIndex, std::vector<OperandValue>& values)
+                     uint32_t operationIndex, std::vector<OperandValue>& values, uint64_t& memoryLeft)
         : mModel(model),
           mSubgraph(subgraph),
           mOperation(operation),
           mIndex(operationIndex),
-          mValues(values) {}
+          mValues(values),
+          mMemoryLeft(memoryLeft) {}
 
     OperationType type() const { return mOperation.type; }
     /// relaxComputationFloat32toFloat16: float32 may be computed with float16 range/precision.
@@ -140,6 +143,7 @@ class ExecutionContext {
     const Operation& mOperation;
     uint32_t mIndex;
     std::vector<OperandValue>& mValues;
+    uint64_t& mMemoryLeft;
 };
 
 /// An operation's reference implementation: reads its inputs, sets and writes its outputs.

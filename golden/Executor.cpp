@@ -37,7 +37,8 @@ TensorData toTensorData(const OperandValue& v) {
 // Executes the subgraphs of one model for one request.
 class Runner {
   public:
-    Runner(const Model& model, const ExecuteOptions& options) : mModel(model), mOptions(options) {}
+    Runner(const Model& model, const ExecuteOptions& options)
+        : mModel(model), mOptions(options), mMemoryLeft(options.memoryLimitBytes) {}
 
     // Runs `subgraph` with `inputs` (one per inputIndexes; dimensions already checked by the
     // caller) and returns its outputs (one per outputIndexes). The main graph reports each
@@ -61,6 +62,7 @@ class Runner {
 
     const Model& mModel;
     const ExecuteOptions& mOptions;
+    uint64_t mMemoryLeft;  // what operations may still allocate for their outputs
 };
 
 Status Runner::initialize(const Subgraph& subgraph, std::vector<OperandValue>& values) {
@@ -145,7 +147,7 @@ Status Runner::runOperation(const Subgraph& subgraph, uint32_t index,
     if (op.type == OperationType::IF) return runIf(subgraph, op, index, values);
     if (op.type == OperationType::WHILE) return runWhile(subgraph, op, index, values);
 
-    ExecutionContext ctx(mModel, subgraph, op, index, values);
+    ExecutionContext ctx(mModel, subgraph, op, index, values, mMemoryLeft);
     const OperationExecutor executor = isExtension(op.type)
                                            ? findExtensionOperationExecutor(mModel, op.type)
                                            : findOperationExecutor(op.type);

@@ -21,6 +21,9 @@ struct ExecuteOptions {
     /// values of its outputs, in the order of Operation::outputs. Used to find the first
     /// operation where a device diverges from the golden; leave empty when not needed.
     std::function<void(uint32_t operationIndex, const std::vector<TensorData>& outputs)> observer;
+    /// Bytes the operations' outputs may take in all; an output past it fails the execution
+    /// with GENERAL_FAILURE naming the operation, output and size (before allocating).
+    uint64_t memoryLimitBytes = kDefaultMemoryLimitBytes;
 };
 
 /// Executes `model` on `inputs` (one per Model::main.inputIndexes, in that order) and returns

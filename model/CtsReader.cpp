@@ -95,12 +95,44 @@ std::vector<uint8_t> encode(OperandType type, const json& values) {
     return out;
 }
 
-template <typename T>
-T field(const json& object, const char* name) {
+/// A field that must be present, by reference (no copy of large data).
+const json& member(const json& object, const char* name) {
+    if (!object.is_object()) throw FormatError{"expected an object, got " + object.dump()};
     auto it = object.find(name);
     if (it == object.end()) throw FormatError{std::string("missing field \"") + name + "\""};
+    return *it;
+}
+
+/// A field that must be a list.
+const json& list(const json& object, const char* name) {
+    const json& value = member(object, name);
+    if (!value.is_array()) throw FormatError{std::string("\"") + name + "\" must be a list"};
+    return value;
+}
+
+template <typename T>
+struct IsIntegerList : std::false_type {};
+template <typename T>
+struct IsIntegerList<std::vector<T>> : std::is_integral<T> {};
+
+/// A field's value; integers are range-checked (nlohmann's get<> wraps them silently: a
+/// dimension of 4294967296 would become 0, "unknown").
+template <typename T>
+T field(const json& object, const char* name) {
+    const json& value = member(object, name);
     try {
-        return it->get<T>();
+        if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+            return integer<T>(value);
+        } else if constexpr (IsIntegerList<T>::value) {
+            if (!value.is_array()) throw FormatError{"expected a list, got " + value.dump()};
+            T out;
+            for (const json& v : value) out.push_back(integer<typename T::value_type>(v));
+            return out;
+        } else {
+            return value.get<T>();
+        }
+    } catch (const FormatError& e) {
+        throw FormatError{std::string("field \"") + name + "\": " + e.message};
     } catch (const json::exception& e) {
         throw FormatError{std::string("field \"") + name + "\": " + e.what()};
     }
@@ -119,9 +151,10 @@ public:
     CtsTest build(const json& test) {
         CtsTest out;
         out.name = field<std::string>(test, "name");
-        const json& model = test.at("model");
-        const json& referenced = model.contains("referenced") ? model.at("referenced") : json::array();
-        out.model.main = readSubgraph(model.at("main"), &out);
+        const json& model = member(test, "model");
+        const json none = json::array();
+        const json& referenced = model.contains("referenced") ? list(model, "referenced") : none;
+        out.model.main = readSubgraph(member(model, "main"), &out);
         for (const json& sub : referenced) out.model.referenced.push_back(readSubgraph(sub, nullptr));
         out.model.relaxComputationFloat32toFloat16 = fieldOr<bool>(model, "isRelaxed", false);
         out.expectFailure = fieldOr<bool>(model, "expectFailure", false);
@@ -141,7 +174,7 @@ public:
 private:
     Subgraph readSubgraph(const json& sub, CtsTest* test) {
         Subgraph g;
-        const json& operands = sub.at("operands");
+        const json& operands = list(sub, "operands");
         std::vector<std::vector<uint8_t>> ioData(operands.size());
         for (size_t i = 0; i < operands.size(); ++i) {
             try {
@@ -150,7 +183,7 @@ private:
                 throw FormatError{"operand " + std::to_string(i) + ": " + e.message};
             }
         }
-        for (const json& op : sub.at("operations")) {
+        for (const json& op : list(sub, "operations")) {
             const auto name = field<std::string>(op, "type");
             auto type = operationTypeFromString(name);
             if (!type) throw FormatError{"unknown operation type \"" + name + "\""};
@@ -246,20 +279,33 @@ Result<CtsFile> parseCtsJson(const std::string& text, const std::string& origin)
     if (doc.is_discarded()) return invalidArgument(origin, ": not valid JSON");
     CtsFile file;
     file.path = origin;
-    std::string testName = "<file>";
+    const json* tests = nullptr;
     try {
         file.spec = fieldOr<std::string>(doc, "spec", "");
         file.version = fieldOr<std::string>(doc, "version", "");
-        const json& tests = doc.at("tests");
-        if (!tests.is_array()) throw FormatError{"\"tests\" must be a list"};
-        for (const json& test : tests) {
-            testName = fieldOr<std::string>(test, "name", "<unnamed>");
-            file.tests.push_back(TestBuilder().build(test));
-        }
+        tests = &list(doc, "tests");
     } catch (const FormatError& e) {
-        return invalidArgument(origin, ": test ", testName, ": ", e.message);
-    } catch (const json::exception& e) {
-        return invalidArgument(origin, ": test ", testName, ": ", e.what());
+        return invalidArgument(origin, ": ", e.message);
+    }
+    // A broken test is that test's error; the file's other tests are read as usual.
+    for (size_t i = 0; i < tests->size(); ++i) {
+        const json& test = (*tests)[i];
+        std::string name = "#" + std::to_string(i);
+        if (test.is_object() && test.contains("name") && test["name"].is_string())
+            name = test["name"].get<std::string>();
+        try {
+            file.tests.push_back(TestBuilder().build(test));
+        } catch (const FormatError& e) {
+            CtsTest broken;
+            broken.name = name;
+            broken.readError = e.message;
+            file.tests.push_back(std::move(broken));
+        } catch (const json::exception& e) {
+            CtsTest broken;
+            broken.name = name;
+            broken.readError = e.what();
+            file.tests.push_back(std::move(broken));
+        }
     }
     return file;
 }

@@ -21,6 +21,9 @@ struct CtsTest {
     bool expectFailure = false;               ///< the execution must fail (the model is valid)
     float multinomialTolerance = 0.0f;        ///< non-zero only for RANDOM_MULTINOMIAL
     FeatureLevel minSupportedVersion = FeatureLevel::kV1_0;
+    /// Why the test could not be read (empty when it was): such a test has only its name (or
+    /// "#<index>" when that is unreadable too) and must be reported as invalid or failed.
+    std::string readError;
 };
 
 struct CtsFile {
@@ -30,8 +33,9 @@ struct CtsFile {
     std::vector<CtsTest> tests;
 };
 
-/// Reads one CTS JSON file. Fails with INVALID_ARGUMENT naming the file, test and operand when
-/// the file does not follow the format.
+/// Reads one CTS JSON file. Fails with INVALID_ARGUMENT naming the file when its bytes are not
+/// JSON or it has no list of tests; a test that does not follow the format is returned with its
+/// readError set (naming the operand or field), the others as usual.
 Result<CtsFile> readCtsFile(const std::string& path);
 
 /// Parses CTS JSON text (`origin` names it in messages).

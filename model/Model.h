@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "model/Memory.h"
+#include "model/Status.h"
 #include "model/Types.h"
 
 namespace nncosim {
@@ -90,10 +91,28 @@ struct TensorData {
 };
 
 // Shape helpers shared by every layer.
-/// Number of elements; 1 for scalars; 0 when a dimension is unknown.
+/// What elementCount and byteSize return when the count does not fit in 64 bits: larger than
+/// any limit, so every size check against it fails instead of wrapping around to a small size.
+inline constexpr uint64_t kSizeOverflow = UINT64_MAX;
+/// Number of elements; 1 for scalars; 0 when a dimension is unknown; kSizeOverflow on overflow.
 uint64_t elementCount(const std::vector<uint32_t>& dims);
-/// Bytes of an operand of this type and shape (element size × count); 0 when unknown.
+/// Bytes of an operand of this type and shape (element size × count); 0 when unknown;
+/// kSizeOverflow on overflow.
 uint64_t byteSize(OperandType type, const std::vector<uint32_t>& dims);
+/// The least number of bytes any operand of this type and partly known shape can have
+/// (unknown dimensions counted as 1): what the 32-bit size limit is checked against.
+uint64_t knownByteSize(OperandType type, const std::vector<uint32_t>& dims);
+/// "12 bytes", "6.0 GiB (6442450944 bytes)", "more than 2^64 bytes" for kSizeOverflow.
+std::string byteSizeText(uint64_t bytes);
+/// The largest byte size an operand may have: NNAPI keeps every length in 32 bits.
+inline constexpr uint64_t kMaxOperandBytes = UINT32_MAX;
+/// What the tools let one model's tensors take by default (--memory-limit changes it): a third
+/// of a 24 GiB machine, so that two parallel jobs never meet the OOM killer.
+inline constexpr uint64_t kDefaultMemoryLimitBytes = uint64_t{8} << 30;
+/// Refuses, before anything is allocated, a model whose tensors of known size (every operand
+/// of every subgraph, unknown dimensions counted as 1) need more than `limitBytes` in all:
+/// RESOURCE_EXHAUSTED_PERSISTENT naming the largest operand, its size and the total.
+Status checkMemoryLimit(const Model& model, uint64_t limitBytes);
 bool hasUnknownDimensions(const Operand& operand);
 /// A printable shape, e.g. "[1,2,0,3]".
 std::string toString(const std::vector<uint32_t>& dims);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
 #include <utility>
 
 #include "model/Model.h"
@@ -176,12 +177,57 @@ uint32_t elementSize(OperandType t) {
 
 uint64_t elementCount(const std::vector<uint32_t>& dims) {
     uint64_t n = 1;
-    for (uint32_t d : dims) n *= d;
+    for (uint32_t d : dims) {
+        if (d == 0) return 0;
+        if (__builtin_mul_overflow(n, uint64_t{d}, &n)) return kSizeOverflow;
+    }
     return n;
 }
 
 uint64_t byteSize(OperandType type, const std::vector<uint32_t>& dims) {
-    return elementSize(type) * elementCount(dims);
+    uint64_t bytes = 0;
+    return __builtin_mul_overflow(uint64_t{elementSize(type)}, elementCount(dims), &bytes) ? kSizeOverflow
+                                                                                           : bytes;
+}
+
+uint64_t knownByteSize(OperandType type, const std::vector<uint32_t>& dims) {
+    std::vector<uint32_t> known;
+    for (uint32_t d : dims) known.push_back(d == 0 ? 1 : d);
+    return byteSize(type, known);
+}
+
+std::string byteSizeText(uint64_t bytes) {
+    if (bytes == kSizeOverflow) return "more than 2^64 bytes";
+    if (bytes < (uint64_t{1} << 30)) return std::to_string(bytes) + " bytes";
+    char text[64];
+    std::snprintf(text, sizeof(text), "%.1f GiB (%llu bytes)", static_cast<double>(bytes) / (1 << 30),
+                  static_cast<unsigned long long>(bytes));
+    return text;
+}
+
+Status checkMemoryLimit(const Model& model, uint64_t limitBytes) {
+    uint64_t total = 0, largest = 0;
+    std::string largestName;
+    auto visit = [&](const Subgraph& g, const std::string& graphName) {
+        for (size_t k = 0; k < g.operands.size(); ++k) {
+            const Operand& operand = g.operands[k];
+            if (isExtension(operand.type) || !isTensorType(operand.type)) continue;
+            const uint64_t bytes = knownByteSize(operand.type, operand.dimensions);
+            total = bytes > kSizeOverflow - total ? kSizeOverflow : total + bytes;
+            if (bytes > largest) {
+                largest = bytes;
+                largestName = graphName + "operand " + std::to_string(k) + " (" + nameOf(operand.type) + " " +
+                              toString(operand.dimensions) + ")";
+            }
+        }
+    };
+    visit(model.main, "");
+    for (size_t i = 0; i < model.referenced.size(); ++i)
+        visit(model.referenced[i], "subgraph " + std::to_string(i) + " ");
+    if (total <= limitBytes) return okStatus();
+    return fail(ErrorStatus::RESOURCE_EXHAUSTED_PERSISTENT, largestName, " needs ", byteSizeText(largest),
+                "; the model's tensors need ", byteSizeText(total), " in all, over the memory limit of ",
+                byteSizeText(limitBytes), " (--memory-limit)");
 }
 
 bool hasUnknownDimensions(const Operand& operand) {

@@ -132,10 +132,13 @@ private:
             if (hasUnknownDimensions(operand))
                 return invalidArgument(where, ": constant tensor must be fully specified, dimensions ",
                                        toString(operand.dimensions));
-            // Overflow: the byte size must fit the 32-bit length of a DataLocation.
-            if (byteSize(operand.type, operand.dimensions) > UINT32_MAX)
-                return invalidArgument(where, ": tensor dimensions ", toString(operand.dimensions), " overflow");
         }
+        // Every length NNAPI carries is 32 bits (DataLocation, Memory); unknown dimensions count
+        // as 1, the least any execution could give them.
+        if (!isExtension(operand.type) && knownByteSize(operand.type, operand.dimensions) > kMaxOperandBytes)
+            return invalidArgument(where, ": ", nameOf(operand.type), " of dimensions ", toString(operand.dimensions),
+                                   " needs ", byteSizeText(knownByteSize(operand.type, operand.dimensions)),
+                                   ", more than 4 GiB");
         return okStatus();
     }
 

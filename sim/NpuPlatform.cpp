@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "sim/ChildProcess.h"
 #include "sim/DramModel.h"
 #include "sim/VerilatedPorts.h"
 
@@ -18,6 +19,8 @@ namespace nncosim::sim {
 namespace {
 
 constexpr uint32_t kVec = npu::kDramBusBytes;
+// fst2vcd converts a dump of a few GB in minutes; beyond this it is stuck.
+constexpr double kFst2VcdTimeoutSeconds = 1800;
 
 uint64_t toCycles(const sc_core::sc_time& time, const sc_core::sc_time& period) {
     return static_cast<uint64_t>(time / period + 0.5);
@@ -252,12 +255,13 @@ void NpuPlatform::stopTrace() {
     if (mConfig.trace.format == TraceOptions::Format::kVcd) {
         // Verilator writes one format per build; VCD comes from GTKWave's converter.
         const std::string fstPath = mConfig.trace.path + ".fst";
-        const std::string command = "fst2vcd -f '" + fstPath + "' -o '" + mConfig.trace.path + "'";
-        if (std::system(command.c_str()) == 0) {
+        if (runChild({"fst2vcd", "-f", fstPath, "-o", mConfig.trace.path}, mConfig.trace.path + ".log",
+                     kFst2VcdTimeoutSeconds)
+                .ok()) {
             std::filesystem::remove(fstPath);
         } else {
-            std::fprintf(stderr, "nncosim: fst2vcd failed; the dump stays in %s\n",
-                         fstPath.c_str());
+            std::fprintf(stderr, "nncosim: fst2vcd failed (see %s.log); the dump stays in %s\n",
+                         mConfig.trace.path.c_str(), fstPath.c_str());
         }
     }
 }

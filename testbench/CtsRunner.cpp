@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <new>
 #include <sstream>
 
 #include "testbench/Accuracy.h"
@@ -184,11 +185,20 @@ std::vector<OperationType> testedOperations(const CtsTest& test) {
     return types;
 }
 
-CtsTestResult runCtsTest(Backend& backend, const CtsTest& test, const std::string& file, Duration loopTimeout) {
+CtsTestResult runCtsTest(Backend& backend, const CtsTest& test, const std::string& file, Duration loopTimeout,
+                         uint64_t memoryLimitBytes) {
     const auto start = std::chrono::steady_clock::now();
     CtsTestResult r;
     r.file = file;
     r.name = test.name;
+    if (!test.readError.empty()) {
+        r.message = "unreadable test: " + test.readError;
+        return r;
+    }
+    if (Status st = checkMemoryLimit(test.model, memoryLimitBytes); !st.ok()) {
+        r.message = st.message;
+        return r;
+    }
     r.operations = testedOperations(test);
     auto supported = backend.supportsModel(test.model);
     if (!supported) {
@@ -209,8 +219,13 @@ CtsTestResult runCtsTest(Backend& backend, const CtsTest& test, const std::strin
         r.verdict = Verdict::PASSED;
         for (const Variant& v : variants) {
             if ((v.dynamic && test.expectFailure) || (v.insufficient && !hasOutputs)) continue;
-            std::string failure =
-                runVariant(backend, test, v.dynamic ? dynamicModel : test.model, v.insufficient, loopTimeout);
+            std::string failure;
+            try {
+                failure = runVariant(backend, test, v.dynamic ? dynamicModel : test.model, v.insufficient,
+                                     loopTimeout);
+            } catch (const std::bad_alloc&) {
+                failure = "out of memory";
+            }
             if (!failure.empty()) {
                 r.verdict = Verdict::FAILED;
                 r.message = v.name + failure;

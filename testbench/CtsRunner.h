@@ -26,7 +26,11 @@ struct CtsTestResult {
 /// ADDs that `_all_inputs_as_internal` variants insert to feed inputs through.
 std::vector<OperationType> testedOperations(const CtsTest& test);
 
+/// Runs the test and its variants. An unreadable test (readError), a model whose tensors need
+/// more than `memoryLimitBytes` (checkMemoryLimit) and running out of memory fail the test
+/// with the reason; nothing throws.
 CtsTestResult runCtsTest(Backend& backend, const CtsTest& test, const std::string& file,
-                         Duration loopTimeout = kDefaultLoopTimeoutDuration);
+                         Duration loopTimeout = kDefaultLoopTimeoutDuration,
+                         uint64_t memoryLimitBytes = kDefaultMemoryLimitBytes);
 
 }  // namespace nncosim

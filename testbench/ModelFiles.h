@@ -16,6 +16,10 @@ namespace nncosim {
 /// given. Fails with INVALID_ARGUMENT naming the file for any other extension.
 Result<CtsFile> loadModelFile(const std::string& path, std::vector<std::string>* notes = nullptr);
 
+/// The test named `name` of `file` (the first test when `name` is empty). Fails naming the file
+/// when there is no such test or the test could not be read (CtsTest::readError).
+Result<const CtsTest*> selectTest(const CtsFile& file, const std::string& name);
+
 /// The model files under the given files or directories: every file named directly, and every
 /// `.json` and `.tflite` file found recursively in directories; sorted. Fails naming a path that
 /// does not exist.

@@ -1,8 +1,5 @@
 #include "testbench/ModelRun.h"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <Eigen/Core>
@@ -21,15 +18,18 @@
 #include "golden/Executor.h"
 #include "model/ModelJson.h"
 #include "model/Validation.h"
+#include "sim/ChildProcess.h"
 #include "sim/NpuRegisters.h"
-
-extern char** environ;
 
 namespace nncosim {
 namespace {
 
 // Cycles dumped past the diverging operation's job, so that its interrupt is in the window.
 constexpr uint64_t kWindowMarginCycles = 64;
+// The re-run that dumps the waves repeats an RTL run (ResNet-18 takes about 30 s); a screenshot
+// takes seconds. Past these the child is stuck (a Tcl error leaves GTKWave waiting, say).
+constexpr double kWavesRunTimeoutSeconds = 3600;
+constexpr double kScreenshotTimeoutSeconds = 120;
 
 bool isFloat(OperandType t) {
     return t == OperandType::TENSOR_FLOAT32 || t == OperandType::FLOAT32 || t == OperandType::TENSOR_FLOAT16 ||
@@ -104,25 +104,6 @@ const char* placementName(Placement p) {
 
 double secondsSince(std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-/// Runs `argv` with stdout and stderr into `logPath`; returns its exit status (-1 when it could
-/// not start or did not exit normally).
-int runProcess(const std::vector<std::string>& argv, const std::string& logPath) {
-    std::vector<char*> args;
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, logPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-    pid_t pid;
-    const int spawned = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    if (spawned != 0) return -1;
-    int status = 0;
-    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
-    return WEXITSTATUS(status);
 }
 
 std::string quoted(const std::vector<std::string>& argv) {
@@ -397,10 +378,15 @@ WavesReport dumpWaves(const std::string& name, const Model& model, const Diverge
     argv.insert(argv.end(), {"--json", childReport});
     w.command = quoted(argv);
     const std::string log = base + ".log";
-    const int status = runProcess(argv, log);
+    const sim::ChildExit rerun = sim::runChild(argv, log, kWavesRunTimeoutSeconds);
     // Exit status 1 is the mismatch the waves are about.
-    if (status != 0 && status != 1) {
-        w.error = "the waves run failed (exit status " + std::to_string(status) + "; see " + log + ")";
+    if (rerun.timedOut) {
+        w.error = "the waves run did not finish within " + std::to_string(int(kWavesRunTimeoutSeconds)) +
+                  " s and was killed (see " + log + ")";
+        return w;
+    }
+    if (rerun.status != 0 && rerun.status != 1) {
+        w.error = "the waves run failed (exit status " + std::to_string(rerun.status) + "; see " + log + ")";
         return w;
     }
     if (!std::filesystem::exists(w.fst) || std::filesystem::file_size(w.fst, ec) == 0) {
@@ -429,9 +415,10 @@ WavesReport dumpWaves(const std::string& name, const Model& model, const Diverge
         const std::string tcl = base + ".grab.tcl";
         const std::string png = base + ".png";
         std::ofstream(tcl) << "gtkwave::/Time/Zoom/Zoom_Full\n"
-                           << "gtkwave::/File/Grab_To_File \"" << png << "\"\n"
+                           << "gtkwave::/File/Grab_To_File " << sim::tclQuoted(png) << "\n"
                            << "gtkwave::/File/Quit\n";
-        runProcess({"/usr/bin/env", "xvfb-run", "-a", "gtkwave", "-a", w.gtkw, "-S", tcl, w.fst}, base + ".png.log");
+        sim::runChild({"xvfb-run", "-a", "gtkwave", "-a", w.gtkw, "-S", tcl, w.fst}, base + ".png.log",
+                      kScreenshotTimeoutSeconds);
         if (std::filesystem::exists(png)) w.png = png;
     }
     return w;

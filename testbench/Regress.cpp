@@ -270,10 +270,7 @@ struct ItemRunner::State {
             file = std::move(*loaded);
             file->path = item.file;
         }
-        for (const CtsTest& test : file->tests) {
-            if (test.name == item.test) return &test;
-        }
-        return invalidArgument(item.file, " has no test named '", item.test, "'");
+        return selectTest(*file, item.test);
     }
 
     /// The directory for the waves of item `id` (empty when none are asked for).

@@ -1,5 +1,7 @@
 // nncosim: NNAPI driver + NPU RTL co-verification. See README.md and docs/.
 #include <CLI/CLI.hpp>
+#include <iostream>
+#include <new>
 
 #include "testbench/commands/Commands.h"
 
@@ -13,6 +15,15 @@ int main(int argc, char** argv) {
     nncosim::cli::addZooCommand(app);
     nncosim::cli::addBenchCommand(app);
     nncosim::cli::addRegressCommand(app);
-    CLI11_PARSE(app, argc, argv);
+    // Commands report their own errors; what escapes them still ends as a message, not an abort.
+    try {
+        CLI11_PARSE(app, argc, argv);
+    } catch (const std::bad_alloc&) {
+        std::cerr << "nncosim: out of memory (see --memory-limit)\n";
+        return 2;
+    } catch (const std::exception& e) {
+        std::cerr << "nncosim: internal error: " << e.what() << "\n";
+        return 2;
+    }
     return nncosim::cli::gExitStatus;
 }

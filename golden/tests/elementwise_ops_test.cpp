@@ -203,7 +203,8 @@ TEST_CASE("golden_elementwise_zero_sized_inputs") {
         std::vector<OperandValue> values(2);
         values[0].dimensions = {0, 2};
         values[0].present = true;
-        ExecutionContext ctx(model, model.main, model.main.operations[0], 0, values);
+        uint64_t memoryLeft = kDefaultMemoryLimitBytes;
+        ExecutionContext ctx(model, model.main, model.main.operations[0], 0, values, memoryLeft);
         const Status status = findOperationExecutor(type)(ctx);
         return std::make_pair(status, values[1].dimensions);
     };

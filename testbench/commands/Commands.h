@@ -8,6 +8,14 @@ namespace nncosim::cli {
 /// Exit status of the command that ran (set by its callback).
 inline int gExitStatus = 0;
 
+/// `--memory-limit SIZE` ("8GiB", "512MB", bytes): the most a model's tensors may take.
+inline void addMemoryLimitOption(CLI::App& cmd, uint64_t& limitBytes) {
+    cmd.add_option("--memory-limit", limitBytes,
+                   "Refuse models whose tensors need more memory than this (e.g. 8GiB)")
+        ->transform(CLI::AsSizeValue(false))
+        ->capture_default_str();
+}
+
 void addValidateCommand(CLI::App& app);
 void addCtsCommand(CLI::App& app);
 void addRunCommand(CLI::App& app);

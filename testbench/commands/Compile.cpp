@@ -23,18 +23,12 @@ int runCompile(const CompileOptions& options) {
         std::cerr << "nncosim compile: " << file.status().message << "\n";
         return 2;
     }
-    const CtsTest* test = nullptr;
-    for (const auto& t : file->tests) {
-        if (options.test.empty() || t.name == options.test) {
-            test = &t;
-            break;
-        }
-    }
-    if (!test) {
-        std::cerr << "nncosim compile: " << options.path << " has no test named " << options.test
-                  << "\n";
+    auto selected = selectTest(*file, options.test);
+    if (!selected) {
+        std::cerr << "nncosim compile: " << selected.status().message << "\n";
         return 2;
     }
+    const CtsTest* test = *selected;
     const Model& model = test->model;
     if (auto level = validateModel(model); !level) {
         std::cerr << "nncosim compile: invalid model: " << level.status().message << "\n";

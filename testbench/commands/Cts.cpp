@@ -29,6 +29,7 @@ struct CtsOptions {
     std::string junitPath;
     unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
     bool verbose = false;
+    uint64_t memoryLimitBytes = kDefaultMemoryLimitBytes;
 };
 
 struct Tally {
@@ -66,7 +67,8 @@ int runCts(const CtsOptions& options) {
                 unreadable.push_back(file.status().message);
             } else {
                 for (const CtsTest& test : file->tests) {
-                    CtsTestResult r = runCtsTest(*backend, test, (*files)[f]);
+                    CtsTestResult r = runCtsTest(*backend, test, (*files)[f], kDefaultLoopTimeoutDuration,
+                                                 options.memoryLimitBytes);
                     testsFailed += r.verdict == Verdict::FAILED;
                     ++testsDone;
                     if (options.verbose) {
@@ -151,6 +153,7 @@ void addCtsCommand(CLI::App& app) {
     cmd->add_option("--summary", options->summaryPath, "Write the summary (totals, by_operation) as JSON");
     cmd->add_option("--junit", options->junitPath, "Write JUnit XML for CI");
     cmd->add_option("-j,--jobs", options->jobs, "Parallel workers")->check(CLI::Range(1u, 256u));
+    addMemoryLimitOption(*cmd, options->memoryLimitBytes);
     cmd->add_flag("-v,--verbose", options->verbose, "Print every test's verdict");
     cmd->callback([options] { gExitStatus = runCts(*options); });
 }

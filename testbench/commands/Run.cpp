@@ -28,6 +28,7 @@ struct RunCommandOptions {
     std::string tracePath;
     uint64_t traceCycles = 0;
     uint64_t traceStart = 0;
+    uint64_t memoryLimitBytes = kDefaultMemoryLimitBytes;
 };
 
 Placement placementOf(const std::string& backend) {
@@ -42,20 +43,18 @@ int runRun(const RunCommandOptions& options) {
         return 2;
     }
     for (const std::string& note : notes) std::cerr << "note: " << note << "\n";
-    const CtsTest* test = nullptr;
-    for (const CtsTest& t : file->tests) {
-        if (options.test.empty() || t.name == options.test) {
-            test = &t;
-            break;
-        }
-    }
-    if (!test) {
-        std::cerr << "nncosim run: " << options.path << " has no test" << (options.test.empty() ? "" : " named " + options.test)
-                  << "\n";
+    auto selected = selectTest(*file, options.test);
+    if (!selected) {
+        std::cerr << "nncosim run: " << selected.status().message << "\n";
         return 2;
     }
+    const CtsTest* test = *selected;
     if (auto level = validateModel(test->model); !level) {
         std::cerr << "nncosim run: invalid model: " << level.status().message << "\n";
+        return 2;
+    }
+    if (Status st = checkMemoryLimit(test->model, options.memoryLimitBytes); !st.ok()) {
+        std::cerr << "nncosim run: " << st.message << "\n";
         return 2;
     }
 
@@ -169,6 +168,7 @@ void addRunCommand(CLI::App& app) {
             ->check(CLI::IsMember({"file", "random"}))
             ->capture_default_str();
     cmd->add_option("--seed", options->seed, "Seed of random inputs")->capture_default_str();
+    addMemoryLimitOption(*cmd, options->memoryLimitBytes);
     cmd->add_option("--fault", options->fault,
                     "Make the hardware misbehave: write-bit:N[=0|1] (bit N of the NPU's DRAM write data stuck "
                     "at 1 or 0), requant-bit:N[=0|1] (bit N of every requantized word stuck: a datapath "

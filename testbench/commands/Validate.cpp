@@ -35,6 +35,10 @@ int runValidate(const ValidateOptions& options) {
         }
         for (const auto& test : file->tests) {
             ++total;
+            if (!test.readError.empty()) {
+                std::cout << "INVALID " << path << " " << test.name << ": " << test.readError << "\n";
+                continue;
+            }
             auto level = validateModel(test.model);
             if (level) {
                 ++valid;

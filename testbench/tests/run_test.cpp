@@ -91,12 +91,12 @@ std::string writeModel(const std::string& dir, const std::string& name, const Mo
     return path;
 }
 
-/// Runs `nncosim run` on `model` with `args`; returns its exit status and JSON report.
+/// Runs `nncosim run` on `model` with `args`, in `dir`; returns its exit status and JSON report.
 std::pair<int, nlohmann::json> runCli(const std::string& model, const std::string& dir, const std::string& args) {
     const std::string json = dir + "/report.json";
     std::filesystem::remove(json);
-    const std::string command = nncosimBinary() + " run " + model + " --json " + json + " " + args + " > " + dir +
-                                "/run.log 2>&1";
+    const std::string command = "cd " + dir + " && " + nncosimBinary() + " run " + model + " --json " + json + " " +
+                                args + " > " + dir + "/run.log 2>&1";
     const int status = std::system(command.c_str());
     std::ifstream in(json);
     REQUIRE_MESSAGE(in.good(), "no report from: ", command);
@@ -239,8 +239,10 @@ TEST_CASE("run_first_divergence_names_the_faulty_npu_operation") {
     CHECK(clean["verdict"] == "pass");
 
     // Bit 0 of every DRAM write stuck at 1: the SOFTMAX on the CPU is not to blame, the first
-    // NPU operation is.
-    auto [status, report] = runCli(model, dir, "--backend auto --fault write-bit:0=1 --waves " + dir + "/waves");
+    // NPU operation is. The waves folder's name is Tcl and a quote (GTKWave's screenshot script
+    // must take it literally: no command run, no Tcl error leaving GTKWave waiting).
+    const std::string wavesDir = dir + "/tw[exec touch INJECTED]\"q";
+    auto [status, report] = runCli(model, dir, "--backend auto --fault write-bit:0=1 --waves '" + wavesDir + "'");
     const auto& d = failedRunDivergence(status, report);
     CHECK(d["operation"] == 1);
     CHECK(d["type"] == "CONV_2D");
@@ -264,6 +266,10 @@ TEST_CASE("run_first_divergence_names_the_faulty_npu_operation") {
     CHECK(std::filesystem::file_size(fst) > 0);
     CHECK(std::filesystem::exists(w["gtkw"].get<std::string>()));
     CHECK(std::filesystem::exists(w["model"].get<std::string>()));
+    CHECK(fst.rfind(wavesDir, 0) == 0);
+    REQUIRE(w["png"].is_string());
+    CHECK(std::filesystem::file_size(w["png"].get<std::string>()) > 0);
+    CHECK_FALSE(std::filesystem::exists(dir + "/INJECTED"));
     const uint64_t jobCycles = w["job_cycles"], windowCycles = w["window_cycles"];
     CHECK(jobCycles > 0);
     CHECK(windowCycles >= jobCycles);

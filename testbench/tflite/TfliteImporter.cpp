@@ -104,18 +104,9 @@ class Importer {
     // ---- file level --------------------------------------------------------------------
 
     void parseModel() {
-        if (mSize < 8) fail("truncated file (", mSize, " bytes), not a TensorFlow Lite model");
-        if (!tfl::ModelBufferHasIdentifier(mData))
-            fail("not a TensorFlow Lite flatbuffer (file identifier is not \"",
-                 tfl::ModelIdentifier(), "\")");
-        flatbuffers::Verifier verifier(mData, mSize);
-        if (!tfl::VerifyModelBuffer(verifier))
-            fail("corrupt or truncated TensorFlow Lite flatbuffer (verification failed)");
+        if (Status st = checkTfliteFile(mData, mSize, mOrigin); !st.ok()) throw ImportError{st.message};
         mModel = tfl::GetModel(mData);
-        if (mModel->version() != 3)
-            fail("TFLite schema version ", mModel->version(), " is not supported (expected 3)");
         const auto* subgraphs = mModel->subgraphs();
-        if (!subgraphs || subgraphs->size() == 0) fail("the model has no subgraph");
         if (subgraphs->size() > 1)
             mResult.notes.push_back(std::to_string(subgraphs->size() - 1) +
                                     " subgraph(s) besides subgraph 0 were not imported "
@@ -1095,6 +1086,22 @@ void Importer::mapOperator() {
 
 }  // namespace
 
+Status checkTfliteFile(const uint8_t* data, size_t size, const std::string& origin) {
+    if (size < 8) return invalidArgument(origin, ": truncated file (", size, " bytes), not a TensorFlow Lite model");
+    if (!tfl::ModelBufferHasIdentifier(data))
+        return invalidArgument(origin, ": not a TensorFlow Lite flatbuffer (file identifier is not \"",
+                               tfl::ModelIdentifier(), "\")");
+    flatbuffers::Verifier verifier(data, size);
+    if (!tfl::VerifyModelBuffer(verifier))
+        return invalidArgument(origin, ": corrupt or truncated TensorFlow Lite flatbuffer (verification failed)");
+    const tfl::Model* model = tfl::GetModel(data);
+    if (model->version() != 3)
+        return invalidArgument(origin, ": TFLite schema version ", model->version(), " is not supported (expected 3)");
+    if (!model->subgraphs() || model->subgraphs()->size() == 0)
+        return invalidArgument(origin, ": the model has no subgraph");
+    return okStatus();
+}
+
 Result<TfliteImport> importTflite(const uint8_t* data, size_t size, const std::string& origin) {
     try {
         return Importer(data, size, origin).run();
@@ -1105,13 +1112,18 @@ Result<TfliteImport> importTflite(const uint8_t* data, size_t size, const std::s
     }
 }
 
-Result<TfliteImport> importTfliteFile(const std::string& path) {
+Result<std::vector<uint8_t>> readTfliteFile(const std::string& path) {
     std::ifstream file(path, std::ios::binary);
     if (!file) return invalidArgument(path, ": cannot open file");
-    const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)),
-                                     std::istreambuf_iterator<char>());
+    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
     if (file.bad()) return invalidArgument(path, ": read error");
-    return importTflite(bytes.data(), bytes.size(), path);
+    return bytes;
+}
+
+Result<TfliteImport> importTfliteFile(const std::string& path) {
+    auto bytes = readTfliteFile(path);
+    if (!bytes) return bytes.status();
+    return importTflite(bytes->data(), bytes->size(), path);
 }
 
 }  // namespace nncosim

@@ -40,6 +40,14 @@ struct TfliteImport {
 /// type NNAPI cannot represent. Never throws.
 Result<TfliteImport> importTflite(const uint8_t* data, size_t size, const std::string& origin);
 
+/// The file-level checks of importTflite: the bytes are a verified TFLite flatbuffer of schema
+/// version 3 with at least one subgraph. What fails after these is the model's fault, not the
+/// file's.
+Status checkTfliteFile(const uint8_t* data, size_t size, const std::string& origin);
+
+/// The bytes of a file.
+Result<std::vector<uint8_t>> readTfliteFile(const std::string& path);
+
 /// Reads and converts a .tflite file.
 Result<TfliteImport> importTfliteFile(const std::string& path);
 

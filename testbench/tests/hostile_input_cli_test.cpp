@@ -1,0 +1,115 @@
+// The CLI on hostile input: sizes that overflow, tensors larger than the memory limit and a CTS
+// file with one broken test end in clear messages and exit statuses, never a crash or an abort,
+// and the good tests of a file still run.
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "model/ModelJson.h"
+#include "testbench/tests/TestModels.h"
+
+using namespace nncosim;
+using namespace nncosim::testing;
+
+namespace {
+
+struct CliResult {
+    int status = -1;  ///< exit status; -1 when killed by a signal
+    std::string output;
+};
+
+CliResult runNncosim(const std::string& dir, const std::string& args) {
+    const std::string log = dir + "/cli.log";
+    const int raw = std::system((nncosimBinary() + " " + args + " > " + log + " 2>&1").c_str());
+    std::ifstream in(log);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, text.str()};
+}
+
+/// A one-operation model file: out = RELU(in) over `shape` (no inputs or outputs in the file).
+std::string reluFile(const std::string& dir, OperandType type, const std::vector<uint32_t>& shape) {
+    ModelBuilder b;
+    const uint32_t in = b.addInput(type, shape, 1.0f, 0);
+    const uint32_t out = b.addOutput(type, shape, 1.0f, 0);
+    b.addOperation(OperationType::RELU, {in}, {out});
+    CtsTest test;
+    test.name = "relu";
+    test.model = b.build();
+    const std::string path = dir + "/relu.json";
+    REQUIRE(writeCtsFile(path, test).ok());
+    return path;
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("cli_overflowing_sizes_are_invalid") {
+    const std::string dir = makeTempDir("nncosim-hostile-");
+    const std::string model = reluFile(dir, OperandType::TENSOR_FLOAT32, {65536, 65536, 65536, 65536});
+    const CliResult validate = runNncosim(dir, "validate " + model);
+    CHECK(validate.status == 1);
+    CHECK(contains(validate.output, "more than 2^64 bytes, more than 4 GiB"));
+    const CliResult run = runNncosim(dir, "run " + model + " --backend golden --inputs random");
+    INFO(run.output);
+    CHECK(run.status == 2);
+    CHECK(contains(run.output, "invalid model"));
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("cli_memory_limit_refuses_before_allocating") {
+    const std::string dir = makeTempDir("nncosim-hostile-");
+    // 3 GiB per tensor: valid NNAPI, but 6 GiB in all.
+    const std::string model = reluFile(dir, OperandType::TENSOR_QUANT8_ASYMM, {3, 1024, 1024, 1024});
+    const CliResult run = runNncosim(dir, "run " + model + " --backend golden --memory-limit 1GiB");
+    INFO(run.output);
+    CHECK(run.status == 2);
+    CHECK(contains(run.output, "operand 0 (TENSOR_QUANT8_ASYMM [3,1024,1024,1024]) needs 3.0 GiB"));
+    CHECK(contains(run.output, "over the memory limit of 1.0 GiB"));
+    const CliResult cts = runNncosim(dir, "cts " + model + " --memory-limit 1GiB");
+    CHECK(cts.status == 1);
+    CHECK(contains(cts.output, "over the memory limit"));
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("cli_broken_test_spoils_only_itself") {
+    const std::string dir = makeTempDir("nncosim-hostile-");
+    std::ifstream sample(std::string(NNCOSIM_SOURCE_DIR) + "/testbench/samples/add.json");
+    std::ostringstream text;
+    text << sample.rdbuf();
+    nlohmann::json file = nlohmann::json::parse(text.str());
+    REQUIRE(file["tests"].size() >= 1);
+    nlohmann::json broken = file["tests"][0];
+    broken["name"] = "broken";
+    broken["model"]["main"]["inputIndexes"][0] = 999;
+    const size_t good = file["tests"].size();
+    file["tests"].insert(file["tests"].begin(), broken);
+    file["tests"].push_back(nullptr);
+    const std::string path = dir + "/mixed.json";
+    std::ofstream(path) << file.dump();
+
+    const CliResult validate = runNncosim(dir, "validate " + path);
+    INFO(validate.output);
+    CHECK(validate.status == 1);
+    CHECK(contains(validate.output, "INVALID " + path + " broken: input index out of range"));
+    CHECK(contains(validate.output, "INVALID " + path + " #" + std::to_string(good + 1) + ": expected an object"));
+    CHECK(contains(validate.output, std::to_string(good) + " valid, 2 invalid"));
+    CHECK_FALSE(contains(validate.output, "UNREADABLE"));
+
+    const std::string summary = dir + "/summary.json";
+    const CliResult cts = runNncosim(dir, "cts " + path + " --summary " + summary);
+    INFO(cts.output);
+    CHECK(cts.status == 1);
+    std::ifstream in(summary);
+    const nlohmann::json s = nlohmann::json::parse(in);
+    CHECK(s["passed"] == good);
+    CHECK(s["failed"] == 2);
+    std::filesystem::remove_all(dir);
+}
