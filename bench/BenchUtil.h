@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/HardwareAccess.h"
-#include "sim/NpuProgram.h"
+#include "sim/Platform.h"
+#include "driver/ChainBuilder.h"
 
 namespace nncosim::bench {
 
@@ -33,7 +33,7 @@ struct LayerShape {
 /// Random int8 data in device DRAM, placed upwards from a base address.
 class DeviceData {
   public:
-    DeviceData(sim::HardwareAccess& hw, uint32_t base, std::mt19937& rng)
+    DeviceData(driver::HardwareAccess& hw, uint32_t base, std::mt19937& rng)
         : mHw(hw), mNext(base), mRng(rng) {}
 
     uint32_t alloc(size_t bytes) {
@@ -57,7 +57,7 @@ class DeviceData {
     uint32_t end() const { return mNext; }
 
   private:
-    sim::HardwareAccess& mHw;
+    driver::HardwareAccess& mHw;
     uint32_t mNext;
     std::mt19937& mRng;
 };
@@ -94,14 +94,14 @@ inline npu::DeviceTensor outputOf(const LayerShape& l, uint32_t addr) {
 
 /// Builds the layer's program over random int8 data placed from `base` up; returns the program
 /// (empty when the layer cannot be tiled) and sets `end` to the first free address.
-inline npu::Program buildLayer(sim::HardwareAccess& hw, const LayerShape& l, uint32_t base,
+inline npu::ChainBuilder buildLayer(driver::HardwareAccess& hw, const LayerShape& l, uint32_t base,
                                uint32_t& end, std::mt19937& rng) {
     DeviceData data(hw, base, rng);
     const npu::DeviceTensor input{data.put(data.randomBytes(size_t{l.h} * l.w * l.inC)), 1, l.h,
                                   l.w, l.inC, 0, true, 0};
     const npu::DeviceTensor output = outputOf(l, data.alloc(size_t{l.outH()} * l.outW() * l.outC));
     const npu::ConvLayer layer = layerWeights(data, l);
-    npu::Program program;
+    npu::ChainBuilder program;
     const Status built =
         l.kind == LayerShape::Kind::kDepthwise
             ? program.depthwise(input, output, layer.weights, true, 0, layer.geometry,
@@ -116,14 +116,14 @@ inline npu::Program buildLayer(sim::HardwareAccess& hw, const LayerShape& l, uin
 }
 
 /// A depthwise layer and the 1x1 convolution after it, fused (Program::depthwisePointwise).
-inline npu::Program buildDepthwisePointwise(sim::HardwareAccess& hw, const LayerShape& dw,
+inline npu::ChainBuilder buildDepthwisePointwise(driver::HardwareAccess& hw, const LayerShape& dw,
                                             const LayerShape& pw, uint32_t base, uint32_t& end,
                                             std::mt19937& rng) {
     DeviceData data(hw, base, rng);
     const npu::DeviceTensor input{data.put(data.randomBytes(size_t{dw.h} * dw.w * dw.inC)), 1,
                                   dw.h, dw.w, dw.inC, 0, true, 0};
     const npu::DeviceTensor output = outputOf(pw, data.alloc(size_t{pw.h} * pw.w * pw.outC));
-    npu::Program program;
+    npu::ChainBuilder program;
     const Status built = program.depthwisePointwise(input, layerWeights(data, dw), outputOf(dw, 0),
                                                     layerWeights(data, pw), output);
     if (!built.ok()) {

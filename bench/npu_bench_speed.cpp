@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "bench/BenchUtil.h"
-#include "sim/HardwareAccess.h"
-#include "sim/NpuProgram.h"
-#include "sim/NpuRegisters.h"
+#include "sim/Platform.h"
+#include "driver/ChainBuilder.h"
+#include "driver/NpuRegisters.h"
 #include "sim/VerilatedPorts.h"
 
 namespace nncosim::bench {
@@ -136,13 +136,13 @@ int run() {
         std::fprintf(stderr, "%s\n", platform.status().message.c_str());
         return 1;
     }
-    sim::HardwareAccess& hw = **platform;
+    driver::HardwareAccess& hw = **platform;
 
     // ResNet-18's layer2 3x3 convolution: 28x28x128 -> 128, several tiles.
     LayerShape layer{"resnet18.layer2.conv3x3", LayerShape::Kind::kConv, 28, 28, 128, 128, 3, 1};
     std::mt19937 rng(1);
     uint32_t end = 0;
-    const npu::Program program = buildLayer(hw, layer, 0x100000, end, rng);
+    const npu::ChainBuilder program = buildLayer(hw, layer, 0x100000, end, rng);
     const uint32_t queue = (end + 15) / 16 * 16;
     const uint32_t record = queue + static_cast<uint32_t>(program.descriptors().size()) * 128;
     const npu::JobLayout layout{queue, record, 0, record + 16};

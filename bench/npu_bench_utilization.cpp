@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "bench/BenchUtil.h"
-#include "sim/HardwareAccess.h"
-#include "sim/NpuProgram.h"
-#include "sim/NpuRegisters.h"
+#include "sim/Platform.h"
+#include "driver/ChainBuilder.h"
+#include "driver/NpuRegisters.h"
 
 namespace nncosim::bench {
 namespace {
@@ -81,12 +81,12 @@ struct Summary {
 struct Measured {
     bool ok = false;
     double cycles = 0;
-    sim::PerformanceCounters counters;
+    driver::PerformanceCounters counters;
 };
 
 // Runs a program built from `end` (the first free DRAM address) on; cycles from doorbell to
 // interrupt.
-Measured runProgram(sim::HardwareAccess& hw, const npu::Program& program, uint32_t end) {
+Measured runProgram(driver::HardwareAccess& hw, const npu::ChainBuilder& program, uint32_t end) {
     Measured m;
     if (program.empty()) {
         return m;
@@ -110,7 +110,7 @@ Measured runProgram(sim::HardwareAccess& hw, const npu::Program& program, uint32
 
 constexpr double kPes = double(npu::kArrayRows) * npu::kArrayCols;
 
-int runNetwork(sim::HardwareAccess& hw, const char* name, const std::vector<LayerShape>& layers,
+int runNetwork(driver::HardwareAccess& hw, const char* name, const std::vector<LayerShape>& layers,
                Summary& summary, std::vector<double>& layerCycles) {
     std::printf("\n%s\n", name);
     std::printf("%-18s %-22s %9s %10s %7s %7s %7s %7s %7s %7s %5s\n", "layer", "shape", "MMAC",
@@ -119,13 +119,13 @@ int runNetwork(sim::HardwareAccess& hw, const char* name, const std::vector<Laye
     std::mt19937 rng(3);
     for (const LayerShape& l : layers) {
         uint32_t end = 0;
-        const npu::Program program = buildLayer(hw, l, 0x100000, end, rng);
+        const npu::ChainBuilder program = buildLayer(hw, l, 0x100000, end, rng);
         const Measured m = runProgram(hw, program, end);
         if (!m.ok) {
             std::fprintf(stderr, "%s failed\n", l.name.c_str());
             return 1;
         }
-        const sim::PerformanceCounters& c = m.counters;
+        const driver::PerformanceCounters& c = m.counters;
         const double cycles = m.cycles;
         const double pe = kPes;
         layerCycles.push_back(cycles);
@@ -159,7 +159,7 @@ int runNetwork(sim::HardwareAccess& hw, const char* name, const std::vector<Laye
 // MobileNet-v1 with every depthwise layer fused with the pointwise layer after it. A block's
 // depthwise cycles are what it adds to the pointwise layer run alone (`layerCycles`, from the
 // unfused table): the array time the depthwise layer costs.
-int runFusedMobilenet(sim::HardwareAccess& hw, const std::vector<LayerShape>& layers,
+int runFusedMobilenet(driver::HardwareAccess& hw, const std::vector<LayerShape>& layers,
                       const std::vector<double>& layerCycles, Totals& depthwise,
                       Totals& depthwiseStride1) {
     std::printf("\nMobileNet-v1, depthwise fused with the next pointwise layer\n");
@@ -184,7 +184,7 @@ int runFusedMobilenet(sim::HardwareAccess& hw, const std::vector<LayerShape>& la
             continue;
         }
         uint32_t end = 0;
-        const npu::Program program = buildDepthwisePointwise(hw, l, pw, 0x100000, end, rng);
+        const npu::ChainBuilder program = buildDepthwisePointwise(hw, l, pw, 0x100000, end, rng);
         const Measured m = runProgram(hw, program, end);
         if (!m.ok) {
             std::fprintf(stderr, "%s + %s failed\n", l.name.c_str(), pw.name.c_str());
@@ -217,7 +217,7 @@ int run() {
         std::fprintf(stderr, "%s\n", platform.status().message.c_str());
         return 1;
     }
-    sim::HardwareAccess& hw = **platform;
+    driver::HardwareAccess& hw = **platform;
     std::printf("PE utilization = layer MACs / (%ux%u PEs x cycles from doorbell to interrupt); "
                 "ctr%% uses the PERF_MACS counter.\nDRAM: %u B/cycle, %u-cycle latency. wait_*: "
                 "%% of busy cycles the array waited for weights, output banks, input tiles; "

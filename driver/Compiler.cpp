@@ -8,9 +8,9 @@
 #include <set>
 #include <tuple>
 
-#include "golden/FixedPoint.h"
-#include "golden/ops/NpuExtension.h"
-#include "sim/NpuProgram.h"
+#include "model/FixedPoint.h"
+#include "model/NpuExtension.h"
+#include "driver/ChainBuilder.h"
 
 namespace nncosim::driver {
 namespace {
@@ -1251,7 +1251,7 @@ class Lowering {
 
     // Appends what a program builder tiled as this operation's descriptors (descriptors with
     // CHAIN_OUT as operation `chainOutTag`'s), with their estimated cycles.
-    void emitAll(const npu::Program& program, std::optional<uint32_t> chainOutTag = std::nullopt) {
+    void emitAll(const npu::ChainBuilder& program, std::optional<uint32_t> chainOutTag = std::nullopt) {
         for (const npu::Descriptor& d : program.descriptors()) {
             const bool chainOut = d.flags & static_cast<uint32_t>(npu::DescFlag::CHAIN_OUT);
             emit(d, chainOut && chainOutTag ? *chainOutTag : mOpIndex);
@@ -1274,7 +1274,7 @@ class Lowering {
                 const auto input =
                     imageOf(io.inBase, io.in, n, c.dw ? 0 : g * c.groupIn, c.groupIn, in);
                 const auto output = imageOf(io.outBase, io.out, n, g * c.groupOut, c.groupOut, out);
-                npu::Program program;
+                npu::ChainBuilder program;
                 const Status st = c.useDw
                                       ? program.depthwise(input, output, weights, c.weightsSigned,
                                                           c.weightZero, c.geometry, c.stage, c.taps)
@@ -1309,7 +1309,7 @@ class Lowering {
 
     // Depthwise layers (multiplier 1, TAPS, NHWC) whose result only a 1x1 convolution (stride
     // 1, no padding, NHWC) reads and which is not a model output run fused with it
-    // (npu::Program::depthwisePointwise) where that pays (npu::depthwisePointwisePays): the
+    // (npu::ChainBuilder::depthwisePointwise) where that pays (npu::depthwisePointwisePays): the
     // intermediate tensor never goes to DRAM. Decided before the tensors are laid out, so that
     // the intermediate gets no memory.
     void planFusion() {
@@ -1340,7 +1340,7 @@ class Lowering {
             // stream again per tile) and where the builder accepts the pair (a dry run).
             const FusedTensors t = fusedTensors(dw, *a, pw, *b, 0, 0, 0);
             if (!npu::depthwisePointwisePays(t.input, a->geometry, t.intermediate)) continue;
-            npu::Program program;
+            npu::ChainBuilder program;
             if (!program
                      .depthwisePointwise(t.input, layerOf(*a, 0), t.intermediate, layerOf(*b, 0),
                                          t.output)
@@ -1370,7 +1370,7 @@ class Lowering {
         const uint32_t inBase = address(dw.inputs[0]), outBase = address(pw.outputs[0]);
         for (uint32_t n = 0; n < a->in[0]; ++n) {
             const FusedTensors t = fusedTensors(dw, *a, pw, *b, n, inBase, outBase);
-            npu::Program program;
+            npu::ChainBuilder program;
             const Status st = program.depthwisePointwise(
                 t.input, layerOf(*a, dwWeights), t.intermediate, layerOf(*b, pwWeights), t.output);
             if (!st.ok()) return failShape(pw, st.message);
@@ -1392,7 +1392,7 @@ class Lowering {
         const npu::ConvGeometry geometry{p->filterH, p->filterW, p->strideH,   p->strideW,
                                          1,          1,          p->padH.head, p->padW.head};
         for (uint32_t n = 0; n < io.in[0]; ++n) {
-            npu::Program program;
+            npu::ChainBuilder program;
             const Status st = program.pool(op.type == OperationType::AVERAGE_POOL_2D,
                                            imageOf(io.inBase, io.in, n, 0, io.in[3], in),
                                            imageOf(io.outBase, io.out, n, 0, io.out[3], out),
@@ -1439,7 +1439,7 @@ class Lowering {
         output.addr = address(op.outputs[0]);
         output.n = batches, output.c = units;
         output.isSigned = isSigned(out.type), output.zeroPoint = out.zeroPoint;
-        npu::Program program;
+        npu::ChainBuilder program;
         const Status st =
             program.fullyConnected(input, output, wAddr, isSigned(wOp.type), wOp.zeroPoint,
                                    {out.zeroPoint, range->min, range->max});

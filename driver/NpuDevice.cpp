@@ -17,7 +17,7 @@
 #include "driver/IExecution.h"
 #include "driver/IPreparedModel.h"
 #include "driver/Runtime.h"
-#include "golden/ops/NpuExtension.h"
+#include "model/NpuExtension.h"
 #include "model/RequestIo.h"
 #include "model/Validation.h"
 
@@ -208,7 +208,7 @@ Capabilities makeCapabilities() {
 
 class DeviceCore {
   public:
-    DeviceCore(std::shared_ptr<sim::HardwareAccess> hardware, const DeviceOptions& options)
+    DeviceCore(std::shared_ptr<HardwareAccess> hardware, const DeviceOptions& options)
         : name(options.name),
           key(options.cacheKey ? *options.cacheKey : randomCacheKey()),
           capabilities(makeCapabilities()),
@@ -874,7 +874,7 @@ class Device : public IDevice {
 
 }  // namespace
 
-Result<SharedDevice> makeNpuDevice(std::shared_ptr<sim::HardwareAccess> hardware,
+Result<SharedDevice> makeNpuDevice(std::shared_ptr<HardwareAccess> hardware,
                                    DeviceOptions options) {
     auto core = std::make_shared<DeviceCore>(std::move(hardware), options);
     // The hardware is touched only from the queue's worker thread.

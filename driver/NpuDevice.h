@@ -8,7 +8,7 @@
 
 #include "driver/Cache.h"
 #include "driver/IDevice.h"
-#include "sim/HardwareAccess.h"
+#include "driver/HardwareAccess.h"
 
 namespace nncosim::driver {
 
@@ -25,7 +25,7 @@ struct DeviceOptions {
 /// A device driving `hardware`. Fails with DEVICE_UNAVAILABLE when the hardware is not the NPU
 /// this driver was built for. The device owns the hardware: at most one device may drive one
 /// HardwareAccess (its queue is what serializes jobs), so processes share one device object.
-Result<SharedDevice> makeNpuDevice(std::shared_ptr<sim::HardwareAccess> hardware,
+Result<SharedDevice> makeNpuDevice(std::shared_ptr<HardwareAccess> hardware,
                                    DeviceOptions options = {});
 
 }  // namespace nncosim::driver

@@ -8,7 +8,7 @@
 
 #include "model/Model.h"
 #include "model/Status.h"
-#include "sim/NpuRegisters.h"
+#include "driver/NpuRegisters.h"
 
 namespace nncosim::driver {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "sim/NpuRegisters.h"
+#include "driver/NpuRegisters.h"
 
 namespace nncosim::driver {
 namespace {
@@ -41,7 +41,7 @@ const char* errorName(uint32_t code) {
 
 }  // namespace
 
-Runtime::Runtime(std::shared_ptr<sim::HardwareAccess> hardware) : mHardware(std::move(hardware)) {}
+Runtime::Runtime(std::shared_ptr<HardwareAccess> hardware) : mHardware(std::move(hardware)) {}
 
 Status Runtime::initialize() {
     if (!mHardware) return fail(ErrorStatus::DEVICE_UNAVAILABLE, "no hardware");

@@ -8,7 +8,7 @@
 
 #include "driver/Program.h"
 #include "model/Model.h"
-#include "sim/HardwareAccess.h"
+#include "driver/HardwareAccess.h"
 
 namespace nncosim::driver {
 
@@ -21,7 +21,7 @@ struct JobOutcome {
 /// Not thread-safe: the device queue calls it from its worker thread only.
 class Runtime {
   public:
-    explicit Runtime(std::shared_ptr<sim::HardwareAccess> hardware);
+    explicit Runtime(std::shared_ptr<HardwareAccess> hardware);
 
     /// Checks the device identity and geometry against the header the driver was built with
     /// and resets it. Must succeed before run().
@@ -44,7 +44,7 @@ class Runtime {
     Status softReset();
     Status clearArena(uint32_t size);
 
-    std::shared_ptr<sim::HardwareAccess> mHardware;
+    std::shared_ptr<HardwareAccess> mHardware;
     uint32_t mJobTag = 0;
 };
 

@@ -8,7 +8,7 @@ package npu_pkg;
   // Not every module uses every definition.
   /* verilator lint_off UNUSEDPARAM */
 
-  // Sizes (one configuration; C++ sees the same values in sim/NpuRegisters.h).
+  // Sizes (one configuration; C++ sees the same values in driver/NpuRegisters.h).
 `ifndef NPU_ARRAY_ROWS
 `define NPU_ARRAY_ROWS 16
 `endif

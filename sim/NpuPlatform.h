@@ -7,7 +7,7 @@
 // cycle's offset in the batch as the annotated delay (temporal decoupling); read data returns
 // when the target's annotated completion time is reached.
 //
-// Software does not use this class directly: it goes through HardwareAccess
+// Software does not use this class directly: it goes through driver::HardwareAccess
 // (createSystemCPlatform), which serializes calls and runs the simulation on demand.
 #pragma once
 
@@ -24,8 +24,8 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
-#include "sim/HardwareAccess.h"
-#include "sim/NpuRegisters.h"
+#include "sim/Platform.h"
+#include "driver/NpuRegisters.h"
 
 class Vnpu_top;
 

@@ -1,4 +1,4 @@
-// HardwareAccess on the SystemC platform, and the factory that elaborates the platform once.
+// driver::HardwareAccess on the SystemC platform, and the factory that elaborates the platform once.
 #include "sim/NpuPlatform.h"
 
 #include <cstdlib>
@@ -9,7 +9,7 @@
 namespace nncosim::sim {
 namespace {
 
-class SystemCAccess : public HardwareAccess {
+class SystemCAccess : public driver::HardwareAccess {
   public:
     explicit SystemCAccess(NpuPlatform& platform) : mPlatform(platform) {}
 
@@ -60,13 +60,13 @@ class SystemCAccess : public HardwareAccess {
 
     uint64_t clockPeriodPs() const override { return mPlatform.config().clockPeriodPs; }
 
-    PerformanceCounters performanceCounters() override {
+    driver::PerformanceCounters performanceCounters() override {
         std::lock_guard<std::mutex> lock(mMutex);
         const auto counter = [this](uint32_t lo) {
             const uint64_t low = mPlatform.csrAccess(false, lo, 0);  // latches the high word
             return low | uint64_t{mPlatform.csrAccess(false, lo + 4, 0)} << 32;
         };
-        PerformanceCounters c;
+        driver::PerformanceCounters c;
         c.busyCycles = counter(npu::reg::kPerfBusyLo);
         c.macs = counter(npu::reg::kPerfMacsLo);
         c.dmaBytesRead = counter(npu::reg::kPerfDmaRdLo);
@@ -115,7 +115,7 @@ bool sameHardware(const PlatformConfig& a, const PlatformConfig& b) {
 
 }  // namespace
 
-Result<std::shared_ptr<HardwareAccess>> createSystemCPlatform(const PlatformConfig& config) {
+Result<std::shared_ptr<driver::HardwareAccess>> createSystemCPlatform(const PlatformConfig& config) {
     static std::mutex mutex;
     // Never destroyed: SystemC objects must outlive the simulation kernel's own teardown.
     static NpuPlatform* platform = nullptr;
@@ -152,7 +152,7 @@ Result<std::shared_ptr<HardwareAccess>> createSystemCPlatform(const PlatformConf
                     "(SystemC elaborates once per process)");
     }
     platform->hardReset();
-    return std::shared_ptr<HardwareAccess>(access);
+    return std::shared_ptr<driver::HardwareAccess>(access);
 }
 
 }  // namespace nncosim::sim

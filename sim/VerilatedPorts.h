@@ -6,7 +6,7 @@
 #include <cstring>
 #include <type_traits>
 
-#include "sim/NpuRegisters.h"
+#include "driver/NpuRegisters.h"
 
 namespace nncosim::sim {
 

@@ -13,7 +13,7 @@
 #include "driver/IDevice.h"
 #include "model/Model.h"
 #include "model/Status.h"
-#include "sim/HardwareAccess.h"
+#include "sim/Platform.h"
 #include "testbench/NpuProfiler.h"
 #include "testbench/Partitioner.h"
 

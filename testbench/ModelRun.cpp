@@ -19,7 +19,7 @@
 #include "model/ModelJson.h"
 #include "model/Validation.h"
 #include "sim/ChildProcess.h"
-#include "sim/NpuRegisters.h"
+#include "driver/NpuRegisters.h"
 
 namespace nncosim {
 namespace {

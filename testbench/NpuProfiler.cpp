@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "sim/NpuRegisters.h"
+#include "driver/NpuRegisters.h"
 
 namespace nncosim {
 namespace {
@@ -10,7 +10,7 @@ namespace {
 // Longest chain the profiler decodes (a larger one is profiled as a whole).
 constexpr size_t kMaxDescriptors = size_t{1} << 20;
 
-NpuCounters difference(const sim::PerformanceCounters& before, const sim::PerformanceCounters& after,
+NpuCounters difference(const driver::PerformanceCounters& before, const driver::PerformanceCounters& after,
                        uint64_t cycles) {
     NpuCounters c;
     c.cycles = cycles;
@@ -36,7 +36,7 @@ double NpuCounters::utilization() const {
     return static_cast<double>(macs) / (static_cast<double>(cycles) * npu::kArrayRows * npu::kArrayCols);
 }
 
-NpuProfiler::NpuProfiler(std::shared_ptr<sim::HardwareAccess> inner) : mInner(std::move(inner)) {}
+NpuProfiler::NpuProfiler(std::shared_ptr<driver::HardwareAccess> inner) : mInner(std::move(inner)) {}
 
 void NpuProfiler::setSampleCycles(uint64_t cycles) {
     std::lock_guard<std::mutex> lock(mMutex);
@@ -75,7 +75,7 @@ void NpuProfiler::writeRegister(uint32_t offset, uint32_t value) {
 }
 
 void NpuProfiler::startJob() {
-    sim::PerformanceCounters start = mIdleCounters ? *mIdleCounters : mInner->performanceCounters();
+    driver::PerformanceCounters start = mIdleCounters ? *mIdleCounters : mInner->performanceCounters();
     mIdleCounters.reset();
     mJob = {};
     mJob.startCycle = mInner->cycleCount();
@@ -108,7 +108,7 @@ void NpuProfiler::startJob() {
     mState = JobState::kRunning;
 }
 
-void NpuProfiler::attribute(const sim::PerformanceCounters& now, uint64_t cycle) {
+void NpuProfiler::attribute(const driver::PerformanceCounters& now, uint64_t cycle) {
     if (!mTags.empty()) mJob.byTag[mCurrentTag].add(difference(mLastCounters, now, cycle - mLastCycle));
     mLastCounters = now;
     mLastCycle = cycle;
@@ -124,7 +124,7 @@ void NpuProfiler::sample() {
 
 void NpuProfiler::finishJob(bool completed) {
     const uint64_t end = completed ? mEndCycle : mInner->cycleCount();
-    const sim::PerformanceCounters now = mInner->performanceCounters();
+    const driver::PerformanceCounters now = mInner->performanceCounters();
     attribute(now, end);
     mJob.total = difference(mStartCounters, now, end - mJob.startCycle);
     mJob.completed = completed;
@@ -182,7 +182,7 @@ uint64_t NpuProfiler::cycleCount() {
 
 uint64_t NpuProfiler::clockPeriodPs() const { return mInner->clockPeriodPs(); }
 
-sim::PerformanceCounters NpuProfiler::performanceCounters() {
+driver::PerformanceCounters NpuProfiler::performanceCounters() {
     std::lock_guard<std::mutex> lock(mMutex);
     return mInner->performanceCounters();
 }

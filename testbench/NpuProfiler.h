@@ -12,7 +12,7 @@
 #include <optional>
 #include <vector>
 
-#include "sim/HardwareAccess.h"
+#include "driver/HardwareAccess.h"
 
 namespace nncosim {
 
@@ -47,9 +47,9 @@ struct NpuJobProfile {
 
 /// Not for concurrent executions: the profile of "the last job" is only meaningful when one
 /// execution at a time runs on the device.
-class NpuProfiler : public sim::HardwareAccess {
+class NpuProfiler : public driver::HardwareAccess {
   public:
-    explicit NpuProfiler(std::shared_ptr<sim::HardwareAccess> inner);
+    explicit NpuProfiler(std::shared_ptr<driver::HardwareAccess> inner);
 
     /// Sample DESC_DONE every `cycles` device cycles during jobs (0: no per-operation shares).
     /// Sampling reads registers while the job runs, which costs host time but no device
@@ -60,7 +60,7 @@ class NpuProfiler : public sim::HardwareAccess {
     std::optional<NpuJobProfile> takeLastJob();
 
     /// The platform underneath.
-    sim::HardwareAccess& inner() { return *mInner; }
+    driver::HardwareAccess& inner() { return *mInner; }
 
     uint32_t readRegister(uint32_t offset) override;
     void writeRegister(uint32_t offset, uint32_t value) override;
@@ -72,27 +72,27 @@ class NpuProfiler : public sim::HardwareAccess {
     void advance(uint64_t cycles) override;
     uint64_t cycleCount() override;
     uint64_t clockPeriodPs() const override;
-    sim::PerformanceCounters performanceCounters() override;
+    driver::PerformanceCounters performanceCounters() override;
 
   private:
     enum class JobState { kIdle, kRunning, kEnded };
 
     void startJob();
     void sample();
-    void attribute(const sim::PerformanceCounters& now, uint64_t cycle);
+    void attribute(const driver::PerformanceCounters& now, uint64_t cycle);
     void finishJob(bool completed);
 
-    const std::shared_ptr<sim::HardwareAccess> mInner;
+    const std::shared_ptr<driver::HardwareAccess> mInner;
     std::mutex mMutex;
     uint64_t mSampleCycles = 0;
     uint32_t mQueueBase = 0;
-    std::optional<sim::PerformanceCounters> mIdleCounters;  // read since the last job
+    std::optional<driver::PerformanceCounters> mIdleCounters;  // read since the last job
     JobState mState = JobState::kIdle;
     NpuJobProfile mJob;
     std::vector<uint32_t> mTags;  // TAG of each descriptor of the running job
     uint32_t mCurrentTag = 0;
-    sim::PerformanceCounters mStartCounters;
-    sim::PerformanceCounters mLastCounters;
+    driver::PerformanceCounters mStartCounters;
+    driver::PerformanceCounters mLastCounters;
     uint64_t mLastCycle = 0;
     uint64_t mEndCycle = 0;
     std::optional<NpuJobProfile> mFinished;

@@ -13,7 +13,7 @@
 #include "driver/Runtime.h"
 #include "golden/Executor.h"
 #include "model/CtsReader.h"
-#include "sim/HardwareAccess.h"
+#include "sim/Platform.h"
 
 using namespace nncosim;
 

@@ -4,8 +4,8 @@
 #include <cstring>
 #include <thread>
 
-#include "golden/FixedPoint.h"
-#include "sim/NpuProgram.h"
+#include "model/FixedPoint.h"
+#include "driver/ChainBuilder.h"
 
 namespace nncosim::driver::testing {
 namespace {
@@ -140,9 +140,9 @@ uint64_t FakeNpu::cycleCount() {
     return mCycles;
 }
 
-sim::PerformanceCounters FakeNpu::performanceCounters() {
+PerformanceCounters FakeNpu::performanceCounters() {
     std::lock_guard<std::mutex> lock(mMutex);
-    sim::PerformanceCounters c;
+    PerformanceCounters c;
     c.busyCycles = mBusyCycles;
     c.macs = mMacs;
     return c;

@@ -1,4 +1,4 @@
-// A behavioral model of the NPU behind sim::HardwareAccess, for driver tests: registers, DRAM,
+// A behavioral model of the NPU behind HardwareAccess, for driver tests: registers, DRAM,
 // the DMA window, the watchdog, the completion record and the descriptor semantics of
 // docs/registers.md (TAPS and CHAIN_OUT/CHAIN_IN included), computed functionally (one job
 // completes at the first wait). It lets the driver's contract and compiler be tested where the
@@ -12,12 +12,12 @@
 #include <optional>
 #include <vector>
 
-#include "sim/HardwareAccess.h"
-#include "sim/NpuRegisters.h"
+#include "driver/HardwareAccess.h"
+#include "driver/NpuRegisters.h"
 
 namespace nncosim::driver::testing {
 
-class FakeNpu : public sim::HardwareAccess {
+class FakeNpu : public HardwareAccess {
   public:
     explicit FakeNpu(uint64_t dramBytes = 64ull << 20);
 
@@ -31,7 +31,7 @@ class FakeNpu : public sim::HardwareAccess {
     void advance(uint64_t cycles) override;
     uint64_t cycleCount() override;
     uint64_t clockPeriodPs() const override { return 1000; }
-    sim::PerformanceCounters performanceCounters() override;
+    PerformanceCounters performanceCounters() override;
 
     /// Test hooks: the next job hangs (no descriptor retires) until the watchdog fires.
     void hangNextJob() { mHangNext = true; }

@@ -16,6 +16,7 @@
 #include "driver/IPreparedModel.h"
 #include "driver/NpuDevice.h"
 #include "driver/tests/FakeNpu.h"
+#include "sim/Platform.h"
 #include "model/Builder.h"
 
 namespace nncosim::driver::testing {

@@ -2,7 +2,7 @@
 // the golden, and its own validation.
 #include "driver/tests/TestUtil.h"
 #include "golden/Executor.h"
-#include "golden/ops/NpuExtension.h"
+#include "model/NpuExtension.h"
 #include "model/Validation.h"
 
 using namespace nncosim;

@@ -1,7 +1,7 @@
-// com.nncosim.npu LUT8 (golden/ops/NpuExtension.h): each element through a 256-entry table.
+// com.nncosim.npu LUT8 (model/NpuExtension.h): each element through a 256-entry table.
 #include "golden/ops/Extension.h"
 
-#include "golden/ops/NpuExtension.h"
+#include "model/NpuExtension.h"
 
 namespace nncosim::golden {
 namespace {

@@ -12,7 +12,7 @@
 #include <Eigen/Core>
 
 #include "golden/ExecutionContext.h"
-#include "golden/FixedPoint.h"
+#include "model/FixedPoint.h"
 
 namespace nncosim::golden {
 

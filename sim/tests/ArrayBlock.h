@@ -10,7 +10,7 @@
 
 #include <systemc>
 
-#include "sim/NpuRegisters.h"
+#include "driver/NpuRegisters.h"
 
 class Vnpu_array;
 class VerilatedContext;

@@ -1,5 +1,5 @@
 // Helpers of the NPU tests: device memory allocation, random tensors, and C++ references of
-// every compute descriptor built on golden/FixedPoint.h (the arithmetic specification).
+// every compute descriptor built on model/FixedPoint.h (the arithmetic specification).
 #pragma once
 
 #include <cstdint>
@@ -8,9 +8,9 @@
 
 #include <doctest/doctest.h>
 
-#include "golden/FixedPoint.h"
-#include "sim/HardwareAccess.h"
-#include "sim/NpuProgram.h"
+#include "model/FixedPoint.h"
+#include "sim/Platform.h"
+#include "driver/ChainBuilder.h"
 
 namespace nncosim::sim::testing {
 
@@ -35,7 +35,7 @@ class DeviceArena {
 /// Runs `program` with its queue and completion record placed after what `arena` holds, the DMA
 /// window covering everything from address 0 up to them, and requires it to complete without
 /// an error.
-inline npu::JobResult runInArena(HardwareAccess& hw, const npu::Program& program,
+inline npu::JobResult runInArena(driver::HardwareAccess& hw, const npu::ChainBuilder& program,
                                  DeviceArena& arena, uint32_t tag = 1,
                                  uint64_t timeoutCycles = 50'000'000) {
     const uint32_t queue = arena.alloc(program.descriptors().size() * npu::kDescriptorWords * 4);
@@ -51,8 +51,8 @@ inline npu::JobResult runInArena(HardwareAccess& hw, const npu::Program& program
 }
 
 /// The NPU's element-wise parameters for golden's ADD/SUB parameters.
-inline npu::Program::ElementwiseParams elementwiseParams(const fixedpoint::AddSubParams& p) {
-    npu::Program::ElementwiseParams e;
+inline npu::ChainBuilder::ElementwiseParams elementwiseParams(const fixedpoint::AddSubParams& p) {
+    npu::ChainBuilder::ElementwiseParams e;
     e.leftShift = fixedpoint::AddSubParams::kLeftShift;
     e.aMultiplier = p.input1.multiplier;
     e.aShift = p.input1.shift;
@@ -65,8 +65,8 @@ inline npu::Program::ElementwiseParams elementwiseParams(const fixedpoint::AddSu
 }
 
 /// The NPU's element-wise parameters for golden's MUL parameters.
-inline npu::Program::ElementwiseParams elementwiseParams(const fixedpoint::MulParams& p) {
-    npu::Program::ElementwiseParams e;
+inline npu::ChainBuilder::ElementwiseParams elementwiseParams(const fixedpoint::MulParams& p) {
+    npu::ChainBuilder::ElementwiseParams e;
     e.outMultiplier = p.output.multiplier;
     e.outShift = p.output.shift;
     e.stage = {p.outputOffset, p.range.min, p.range.max};

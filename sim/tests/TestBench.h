@@ -7,9 +7,9 @@
 
 #include <memory>
 
-#include "sim/HardwareAccess.h"
+#include "sim/Platform.h"
 #include "sim/tests/ArrayBlock.h"
-#include "sim/RequantBlock.h"
+#include "sim/tests/RequantBlock.h"
 
 namespace nncosim::sim::testing {
 
@@ -19,7 +19,7 @@ struct TestBench {
     RequantBlock requant;
     ArrayBlock array;
     /// The NPU platform with the default configuration (1 GHz, 100-cycle DRAM at 16 B/cycle).
-    std::shared_ptr<HardwareAccess> npu;
+    std::shared_ptr<driver::HardwareAccess> npu;
 };
 
 /// The bench, elaborated on the first call (before any sc_start).

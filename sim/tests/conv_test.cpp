@@ -1,5 +1,5 @@
 // CONV, DWCONV and FULLY_CONNECTED descriptors on the NPU against the C++ reference built on
-// golden/FixedPoint.h, bit for bit, on random shapes (channel counts that are not multiples of
+// model/FixedPoint.h, bit for bit, on random shapes (channel counts that are not multiples of
 // the array size, padding, strides, dilation, groups, both 8-bit types).
 #include "sim/tests/NpuTestUtil.h"
 #include "sim/tests/TestBench.h"
@@ -60,7 +60,7 @@ struct CaseResult {
 // Runs one (grouped, depthwise or plain) convolution and compares every output byte.
 CaseResult runConv(const ConvCase& c, uint32_t groups, bool depthwise, bool perChannel,
                    std::mt19937& rng, bool taps = false) {
-    HardwareAccess& hw = *testBench().npu;
+    driver::HardwareAccess& hw = *testBench().npu;
     DeviceArena arena;
     const uint32_t inCg = depthwise ? 1 : c.inC / groups;
     const uint32_t outCg = depthwise ? c.outC : c.outC / groups;
@@ -77,7 +77,7 @@ CaseResult runConv(const ConvCase& c, uint32_t groups, bool depthwise, bool perC
     const std::vector<uint8_t> poison(size_t{c.outH} * c.outW * c.outC, 0xa5);
     REQUIRE(hw.writeMemory(outAddr, poison.data(), poison.size()).ok());
 
-    npu::Program program;
+    npu::ChainBuilder program;
     DeviceTensor in{inAddr, 1, c.h, c.w, c.inC, 0, c.inSigned, c.inZero};
     DeviceTensor out{outAddr, 1, c.outH, c.outW, c.outC, 0, c.outSigned, 0};
     if (depthwise) {
@@ -273,7 +273,7 @@ TEST_CASE("sim_npu_depthwise_random") {
 void runDepthwisePointwise(const ConvCase& dwCase, uint32_t outC, std::mt19937& rng,
                            bool fused = true) {
     CAPTURE(fused);
-    HardwareAccess& hw = *testBench().npu;
+    driver::HardwareAccess& hw = *testBench().npu;
     DeviceArena arena;
     const uint32_t c = dwCase.inC;
     const std::vector<uint8_t> input = randomBytes(rng, size_t{dwCase.h} * dwCase.w * c);
@@ -315,7 +315,7 @@ void runDepthwisePointwise(const ConvCase& dwCase, uint32_t outC, std::mt19937& 
     const std::vector<uint8_t> poison(outBytes, 0xa5);
     REQUIRE(hw.writeMemory(outAddr, poison.data(), poison.size()).ok());
 
-    npu::Program program;
+    npu::ChainBuilder program;
     const DeviceTensor in{inAddr, 1, dwCase.h, dwCase.w, c, 0, dwCase.inSigned, dwCase.inZero};
     const DeviceTensor mid{midAddr, 1, dwCase.outH, dwCase.outW, c, 0, dwCase.outSigned,
                            dwCase.stage.zeroPoint};
@@ -418,7 +418,7 @@ TEST_CASE("sim_program_fusion_pays") {
     const uint32_t wide = npu::kSpadWords / 16 * npu::kDramBusBytes;
     const DeviceTensor in{0, 1, 14, 14, wide}, mid{0, 1, 7, 7, wide}, out{0, 1, 7, 7, 16};
     CHECK_FALSE(npu::depthwisePointwisePays(in, dw2x2s2, mid));
-    npu::Program program;
+    npu::ChainBuilder program;
     REQUIRE(program.depthwisePointwise(in, {0, true, 0, dw2x2s2, {}}, mid, {}, out).ok());
     CHECK(program.descriptors().size() == 2 * 14);
 }
@@ -437,9 +437,9 @@ TEST_CASE("sim_npu_back_to_back_descriptors") {
         uint32_t outAddr = 0;
     };
     std::mt19937 rng(testSeed(0x5eed2008));
-    HardwareAccess& hw = *testBench().npu;
+    driver::HardwareAccess& hw = *testBench().npu;
     DeviceArena arena;
-    npu::Program program;
+    npu::ChainBuilder program;
     std::vector<Layer> layers;
     for (int i = 0; i < 24; ++i) {
         Layer l;

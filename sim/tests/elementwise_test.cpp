@@ -1,5 +1,5 @@
 // ADD, MUL, LUT and pooling descriptors, and the DMA's strided copies, against references built
-// on golden/FixedPoint.h.
+// on model/FixedPoint.h.
 #include "sim/tests/NpuTestUtil.h"
 #include "sim/tests/TestBench.h"
 
@@ -31,7 +31,7 @@ Shape randomShape(std::mt19937& rng) {
 }
 
 TEST_CASE("sim_npu_add_mul_random") {
-    HardwareAccess& hw = *testBench().npu;
+    driver::HardwareAccess& hw = *testBench().npu;
     for (int i = 0; i < 30; ++i) {
         std::mt19937 rng(0x5eed3001 + i);  // cases are independent
         if (const char* only = std::getenv("NNCOSIM_TEST_CASE"); only && std::atoi(only) != i) {
@@ -60,7 +60,7 @@ TEST_CASE("sim_npu_add_mul_random") {
             fixedpoint::calculateActivationRange(activation, qo.scale, qo.zeroPoint, lo, lo + 255);
         REQUIRE(range.has_value());
 
-        npu::Program::ElementwiseParams params;
+        npu::ChainBuilder::ElementwiseParams params;
         fixedpoint::AddSubParams add{};
         fixedpoint::MulParams mulParams{};
         if (mul) {
@@ -87,7 +87,7 @@ TEST_CASE("sim_npu_add_mul_random") {
         const std::vector<uint8_t> poison(out.count() + 2, 0x5a);
         REQUIRE(hw.writeMemory(oAddr - 1, poison.data(), poison.size()).ok());
 
-        npu::Program program;
+        npu::ChainBuilder program;
         REQUIRE(program
                     .elementwise(mul, {aAddr, sa.n, sa.h, sa.w, sa.c, 0, isSigned, qa.zeroPoint},
                                  {bAddr, sb.n, sb.h, sb.w, sb.c, 0, isSigned, qb.zeroPoint},
@@ -134,7 +134,7 @@ TEST_CASE("sim_npu_lut_and_strided_copy") {
     // A table lookup through the load and store DMAs: with the identity table it is a strided
     // 3-D copy (any alignment, any row length), with a random table a lookup.
     std::mt19937 rng(0x5eed3002);
-    HardwareAccess& hw = *testBench().npu;
+    driver::HardwareAccess& hw = *testBench().npu;
     for (int i = 0; i < 30; ++i) {
         const bool identity = i % 2 == 0;
         const uint32_t c = 1 + rng() % 70;
@@ -159,7 +159,7 @@ TEST_CASE("sim_npu_lut_and_strided_copy") {
         const std::vector<uint8_t> before = randomBytes(rng, size_t{dstRow} * h);
         REQUIRE(hw.writeMemory(dstAddr, before.data(), before.size()).ok());
 
-        npu::Program program;
+        npu::ChainBuilder program;
         DeviceTensor in{srcAddr, 1, h, w, c, srcPixel, false, 0};
         in.pixelStride = srcPixel;
         DeviceTensor out{dstAddr, 1, h, w, c, dstPixel, false, 0};
@@ -171,7 +171,7 @@ TEST_CASE("sim_npu_lut_and_strided_copy") {
         // imageBytes() of a one-row image is its row stride.
         in.w = w;
         out.w = w;
-        npu::Program rows;
+        npu::ChainBuilder rows;
         for (uint32_t y = 0; y < h; ++y) {
             DeviceTensor ri = in, ro = out;
             ri.n = ro.n = 1;
@@ -201,7 +201,7 @@ TEST_CASE("sim_npu_lut_and_strided_copy") {
 
 TEST_CASE("sim_npu_pool_random") {
     std::mt19937 rng(0x5eed3003);
-    HardwareAccess& hw = *testBench().npu;
+    driver::HardwareAccess& hw = *testBench().npu;
     for (int i = 0; i < 24; ++i) {
         const bool average = i % 2;
         ConvCase c{};
@@ -226,7 +226,7 @@ TEST_CASE("sim_npu_pool_random") {
         const uint32_t inAddr = arena.alloc(input.size());
         const uint32_t outAddr = arena.alloc(size_t{c.outH} * c.outW * c.outC);
         REQUIRE(hw.writeMemory(inAddr, input.data(), input.size()).ok());
-        npu::Program program;
+        npu::ChainBuilder program;
         REQUIRE(program
                     .pool(average, {inAddr, 1, c.h, c.w, c.inC, 0, c.inSigned, 0},
                           {outAddr, 1, c.outH, c.outW, c.outC, 0, c.outSigned, 0}, c.g,

@@ -17,7 +17,7 @@ using namespace npu;
 constexpr uint64_t kTimeout = 2'000'000;
 
 // A LUT copy of 100 bytes; returns whether the device produced it (it works).
-bool deviceWorks(HardwareAccess& hw) {
+bool deviceWorks(driver::HardwareAccess& hw) {
     DeviceArena arena(0x400000);
     std::array<uint8_t, 256> table{};
     for (int v = 0; v < 256; ++v) {
@@ -32,7 +32,7 @@ bool deviceWorks(HardwareAccess& hw) {
         !hw.writeMemory(srcAddr, src.data(), src.size()).ok()) {
         return false;
     }
-    Program program;
+    ChainBuilder program;
     if (!program.lookup({srcAddr, 1, 1, 1, 100}, {dstAddr, 1, 1, 1, 100}, tableAddr).ok()) {
         return false;
     }
@@ -55,7 +55,7 @@ bool deviceWorks(HardwareAccess& hw) {
     return true;
 }
 
-void softReset(HardwareAccess& hw) {
+void softReset(driver::HardwareAccess& hw) {
     hw.writeRegister(reg::kControl, field::kControlSoftReset);
     for (int i = 0; i < 1000 && hw.readRegister(reg::kStatus) != 0; ++i) {
         hw.advance(10);
@@ -63,7 +63,7 @@ void softReset(HardwareAccess& hw) {
 }
 
 // Checks the error state a fault leaves, then that the device is usable after a soft reset.
-void checkFaultAndRecover(HardwareAccess& hw, const Result<JobResult>& job, ErrorCode code,
+void checkFaultAndRecover(driver::HardwareAccess& hw, const Result<JobResult>& job, ErrorCode code,
                           uint32_t desc, uint32_t recordAddr) {
     REQUIRE(job.ok());
     CHECK(job->interrupted);
@@ -95,8 +95,8 @@ Descriptor nop() {
 }
 
 TEST_CASE("sim_fault_bad_opcode") {
-    HardwareAccess& hw = *testBench().npu;
-    Program program;
+    driver::HardwareAccess& hw = *testBench().npu;
+    ChainBuilder program;
     program.append(nop());
     Descriptor bad;
     bad.opcode = static_cast<Opcode>(99);
@@ -108,15 +108,15 @@ TEST_CASE("sim_fault_bad_opcode") {
 }
 
 TEST_CASE("sim_fault_bad_field") {
-    HardwareAccess& hw = *testBench().npu;
+    driver::HardwareAccess& hw = *testBench().npu;
     // A convolution whose kernel is zero wide.
-    Program program;
+    ChainBuilder program;
     REQUIRE(program.conv({0x30000, 1, 4, 4, 8}, {0x31000, 1, 4, 4, 8}, 0x32000, true, 0,
                          ConvGeometry{}, OutputStage{})
                 .ok());
     Descriptor d = program.descriptors()[0];
     d.kernelW = 0;
-    Program bad;
+    ChainBuilder bad;
     bad.append(nop());
     bad.append(nop());
     bad.append(d);
@@ -126,7 +126,7 @@ TEST_CASE("sim_fault_bad_field") {
 
 TEST_CASE("sim_fault_bad_chain") {
     // Valid pair: a 2x2 depthwise tile kept on chip and the 1x1 convolution reading it.
-    Program pair;
+    ChainBuilder pair;
     const DeviceTensor in{0x30000, 1, 4, 4, 8}, mid{0, 1, 4, 4, 8}, out{0x31000, 1, 4, 4, 8};
     // (4x4 output from a 4x4 input with one row and column of padding before.)
     ConvLayer dw{0x32000, true, 0, ConvGeometry{2, 2, 1, 1, 1, 1, 1, 1}, OutputStage{}};
@@ -164,10 +164,10 @@ TEST_CASE("sim_fault_bad_chain") {
         {"CHAIN_OUT on pooling", {poolProducer, consumer}, 0},
         {"CHAIN_OUT on the last descriptor", {nop(), producer}, 1},
     };
-    HardwareAccess& hw = *testBench().npu;
+    driver::HardwareAccess& hw = *testBench().npu;
     for (const BadChain& c : cases) {
         CAPTURE(c.what);
-        Program bad;
+        ChainBuilder bad;
         for (const Descriptor& d : c.chain) {
             bad.append(d);
         }
@@ -177,9 +177,9 @@ TEST_CASE("sim_fault_bad_chain") {
 }
 
 TEST_CASE("sim_fault_dma_window") {
-    HardwareAccess& hw = *testBench().npu;
+    driver::HardwareAccess& hw = *testBench().npu;
     SUBCASE("load outside the window") {
-        Program program;
+        ChainBuilder program;
         program.append(nop());
         REQUIRE(program.lookup({0x90000, 1, 1, 4, 40}, {0x21000, 1, 1, 4, 40}, 0x22000).ok());
         auto job = runJob(hw, program, {0x10000, 0x11000, 0x10000, 0x80000}, 1, kTimeout);
@@ -192,7 +192,7 @@ TEST_CASE("sim_fault_dma_window") {
         REQUIRE(hw.writeMemory(0x80000, guard.data(), guard.size()).ok());
         std::array<uint8_t, 256> table{};
         REQUIRE(hw.writeMemory(0x22000, table.data(), table.size()).ok());
-        Program program;
+        ChainBuilder program;
         REQUIRE(program.lookup({0x21000, 1, 1, 1, 64}, {0x80010, 1, 1, 1, 64}, 0x22000).ok());
         auto job = runJob(hw, program, {0x10000, 0x11000, 0x10000, 0x80000}, 1, kTimeout);
         REQUIRE(job.ok());
@@ -203,7 +203,7 @@ TEST_CASE("sim_fault_dma_window") {
         checkFaultAndRecover(hw, job, ErrorCode::DMA_WINDOW, 0, 0x11000);
     }
     SUBCASE("descriptor chain outside the window") {
-        Program program;
+        ChainBuilder program;
         program.append(nop());
         auto job = runJob(hw, program, {0x10000, 0x21000, 0x20000, 0x30000}, 1, kTimeout);
         REQUIRE(job.ok());
@@ -213,13 +213,13 @@ TEST_CASE("sim_fault_dma_window") {
 }
 
 TEST_CASE("sim_fault_watchdog") {
-    HardwareAccess& hw = *testBench().npu;
+    driver::HardwareAccess& hw = *testBench().npu;
     // A real convolution that needs far more than 300 cycles without retiring.
     DeviceArena arena;
     const uint32_t in = arena.alloc(32 * 32 * 32);
     const uint32_t out = arena.alloc(32 * 32 * 32);
     const uint32_t weights = arena.alloc(convWeightStreamBytes(32, 3, 3, 32));
-    Program program;
+    ChainBuilder program;
     ConvGeometry g;
     g.kernelH = g.kernelW = 3;
     g.padTop = g.padLeft = 1;
@@ -237,7 +237,7 @@ TEST_CASE("sim_fault_watchdog") {
 }
 
 TEST_CASE("sim_fault_bad_queue") {
-    HardwareAccess& hw = *testBench().npu;
+    driver::HardwareAccess& hw = *testBench().npu;
     hw.writeRegister(reg::kQueueBase, 0x10004);
     hw.writeRegister(reg::kDoorbell, 3);
     REQUIRE(hw.waitForInterrupt(1000));

@@ -1,7 +1,7 @@
 // The NPU against golden's operations themselves: NNAPI models (CONV_2D, DEPTHWISE_CONV_2D,
 // FULLY_CONNECTED, AVERAGE_POOL_2D, MAX_POOL_2D, ADD, MUL) run through golden::execute, and the
 // same operations run on the NPU with parameters derived from the operand scales the way a
-// driver derives them (golden/FixedPoint.h's helpers); outputs must be identical.
+// driver derives them (model/FixedPoint.h's helpers); outputs must be identical.
 #include "sim/tests/NpuTestUtil.h"
 #include "sim/tests/TestBench.h"
 
@@ -33,9 +33,9 @@ std::vector<uint8_t> runGolden(Model model, const std::vector<TensorData>& input
 }
 
 // Runs `program` and returns `bytes` bytes at `out`.
-std::vector<uint8_t> runNpu(const npu::Program& program, DeviceArena& arena, uint32_t out,
+std::vector<uint8_t> runNpu(const npu::ChainBuilder& program, DeviceArena& arena, uint32_t out,
                             size_t bytes) {
-    HardwareAccess& hw = *testBench().npu;
+    driver::HardwareAccess& hw = *testBench().npu;
     runInArena(hw, program, arena);
     std::vector<uint8_t> got(bytes);
     REQUIRE(hw.readMemory(out, got.data(), got.size()).ok());
@@ -136,7 +136,7 @@ void convCase(std::mt19937& rng, bool depthwise, bool perChannel) {
     const npu::OutputStage stage{outZero, range->min, range->max};
     const DeviceTensor din{inAddr, 1, h, w, inC, 0, isSigned, inZero};
     const DeviceTensor dout{outAddr, 1, oh, ow, outC, 0, isSigned, outZero};
-    npu::Program program;
+    npu::ChainBuilder program;
     if (depthwise) {
         const uint32_t wAddr =
             put(arena, npu::packDepthwiseWeights(filter.data(), outC, kh, kw, filterZero, quant,
@@ -210,7 +210,7 @@ TEST_CASE("sim_golden_fully_connected") {
         const uint32_t outAddr = arena.alloc(want.size() + 1);
         const uint32_t wAddr =
             put(arena, npu::packConvWeights(weights.data(), units, 1, 1, inSize, wZero, quant));
-        npu::Program program;
+        npu::ChainBuilder program;
         REQUIRE(program
                     .fullyConnected({inAddr, batch, 1, 1, inSize, 0, isSigned, inZero},
                                     {outAddr, batch, 1, 1, units, 0, isSigned, outZero}, wAddr,
@@ -251,7 +251,7 @@ TEST_CASE("sim_golden_pool2d") {
         const uint32_t inAddr = put(arena, input);
         const uint32_t outAddr = arena.alloc(want.size() + 1);
         const npu::ConvGeometry g{kh, kw, sh, sw, 1, 1, padT, padL};
-        npu::Program program;
+        npu::ChainBuilder program;
         REQUIRE(program
                     .pool(average, {inAddr, 1, h, w, c, 0, isSigned, zero},
                           {outAddr, 1, oh, ow, c, 0, isSigned, zero}, g, range->min, range->max)
@@ -289,7 +289,7 @@ TEST_CASE("sim_golden_add_mul") {
 
         const auto range = fixedpoint::calculateActivationRange(
             static_cast<FusedActivation>(activation), qo.scale, qo.zeroPoint, lo, lo + 255);
-        npu::Program::ElementwiseParams params;
+        npu::ChainBuilder::ElementwiseParams params;
         if (mul) {
             const auto p = fixedpoint::computeMulParams(qa, qb, qo, *range);
             REQUIRE(p.has_value());
@@ -303,7 +303,7 @@ TEST_CASE("sim_golden_add_mul") {
         const uint32_t aAddr = put(arena, a);
         const uint32_t bAddr = put(arena, bv);
         const uint32_t outAddr = arena.alloc(want.size() + 1);
-        npu::Program program;
+        npu::ChainBuilder program;
         REQUIRE(program
                     .elementwise(mul, {aAddr, 1, h, w, c, 0, isSigned, qa.zeroPoint},
                                  {bAddr, 1, broadcast ? 1 : h, broadcast ? 1 : w, c, 0, isSigned,

@@ -7,7 +7,7 @@
 #include <array>
 #include <vector>
 
-#include "sim/NpuRegisters.h"
+#include "driver/NpuRegisters.h"
 
 namespace nncosim::sim {
 namespace {
@@ -15,7 +15,7 @@ namespace {
 using namespace npu;
 
 TEST_CASE("sim_platform_registers") {
-    HardwareAccess& hw = *testing::testBench().npu;
+    driver::HardwareAccess& hw = *testing::testBench().npu;
     CHECK(hw.readRegister(reg::kId) == kNpuId);
     CHECK(hw.readRegister(reg::kVersion) == reset::kVersion);
     CHECK(hw.readRegister(reg::kConfigArray) == reset::kConfigArray);
@@ -31,7 +31,7 @@ TEST_CASE("sim_platform_registers") {
 }
 
 TEST_CASE("sim_platform_memory") {
-    HardwareAccess& hw = *testing::testBench().npu;
+    driver::HardwareAccess& hw = *testing::testBench().npu;
     std::vector<uint8_t> data(1000);
     for (size_t i = 0; i < data.size(); ++i) {
         data[i] = static_cast<uint8_t>(i * 7);
@@ -45,7 +45,7 @@ TEST_CASE("sim_platform_memory") {
 }
 
 TEST_CASE("sim_platform_nop_chain") {
-    HardwareAccess& hw = *testing::testBench().npu;
+    driver::HardwareAccess& hw = *testing::testBench().npu;
     constexpr uint32_t kQueue = 0x10000;
     constexpr uint32_t kRecord = 0x20000;
     std::vector<uint32_t> chain;

@@ -2,7 +2,7 @@
 // the description puts them, and signed fields sign-extend.
 #include <doctest/doctest.h>
 
-#include "sim/NpuRegisters.h"
+#include "driver/NpuRegisters.h"
 
 namespace nncosim::npu {
 namespace {

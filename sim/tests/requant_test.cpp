@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "golden/FixedPoint.h"
+#include "model/FixedPoint.h"
 
 namespace nncosim::sim {
 namespace {

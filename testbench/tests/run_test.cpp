@@ -14,7 +14,7 @@
 
 #include "golden/Executor.h"
 #include "model/ModelJson.h"
-#include "sim/NpuRegisters.h"
+#include "driver/NpuRegisters.h"
 #include "testbench/ModelRun.h"
 #include "testbench/tests/TestModels.h"
 

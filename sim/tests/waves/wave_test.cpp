@@ -11,8 +11,8 @@
 #include <sstream>
 #include <string>
 
-#include "sim/HardwareAccess.h"
-#include "sim/NpuProgram.h"
+#include "sim/Platform.h"
+#include "driver/ChainBuilder.h"
 
 namespace nncosim::sim {
 namespace {
@@ -31,8 +31,8 @@ std::string dumpPath() {
         .string();
 }
 
-HardwareAccess& tracedPlatform() {
-    static std::shared_ptr<HardwareAccess> hw = [] {
+driver::HardwareAccess& tracedPlatform() {
+    static std::shared_ptr<driver::HardwareAccess> hw = [] {
         PlatformConfig config;
         config.trace.enabled = true;
         config.trace.path = dumpPath();
@@ -105,9 +105,9 @@ TEST_CASE("sim_waves_scoped") {
 #else
 TEST_CASE("sim_waves_window_and_save_file") {
 #endif
-    HardwareAccess& hw = tracedPlatform();
+    driver::HardwareAccess& hw = tracedPlatform();
     hw.advance(1000);  // before the doorbell: not dumped
-    npu::Program program;
+    npu::ChainBuilder program;
     program.append(npu::Descriptor{});  // a NOP
     const uint64_t doorbellCycle = hw.cycleCount();
     auto job = npu::runJob(hw, program, {0x10000, 0x11000, 0, 0x20000}, 1, 100000);

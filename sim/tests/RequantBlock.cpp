@@ -2,7 +2,7 @@
 #include "Vnpu_requant.h"
 #include "verilated.h"
 
-#include "sim/RequantBlock.h"
+#include "sim/tests/RequantBlock.h"
 
 #include <algorithm>
 #include <type_traits>

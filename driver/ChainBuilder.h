@@ -1,5 +1,5 @@
-// Building NPU programs: tiling of whole layers into descriptors, packing of weight streams, and
-// submitting a chain through HardwareAccess. This is the compiler back end the driver uses; it
+// Building NPU descriptor chains: tiling of whole layers into descriptors, packing of weight
+// streams, and submitting a chain through HardwareAccess. This is the compiler's back end; it
 // depends only on the generated register header (sizes included), never on SystemC.
 //
 // Tensors are NHWC bytes (uint8 for QUANT8_ASYMM, int8 for QUANT8_ASYMM_SIGNED) in device DRAM.
@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "model/Status.h"
-#include "sim/HardwareAccess.h"
-#include "sim/NpuRegisters.h"
+#include "driver/HardwareAccess.h"
+#include "driver/NpuRegisters.h"
 
 namespace nncosim::npu {
 
@@ -42,7 +42,7 @@ struct ConvGeometry {
     uint32_t padTop = 0, padLeft = 0;  ///< bottom/right padding follow from the output size
 };
 
-/// Per-output-channel requantization: multiplier and shift (golden/FixedPoint.h's
+/// Per-output-channel requantization: multiplier and shift (model/FixedPoint.h's
 /// QuantizedMultiplier) and the int32 bias. Per-tensor quantization repeats one value.
 struct ChannelQuant {
     int32_t bias = 0;
@@ -70,7 +70,7 @@ uint32_t convWeightStreamBytes(uint32_t outChannels, uint32_t kernelH, uint32_t 
 bool depthwiseUsesTaps(const ConvGeometry& geometry);
 
 /// Whether fusing this depthwise layer with the 1x1 convolution after it
-/// (Program::depthwisePointwise) is faster than running them one after the other: the
+/// (ChainBuilder::depthwisePointwise) is faster than running them one after the other: the
 /// depthwise layer must run in TAPS mode (diagonal blocks are bound by the array, not by DRAM),
 /// and the fused tiles, which must also keep the depthwise output on chip, must average at
 /// least kArrayCols pixels, because the pointwise weights stream again for every tile and hide
@@ -100,7 +100,7 @@ std::vector<uint8_t> packDepthwiseWeights(const uint8_t* weights, uint32_t chann
 
 /// A chain under construction. Descriptors are appended in execution order; operations that
 /// read a tensor an earlier descriptor writes must call fence() first.
-class Program {
+class ChainBuilder {
   public:
     const std::vector<Descriptor>& descriptors() const { return mDescriptors; }
     bool empty() const { return mDescriptors.empty(); }
@@ -142,7 +142,7 @@ class Program {
     Status pool(bool average, const DeviceTensor& input, const DeviceTensor& output,
                 const ConvGeometry& geometry, int32_t actMin, int32_t actMax, uint32_t tag = 0);
 
-    /// Element-wise parameters (golden/FixedPoint.h's AddSubParams / MulParams fields).
+    /// Element-wise parameters (model/FixedPoint.h's AddSubParams / MulParams fields).
     struct ElementwiseParams {
         int32_t leftShift = 20;
         int32_t aMultiplier = 0, aShift = 0;  ///< ADD only
@@ -194,7 +194,7 @@ struct JobResult {
 /// Writes the chain (LAST set on its final descriptor), programs the queue, completion and
 /// window registers, rings the doorbell with `tag`, waits up to `timeoutCycles` for the
 /// interrupt and clears it.
-Result<JobResult> runJob(sim::HardwareAccess& hw, const Program& program, const JobLayout& layout,
+Result<JobResult> runJob(driver::HardwareAccess& hw, const ChainBuilder& program, const JobLayout& layout,
                          uint32_t tag, uint64_t timeoutCycles);
 
 }  // namespace nncosim::npu

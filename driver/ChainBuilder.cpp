@@ -1,4 +1,4 @@
-#include "sim/NpuProgram.h"
+#include "driver/ChainBuilder.h"
 
 #include <algorithm>
 #include <array>
@@ -140,7 +140,7 @@ std::vector<uint8_t> packDepthwiseWeights(const uint8_t* weights, uint32_t chann
     return stream;
 }
 
-void Program::append(Descriptor d) {
+void ChainBuilder::append(Descriptor d) {
     if (mFenceNext) {
         d.flags |= static_cast<uint32_t>(DescFlag::FENCE);
         mFenceNext = false;
@@ -267,7 +267,7 @@ Descriptor tileDescriptor(Opcode opcode, uint32_t flags, uint32_t tag, const Dev
 
 }  // namespace
 
-Status Program::windowOp(Opcode opcode, const DeviceTensor& input, const DeviceTensor& output,
+Status ChainBuilder::windowOp(Opcode opcode, const DeviceTensor& input, const DeviceTensor& output,
                          const ConvLayer& layer, uint32_t flags, uint32_t tag) {
     auto tiles = windowTiles(input, output, layer.geometry);
     NN_RETURN_IF_ERROR(tiles.status());
@@ -287,7 +287,7 @@ bool depthwisePointwisePays(const DeviceTensor& input, const ConvGeometry& depth
            uint64_t{intermediate.h} * intermediate.w >= uint64_t{tiles->size()} * kArrayCols;
 }
 
-Status Program::depthwisePointwise(const DeviceTensor& input, const ConvLayer& depthwise,
+Status ChainBuilder::depthwisePointwise(const DeviceTensor& input, const ConvLayer& depthwise,
                                    const DeviceTensor& intermediate, const ConvLayer& pointwise,
                                    const DeviceTensor& output, uint32_t tag) {
     if (input.c != intermediate.c) {
@@ -316,14 +316,14 @@ Status Program::depthwisePointwise(const DeviceTensor& input, const ConvLayer& d
     return okStatus();
 }
 
-Status Program::conv(const DeviceTensor& input, const DeviceTensor& output, uint32_t weights,
+Status ChainBuilder::conv(const DeviceTensor& input, const DeviceTensor& output, uint32_t weights,
                      bool weightsSigned, int32_t weightZeroPoint, const ConvGeometry& geometry,
                      const OutputStage& stage, uint32_t tag) {
     return windowOp(Opcode::CONV, input, output,
                     {weights, weightsSigned, weightZeroPoint, geometry, stage}, 0, tag);
 }
 
-Status Program::depthwise(const DeviceTensor& input, const DeviceTensor& output,
+Status ChainBuilder::depthwise(const DeviceTensor& input, const DeviceTensor& output,
                           uint32_t weights, bool weightsSigned, int32_t weightZeroPoint,
                           const ConvGeometry& geometry, const OutputStage& stage, bool taps,
                           uint32_t tag) {
@@ -338,7 +338,7 @@ Status Program::depthwise(const DeviceTensor& input, const DeviceTensor& output,
                     taps ? static_cast<uint32_t>(DescFlag::TAPS) : 0, tag);
 }
 
-Status Program::fullyConnected(const DeviceTensor& input, const DeviceTensor& output,
+Status ChainBuilder::fullyConnected(const DeviceTensor& input, const DeviceTensor& output,
                                uint32_t weights, bool weightsSigned, int32_t weightZeroPoint,
                                const OutputStage& stage, uint32_t tag) {
     // Batch rows become the pixels of a 1 x batch image.
@@ -355,7 +355,7 @@ Status Program::fullyConnected(const DeviceTensor& input, const DeviceTensor& ou
                     {weights, weightsSigned, weightZeroPoint, ConvGeometry{}, stage}, 0, tag);
 }
 
-Status Program::pool(bool average, const DeviceTensor& input, const DeviceTensor& output,
+Status ChainBuilder::pool(bool average, const DeviceTensor& input, const DeviceTensor& output,
                      const ConvGeometry& geometry, int32_t actMin, int32_t actMax, uint32_t tag) {
     if (input.c != output.c) {
         return invalidArgument("NPU pooling keeps the channel count");
@@ -367,7 +367,7 @@ Status Program::pool(bool average, const DeviceTensor& input, const DeviceTensor
                     {0, false, 0, geometry, stage}, 0, tag);
 }
 
-Status Program::elementwise(bool mul, const DeviceTensor& a, const DeviceTensor& b,
+Status ChainBuilder::elementwise(bool mul, const DeviceTensor& a, const DeviceTensor& b,
                             const DeviceTensor& out, const ElementwiseParams& params,
                             uint32_t tag) {
     if (a.c != out.c || b.c != out.c || out.c > 0xffff) {
@@ -432,7 +432,7 @@ Status Program::elementwise(bool mul, const DeviceTensor& a, const DeviceTensor&
     return okStatus();
 }
 
-Status Program::lookup(const DeviceTensor& in, const DeviceTensor& out, uint32_t table,
+Status ChainBuilder::lookup(const DeviceTensor& in, const DeviceTensor& out, uint32_t table,
                        uint32_t tag) {
     if (in.n != out.n || in.h != out.h || in.w != out.w || in.c != out.c || out.c > 0xffff) {
         return invalidArgument("NPU LUT: input and output shapes must match");
@@ -464,7 +464,7 @@ Status Program::lookup(const DeviceTensor& in, const DeviceTensor& out, uint32_t
     return okStatus();
 }
 
-Result<JobResult> runJob(sim::HardwareAccess& hw, const Program& program, const JobLayout& layout,
+Result<JobResult> runJob(driver::HardwareAccess& hw, const ChainBuilder& program, const JobLayout& layout,
                          uint32_t tag, uint64_t timeoutCycles) {
     if (program.empty()) {
         return invalidArgument("runJob: empty program");

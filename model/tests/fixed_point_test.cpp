@@ -1,7 +1,7 @@
-// Tests of golden/FixedPoint.h: corner cases at every edge, randomized comparisons with exact
+// Tests of model/FixedPoint.h: corner cases at every edge, randomized comparisons with exact
 // long-double references, and (when gemmlowp's header is installed) bit-exact comparisons with
 // gemmlowp itself.
-#include "golden/FixedPoint.h"
+#include "model/FixedPoint.h"
 
 #include <doctest/doctest.h>
 

@@ -7,7 +7,7 @@
 //               [256] (one byte per entry, no scale or zero point)
 //   outputs: 0: same type and dimensions as input 0; its scale and zero point are free
 //   output[i] = table[input[i] - lowest value of the type] (the table byte read as the type).
-// Header-only so the driver can share it without linking the golden.
+// In model/, the common layer: NNAPI keeps what driver and reference share in common/.
 #pragma once
 
 #include <optional>

@@ -1,9 +1,9 @@
 // The hardware-access interface: the only way software (the driver, tests, benchmarks) touches
-// the NPU. It has no SystemC in it, so a driver compiles against it alone; the SystemC platform
-// (createSystemCPlatform) is one implementation, silicon behind a kernel driver would be another.
+// the NPU. The driver owns it and compiles against it alone; sim/ implements it (the SystemC
+// platform around the RTL, sim/Platform.h), as silicon behind a kernel driver would.
 //
 // The register map and descriptor layout the driver programs through it are in
-// sim/NpuRegisters.h (generated from rtl/data/npu.json); docs/registers.md describes them.
+// NpuRegisters.h (generated from rtl/data/npu.json); docs/registers.md describes them.
 #pragma once
 
 #include <cstddef>
@@ -14,7 +14,7 @@
 
 #include "model/Status.h"
 
-namespace nncosim::sim {
+namespace nncosim::driver {
 
 /// The NPU's performance counters (the PERF_* registers), read together.
 struct PerformanceCounters {
@@ -79,64 +79,4 @@ class HardwareAccess {
     virtual PerformanceCounters performanceCounters() = 0;
 };
 
-/// Waveform dumping of the platform. Dumps cost simulation speed only while enabled; with
-/// `enabled` false nothing is traced.
-struct TraceOptions {
-    bool enabled = false;
-    enum class Format { kFst, kVcd } format = Format::kFst;
-    /// Dump file; its .gtkw save file (signals grouped by unit) is written beside it.
-    std::string path = "waves/npu.fst";
-    /// Hierarchy scopes to trace, e.g. {"npu_top.u_cmd", "npu_top.u_dma"}; empty traces every
-    /// traceable scope (the PE array is never traced: it is excluded when Verilated).
-    std::vector<std::string> scopes;
-    /// Scope depth below each chosen scope (0 = all levels).
-    int depth = 0;
-    /// Cycle window [startCycle, stopCycle) of the dump; stopCycle 0 means no end.
-    uint64_t startCycle = 0;
-    uint64_t stopCycle = 0;
-    /// Start on an event instead of at startCycle: "doorbell", "irq" or "error" (the dump then
-    /// runs for stopCycle - startCycle cycles from the event when stopCycle is set).
-    std::string startEvent;
-};
-
-/// A deliberate hardware misbehavior, at the NPU's memory write port or inside its datapath, for
-/// proving that co-verification catches and localizes hardware bugs. Off by default. The
-/// completion record is never corrupted, so a faulty job still completes and its results can be
-/// compared.
-struct FaultOptions {
-    enum class Kind {
-        kNone,
-        /// Bit `bit` of every DRAM write beat's data (byte lane bit / 8) stuck at `value`.
-        kStuckWriteBit,
-        /// The `beat`-th DRAM write beat (from 0) of every job never reaches the DRAM (its
-        /// timing is unchanged).
-        kDropWriteBeat,
-        /// Bit `bit` of every word the requantization unit produces (lane bit / 8) stuck at
-        /// `value`, through the RTL's fault-injection port: operations that requantize (CONV,
-        /// DWCONV, fully connected, ADD, MUL) go wrong, pooling and lookups do not.
-        kStuckRequantBit,
-    };
-    Kind kind = Kind::kNone;
-    uint32_t bit = 0;   ///< kStuckWriteBit, kStuckRequantBit: 0 .. 8 x DramBusBytes - 1
-    bool value = true;  ///< kStuckWriteBit, kStuckRequantBit: the level the bit is stuck at
-    uint64_t beat = 0;  ///< kDropWriteBeat
-};
-
-/// Configuration of the SystemC platform.
-struct PlatformConfig {
-    uint64_t clockPeriodPs = 1000;        ///< 1 GHz
-    uint64_t dramBytes = 256ull << 20;    ///< device DRAM size
-    uint32_t dramLatencyCycles = 100;     ///< request to first data
-    uint32_t dramBytesPerCycle = 16;      ///< sustained bandwidth (reads and writes share it)
-    TraceOptions trace;
-    FaultOptions fault;
-};
-
-/// Creates the SystemC platform: the Verilated NPU, a TLM-2.0 DRAM model, the register bus,
-/// the interrupt and the clock. SystemC elaborates once per process, so the first call builds
-/// the platform and later calls return the same one when `config` matches (trace and fault
-/// options apply only on the first call); a different configuration fails with GENERAL_FAILURE.
-/// The device is reset (hardware reset, registers at their reset values) before being returned.
-Result<std::shared_ptr<HardwareAccess>> createSystemCPlatform(const PlatformConfig& config = {});
-
-}  // namespace nncosim::sim
+}  // namespace nncosim::driver

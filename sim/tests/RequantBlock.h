@@ -16,7 +16,7 @@
 
 #include <systemc>
 
-#include "golden/FixedPoint.h"
+#include "model/FixedPoint.h"
 
 class Vnpu_requant;
 class VerilatedContext;
