@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-packages=(cmake ninja-build ccache g++ pkg-config git verilator libsystemc-dev libeigen3-dev
+packages=(cmake ninja-build ccache g++ pkg-config git clang-format verilator libsystemc-dev libeigen3-dev
           doctest-dev libspdlog-dev libcli11-dev nlohmann-json3-dev gtkwave xvfb xauth tcl
           libgemmlowp-dev python3 libssl-dev libflatbuffers-dev flatbuffers-compiler)
 missing=()

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/Platform.h"
 #include "driver/ChainBuilder.h"
+#include "sim/Platform.h"
 
 namespace nncosim::bench {
 
@@ -95,17 +95,17 @@ inline npu::DeviceTensor outputOf(const LayerShape& l, uint32_t addr) {
 /// Builds the layer's program over random int8 data placed from `base` up; returns the program
 /// (empty when the layer cannot be tiled) and sets `end` to the first free address.
 inline npu::ChainBuilder buildLayer(driver::HardwareAccess& hw, const LayerShape& l, uint32_t base,
-                               uint32_t& end, std::mt19937& rng) {
+                                    uint32_t& end, std::mt19937& rng) {
     DeviceData data(hw, base, rng);
-    const npu::DeviceTensor input{data.put(data.randomBytes(size_t{l.h} * l.w * l.inC)), 1, l.h,
-                                  l.w, l.inC, 0, true, 0};
+    const npu::DeviceTensor input{
+        data.put(data.randomBytes(size_t{l.h} * l.w * l.inC)), 1, l.h, l.w, l.inC, 0, true, 0};
     const npu::DeviceTensor output = outputOf(l, data.alloc(size_t{l.outH()} * l.outW() * l.outC));
     const npu::ConvLayer layer = layerWeights(data, l);
     npu::ChainBuilder program;
     const Status built =
         l.kind == LayerShape::Kind::kDepthwise
-            ? program.depthwise(input, output, layer.weights, true, 0, layer.geometry,
-                                layer.stage, npu::depthwiseUsesTaps(layer.geometry))
+            ? program.depthwise(input, output, layer.weights, true, 0, layer.geometry, layer.stage,
+                                npu::depthwiseUsesTaps(layer.geometry))
             : program.conv(input, output, layer.weights, true, 0, layer.geometry, layer.stage);
     if (!built.ok()) {
         std::fprintf(stderr, "cannot tile %s: %s\n", l.name.c_str(), built.message.c_str());
@@ -117,11 +117,17 @@ inline npu::ChainBuilder buildLayer(driver::HardwareAccess& hw, const LayerShape
 
 /// A depthwise layer and the 1x1 convolution after it, fused (Program::depthwisePointwise).
 inline npu::ChainBuilder buildDepthwisePointwise(driver::HardwareAccess& hw, const LayerShape& dw,
-                                            const LayerShape& pw, uint32_t base, uint32_t& end,
-                                            std::mt19937& rng) {
+                                                 const LayerShape& pw, uint32_t base, uint32_t& end,
+                                                 std::mt19937& rng) {
     DeviceData data(hw, base, rng);
-    const npu::DeviceTensor input{data.put(data.randomBytes(size_t{dw.h} * dw.w * dw.inC)), 1,
-                                  dw.h, dw.w, dw.inC, 0, true, 0};
+    const npu::DeviceTensor input{data.put(data.randomBytes(size_t{dw.h} * dw.w * dw.inC)),
+                                  1,
+                                  dw.h,
+                                  dw.w,
+                                  dw.inC,
+                                  0,
+                                  true,
+                                  0};
     const npu::DeviceTensor output = outputOf(pw, data.alloc(size_t{pw.h} * pw.w * pw.outC));
     npu::ChainBuilder program;
     const Status built = program.depthwisePointwise(input, layerWeights(data, dw), outputOf(dw, 0),

@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "bench/BenchUtil.h"
-#include "sim/Platform.h"
 #include "driver/ChainBuilder.h"
 #include "driver/NpuRegisters.h"
+#include "sim/Platform.h"
 #include "sim/VerilatedPorts.h"
 
 namespace nncosim::bench {
@@ -191,8 +191,8 @@ int run() {
         bare.csr(true, npu::reg::kCompletionAddr, layout.completionAddr);
         bare.csr(true, npu::reg::kDoorbell, 1);
         bare.runUntilIrq(1'000'000'000);
-        bareRuns.push_back({static_cast<double>(bare.cycles() - bareStart),
-                            bareTimer.wallSeconds(), bareTimer.cpuSeconds()});
+        bareRuns.push_back({static_cast<double>(bare.cycles() - bareStart), bareTimer.wallSeconds(),
+                            bareTimer.cpuSeconds()});
         bareMemory = bare.memory();
     }
 
@@ -214,8 +214,8 @@ int run() {
                 layer.kernel, program.descriptors().size(), layer.macs() / 1e6);
     std::printf("array %ux%u, DRAM latency 100 cycles, %u B/cycle; %d runs of each, alternating\n",
                 npu::kArrayRows, npu::kArrayCols, npu::kDramBusBytes, kRuns);
-    std::printf("%-18s %10s %16s %16s %16s %16s\n", "", "cycles", "best cyc/s wall",
-                "median wall", "best cyc/s CPU", "median CPU");
+    std::printf("%-18s %10s %16s %16s %16s %16s\n", "", "cycles", "best cyc/s wall", "median wall",
+                "best cyc/s CPU", "median CPU");
     const auto row = [&](const char* name, const std::vector<Sample>& runs) {
         const double cycles = runs.front().cycles;
         const auto [bestWall, medianWall] = seconds(runs, &Sample::wall);
@@ -226,9 +226,10 @@ int run() {
     };
     const auto [platformBest, platformMedian] = row("SystemC platform", platformRuns);
     const auto [bareBest, bareMedian] = row("bare C++ loop", bareRuns);
-    std::printf("SystemC overhead (CPU time per cycle, platform vs bare): best %+.1f%%, median "
-                "%+.1f%%\n",
-                100.0 * (platformBest / bareBest - 1.0), 100.0 * (platformMedian / bareMedian - 1.0));
+    std::printf(
+        "SystemC overhead (CPU time per cycle, platform vs bare): best %+.1f%%, median "
+        "%+.1f%%\n",
+        100.0 * (platformBest / bareBest - 1.0), 100.0 * (platformMedian / bareMedian - 1.0));
     std::printf("outputs of both runs identical: %s\n", same ? "yes" : "NO");
     return same ? 0 : 1;
 }

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "bench/BenchUtil.h"
-#include "sim/Platform.h"
 #include "driver/ChainBuilder.h"
 #include "driver/NpuRegisters.h"
+#include "sim/Platform.h"
 
 namespace nncosim::bench {
 namespace {
@@ -150,9 +150,10 @@ int runNetwork(driver::HardwareAccess& hw, const char* name, const std::vector<L
             summary.threeByThree.add(macs * l.repeat, cycles * l.repeat);
         }
     }
-    std::printf("%-18s %-22s %9.2f %10.0f %7.1f   (whole network, repeats counted, %.2f ms at 1 GHz)\n",
-                "total", "", network.macs / 1e6, network.cycles, 100 * network.utilization(),
-                network.cycles / 1e6);
+    std::printf(
+        "%-18s %-22s %9.2f %10.0f %7.1f   (whole network, repeats counted, %.2f ms at 1 GHz)\n",
+        "total", "", network.macs / 1e6, network.cycles, 100 * network.utilization(),
+        network.cycles / 1e6);
     return 0;
 }
 
@@ -218,12 +219,12 @@ int run() {
         return 1;
     }
     driver::HardwareAccess& hw = **platform;
-    std::printf("PE utilization = layer MACs / (%ux%u PEs x cycles from doorbell to interrupt); "
-                "ctr%% uses the PERF_MACS counter.\nDRAM: %u B/cycle, %u-cycle latency. wait_*: "
-                "%% of busy cycles the array waited for weights, output banks, input tiles; "
-                "fetch: waiting for descriptors.\n",
-                npu::kArrayRows, npu::kArrayCols, config.dramBytesPerCycle,
-                config.dramLatencyCycles);
+    std::printf(
+        "PE utilization = layer MACs / (%ux%u PEs x cycles from doorbell to interrupt); "
+        "ctr%% uses the PERF_MACS counter.\nDRAM: %u B/cycle, %u-cycle latency. wait_*: "
+        "%% of busy cycles the array waited for weights, output banks, input tiles; "
+        "fetch: waiting for descriptors.\n",
+        npu::kArrayRows, npu::kArrayCols, config.dramBytesPerCycle, config.dramLatencyCycles);
     Summary s;
     std::vector<double> mobilenetCycles, resnetCycles;
     Totals fusedDepthwise, fusedDepthwiseStride1;
@@ -247,9 +248,10 @@ int run() {
     std::printf("  depthwise 3x3, stride 2:              %5.1f%%\n",
                 100 * s.depthwiseStride2.utilization());
     if (fusedDepthwise.cycles > 0) {
-        std::printf("  depthwise 3x3 fused with pointwise:   %5.1f%%  (stride 1: %.1f%%; the cycles "
-                    "each adds to its pointwise layer)\n",
-                    100 * fusedDepthwise.utilization(), 100 * fusedDepthwiseStride1.utilization());
+        std::printf(
+            "  depthwise 3x3 fused with pointwise:   %5.1f%%  (stride 1: %.1f%%; the cycles "
+            "each adds to its pointwise layer)\n",
+            100 * fusedDepthwise.utilization(), 100 * fusedDepthwiseStride1.utilization());
     }
     return 0;
 }

@@ -32,8 +32,8 @@ void appendQuantWords(std::vector<uint8_t>& stream, const std::vector<ChannelQua
     }
 }
 
-TensorDesc rowsOf(uint32_t addr, uint32_t inner, uint32_t count1, uint32_t stride1,
-                  uint32_t count2, uint32_t stride2, uint32_t count3 = 1, uint32_t stride3 = 0) {
+TensorDesc rowsOf(uint32_t addr, uint32_t inner, uint32_t count1, uint32_t stride1, uint32_t count2,
+                  uint32_t stride2, uint32_t count3 = 1, uint32_t stride3 = 0) {
     TensorDesc t;
     t.addr = addr;
     t.inner = inner;
@@ -65,9 +65,8 @@ uint32_t depthwiseWeightStreamBytes(uint32_t channels, uint32_t kernelH, uint32_
     return ceilDiv(channels, kVec) * (kWeightQuantWords + blocks * kArrayRows) * kVec;
 }
 
-std::vector<uint8_t> packConvWeights(const uint8_t* weights, uint32_t outChannels,
-                                     uint32_t kernelH, uint32_t kernelW, uint32_t inChannels,
-                                     int32_t weightZeroPoint,
+std::vector<uint8_t> packConvWeights(const uint8_t* weights, uint32_t outChannels, uint32_t kernelH,
+                                     uint32_t kernelW, uint32_t inChannels, int32_t weightZeroPoint,
                                      const std::vector<ChannelQuant>& quant) {
     std::vector<uint8_t> stream;
     stream.reserve(convWeightStreamBytes(outChannels, kernelH, kernelW, inChannels));
@@ -85,8 +84,8 @@ std::vector<uint8_t> packConvWeights(const uint8_t* weights, uint32_t outChannel
                             const uint32_t oc = nb * kVec + c;
                             uint8_t value = padding;
                             if (ic < inChannels && oc < outChannels) {
-                                value = weights[((oc * kernelH + ky) * kernelW + kx) * inChannels +
-                                                ic];
+                                value =
+                                    weights[((oc * kernelH + ky) * kernelW + kx) * inChannels + ic];
                             }
                             stream.push_back(value);
                         }
@@ -166,9 +165,9 @@ Result<std::vector<WindowTile>> windowTiles(const DeviceTensor& input, const Dev
     if (input.n != 1 || output.n != 1) {
         return invalidArgument("NPU window operations take one image at a time");
     }
-    if (g.kernelH == 0 || g.kernelW == 0 || g.strideH == 0 || g.strideW == 0 ||
-        g.dilationH == 0 || g.dilationW == 0 || g.kernelH > 255 || g.kernelW > 255 ||
-        g.strideH > 255 || g.strideW > 255 || g.dilationH > 255 || g.dilationW > 255) {
+    if (g.kernelH == 0 || g.kernelW == 0 || g.strideH == 0 || g.strideW == 0 || g.dilationH == 0 ||
+        g.dilationW == 0 || g.kernelH > 255 || g.kernelW > 255 || g.strideH > 255 ||
+        g.strideW > 255 || g.dilationH > 255 || g.dilationW > 255) {
         return invalidArgument("NPU kernel, stride and dilation must be in [1, 255]");
     }
     if (input.c > 0xffff || output.c > 0xffff || input.w > 0xffff || input.h > 0xffff) {
@@ -246,8 +245,8 @@ Descriptor tileDescriptor(Opcode opcode, uint32_t flags, uint32_t tag, const Dev
     d.outSigned = output.isSigned;
     d.a = rowsOf(input.addr + t.ry0 * input.rowBytes() + t.rx0 * input.pixelBytes(), input.c,
                  t.cols, input.pixelBytes(), t.rows, input.rowBytes());
-    d.out = rowsOf(output.addr + t.oy0 * output.rowBytes() + t.ox0 * output.pixelBytes(),
-                   output.c, t.tw, output.pixelBytes(), t.th, output.rowBytes());
+    d.out = rowsOf(output.addr + t.oy0 * output.rowBytes() + t.ox0 * output.pixelBytes(), output.c,
+                   t.tw, output.pixelBytes(), t.th, output.rowBytes());
     d.wAddr = layer.weights;
     d.kernelH = layer.geometry.kernelH;
     d.kernelW = layer.geometry.kernelW;
@@ -268,7 +267,7 @@ Descriptor tileDescriptor(Opcode opcode, uint32_t flags, uint32_t tag, const Dev
 }  // namespace
 
 Status ChainBuilder::windowOp(Opcode opcode, const DeviceTensor& input, const DeviceTensor& output,
-                         const ConvLayer& layer, uint32_t flags, uint32_t tag) {
+                              const ConvLayer& layer, uint32_t flags, uint32_t tag) {
     auto tiles = windowTiles(input, output, layer.geometry);
     NN_RETURN_IF_ERROR(tiles.status());
     for (const WindowTile& t : *tiles) {
@@ -288,8 +287,9 @@ bool depthwisePointwisePays(const DeviceTensor& input, const ConvGeometry& depth
 }
 
 Status ChainBuilder::depthwisePointwise(const DeviceTensor& input, const ConvLayer& depthwise,
-                                   const DeviceTensor& intermediate, const ConvLayer& pointwise,
-                                   const DeviceTensor& output, uint32_t tag) {
+                                        const DeviceTensor& intermediate,
+                                        const ConvLayer& pointwise, const DeviceTensor& output,
+                                        uint32_t tag) {
     if (input.c != intermediate.c) {
         return invalidArgument("NPU DWCONV needs depth multiplier 1");
     }
@@ -317,16 +317,16 @@ Status ChainBuilder::depthwisePointwise(const DeviceTensor& input, const ConvLay
 }
 
 Status ChainBuilder::conv(const DeviceTensor& input, const DeviceTensor& output, uint32_t weights,
-                     bool weightsSigned, int32_t weightZeroPoint, const ConvGeometry& geometry,
-                     const OutputStage& stage, uint32_t tag) {
+                          bool weightsSigned, int32_t weightZeroPoint, const ConvGeometry& geometry,
+                          const OutputStage& stage, uint32_t tag) {
     return windowOp(Opcode::CONV, input, output,
                     {weights, weightsSigned, weightZeroPoint, geometry, stage}, 0, tag);
 }
 
 Status ChainBuilder::depthwise(const DeviceTensor& input, const DeviceTensor& output,
-                          uint32_t weights, bool weightsSigned, int32_t weightZeroPoint,
-                          const ConvGeometry& geometry, const OutputStage& stage, bool taps,
-                          uint32_t tag) {
+                               uint32_t weights, bool weightsSigned, int32_t weightZeroPoint,
+                               const ConvGeometry& geometry, const OutputStage& stage, bool taps,
+                               uint32_t tag) {
     if (input.c != output.c) {
         return invalidArgument("NPU DWCONV needs depth multiplier 1");
     }
@@ -339,8 +339,8 @@ Status ChainBuilder::depthwise(const DeviceTensor& input, const DeviceTensor& ou
 }
 
 Status ChainBuilder::fullyConnected(const DeviceTensor& input, const DeviceTensor& output,
-                               uint32_t weights, bool weightsSigned, int32_t weightZeroPoint,
-                               const OutputStage& stage, uint32_t tag) {
+                                    uint32_t weights, bool weightsSigned, int32_t weightZeroPoint,
+                                    const OutputStage& stage, uint32_t tag) {
     // Batch rows become the pixels of a 1 x batch image.
     DeviceTensor in = input;
     in.w = input.n * input.h * input.w;
@@ -356,7 +356,8 @@ Status ChainBuilder::fullyConnected(const DeviceTensor& input, const DeviceTenso
 }
 
 Status ChainBuilder::pool(bool average, const DeviceTensor& input, const DeviceTensor& output,
-                     const ConvGeometry& geometry, int32_t actMin, int32_t actMax, uint32_t tag) {
+                          const ConvGeometry& geometry, int32_t actMin, int32_t actMax,
+                          uint32_t tag) {
     if (input.c != output.c) {
         return invalidArgument("NPU pooling keeps the channel count");
     }
@@ -368,8 +369,8 @@ Status ChainBuilder::pool(bool average, const DeviceTensor& input, const DeviceT
 }
 
 Status ChainBuilder::elementwise(bool mul, const DeviceTensor& a, const DeviceTensor& b,
-                            const DeviceTensor& out, const ElementwiseParams& params,
-                            uint32_t tag) {
+                                 const DeviceTensor& out, const ElementwiseParams& params,
+                                 uint32_t tag) {
     if (a.c != out.c || b.c != out.c || out.c > 0xffff) {
         return invalidArgument("NPU element-wise: channel counts must match (below 65536)");
     }
@@ -406,8 +407,7 @@ Status ChainBuilder::elementwise(bool mul, const DeviceTensor& a, const DeviceTe
         return invalidArgument("NPU element-wise: channels do not fit the scratchpad");
     }
     const auto strides = [&](const DeviceTensor& t) {
-        return std::array<uint32_t, 3>{t.w == 1 ? 0 : t.pixelBytes(),
-                                       t.h == 1 ? 0 : t.rowBytes(),
+        return std::array<uint32_t, 3>{t.w == 1 ? 0 : t.pixelBytes(), t.h == 1 ? 0 : t.rowBytes(),
                                        t.n == 1 ? 0 : t.imageBytes()};
     };
     const auto sa = strides(a), sb = strides(b), so = strides(out);
@@ -433,7 +433,7 @@ Status ChainBuilder::elementwise(bool mul, const DeviceTensor& a, const DeviceTe
 }
 
 Status ChainBuilder::lookup(const DeviceTensor& in, const DeviceTensor& out, uint32_t table,
-                       uint32_t tag) {
+                            uint32_t tag) {
     if (in.n != out.n || in.h != out.h || in.w != out.w || in.c != out.c || out.c > 0xffff) {
         return invalidArgument("NPU LUT: input and output shapes must match");
     }
@@ -449,12 +449,12 @@ Status ChainBuilder::lookup(const DeviceTensor& in, const DeviceTensor& out, uin
             const uint32_t rows = out.w <= maxPixels ? std::min(out.h - y, maxPixels / out.w) : 1;
             for (uint32_t x = 0; x < out.w;) {
                 const uint32_t pixels = out.w <= maxPixels ? out.w : std::min(maxPixels, out.w - x);
-                d.a = rowsOf(in.addr + n * in.imageBytes() + y * in.rowBytes() +
-                                 x * in.pixelBytes(),
-                             out.c, pixels, in.pixelBytes(), rows, in.rowBytes());
-                d.out = rowsOf(out.addr + n * out.imageBytes() + y * out.rowBytes() +
-                                   x * out.pixelBytes(),
-                               out.c, pixels, out.pixelBytes(), rows, out.rowBytes());
+                d.a =
+                    rowsOf(in.addr + n * in.imageBytes() + y * in.rowBytes() + x * in.pixelBytes(),
+                           out.c, pixels, in.pixelBytes(), rows, in.rowBytes());
+                d.out = rowsOf(
+                    out.addr + n * out.imageBytes() + y * out.rowBytes() + x * out.pixelBytes(),
+                    out.c, pixels, out.pixelBytes(), rows, out.rowBytes());
                 append(d);
                 x += pixels;
             }
@@ -464,8 +464,8 @@ Status ChainBuilder::lookup(const DeviceTensor& in, const DeviceTensor& out, uin
     return okStatus();
 }
 
-Result<JobResult> runJob(driver::HardwareAccess& hw, const ChainBuilder& program, const JobLayout& layout,
-                         uint32_t tag, uint64_t timeoutCycles) {
+Result<JobResult> runJob(driver::HardwareAccess& hw, const ChainBuilder& program,
+                         const JobLayout& layout, uint32_t tag, uint64_t timeoutCycles) {
     if (program.empty()) {
         return invalidArgument("runJob: empty program");
     }

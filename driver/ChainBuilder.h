@@ -8,18 +8,18 @@
 #include <cstdint>
 #include <vector>
 
-#include "model/Status.h"
 #include "driver/HardwareAccess.h"
 #include "driver/NpuRegisters.h"
+#include "model/Status.h"
 
 namespace nncosim::npu {
 
 /// A quantized NHWC tensor (or a channel slice of one) in device DRAM.
 struct DeviceTensor {
-    uint32_t addr = 0;        ///< byte address of element (0, 0, 0, 0) of the slice
+    uint32_t addr = 0;  ///< byte address of element (0, 0, 0, 0) of the slice
     uint32_t n = 1, h = 1, w = 1, c = 1;
-    uint32_t pixelStride = 0; ///< bytes between pixels; 0 means c (a whole, dense tensor)
-    bool isSigned = false;    ///< int8 (QUANT8_ASYMM_SIGNED); false: uint8 (QUANT8_ASYMM)
+    uint32_t pixelStride = 0;  ///< bytes between pixels; 0 means c (a whole, dense tensor)
+    bool isSigned = false;     ///< int8 (QUANT8_ASYMM_SIGNED); false: uint8 (QUANT8_ASYMM)
     int32_t zeroPoint = 0;
 
     uint32_t pixelBytes() const { return pixelStride == 0 ? c : pixelStride; }
@@ -85,9 +85,8 @@ uint32_t depthwiseWeightStreamBytes(uint32_t channels, uint32_t kernelH, uint32_
 /// Packs a convolution's weights, OHWI ([outChannels][kernelH][kernelW][inChannels], bytes of
 /// the weight type), and per-channel quantization (outChannels entries) into the stream CONV
 /// descriptors read. Padding rows hold the weight zero point so they contribute nothing.
-std::vector<uint8_t> packConvWeights(const uint8_t* weights, uint32_t outChannels,
-                                     uint32_t kernelH, uint32_t kernelW, uint32_t inChannels,
-                                     int32_t weightZeroPoint,
+std::vector<uint8_t> packConvWeights(const uint8_t* weights, uint32_t outChannels, uint32_t kernelH,
+                                     uint32_t kernelW, uint32_t inChannels, int32_t weightZeroPoint,
                                      const std::vector<ChannelQuant>& quant);
 
 /// Packs depthwise weights ([1][kernelH][kernelW][channels], depth multiplier 1) for DWCONV
@@ -133,9 +132,9 @@ class ChainBuilder {
 
     /// Fully connected: input [batch][inSize] (input.n = batch, input.c = inSize), output
     /// [batch][units]; weights packed as a 1x1 convolution.
-    Status fullyConnected(const DeviceTensor& input, const DeviceTensor& output,
-                          uint32_t weights, bool weightsSigned, int32_t weightZeroPoint,
-                          const OutputStage& stage, uint32_t tag = 0);
+    Status fullyConnected(const DeviceTensor& input, const DeviceTensor& output, uint32_t weights,
+                          bool weightsSigned, int32_t weightZeroPoint, const OutputStage& stage,
+                          uint32_t tag = 0);
 
     /// Max or average pooling of one image (input.c == output.c); the clamp is the fused
     /// activation (input and output share scale and zero point, as NNAPI requires).
@@ -154,8 +153,7 @@ class ChainBuilder {
     /// ADD (mul false) or MUL of a and b into out: all three have out's shape; a dimension of
     /// size 1 in a or b is broadcast, except the channel dimension, which must match.
     Status elementwise(bool mul, const DeviceTensor& a, const DeviceTensor& b,
-                       const DeviceTensor& out, const ElementwiseParams& params,
-                       uint32_t tag = 0);
+                       const DeviceTensor& out, const ElementwiseParams& params, uint32_t tag = 0);
 
     /// out[i] = table[in[i]] with the 256-byte table at `table` (16-byte aligned).
     Status lookup(const DeviceTensor& in, const DeviceTensor& out, uint32_t table,
@@ -184,17 +182,17 @@ struct JobLayout {
 struct JobResult {
     bool interrupted = false;  ///< the interrupt came before the timeout
     uint32_t irqStatus = 0;
-    uint32_t errorCode = 0;    ///< ErrorCode
+    uint32_t errorCode = 0;  ///< ErrorCode
     uint32_t errorDesc = 0;
     uint32_t errorAddr = 0;
     uint32_t descDone = 0;
-    uint64_t cycles = 0;       ///< device cycles from doorbell to interrupt
+    uint64_t cycles = 0;  ///< device cycles from doorbell to interrupt
 };
 
 /// Writes the chain (LAST set on its final descriptor), programs the queue, completion and
 /// window registers, rings the doorbell with `tag`, waits up to `timeoutCycles` for the
 /// interrupt and clears it.
-Result<JobResult> runJob(driver::HardwareAccess& hw, const ChainBuilder& program, const JobLayout& layout,
-                         uint32_t tag, uint64_t timeoutCycles);
+Result<JobResult> runJob(driver::HardwareAccess& hw, const ChainBuilder& program,
+                         const JobLayout& layout, uint32_t tag, uint64_t timeoutCycles);
 
 }  // namespace nncosim::npu

@@ -8,9 +8,9 @@
 #include <set>
 #include <tuple>
 
+#include "driver/ChainBuilder.h"
 #include "model/FixedPoint.h"
 #include "model/NpuExtension.h"
-#include "driver/ChainBuilder.h"
 
 namespace nncosim::driver {
 namespace {
@@ -651,8 +651,9 @@ class Lowering {
                     kAlign);
         const uint64_t arena = uint64_t{mProgram.completionOffset} + npu::kCompletionWords * 4;
         if (arena > kMaxArenaBytes)
-            return fail(ErrorStatus::RESOURCE_EXHAUSTED_PERSISTENT, "the program needs ", byteSizeText(arena),
-                        " of device memory, more than ", byteSizeText(kMaxArenaBytes));
+            return fail(ErrorStatus::RESOURCE_EXHAUSTED_PERSISTENT, "the program needs ",
+                        byteSizeText(arena), " of device memory, more than ",
+                        byteSizeText(kMaxArenaBytes));
         mProgram.arenaSize = alignUp(arena, kAlign);
         mProgram.estimatedCycles += 200;  // doorbell, first fetch and completion record
         return std::move(mProgram);
@@ -813,10 +814,12 @@ class Lowering {
             if (auto p = isWindowOp(op.type) ? readWindowParams(mConstants, op) : std::nullopt;
                 p && p->nchw) {
                 const uint64_t inStart = next;
-                const uint64_t outStart = placeEnd(inStart, byteSize(operand(op.inputs[0]).type, mDims[op.inputs[0]]));
+                const uint64_t outStart =
+                    placeEnd(inStart, byteSize(operand(op.inputs[0]).type, mDims[op.inputs[0]]));
                 next = placeEnd(outStart, byteSize(operand(out).type, mDims[out]));
                 if (next > kMaxArenaBytes) break;
-                mScratch[static_cast<uint32_t>(i)] = {static_cast<uint32_t>(inStart), static_cast<uint32_t>(outStart)};
+                mScratch[static_cast<uint32_t>(i)] = {static_cast<uint32_t>(inStart),
+                                                      static_cast<uint32_t>(outStart)};
             }
             if (op.type == OperationType::RESHAPE) {
                 // Shares its input's bytes; a RESHAPE of a constant is placed with the constants.
@@ -829,8 +832,9 @@ class Lowering {
             if (next > kMaxArenaBytes) break;
         }
         if (next > kMaxArenaBytes)
-            return fail(ErrorStatus::RESOURCE_EXHAUSTED_PERSISTENT, "the model's tensors need more than ",
-                        byteSizeText(kMaxArenaBytes), " of device memory");
+            return fail(ErrorStatus::RESOURCE_EXHAUSTED_PERSISTENT,
+                        "the model's tensors need more than ", byteSizeText(kMaxArenaBytes),
+                        " of device memory");
         mTensorEnd = static_cast<uint32_t>(next);
         return okStatus();
     }
@@ -1251,7 +1255,8 @@ class Lowering {
 
     // Appends what a program builder tiled as this operation's descriptors (descriptors with
     // CHAIN_OUT as operation `chainOutTag`'s), with their estimated cycles.
-    void emitAll(const npu::ChainBuilder& program, std::optional<uint32_t> chainOutTag = std::nullopt) {
+    void emitAll(const npu::ChainBuilder& program,
+                 std::optional<uint32_t> chainOutTag = std::nullopt) {
         for (const npu::Descriptor& d : program.descriptors()) {
             const bool chainOut = d.flags & static_cast<uint32_t>(npu::DescFlag::CHAIN_OUT);
             emit(d, chainOut && chainOutTag ? *chainOutTag : mOpIndex);

@@ -18,15 +18,15 @@ namespace nncosim::driver {
 
 /// The NPU's performance counters (the PERF_* registers), read together.
 struct PerformanceCounters {
-    uint64_t busyCycles = 0;        ///< cycles with a job running
-    uint64_t macs = 0;              ///< multiply-accumulates issued to the array
-    uint64_t dmaBytesRead = 0;      ///< DRAM bytes read (whole beats)
-    uint64_t dmaBytesWritten = 0;   ///< DRAM bytes written (whole beats)
-    uint64_t stallInputCycles = 0;  ///< compute waited for an input tile load
-    uint64_t stallWeightCycles = 0; ///< the array waited for the weight stream
-    uint64_t stallOutputCycles = 0; ///< compute waited for the store path
-    uint64_t stallFetchCycles = 0;  ///< busy with no decoded descriptor ready
-    uint64_t arrayActiveCycles = 0; ///< cycles an input vector entered the array
+    uint64_t busyCycles = 0;         ///< cycles with a job running
+    uint64_t macs = 0;               ///< multiply-accumulates issued to the array
+    uint64_t dmaBytesRead = 0;       ///< DRAM bytes read (whole beats)
+    uint64_t dmaBytesWritten = 0;    ///< DRAM bytes written (whole beats)
+    uint64_t stallInputCycles = 0;   ///< compute waited for an input tile load
+    uint64_t stallWeightCycles = 0;  ///< the array waited for the weight stream
+    uint64_t stallOutputCycles = 0;  ///< compute waited for the store path
+    uint64_t stallFetchCycles = 0;   ///< busy with no decoded descriptor ready
+    uint64_t arrayActiveCycles = 0;  ///< cycles an input vector entered the array
 };
 
 /// Register, memory, interrupt and time access to one NPU.

@@ -54,8 +54,8 @@ Status rejectedPreparation(Status st, const char* function, const OptionalTimePo
 // The preparation thread's last check: true, with the callback told, when it finished too late.
 bool missedDeadline(const OptionalTimePoint& deadline, IPreparedModelCallback& callback) {
     if (!deadlinePassed(deadline)) return false;
-    callback.notify(
-        fail(ErrorStatus::MISSED_DEADLINE_TRANSIENT, "preparation missed its deadline"), nullptr);
+    callback.notify(fail(ErrorStatus::MISSED_DEADLINE_TRANSIENT, "preparation missed its deadline"),
+                    nullptr);
     return true;
 }
 

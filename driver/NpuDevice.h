@@ -7,8 +7,8 @@
 #include <string>
 
 #include "driver/Cache.h"
-#include "driver/IDevice.h"
 #include "driver/HardwareAccess.h"
+#include "driver/IDevice.h"
 
 namespace nncosim::driver {
 

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "driver/NpuRegisters.h"
 #include "model/Model.h"
 #include "model/Status.h"
-#include "driver/NpuRegisters.h"
 
 namespace nncosim::driver {
 

@@ -6,9 +6,9 @@
 #include <memory>
 #include <vector>
 
+#include "driver/HardwareAccess.h"
 #include "driver/Program.h"
 #include "model/Model.h"
-#include "driver/HardwareAccess.h"
 
 namespace nncosim::driver {
 

@@ -47,7 +47,8 @@ Status ExecutionContext::setOutputShape(uint32_t j, std::vector<uint32_t> dims) 
     }
     const uint64_t bytes = byteSize(outputOperand(j).type, dims);
     if (bytes > kMaxOperandBytes) {
-        return fail("output ", j, " of shape ", toString(dims), " needs ", byteSizeText(bytes), ", more than 4 GiB");
+        return fail("output ", j, " of shape ", toString(dims), " needs ", byteSizeText(bytes),
+                    ", more than 4 GiB");
     }
     if (bytes > mMemoryLeft) {
         return fail("output ", j, " of shape ", toString(dims), " needs ", byteSizeText(bytes),

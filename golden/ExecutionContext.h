@@ -35,7 +35,8 @@ class ExecutionContext {
     /// `memoryLeft`: bytes the execution may still allocate for outputs; setOutputShape fails
     /// past it and counts what it allocates.
     ExecutionContext(const Model& model, const Subgraph& subgraph, const Operation& operation,
-                     uint32_t operationIndex, std::vector<OperandValue>& values, uint64_t& memoryLeft)
+                     uint32_t operationIndex, std::vector<OperandValue>& values,
+                     uint64_t& memoryLeft)
         : mModel(model),
           mSubgraph(subgraph),
           mOperation(operation),

@@ -6,6 +6,7 @@
 
 #include "golden/ExecutionContext.h"
 #include "golden/ops/Extension.h"
+#include "golden/ops/Operations.h"
 
 namespace nncosim::golden {
 namespace {
@@ -272,6 +273,14 @@ Status Runner::runWhile(const Subgraph& subgraph, const Operation& op, uint32_t 
 }
 
 }  // namespace
+
+// IF and WHILE run subgraphs, which the runner above does; the table's entries only say so.
+Status executeIf(ExecutionContext& ctx) {
+    return ctx.fail("IF runs in the executor's subgraph runner");
+}
+Status executeWhile(ExecutionContext& ctx) {
+    return ctx.fail("WHILE runs in the executor's subgraph runner");
+}
 
 Result<std::vector<TensorData>> execute(const Model& model, const std::vector<TensorData>& inputs,
                                         const ExecuteOptions& options) {

@@ -11,19 +11,22 @@ uint32_t ModelBuilder::add(Operand operand) {
 
 uint32_t ModelBuilder::addOperand(OperandType type, std::vector<uint32_t> dims, float scale,
                                   int32_t zeroPoint) {
-    return add({type, std::move(dims), scale, zeroPoint, OperandLifeTime::TEMPORARY_VARIABLE, {}, {}});
+    return add(
+        {type, std::move(dims), scale, zeroPoint, OperandLifeTime::TEMPORARY_VARIABLE, {}, {}});
 }
 
 uint32_t ModelBuilder::addInput(OperandType type, std::vector<uint32_t> dims, float scale,
                                 int32_t zeroPoint) {
-    uint32_t i = add({type, std::move(dims), scale, zeroPoint, OperandLifeTime::SUBGRAPH_INPUT, {}, {}});
+    uint32_t i =
+        add({type, std::move(dims), scale, zeroPoint, OperandLifeTime::SUBGRAPH_INPUT, {}, {}});
     mModel.main.inputIndexes.push_back(i);
     return i;
 }
 
 uint32_t ModelBuilder::addOutput(OperandType type, std::vector<uint32_t> dims, float scale,
                                  int32_t zeroPoint) {
-    uint32_t i = add({type, std::move(dims), scale, zeroPoint, OperandLifeTime::SUBGRAPH_OUTPUT, {}, {}});
+    uint32_t i =
+        add({type, std::move(dims), scale, zeroPoint, OperandLifeTime::SUBGRAPH_OUTPUT, {}, {}});
     mModel.main.outputIndexes.push_back(i);
     return i;
 }
@@ -51,7 +54,8 @@ uint32_t ModelBuilder::addReferenceBytes(OperandType type, std::vector<uint32_t>
     loc.length = static_cast<uint32_t>(length);
     const auto* bytes = static_cast<const uint8_t*>(data);
     mReferenceBytes.insert(mReferenceBytes.end(), bytes, bytes + length);
-    uint32_t i = add({type, std::move(dims), scale, zeroPoint, OperandLifeTime::CONSTANT_REFERENCE, loc, {}});
+    uint32_t i = add(
+        {type, std::move(dims), scale, zeroPoint, OperandLifeTime::CONSTANT_REFERENCE, loc, {}});
     mReferenceOperands.push_back(i);
     return i;
 }
@@ -80,8 +84,10 @@ uint32_t ModelBuilder::addSubgraph(Subgraph subgraph) {
     return add({OperandType::SUBGRAPH, {}, 0.0f, 0, OperandLifeTime::SUBGRAPH, loc, {}});
 }
 
-void ModelBuilder::setPerChannelQuant(uint32_t operand, std::vector<float> scales, uint32_t channelDim) {
-    mModel.main.operands.at(operand).extraParams = SymmPerChannelQuantParams{std::move(scales), channelDim};
+void ModelBuilder::setPerChannelQuant(uint32_t operand, std::vector<float> scales,
+                                      uint32_t channelDim) {
+    mModel.main.operands.at(operand).extraParams =
+        SymmPerChannelQuantParams{std::move(scales), channelDim};
 }
 
 void ModelBuilder::addOperation(OperationType type, std::vector<uint32_t> inputs,
@@ -96,7 +102,8 @@ Model ModelBuilder::build() {
         std::copy(mReferenceBytes.begin(), mReferenceBytes.end(), pool.value()->data());
         const auto poolIndex = static_cast<uint32_t>(mModel.pools.size());
         mModel.pools.push_back(pool.value());
-        for (uint32_t i : mReferenceOperands) mModel.main.operands[i].location.poolIndex = poolIndex;
+        for (uint32_t i : mReferenceOperands)
+            mModel.main.operands[i].location.poolIndex = poolIndex;
     }
     Model out = std::move(mModel);
     *this = ModelBuilder();

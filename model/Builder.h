@@ -12,7 +12,7 @@ namespace nncosim {
 /// Constants added with addConstant() are CONSTANT_COPY; with addReferenceBytes()
 /// CONSTANT_REFERENCE in one shared-memory pool that build() creates.
 class ModelBuilder {
-public:
+  public:
     /// A TEMPORARY_VARIABLE operand.
     uint32_t addOperand(OperandType type, std::vector<uint32_t> dims = {}, float scale = 0.0f,
                         int32_t zeroPoint = 0);
@@ -42,7 +42,8 @@ public:
     /// A SUBGRAPH operand referring to a new entry of Model::referenced.
     uint32_t addSubgraph(Subgraph subgraph);
     void setPerChannelQuant(uint32_t operand, std::vector<float> scales, uint32_t channelDim);
-    void addOperation(OperationType type, std::vector<uint32_t> inputs, std::vector<uint32_t> outputs);
+    void addOperation(OperationType type, std::vector<uint32_t> inputs,
+                      std::vector<uint32_t> outputs);
     void setRelaxed(bool relaxed) { mModel.relaxComputationFloat32toFloat16 = relaxed; }
 
     /// Direct access for tests that need to break rules on purpose.
@@ -50,7 +51,7 @@ public:
     /// Finishes the model: creates the pool of reference constants. The builder is left empty.
     Model build();
 
-private:
+  private:
     uint32_t add(Operand operand);
     Model mModel;
     std::vector<uint8_t> mReferenceBytes;

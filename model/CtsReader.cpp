@@ -147,7 +147,7 @@ T fieldOr(const json& object, const char* name, T fallback) {
 /// Builds one test: constants into operandValues or the reference pool, inputs and expected
 /// outputs from the main graph's data.
 class TestBuilder {
-public:
+  public:
     CtsTest build(const json& test) {
         CtsTest out;
         out.name = field<std::string>(test, "name");
@@ -155,10 +155,12 @@ public:
         const json none = json::array();
         const json& referenced = model.contains("referenced") ? list(model, "referenced") : none;
         out.model.main = readSubgraph(member(model, "main"), &out);
-        for (const json& sub : referenced) out.model.referenced.push_back(readSubgraph(sub, nullptr));
+        for (const json& sub : referenced)
+            out.model.referenced.push_back(readSubgraph(sub, nullptr));
         out.model.relaxComputationFloat32toFloat16 = fieldOr<bool>(model, "isRelaxed", false);
         out.expectFailure = fieldOr<bool>(model, "expectFailure", false);
-        out.multinomialTolerance = fieldOr<float>(model, "expectedMultinomialDistributionTolerance", 0.0f);
+        out.multinomialTolerance =
+            fieldOr<float>(model, "expectedMultinomialDistributionTolerance", 0.0f);
         const auto version = fieldOr<std::string>(model, "minSupportedVersion", "UNKNOWN");
         if (auto level = featureLevelFromString(version)) out.minSupportedVersion = *level;
         out.model.operandValues = std::move(mValues);
@@ -171,7 +173,7 @@ public:
         return out;
     }
 
-private:
+  private:
     Subgraph readSubgraph(const json& sub, CtsTest* test) {
         Subgraph g;
         const json& operands = list(sub, "operands");
@@ -225,8 +227,8 @@ private:
         if (!lifetime) throw FormatError{"unknown lifetime \"" + lifetimeName + "\""};
         operand.lifetime = *lifetime;
         if (auto it = o.find("channelQuant"); it != o.end() && !it->is_null()) {
-            operand.extraParams = SymmPerChannelQuantParams{field<std::vector<float>>(*it, "scales"),
-                                                            field<uint32_t>(*it, "channelDim")};
+            operand.extraParams = SymmPerChannelQuantParams{
+                field<std::vector<float>>(*it, "scales"), field<uint32_t>(*it, "channelDim")};
         }
         const json empty = json::array();
         const json& data = o.contains("data") ? o.at("data") : empty;
@@ -245,7 +247,8 @@ private:
                 operand.location = place(mReferenceBytes, encode(operand.type, data));
                 break;
             case OperandLifeTime::SUBGRAPH:
-                if (data.size() != 1) throw FormatError{"SUBGRAPH operand needs its subgraph index as data[0]"};
+                if (data.size() != 1)
+                    throw FormatError{"SUBGRAPH operand needs its subgraph index as data[0]"};
                 operand.location.offset = integer<uint32_t>(data[0]);
                 break;
             case OperandLifeTime::SUBGRAPH_INPUT:

@@ -773,8 +773,8 @@ constexpr int16_t downscaleMultiplierToInt16(int32_t multiplier) {
 struct HardSwishParams {
     int32_t inputZeroPoint = 0;
     int32_t outputZeroPoint = 0;
-    int16_t outputMultiplier = 0;  // Q0.15
-    int outputShift = 0;           // <= 0
+    int16_t outputMultiplier = 0;   // Q0.15
+    int outputShift = 0;            // <= 0
     int16_t reluishMultiplier = 0;  // Q0.15
     int reluishShift = 0;
 };
@@ -804,7 +804,8 @@ constexpr int32_t hardSwishElement(int32_t value, const HardSwishParams& params,
                                    int32_t qmax) {
     const auto inputValue = static_cast<int16_t>(value - params.inputZeroPoint);
     const auto hires = static_cast<int16_t>(inputValue * (1 << 7));
-    const int16_t preshiftOutput = saturatingRoundingDoublingHighMul(hires, params.outputMultiplier);
+    const int16_t preshiftOutput =
+        saturatingRoundingDoublingHighMul(hires, params.outputMultiplier);
     // Rescale to the reluish scale ([-3, 3] -> [-1, 1] in Q0.15), saturating: a left shift is
     // split so that only its last bit can saturate.
     int16_t reluish = hires;

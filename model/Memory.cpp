@@ -1,11 +1,11 @@
 #include "model/Memory.h"
 
-#include <cerrno>
-#include <cstring>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <cerrno>
+#include <cstring>
 
 namespace nncosim {
 
@@ -16,7 +16,8 @@ Result<SharedMemory> Memory::create(size_t size, const char* name) {
     if (ftruncate(fd, static_cast<off_t>(size)) != 0) {
         int err = errno;
         close(fd);
-        return fail(ErrorStatus::RESOURCE_EXHAUSTED_PERSISTENT, "ftruncate(", size, "): ", std::strerror(err));
+        return fail(ErrorStatus::RESOURCE_EXHAUSTED_PERSISTENT, "ftruncate(", size,
+                    "): ", std::strerror(err));
     }
     auto mem = fromFd(fd, size, PROT_READ | PROT_WRITE);
     close(fd);  // fromFd keeps its own duplicate
@@ -31,13 +32,14 @@ Result<SharedMemory> Memory::fromFd(int fd, size_t size, int prot, size_t offset
     if (offset % static_cast<size_t>(sysconf(_SC_PAGESIZE)) != 0)
         return invalidArgument("Memory::fromFd: offset ", offset, " is not page aligned");
     int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-    if (own < 0) return invalidArgument("Memory::fromFd: cannot dup fd ", fd, ": ", std::strerror(errno));
+    if (own < 0)
+        return invalidArgument("Memory::fromFd: cannot dup fd ", fd, ": ", std::strerror(errno));
     struct stat st {};
     if (fstat(own, &st) == 0 && S_ISREG(st.st_mode) &&
         static_cast<uint64_t>(st.st_size) < offset + size) {
         close(own);
-        return invalidArgument("Memory::fromFd: file of ", st.st_size, " bytes is smaller than offset ",
-                               offset, " + size ", size);
+        return invalidArgument("Memory::fromFd: file of ", st.st_size,
+                               " bytes is smaller than offset ", offset, " + size ", size);
     }
     void* data = mmap(nullptr, size, prot, MAP_SHARED, own, static_cast<off_t>(offset));
     if (data == MAP_FAILED) {

@@ -1,10 +1,10 @@
 // Shared memory pools: what a driver receives from the NNAPI runtime (memfd + mmap).
 #pragma once
 
+#include <sys/mman.h>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <sys/mman.h>
 
 #include "model/Status.h"
 
@@ -13,7 +13,7 @@ namespace nncosim {
 /// A mapped region of a file descriptor (memfd by default). The mapping and the descriptor
 /// are released with the object; share it through SharedMemory.
 class Memory {
-public:
+  public:
     /// Creates anonymous shared memory of `size` bytes, readable and writable.
     static Result<std::shared_ptr<const Memory>> create(size_t size, const char* name = "nncosim");
     /// Maps `size` bytes of `fd` at `offset` with `prot` (PROT_READ/PROT_WRITE). The fd is
@@ -32,8 +32,9 @@ public:
     /// so writers must own the region they write (as request outputs do).
     uint8_t* data() const { return mData; }
 
-private:
-    Memory(int fd, size_t size, int prot, uint8_t* data) : mFd(fd), mSize(size), mProt(prot), mData(data) {}
+  private:
+    Memory(int fd, size_t size, int prot, uint8_t* data)
+        : mFd(fd), mSize(size), mProt(prot), mData(data) {}
     int mFd;
     size_t mSize;
     int mProt;

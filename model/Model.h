@@ -61,7 +61,7 @@ struct ExtensionNameAndPrefix {
 
 struct Model {
     Subgraph main;
-    std::vector<Subgraph> referenced;  ///< targets of SUBGRAPH operands (IF/WHILE bodies)
+    std::vector<Subgraph> referenced;    ///< targets of SUBGRAPH operands (IF/WHILE bodies)
     std::vector<uint8_t> operandValues;  ///< CONSTANT_COPY data
     std::vector<SharedMemory> pools;     ///< CONSTANT_REFERENCE data
     bool relaxComputationFloat32toFloat16 = false;

@@ -72,15 +72,18 @@ Status OperationContext::expectOutputTypes(const std::vector<OperandType>& types
     return okStatus();
 }
 
-Status OperationContext::expectInputTypeIn(uint32_t i, std::initializer_list<OperandType> types) const {
+Status OperationContext::expectInputTypeIn(uint32_t i,
+                                           std::initializer_list<OperandType> types) const {
     if (i >= numInputs()) return fail("missing input ", i);
     if (std::find(types.begin(), types.end(), inputType(i)) != types.end()) return okStatus();
-    return fail("input ", i, " has type ", nameOf(inputType(i)), ", expected one of ", listOf(types));
+    return fail("input ", i, " has type ", nameOf(inputType(i)), ", expected one of ",
+                listOf(types));
 }
 
 Status OperationContext::expectInputRankAtMost(uint32_t i, uint32_t maxRank) const {
     auto r = inputRank(i);
-    if (r && *r > maxRank) return fail("input ", i, " has rank ", *r, ", at most ", maxRank, " allowed");
+    if (r && *r > maxRank)
+        return fail("input ", i, " has rank ", *r, ", at most ", maxRank, " allowed");
     return okStatus();
 }
 

@@ -17,7 +17,7 @@ namespace nncosim {
 /// range, operand types valid, lifetimes, topological order) are checked before any validator
 /// runs, so a validator may index inputs and outputs freely once it has checked their counts.
 class OperationContext {
-public:
+  public:
     OperationContext(const Model& model, const Subgraph& subgraph, const Operation& operation,
                      uint32_t operationIndex)
         : mModel(model), mSubgraph(subgraph), mOperation(operation), mIndex(operationIndex) {}
@@ -60,7 +60,8 @@ public:
     /// INVALID_ARGUMENT naming the operation: "operation 3 (CONV_2D): <parts>".
     template <typename... Parts>
     Status fail(const Parts&... parts) const {
-        return invalidArgument("operation ", mIndex, " (", nameOf(mOperation.type), "): ", parts...);
+        return invalidArgument("operation ", mIndex, " (", nameOf(mOperation.type),
+                               "): ", parts...);
     }
 
     // Common checks; each returns a Status naming the operation and what is wrong.
@@ -74,7 +75,7 @@ public:
     /// Input i's rank is at most `maxRank` when known.
     Status expectInputRankAtMost(uint32_t i, uint32_t maxRank) const;
 
-private:
+  private:
     const Model& mModel;
     const Subgraph& mSubgraph;
     const Operation& mOperation;

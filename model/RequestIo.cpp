@@ -10,10 +10,14 @@ namespace {
 uint8_t* argumentBytes(const Request& request, const Request::Argument& arg) {
     using LifeTime = Request::Argument::LifeTime;
     if (arg.lifetime == LifeTime::POINTER) {
-        return std::visit([](auto* p) { return static_cast<uint8_t*>(const_cast<void*>(static_cast<const void*>(p))); },
-                          arg.location.pointer);
+        return std::visit(
+            [](auto* p) {
+                return static_cast<uint8_t*>(const_cast<void*>(static_cast<const void*>(p)));
+            },
+            arg.location.pointer);
     }
-    if (arg.lifetime != LifeTime::POOL || arg.location.poolIndex >= request.pools.size()) return nullptr;
+    if (arg.lifetime != LifeTime::POOL || arg.location.poolIndex >= request.pools.size())
+        return nullptr;
     const auto* memory = std::get_if<SharedMemory>(&request.pools[arg.location.poolIndex]);
     return memory && *memory ? (*memory)->data() + arg.location.offset : nullptr;
 }
@@ -32,15 +36,20 @@ Result<std::vector<TensorData>> readRequestInputs(const Model& model, const Requ
             continue;
         }
         t.dimensions = arg.dimensions.empty() ? operand.dimensions : arg.dimensions;
-        const bool unknown = t.dimensions.empty() ||
-                             std::find(t.dimensions.begin(), t.dimensions.end(), 0u) != t.dimensions.end();
+        const bool unknown =
+            t.dimensions.empty() ||
+            std::find(t.dimensions.begin(), t.dimensions.end(), 0u) != t.dimensions.end();
         if (isTensorType(operand.type) && unknown)
-            return invalidArgument("request input ", i, " has unknown dimensions ", toString(t.dimensions));
+            return invalidArgument("request input ", i, " has unknown dimensions ",
+                                   toString(t.dimensions));
         const uint8_t* src = argumentBytes(request, arg);
-        if (!src) return invalidArgument("request input ", i, " is in a driver-managed buffer or missing pool");
+        if (!src)
+            return invalidArgument("request input ", i,
+                                   " is in a driver-managed buffer or missing pool");
         const uint64_t size = byteSize(operand.type, t.dimensions);
         if (arg.location.length < size)
-            return invalidArgument("request input ", i, " has ", arg.location.length, " bytes, needs ", size);
+            return invalidArgument("request input ", i, " has ", arg.location.length,
+                                   " bytes, needs ", size);
         t.bytes.assign(src, src + size);
         inputs.push_back(std::move(t));
     }
@@ -48,7 +57,8 @@ Result<std::vector<TensorData>> readRequestInputs(const Model& model, const Requ
 }
 
 Status writeRequestOutputs(const Model& model, const Request& request,
-                           const std::vector<TensorData>& outputs, std::vector<OutputShape>* shapes) {
+                           const std::vector<TensorData>& outputs,
+                           std::vector<OutputShape>* shapes) {
     if (outputs.size() != request.outputs.size())
         return fail(ErrorStatus::GENERAL_FAILURE, "produced ", outputs.size(), " outputs for ",
                     request.outputs.size(), " request outputs");
@@ -66,11 +76,14 @@ Status writeRequestOutputs(const Model& model, const Request& request,
             continue;
         }
         uint8_t* dst = argumentBytes(request, arg);
-        if (!dst) return invalidArgument("request output ", i, " is in a driver-managed buffer or missing pool");
+        if (!dst)
+            return invalidArgument("request output ", i,
+                                   " is in a driver-managed buffer or missing pool");
         if (size) std::memcpy(dst, outputs[i].bytes.data(), size);
     }
     if (!sufficient)
-        return fail(ErrorStatus::OUTPUT_INSUFFICIENT_SIZE, "an output buffer is smaller than its output");
+        return fail(ErrorStatus::OUTPUT_INSUFFICIENT_SIZE,
+                    "an output buffer is smaller than its output");
     return okStatus();
 }
 

@@ -21,6 +21,7 @@ Result<std::vector<TensorData>> readRequestInputs(const Model& model, const Requ
 /// copied, that shape is marked insufficient, and the result is OUTPUT_INSUFFICIENT_SIZE (with
 /// every shape filled in, as the NNAPI contract requires).
 Status writeRequestOutputs(const Model& model, const Request& request,
-                           const std::vector<TensorData>& outputs, std::vector<OutputShape>* shapes);
+                           const std::vector<TensorData>& outputs,
+                           std::vector<OutputShape>* shapes);
 
 }  // namespace nncosim

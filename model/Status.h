@@ -19,7 +19,9 @@ struct Status {
     explicit operator bool() const { return ok(); }
 };
 
-inline Status okStatus() { return {}; }
+inline Status okStatus() {
+    return {};
+}
 
 /// Builds a failure message from streamable parts: fail(INVALID_ARGUMENT, "operand ", i, " ...").
 template <typename... Parts>
@@ -36,8 +38,8 @@ Status invalidArgument(const Parts&... parts) {
 /// A value or the Status explaining why there is none.
 template <typename T>
 class Result {
-public:
-    Result(T value) : mValue(std::move(value)) {}  // NOLINT: implicit by design
+  public:
+    Result(T value) : mValue(std::move(value)) {}          // NOLINT: implicit by design
     Result(Status status) : mStatus(std::move(status)) {}  // NOLINT
     bool ok() const { return mValue.has_value(); }
     explicit operator bool() const { return ok(); }
@@ -49,16 +51,16 @@ public:
     T& operator*() { return *mValue; }
     const T& operator*() const { return *mValue; }
 
-private:
+  private:
     std::optional<T> mValue;
     Status mStatus;
 };
 
 /// Returns from the enclosing function when a Status-returning expression fails.
-#define NN_RETURN_IF_ERROR(expr)            \
-    do {                                    \
-        ::nncosim::Status _st = (expr);     \
-        if (!_st.ok()) return _st;          \
+#define NN_RETURN_IF_ERROR(expr)        \
+    do {                                \
+        ::nncosim::Status _st = (expr); \
+        if (!_st.ok()) return _st;      \
     } while (0)
 
 }  // namespace nncosim

@@ -13,63 +13,72 @@ namespace {
 template <typename E, size_t N>
 using NameTable = std::array<std::pair<E, std::string_view>, N>;
 
-#define NN_NAME(E, v) std::pair{E::v, std::string_view(#v)}
+#define NN_NAME(E, v)              \
+    std::pair {                    \
+        E::v, std::string_view(#v) \
+    }
 
 constexpr NameTable<ErrorStatus, 10> kErrorStatusNames{{
-    NN_NAME(ErrorStatus, NONE), NN_NAME(ErrorStatus, DEVICE_UNAVAILABLE),
-    NN_NAME(ErrorStatus, GENERAL_FAILURE), NN_NAME(ErrorStatus, OUTPUT_INSUFFICIENT_SIZE),
-    NN_NAME(ErrorStatus, INVALID_ARGUMENT), NN_NAME(ErrorStatus, MISSED_DEADLINE_TRANSIENT),
-    NN_NAME(ErrorStatus, MISSED_DEADLINE_PERSISTENT), NN_NAME(ErrorStatus, RESOURCE_EXHAUSTED_TRANSIENT),
-    NN_NAME(ErrorStatus, RESOURCE_EXHAUSTED_PERSISTENT), NN_NAME(ErrorStatus, DEAD_OBJECT),
+    NN_NAME(ErrorStatus, NONE),
+    NN_NAME(ErrorStatus, DEVICE_UNAVAILABLE),
+    NN_NAME(ErrorStatus, GENERAL_FAILURE),
+    NN_NAME(ErrorStatus, OUTPUT_INSUFFICIENT_SIZE),
+    NN_NAME(ErrorStatus, INVALID_ARGUMENT),
+    NN_NAME(ErrorStatus, MISSED_DEADLINE_TRANSIENT),
+    NN_NAME(ErrorStatus, MISSED_DEADLINE_PERSISTENT),
+    NN_NAME(ErrorStatus, RESOURCE_EXHAUSTED_TRANSIENT),
+    NN_NAME(ErrorStatus, RESOURCE_EXHAUSTED_PERSISTENT),
+    NN_NAME(ErrorStatus, DEAD_OBJECT),
 }};
 
 constexpr NameTable<OperandType, 18> kOperandTypeNames{{
-    NN_NAME(OperandType, FLOAT32), NN_NAME(OperandType, INT32), NN_NAME(OperandType, UINT32),
-    NN_NAME(OperandType, TENSOR_FLOAT32), NN_NAME(OperandType, TENSOR_INT32),
-    NN_NAME(OperandType, TENSOR_QUANT8_ASYMM), NN_NAME(OperandType, BOOL),
-    NN_NAME(OperandType, TENSOR_QUANT16_SYMM), NN_NAME(OperandType, TENSOR_FLOAT16),
-    NN_NAME(OperandType, TENSOR_BOOL8), NN_NAME(OperandType, FLOAT16),
-    NN_NAME(OperandType, TENSOR_QUANT8_SYMM_PER_CHANNEL), NN_NAME(OperandType, TENSOR_QUANT16_ASYMM),
-    NN_NAME(OperandType, TENSOR_QUANT8_SYMM), NN_NAME(OperandType, TENSOR_QUANT8_ASYMM_SIGNED),
-    NN_NAME(OperandType, SUBGRAPH), NN_NAME(OperandType, OEM), NN_NAME(OperandType, TENSOR_OEM_BYTE),
+    NN_NAME(OperandType, FLOAT32),
+    NN_NAME(OperandType, INT32),
+    NN_NAME(OperandType, UINT32),
+    NN_NAME(OperandType, TENSOR_FLOAT32),
+    NN_NAME(OperandType, TENSOR_INT32),
+    NN_NAME(OperandType, TENSOR_QUANT8_ASYMM),
+    NN_NAME(OperandType, BOOL),
+    NN_NAME(OperandType, TENSOR_QUANT16_SYMM),
+    NN_NAME(OperandType, TENSOR_FLOAT16),
+    NN_NAME(OperandType, TENSOR_BOOL8),
+    NN_NAME(OperandType, FLOAT16),
+    NN_NAME(OperandType, TENSOR_QUANT8_SYMM_PER_CHANNEL),
+    NN_NAME(OperandType, TENSOR_QUANT16_ASYMM),
+    NN_NAME(OperandType, TENSOR_QUANT8_SYMM),
+    NN_NAME(OperandType, TENSOR_QUANT8_ASYMM_SIGNED),
+    NN_NAME(OperandType, SUBGRAPH),
+    NN_NAME(OperandType, OEM),
+    NN_NAME(OperandType, TENSOR_OEM_BYTE),
 }};
 
-#define OP(v) NN_NAME(OperationType, v)
-constexpr NameTable<OperationType, 108> kOperationTypeNames{{
-    OP(ADD), OP(AVERAGE_POOL_2D), OP(CONCATENATION), OP(CONV_2D), OP(DEPTHWISE_CONV_2D),
-    OP(DEPTH_TO_SPACE), OP(DEQUANTIZE), OP(EMBEDDING_LOOKUP), OP(FLOOR), OP(FULLY_CONNECTED),
-    OP(HASHTABLE_LOOKUP), OP(L2_NORMALIZATION), OP(L2_POOL_2D), OP(LOCAL_RESPONSE_NORMALIZATION),
-    OP(LOGISTIC), OP(LSH_PROJECTION), OP(LSTM), OP(MAX_POOL_2D), OP(MUL), OP(RELU), OP(RELU1),
-    OP(RELU6), OP(RESHAPE), OP(RESIZE_BILINEAR), OP(RNN), OP(SOFTMAX), OP(SPACE_TO_DEPTH), OP(SVDF),
-    OP(TANH), OP(BATCH_TO_SPACE_ND), OP(DIV), OP(MEAN), OP(PAD), OP(SPACE_TO_BATCH_ND), OP(SQUEEZE),
-    OP(STRIDED_SLICE), OP(SUB), OP(TRANSPOSE), OP(ABS), OP(ARGMAX), OP(ARGMIN),
-    OP(AXIS_ALIGNED_BBOX_TRANSFORM), OP(BIDIRECTIONAL_SEQUENCE_LSTM), OP(BIDIRECTIONAL_SEQUENCE_RNN),
-    OP(BOX_WITH_NMS_LIMIT), OP(CAST), OP(CHANNEL_SHUFFLE), OP(DETECTION_POSTPROCESSING), OP(EQUAL),
-    OP(EXP), OP(EXPAND_DIMS), OP(GATHER), OP(GENERATE_PROPOSALS), OP(GREATER), OP(GREATER_EQUAL),
-    OP(GROUPED_CONV_2D), OP(HEATMAP_MAX_KEYPOINT), OP(INSTANCE_NORMALIZATION), OP(LESS),
-    OP(LESS_EQUAL), OP(LOG), OP(LOGICAL_AND), OP(LOGICAL_NOT), OP(LOGICAL_OR), OP(LOG_SOFTMAX),
-    OP(MAXIMUM), OP(MINIMUM), OP(NEG), OP(NOT_EQUAL), OP(PAD_V2), OP(POW), OP(PRELU), OP(QUANTIZE),
-    OP(QUANTIZED_16BIT_LSTM), OP(RANDOM_MULTINOMIAL), OP(REDUCE_ALL), OP(REDUCE_ANY),
-    OP(REDUCE_MAX), OP(REDUCE_MIN), OP(REDUCE_PROD), OP(REDUCE_SUM), OP(ROI_ALIGN), OP(ROI_POOLING),
-    OP(RSQRT), OP(SELECT), OP(SIN), OP(SLICE), OP(SPLIT), OP(SQRT), OP(TILE), OP(TOPK_V2),
-    OP(TRANSPOSE_CONV_2D), OP(UNIDIRECTIONAL_SEQUENCE_LSTM), OP(UNIDIRECTIONAL_SEQUENCE_RNN),
-    OP(RESIZE_NEAREST_NEIGHBOR), OP(QUANTIZED_LSTM), OP(IF), OP(WHILE), OP(ELU), OP(HARD_SWISH),
-    OP(FILL), OP(RANK), OP(BATCH_MATMUL), OP(PACK), OP(MIRROR_PAD), OP(REVERSE), OP(OEM_OPERATION),
-    OP(DENSIFY),
-}};
-#undef OP
+#define NN_COUNT_ONE(name, stem, value) +1
+#define NN_OPERATION_NAME(name, stem, value) NN_NAME(OperationType, name),
+constexpr NameTable<OperationType, 0 NN_FOR_EACH_OPERATION(NN_COUNT_ONE)> kOperationTypeNames{
+    {NN_FOR_EACH_OPERATION(NN_OPERATION_NAME)}};
+#undef NN_OPERATION_NAME
+#undef NN_COUNT_ONE
 
 constexpr NameTable<OperandLifeTime, 8> kLifeTimeNames{{
-    NN_NAME(OperandLifeTime, TEMPORARY_VARIABLE), NN_NAME(OperandLifeTime, SUBGRAPH_INPUT),
-    NN_NAME(OperandLifeTime, SUBGRAPH_OUTPUT), NN_NAME(OperandLifeTime, CONSTANT_COPY),
-    NN_NAME(OperandLifeTime, CONSTANT_REFERENCE), NN_NAME(OperandLifeTime, NO_VALUE),
-    NN_NAME(OperandLifeTime, SUBGRAPH), NN_NAME(OperandLifeTime, POINTER),
+    NN_NAME(OperandLifeTime, TEMPORARY_VARIABLE),
+    NN_NAME(OperandLifeTime, SUBGRAPH_INPUT),
+    NN_NAME(OperandLifeTime, SUBGRAPH_OUTPUT),
+    NN_NAME(OperandLifeTime, CONSTANT_COPY),
+    NN_NAME(OperandLifeTime, CONSTANT_REFERENCE),
+    NN_NAME(OperandLifeTime, NO_VALUE),
+    NN_NAME(OperandLifeTime, SUBGRAPH),
+    NN_NAME(OperandLifeTime, POINTER),
 }};
 
 constexpr NameTable<FeatureLevel, 9> kFeatureLevelNames{{
-    {FeatureLevel::kV1_0, "V1_0"}, {FeatureLevel::kV1_1, "V1_1"}, {FeatureLevel::kV1_2, "V1_2"},
-    {FeatureLevel::kV1_3, "V1_3"}, {FeatureLevel::kAidlV1, "AIDL_V1"}, {FeatureLevel::kAidlV2, "AIDL_V2"},
-    {FeatureLevel::kAidlV3, "AIDL_V3"}, {FeatureLevel::kAidlV4, "AIDL_V4"},
+    {FeatureLevel::kV1_0, "V1_0"},
+    {FeatureLevel::kV1_1, "V1_1"},
+    {FeatureLevel::kV1_2, "V1_2"},
+    {FeatureLevel::kV1_3, "V1_3"},
+    {FeatureLevel::kAidlV1, "AIDL_V1"},
+    {FeatureLevel::kAidlV2, "AIDL_V2"},
+    {FeatureLevel::kAidlV3, "AIDL_V3"},
+    {FeatureLevel::kAidlV4, "AIDL_V4"},
     {FeatureLevel::kExperimental, "EXPERIMENTAL"},
 }};
 #undef NN_NAME
@@ -90,16 +99,30 @@ std::optional<E> valueOf(const NameTable<E, N>& table, std::string_view name) {
 
 }  // namespace
 
-std::string nameOf(ErrorStatus v) { return std::string(nameOf(kErrorStatusNames, v)); }
-std::string nameOf(OperandType v) { return std::string(nameOf(kOperandTypeNames, v)); }
-std::string nameOf(OperationType v) { return std::string(nameOf(kOperationTypeNames, v)); }
-std::string nameOf(OperandLifeTime v) { return std::string(nameOf(kLifeTimeNames, v)); }
-std::string nameOf(FeatureLevel v) { return std::string(nameOf(kFeatureLevelNames, v)); }
-std::optional<OperandType> operandTypeFromString(std::string_view n) { return valueOf(kOperandTypeNames, n); }
+std::string nameOf(ErrorStatus v) {
+    return std::string(nameOf(kErrorStatusNames, v));
+}
+std::string nameOf(OperandType v) {
+    return std::string(nameOf(kOperandTypeNames, v));
+}
+std::string nameOf(OperationType v) {
+    return std::string(nameOf(kOperationTypeNames, v));
+}
+std::string nameOf(OperandLifeTime v) {
+    return std::string(nameOf(kLifeTimeNames, v));
+}
+std::string nameOf(FeatureLevel v) {
+    return std::string(nameOf(kFeatureLevelNames, v));
+}
+std::optional<OperandType> operandTypeFromString(std::string_view n) {
+    return valueOf(kOperandTypeNames, n);
+}
 std::optional<OperationType> operationTypeFromString(std::string_view n) {
     return valueOf(kOperationTypeNames, n);
 }
-std::optional<OperandLifeTime> lifeTimeFromString(std::string_view n) { return valueOf(kLifeTimeNames, n); }
+std::optional<OperandLifeTime> lifeTimeFromString(std::string_view n) {
+    return valueOf(kLifeTimeNames, n);
+}
 std::optional<FeatureLevel> featureLevelFromString(std::string_view n) {
     return valueOf(kFeatureLevelNames, n);
 }
@@ -133,7 +156,9 @@ bool isScalarType(OperandType t) {
     }
 }
 
-bool isTensorType(OperandType t) { return isValidOperandType(t) && !isScalarType(t); }
+bool isTensorType(OperandType t) {
+    return isValidOperandType(t) && !isScalarType(t);
+}
 
 bool isQuantizedType(OperandType t) {
     switch (t) {
@@ -186,8 +211,9 @@ uint64_t elementCount(const std::vector<uint32_t>& dims) {
 
 uint64_t byteSize(OperandType type, const std::vector<uint32_t>& dims) {
     uint64_t bytes = 0;
-    return __builtin_mul_overflow(uint64_t{elementSize(type)}, elementCount(dims), &bytes) ? kSizeOverflow
-                                                                                           : bytes;
+    return __builtin_mul_overflow(uint64_t{elementSize(type)}, elementCount(dims), &bytes)
+               ? kSizeOverflow
+               : bytes;
 }
 
 uint64_t knownByteSize(OperandType type, const std::vector<uint32_t>& dims) {
@@ -200,8 +226,8 @@ std::string byteSizeText(uint64_t bytes) {
     if (bytes == kSizeOverflow) return "more than 2^64 bytes";
     if (bytes < (uint64_t{1} << 30)) return std::to_string(bytes) + " bytes";
     char text[64];
-    std::snprintf(text, sizeof(text), "%.1f GiB (%llu bytes)", static_cast<double>(bytes) / (1 << 30),
-                  static_cast<unsigned long long>(bytes));
+    std::snprintf(text, sizeof(text), "%.1f GiB (%llu bytes)",
+                  static_cast<double>(bytes) / (1 << 30), static_cast<unsigned long long>(bytes));
     return text;
 }
 
@@ -216,8 +242,8 @@ Status checkMemoryLimit(const Model& model, uint64_t limitBytes) {
             total = bytes > kSizeOverflow - total ? kSizeOverflow : total + bytes;
             if (bytes > largest) {
                 largest = bytes;
-                largestName = graphName + "operand " + std::to_string(k) + " (" + nameOf(operand.type) + " " +
-                              toString(operand.dimensions) + ")";
+                largestName = graphName + "operand " + std::to_string(k) + " (" +
+                              nameOf(operand.type) + " " + toString(operand.dimensions) + ")";
             }
         }
     };
@@ -225,9 +251,10 @@ Status checkMemoryLimit(const Model& model, uint64_t limitBytes) {
     for (size_t i = 0; i < model.referenced.size(); ++i)
         visit(model.referenced[i], "subgraph " + std::to_string(i) + " ");
     if (total <= limitBytes) return okStatus();
-    return fail(ErrorStatus::RESOURCE_EXHAUSTED_PERSISTENT, largestName, " needs ", byteSizeText(largest),
-                "; the model's tensors need ", byteSizeText(total), " in all, over the memory limit of ",
-                byteSizeText(limitBytes), " (--memory-limit)");
+    return fail(ErrorStatus::RESOURCE_EXHAUSTED_PERSISTENT, largestName, " needs ",
+                byteSizeText(largest), "; the model's tensors need ", byteSizeText(total),
+                " in all, over the memory limit of ", byteSizeText(limitBytes),
+                " (--memory-limit)");
 }
 
 bool hasUnknownDimensions(const Operand& operand) {
@@ -246,7 +273,8 @@ const uint8_t* constantData(const Model& model, const Operand& operand) {
     const DataLocation& loc = operand.location;
     const uint64_t end = uint64_t{loc.offset} + loc.length;
     if (operand.lifetime == OperandLifeTime::CONSTANT_COPY) {
-        return end <= model.operandValues.size() ? model.operandValues.data() + loc.offset : nullptr;
+        return end <= model.operandValues.size() ? model.operandValues.data() + loc.offset
+                                                 : nullptr;
     }
     if (operand.lifetime == OperandLifeTime::CONSTANT_REFERENCE) {
         if (loc.poolIndex >= model.pools.size() || !model.pools[loc.poolIndex]) return nullptr;

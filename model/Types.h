@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "model/OperationList.h"
+
 namespace nncosim {
 
 /// Status codes of the HAL contract (values as in ErrorStatus.aidl).
@@ -47,114 +49,9 @@ enum class OperandType : int32_t {
 };
 
 enum class OperationType : int32_t {
-    ADD = 0,
-    AVERAGE_POOL_2D = 1,
-    CONCATENATION = 2,
-    CONV_2D = 3,
-    DEPTHWISE_CONV_2D = 4,
-    DEPTH_TO_SPACE = 5,
-    DEQUANTIZE = 6,
-    EMBEDDING_LOOKUP = 7,
-    FLOOR = 8,
-    FULLY_CONNECTED = 9,
-    HASHTABLE_LOOKUP = 10,
-    L2_NORMALIZATION = 11,
-    L2_POOL_2D = 12,
-    LOCAL_RESPONSE_NORMALIZATION = 13,
-    LOGISTIC = 14,
-    LSH_PROJECTION = 15,
-    LSTM = 16,
-    MAX_POOL_2D = 17,
-    MUL = 18,
-    RELU = 19,
-    RELU1 = 20,
-    RELU6 = 21,
-    RESHAPE = 22,
-    RESIZE_BILINEAR = 23,
-    RNN = 24,
-    SOFTMAX = 25,
-    SPACE_TO_DEPTH = 26,
-    SVDF = 27,
-    TANH = 28,
-    BATCH_TO_SPACE_ND = 29,
-    DIV = 30,
-    MEAN = 31,
-    PAD = 32,
-    SPACE_TO_BATCH_ND = 33,
-    SQUEEZE = 34,
-    STRIDED_SLICE = 35,
-    SUB = 36,
-    TRANSPOSE = 37,
-    ABS = 38,
-    ARGMAX = 39,
-    ARGMIN = 40,
-    AXIS_ALIGNED_BBOX_TRANSFORM = 41,
-    BIDIRECTIONAL_SEQUENCE_LSTM = 42,
-    BIDIRECTIONAL_SEQUENCE_RNN = 43,
-    BOX_WITH_NMS_LIMIT = 44,
-    CAST = 45,
-    CHANNEL_SHUFFLE = 46,
-    DETECTION_POSTPROCESSING = 47,
-    EQUAL = 48,
-    EXP = 49,
-    EXPAND_DIMS = 50,
-    GATHER = 51,
-    GENERATE_PROPOSALS = 52,
-    GREATER = 53,
-    GREATER_EQUAL = 54,
-    GROUPED_CONV_2D = 55,
-    HEATMAP_MAX_KEYPOINT = 56,
-    INSTANCE_NORMALIZATION = 57,
-    LESS = 58,
-    LESS_EQUAL = 59,
-    LOG = 60,
-    LOGICAL_AND = 61,
-    LOGICAL_NOT = 62,
-    LOGICAL_OR = 63,
-    LOG_SOFTMAX = 64,
-    MAXIMUM = 65,
-    MINIMUM = 66,
-    NEG = 67,
-    NOT_EQUAL = 68,
-    PAD_V2 = 69,
-    POW = 70,
-    PRELU = 71,
-    QUANTIZE = 72,
-    QUANTIZED_16BIT_LSTM = 73,
-    RANDOM_MULTINOMIAL = 74,
-    REDUCE_ALL = 75,
-    REDUCE_ANY = 76,
-    REDUCE_MAX = 77,
-    REDUCE_MIN = 78,
-    REDUCE_PROD = 79,
-    REDUCE_SUM = 80,
-    ROI_ALIGN = 81,
-    ROI_POOLING = 82,
-    RSQRT = 83,
-    SELECT = 84,
-    SIN = 85,
-    SLICE = 86,
-    SPLIT = 87,
-    SQRT = 88,
-    TILE = 89,
-    TOPK_V2 = 90,
-    TRANSPOSE_CONV_2D = 91,
-    UNIDIRECTIONAL_SEQUENCE_LSTM = 92,
-    UNIDIRECTIONAL_SEQUENCE_RNN = 93,
-    RESIZE_NEAREST_NEIGHBOR = 94,
-    QUANTIZED_LSTM = 95,
-    IF = 96,
-    WHILE = 97,
-    ELU = 98,
-    HARD_SWISH = 99,
-    FILL = 100,
-    RANK = 101,
-    BATCH_MATMUL = 102,
-    PACK = 103,
-    MIRROR_PAD = 104,
-    REVERSE = 105,
-    OEM_OPERATION = 10000,
-    DENSIFY = 20000,  // experimental (NN_EXPERIMENTAL_FEATURE)
+#define NN_OPERATION_ENUMERATOR(name, stem, value) name = value,
+    NN_FOR_EACH_OPERATION(NN_OPERATION_ENUMERATOR)
+#undef NN_OPERATION_ENUMERATOR
 };
 
 /// NNAPI feature levels; the model's minimum level is what validation derives.
@@ -181,13 +78,18 @@ enum class OperandLifeTime : int32_t {
     POINTER = 7,
 };
 
-enum class ExecutionPreference : int32_t { LOW_POWER = 0, FAST_SINGLE_ANSWER = 1, SUSTAINED_SPEED = 2 };
+enum class ExecutionPreference : int32_t {
+    LOW_POWER = 0,
+    FAST_SINGLE_ANSWER = 1,
+    SUSTAINED_SPEED = 2
+};
 enum class Priority : int32_t { LOW = 0, MEDIUM = 1, HIGH = 2 };
 enum class MeasureTiming : int32_t { NO = 0, YES = 1 };
 enum class DeviceType : int32_t { UNKNOWN = 0, OTHER = 1, CPU = 2, GPU = 3, ACCELERATOR = 4 };
 enum class FusedActivation : int32_t { NONE = 0, RELU = 1, RELU1 = 2, RELU6 = 3 };
 
-inline constexpr ExecutionPreference kDefaultExecutionPreference = ExecutionPreference::FAST_SINGLE_ANSWER;
+inline constexpr ExecutionPreference kDefaultExecutionPreference =
+    ExecutionPreference::FAST_SINGLE_ANSWER;
 inline constexpr Priority kDefaultPriority = Priority::MEDIUM;
 
 // Extension encoding: the high 15 bits of a 31-bit type value are the model's extension
@@ -207,8 +109,12 @@ inline constexpr uint16_t typeWithinExtension(int32_t type) {
 inline constexpr int32_t makeExtensionType(uint16_t prefix, uint16_t type) {
     return static_cast<int32_t>((static_cast<uint32_t>(prefix) << kExtensionTypeBits) | type);
 }
-inline bool isExtension(OperandType t) { return isExtension(static_cast<int32_t>(t)); }
-inline bool isExtension(OperationType t) { return isExtension(static_cast<int32_t>(t)); }
+inline bool isExtension(OperandType t) {
+    return isExtension(static_cast<int32_t>(t));
+}
+inline bool isExtension(OperationType t) {
+    return isExtension(static_cast<int32_t>(t));
+}
 
 // Time: deadlines are points on the steady clock; durations are nanoseconds.
 using Clock = std::chrono::steady_clock;

@@ -17,7 +17,8 @@ Result<FeatureLevel> validateModel(const Model& model);
 /// Validates a request on its own and against the model's main graph: argument counts and
 /// lifetimes, pool indexes and bounds, dimensions compatible with the model, lengths.
 /// `allowUnspecifiedOutput`: outputs may leave dimensions unknown (true for all HAL 1.2+ paths).
-Status validateRequest(const Request& request, const Model& model, bool allowUnspecifiedOutput = true);
+Status validateRequest(const Request& request, const Model& model,
+                       bool allowUnspecifiedOutput = true);
 
 Status validateExecutionPreference(ExecutionPreference preference);
 Status validatePriority(Priority priority);

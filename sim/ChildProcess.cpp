@@ -13,7 +13,8 @@ extern char** environ;
 
 namespace nncosim::sim {
 
-ChildExit runChild(const std::vector<std::string>& argv, const std::string& logPath, double timeoutSeconds) {
+ChildExit runChild(const std::vector<std::string>& argv, const std::string& logPath,
+                   double timeoutSeconds) {
     ChildExit exit;
     if (argv.empty()) return exit;
     std::vector<char*> args;
@@ -22,7 +23,8 @@ ChildExit runChild(const std::vector<std::string>& argv, const std::string& logP
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, logPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, logPath.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
     posix_spawnattr_t attributes;
     posix_spawnattr_init(&attributes);
@@ -35,7 +37,8 @@ ChildExit runChild(const std::vector<std::string>& argv, const std::string& logP
     if (spawned != 0) return exit;
     exit.started = true;
 
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeoutSeconds);
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::duration<double>(timeoutSeconds);
     int status = 0;
     for (;;) {
         const pid_t done = waitpid(pid, &status, WNOHANG);

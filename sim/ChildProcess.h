@@ -18,7 +18,8 @@ struct ChildExit {
 /// Runs `argv` (argv[0] looked up in PATH) with stdin from /dev/null and stdout and stderr
 /// into `logPath`. The child leads a process group of its own; after `timeoutSeconds` the whole
 /// group is killed.
-ChildExit runChild(const std::vector<std::string>& argv, const std::string& logPath, double timeoutSeconds);
+ChildExit runChild(const std::vector<std::string>& argv, const std::string& logPath,
+                   double timeoutSeconds);
 
 /// `text` as one Tcl word: in double quotes with Tcl's substitution characters escaped, so a
 /// path like `a[exec rm x]` or `a"b` reaches Tcl as the literal text.

@@ -9,9 +9,9 @@
 #include <cstdint>
 #include <memory>
 
+#include <tlm_utils/simple_target_socket.h>
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/simple_target_socket.h>
 
 namespace nncosim::sim {
 
@@ -20,8 +20,7 @@ class DramModel : public sc_core::sc_module {
     tlm_utils::simple_target_socket<DramModel> socket;
 
     DramModel(const sc_core::sc_module_name& name, uint64_t bytes,
-              const sc_core::sc_time& clockPeriod, uint32_t latencyCycles,
-              uint32_t bytesPerCycle);
+              const sc_core::sc_time& clockPeriod, uint32_t latencyCycles, uint32_t bytesPerCycle);
     ~DramModel() override;
 
     uint64_t size() const { return mBytes; }

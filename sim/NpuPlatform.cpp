@@ -40,8 +40,8 @@ NpuPlatform::NpuPlatform(const sc_core::sc_module_name& name, const PlatformConf
       socket("socket"),
       mConfig(config),
       mPeriod(static_cast<double>(config.clockPeriodPs), sc_core::SC_PS),
-      mDram(std::make_unique<DramModel>("dram", config.dramBytes, mPeriod,
-                                        config.dramLatencyCycles, config.dramBytesPerCycle)),
+      mDram(std::make_unique<DramModel>("dram", config.dramBytes, mPeriod, config.dramLatencyCycles,
+                                        config.dramBytesPerCycle)),
       mContext(std::make_unique<VerilatedContext>()),
       mBeat(kVec),
       mStrobes(kVec) {
@@ -202,7 +202,8 @@ void NpuPlatform::issueMemoryRequest() {
         const bool dropped =
             fault.kind == FaultOptions::Kind::kDropWriteBeat && mWriteBeatsInJob == fault.beat;
         ++mWriteBeatsInJob;
-        if (fault.kind == FaultOptions::Kind::kStuckWriteBit && m.mem_req_addr_o != mCompletionAddr) {
+        if (fault.kind == FaultOptions::Kind::kStuckWriteBit &&
+            m.mem_req_addr_o != mCompletionAddr) {
             const uint8_t mask = static_cast<uint8_t>(1u << (fault.bit % 8));
             uint8_t& byte = mBeat[(fault.bit / 8) % kVec];
             byte = fault.value ? byte | mask : byte & static_cast<uint8_t>(~mask);
@@ -240,9 +241,8 @@ void NpuPlatform::startTrace() {
     if (path.has_parent_path()) {
         std::filesystem::create_directories(path.parent_path());
     }
-    const std::string fstPath = mConfig.trace.format == TraceOptions::Format::kVcd
-                                    ? path.string() + ".fst"
-                                    : path.string();
+    const std::string fstPath =
+        mConfig.trace.format == TraceOptions::Format::kVcd ? path.string() + ".fst" : path.string();
     mTrace->mFst.open(fstPath.c_str());
     mTraceOpen = true;
     writeGtkwSave(mConfig.trace.path, kVec);
@@ -255,8 +255,8 @@ void NpuPlatform::stopTrace() {
     if (mConfig.trace.format == TraceOptions::Format::kVcd) {
         // Verilator writes one format per build; VCD comes from GTKWave's converter.
         const std::string fstPath = mConfig.trace.path + ".fst";
-        if (runChild({"fst2vcd", "-f", fstPath, "-o", mConfig.trace.path}, mConfig.trace.path + ".log",
-                     kFst2VcdTimeoutSeconds)
+        if (runChild({"fst2vcd", "-f", fstPath, "-o", mConfig.trace.path},
+                     mConfig.trace.path + ".log", kFst2VcdTimeoutSeconds)
                 .ok()) {
             std::filesystem::remove(fstPath);
         } else {
@@ -273,14 +273,14 @@ void NpuPlatform::traceCycle(bool doorbell, bool irqRose, bool errorRose) {
         if (t.startEvent.empty()) {
             start = mCycle >= t.startCycle;
         } else {
-            start = (t.startEvent == "doorbell" && doorbell) || (t.startEvent == "irq" && irqRose) ||
-                    (t.startEvent == "error" && errorRose);
+            start = (t.startEvent == "doorbell" && doorbell) ||
+                    (t.startEvent == "irq" && irqRose) || (t.startEvent == "error" && errorRose);
         }
         if (start) {
             mTraceStop = 0;
             if (t.stopCycle != 0) {
-                mTraceStop = t.startEvent.empty() ? t.stopCycle
-                                                  : mCycle + (t.stopCycle - t.startCycle);
+                mTraceStop =
+                    t.startEvent.empty() ? t.stopCycle : mCycle + (t.stopCycle - t.startCycle);
             }
             startTrace();
         }
@@ -314,16 +314,16 @@ void NpuPlatform::writeGtkwSave(const std::string& dumpPath, uint32_t vecBytes) 
     const std::string top = "TOP.npu_top.";
     const std::vector<Group> groups = {
         {"Command processor",
-         {"u_cmd.state_q" + range(3), "u_cmd.fetch_index_q" + range(32),
-          "u_cmd.next_valid_q", "u_cmd.load_state_q" + range(2), "u_cmd.desc_done_q" + range(32),
+         {"u_cmd.state_q" + range(3), "u_cmd.fetch_index_q" + range(32), "u_cmd.next_valid_q",
+          "u_cmd.load_state_q" + range(2), "u_cmd.desc_done_q" + range(32),
           "u_cmd.error_code_q" + range(8), "u_cmd.flush_o", "irq_o"}},
         {"DMA",
          {"mem_req_valid_o", "mem_req_ready_i", "mem_req_write_o", "mem_req_addr_o" + range(32),
-          "mem_req_wstrb_o" + range(vecBytes), "mem_rsp_valid_i",
-          "mem_rsp_data_i" + range(vecBits), "u_dma_load.busy_o", "u_dma_load.spad_we_o",
+          "mem_req_wstrb_o" + range(vecBytes), "mem_rsp_valid_i", "mem_rsp_data_i" + range(vecBits),
+          "u_dma_load.busy_o", "u_dma_load.spad_we_o",
           "u_dma_load.spad_waddr_o" + range(spadAddrBits),
-          "u_weight_stream.count_o" + range(fifoCountBits),
-          "u_dma_store.busy_o", "u_mem_arb.fault_o"}},
+          "u_weight_stream.count_o" + range(fifoCountBits), "u_dma_store.busy_o",
+          "u_mem_arb.fault_o"}},
         {"Array edges",
          {"u_compute.fd_state_q" + range(3), "u_compute.issue", "u_compute.ld_state_q" + range(2),
           "u_compute.wload_valid", "u_compute.act" + range(vecBytes * 9),

@@ -20,12 +20,12 @@
 #include <string>
 #include <vector>
 
+#include <tlm_utils/simple_initiator_socket.h>
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/simple_initiator_socket.h>
 
-#include "sim/Platform.h"
 #include "driver/NpuRegisters.h"
+#include "sim/Platform.h"
 
 class Vnpu_top;
 

@@ -58,10 +58,10 @@ struct FaultOptions {
 
 /// Configuration of the SystemC platform.
 struct PlatformConfig {
-    uint64_t clockPeriodPs = 1000;        ///< 1 GHz
-    uint64_t dramBytes = 256ull << 20;    ///< device DRAM size
-    uint32_t dramLatencyCycles = 100;     ///< request to first data
-    uint32_t dramBytesPerCycle = 16;      ///< sustained bandwidth (reads and writes share it)
+    uint64_t clockPeriodPs = 1000;      ///< 1 GHz
+    uint64_t dramBytes = 256ull << 20;  ///< device DRAM size
+    uint32_t dramLatencyCycles = 100;   ///< request to first data
+    uint32_t dramBytesPerCycle = 16;    ///< sustained bandwidth (reads and writes share it)
     TraceOptions trace;
     FaultOptions fault;
 };
@@ -71,6 +71,7 @@ struct PlatformConfig {
 /// the platform and later calls return the same one when `config` matches (trace and fault
 /// options apply only on the first call); a different configuration fails with GENERAL_FAILURE.
 /// The device is reset (hardware reset, registers at their reset values) before being returned.
-Result<std::shared_ptr<driver::HardwareAccess>> createSystemCPlatform(const PlatformConfig& config = {});
+Result<std::shared_ptr<driver::HardwareAccess>> createSystemCPlatform(
+    const PlatformConfig& config = {});
 
 }  // namespace nncosim::sim

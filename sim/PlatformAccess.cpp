@@ -1,4 +1,5 @@
-// driver::HardwareAccess on the SystemC platform, and the factory that elaborates the platform once.
+// driver::HardwareAccess on the SystemC platform, and the factory that elaborates the platform
+// once.
 #include "sim/NpuPlatform.h"
 
 #include <cstdlib>
@@ -115,7 +116,8 @@ bool sameHardware(const PlatformConfig& a, const PlatformConfig& b) {
 
 }  // namespace
 
-Result<std::shared_ptr<driver::HardwareAccess>> createSystemCPlatform(const PlatformConfig& config) {
+Result<std::shared_ptr<driver::HardwareAccess>> createSystemCPlatform(
+    const PlatformConfig& config) {
     static std::mutex mutex;
     // Never destroyed: SystemC objects must outlive the simulation kernel's own teardown.
     static NpuPlatform* platform = nullptr;
@@ -129,8 +131,9 @@ Result<std::shared_ptr<driver::HardwareAccess>> createSystemCPlatform(const Plat
                         "starts (SystemC elaborates once per process)");
         }
         if (config.clockPeriodPs == 0 || config.dramBytes == 0 || config.dramBytesPerCycle == 0) {
-            return invalidArgument("createSystemCPlatform: clock period, DRAM size and bandwidth "
-                                   "must be positive");
+            return invalidArgument(
+                "createSystemCPlatform: clock period, DRAM size and bandwidth "
+                "must be positive");
         }
         // Cycle times are whole picoseconds; another SystemC user may have set this already.
         sc_core::sc_report_handler::set_actions(sc_core::SC_ID_SET_TIME_RESOLUTION_,

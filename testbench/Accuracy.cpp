@@ -104,7 +104,8 @@ std::string Comparison::describe() const {
         s << "all " << elements << " elements match; max abs error " << maxAbsError;
     } else {
         s << mismatches << " of " << elements << " elements differ; first at [" << firstMismatch
-          << "]: expected " << firstExpected << ", got " << firstActual << "; max abs error " << maxAbsError;
+          << "]: expected " << firstExpected << ", got " << firstActual << "; max abs error "
+          << maxAbsError;
     }
     return s.str();
 }

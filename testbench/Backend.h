@@ -18,14 +18,14 @@ struct ExecutionOutcome {
 };
 
 class PreparedBackendModel {
-public:
+  public:
     virtual ~PreparedBackendModel() = default;
     /// Executes a request (validated by the callee) and writes its outputs.
     virtual ExecutionOutcome execute(const Request& request, Duration loopTimeout) = 0;
 };
 
 class Backend {
-public:
+  public:
     virtual ~Backend() = default;
     virtual std::string name() const = 0;
     /// Whether every operation of the model's main graph can run on this backend.

@@ -19,7 +19,8 @@ struct RequestBuffers {
     std::vector<SharedMemory> outputPools;
 };
 
-Result<RequestBuffers> makeRequest(const CtsTest& test, const std::vector<uint64_t>& outputLengths) {
+Result<RequestBuffers> makeRequest(const CtsTest& test,
+                                   const std::vector<uint64_t>& outputLengths) {
     RequestBuffers rb;
     auto addPool = [&](size_t length) -> Result<uint32_t> {
         auto memory = Memory::create(std::max<size_t>(length, 1), "cts-request");
@@ -36,7 +37,8 @@ Result<RequestBuffers> makeRequest(const CtsTest& test, const std::vector<uint64
             if (!pool) return pool.status();
             auto& memory = std::get<SharedMemory>(rb.request.pools[*pool]);
             std::memcpy(memory->data(), input.bytes.data(), input.bytes.size());
-            arg.location = {static_cast<const void*>(nullptr), *pool, 0, static_cast<uint32_t>(input.bytes.size()), 0};
+            arg.location = {static_cast<const void*>(nullptr), *pool, 0,
+                            static_cast<uint32_t>(input.bytes.size()), 0};
         }
         rb.request.inputs.push_back(arg);
     }
@@ -45,7 +47,8 @@ Result<RequestBuffers> makeRequest(const CtsTest& test, const std::vector<uint64
         if (!pool) return pool.status();
         rb.outputPools.push_back(std::get<SharedMemory>(rb.request.pools[*pool]));
         Request::Argument arg;
-        arg.location = {static_cast<const void*>(nullptr), *pool, 0, static_cast<uint32_t>(length), 0};
+        arg.location = {static_cast<const void*>(nullptr), *pool, 0, static_cast<uint32_t>(length),
+                        0};
         rb.request.outputs.push_back(arg);
     }
     return rb;
@@ -61,7 +64,8 @@ bool usesFloat16(const Model& model) {
 }
 
 /// RANDOM_MULTINOMIAL: compare the sampled class frequencies with the softmax of the logits.
-std::string checkMultinomial(const CtsTest& test, const uint8_t* samples, const std::vector<uint32_t>& dims) {
+std::string checkMultinomial(const CtsTest& test, const uint8_t* samples,
+                             const std::vector<uint32_t>& dims) {
     const TensorData& logits = test.inputs.at(0);
     const Operand& logitsOperand = test.model.main.operands[test.model.main.inputIndexes[0]];
     const uint32_t batches = logits.dimensions.at(0), classes = logits.dimensions.at(1);
@@ -78,7 +82,8 @@ std::string checkMultinomial(const CtsTest& test, const uint8_t* samples, const 
         for (uint32_t d = 0; d < draws; ++d) {
             int32_t k;
             std::memcpy(&k, samples + (b * draws + d) * 4, 4);
-            if (k < 0 || static_cast<uint32_t>(k) >= classes) return "sample out of range: " + std::to_string(k);
+            if (k < 0 || static_cast<uint32_t>(k) >= classes)
+                return "sample out of range: " + std::to_string(k);
             freq[k] += 1.0 / draws;
         }
         for (uint32_t c = 0; c < classes; ++c) {
@@ -97,15 +102,19 @@ std::string checkOutputs(const CtsTest& test, const Model& model, const RequestB
     for (size_t i = 0; i < test.expectedOutputs.size(); ++i) {
         const TensorData& expected = test.expectedOutputs[i];
         const Operand& operand = model.main.operands[model.main.outputIndexes[i]];
-        if (i >= outcome.outputShapes.size()) return "no output shape reported for output " + std::to_string(i);
+        if (i >= outcome.outputShapes.size())
+            return "no output shape reported for output " + std::to_string(i);
         const auto& shape = outcome.outputShapes[i].dimensions;
         const uint64_t count = elementCount(shape);
-        const uint64_t expectedCount = expected.bytes.size() / std::max<uint32_t>(1, elementSize(operand.type));
+        const uint64_t expectedCount =
+            expected.bytes.size() / std::max<uint32_t>(1, elementSize(operand.type));
         const bool shapeKnown = !expected.dimensions.empty() &&
-                                std::find(expected.dimensions.begin(), expected.dimensions.end(), 0u) == expected.dimensions.end();
+                                std::find(expected.dimensions.begin(), expected.dimensions.end(),
+                                          0u) == expected.dimensions.end();
         if (shapeKnown ? shape != expected.dimensions : count != expectedCount) {
             return "output " + std::to_string(i) + " has shape " + toString(shape) + ", expected " +
-                   (shapeKnown ? toString(expected.dimensions) : std::to_string(expectedCount) + " elements");
+                   (shapeKnown ? toString(expected.dimensions)
+                               : std::to_string(expectedCount) + " elements");
         }
         if (test.outputIgnored[i]) continue;
         const uint8_t* actual = rb.outputPools[i]->data();
@@ -139,7 +148,9 @@ std::string runVariant(Backend& backend, const CtsTest& test, const Model& model
         lengths.push_back(std::max<uint64_t>(out.bytes.size(), 1));
     if (insufficient) lengths[0] -= 1;
     auto prepared = backend.prepare(model);
-    if (!prepared) return "prepare failed: " + nameOf(prepared.status().code) + ": " + prepared.status().message;
+    if (!prepared)
+        return "prepare failed: " + nameOf(prepared.status().code) + ": " +
+               prepared.status().message;
     auto rb = makeRequest(test, lengths);
     if (!rb) return "cannot build the request: " + rb.status().message;
     ExecutionOutcome outcome = (*prepared)->execute(rb->request, loopTimeout);
@@ -154,8 +165,9 @@ std::string runVariant(Backend& backend, const CtsTest& test, const Model& model
             return "OUTPUT_INSUFFICIENT_SIZE without output 0 marked insufficient";
         const auto& expectedDims = test.expectedOutputs[0].dimensions;
         if (!expectedDims.empty() && outcome.outputShapes[0].dimensions != expectedDims)
-            return "OUTPUT_INSUFFICIENT_SIZE reported shape " + toString(outcome.outputShapes[0].dimensions) +
-                   ", expected " + toString(expectedDims);
+            return "OUTPUT_INSUFFICIENT_SIZE reported shape " +
+                   toString(outcome.outputShapes[0].dimensions) + ", expected " +
+                   toString(expectedDims);
         return {};
     }
     if (!outcome.status.ok()) return nameOf(outcome.status.code) + ": " + outcome.status.message;
@@ -166,9 +178,12 @@ std::string runVariant(Backend& backend, const CtsTest& test, const Model& model
 
 const char* verdictName(Verdict v) {
     switch (v) {
-        case Verdict::PASSED: return "passed";
-        case Verdict::FAILED: return "failed";
-        case Verdict::UNSUPPORTED: return "unsupported";
+        case Verdict::PASSED:
+            return "passed";
+        case Verdict::FAILED:
+            return "failed";
+        case Verdict::UNSUPPORTED:
+            return "unsupported";
     }
     return "?";
 }
@@ -178,15 +193,16 @@ std::vector<OperationType> testedOperations(const CtsTest& test) {
     const bool internalInputs = test.name.find("all_inputs_as_internal") != std::string::npos;
     std::vector<OperationType> types;
     for (size_t i = 0; i < ops.size(); ++i) {
-        const bool feedingAdd = internalInputs && ops[i].type == OperationType::ADD && i + 1 < ops.size();
+        const bool feedingAdd =
+            internalInputs && ops[i].type == OperationType::ADD && i + 1 < ops.size();
         if (!feedingAdd && std::find(types.begin(), types.end(), ops[i].type) == types.end())
             types.push_back(ops[i].type);
     }
     return types;
 }
 
-CtsTestResult runCtsTest(Backend& backend, const CtsTest& test, const std::string& file, Duration loopTimeout,
-                         uint64_t memoryLimitBytes) {
+CtsTestResult runCtsTest(Backend& backend, const CtsTest& test, const std::string& file,
+                         Duration loopTimeout, uint64_t memoryLimitBytes) {
     const auto start = std::chrono::steady_clock::now();
     CtsTestResult r;
     r.file = file;
@@ -210,10 +226,16 @@ CtsTestResult runCtsTest(Backend& backend, const CtsTest& test, const std::strin
         // The insufficient-buffer variant needs an output 0 larger than one byte (as Android) and
         // of tensor type: a scalar's size is fully known, so a short buffer is INVALID_ARGUMENT.
         const auto& model = test.model;
-        const bool hasOutputs = !test.expectedOutputs.empty() && test.expectedOutputs[0].bytes.size() > 1 &&
+        const bool hasOutputs = !test.expectedOutputs.empty() &&
+                                test.expectedOutputs[0].bytes.size() > 1 &&
                                 isTensorType(model.main.operands[model.main.outputIndexes[0]].type);
-        struct Variant { const char* name; bool dynamic; bool insufficient; };
-        const Variant variants[] = {{"", false, false}, {"dynamic output shape: ", true, false},
+        struct Variant {
+            const char* name;
+            bool dynamic;
+            bool insufficient;
+        };
+        const Variant variants[] = {{"", false, false},
+                                    {"dynamic output shape: ", true, false},
                                     {"insufficient output buffer: ", true, true}};
         const Model dynamicModel = withUnknownOutputShapes(test.model);
         r.verdict = Verdict::PASSED;
@@ -221,8 +243,8 @@ CtsTestResult runCtsTest(Backend& backend, const CtsTest& test, const std::strin
             if ((v.dynamic && test.expectFailure) || (v.insufficient && !hasOutputs)) continue;
             std::string failure;
             try {
-                failure = runVariant(backend, test, v.dynamic ? dynamicModel : test.model, v.insufficient,
-                                     loopTimeout);
+                failure = runVariant(backend, test, v.dynamic ? dynamicModel : test.model,
+                                     v.insufficient, loopTimeout);
             } catch (const std::bad_alloc&) {
                 failure = "out of memory";
             }

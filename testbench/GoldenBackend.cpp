@@ -8,7 +8,7 @@ namespace nncosim {
 namespace {
 
 class GoldenPreparedModel : public PreparedBackendModel {
-public:
+  public:
     explicit GoldenPreparedModel(Model model) : mModel(std::move(model)) {}
 
     ExecutionOutcome execute(const Request& request, Duration loopTimeout) override {
@@ -25,12 +25,12 @@ public:
         return out;
     }
 
-private:
+  private:
     const Model mModel;
 };
 
 class GoldenBackend : public Backend {
-public:
+  public:
     std::string name() const override { return "golden"; }
     Result<bool> supportsModel(const Model& model) override {
         auto level = validateModel(model);
@@ -46,6 +46,8 @@ public:
 
 }  // namespace
 
-std::unique_ptr<Backend> makeGoldenBackend() { return std::make_unique<GoldenBackend>(); }
+std::unique_ptr<Backend> makeGoldenBackend() {
+    return std::make_unique<GoldenBackend>();
+}
 
 }  // namespace nncosim

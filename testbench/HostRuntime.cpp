@@ -39,17 +39,21 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
 /// Executes a prepared partition on the driver: the inputs in shared memory as the NNAPI
 /// runtime sends them, the outputs read back; an output of unknown size gets a second try with
 /// the sizes the driver reported.
-Result<std::vector<TensorData>> executeOnDriver(const driver::IPreparedModel& prepared, const Model& model,
-                                                const std::vector<TensorData>& inputs, Duration loopTimeout) {
+Result<std::vector<TensorData>> executeOnDriver(const driver::IPreparedModel& prepared,
+                                                const Model& model,
+                                                const std::vector<TensorData>& inputs,
+                                                Duration loopTimeout) {
     Request request;
     for (const TensorData& input : inputs) {
         Request::Argument arg;
         if (input.dimensions.empty() && input.bytes.empty()) {
             arg.lifetime = Request::Argument::LifeTime::NO_VALUE;
         } else {
-            auto memory = Memory::create(std::max<size_t>(input.bytes.size(), 1), "host-runtime-input");
+            auto memory =
+                Memory::create(std::max<size_t>(input.bytes.size(), 1), "host-runtime-input");
             if (!memory) return memory.status();
-            if (!input.bytes.empty()) std::memcpy((*memory)->data(), input.bytes.data(), input.bytes.size());
+            if (!input.bytes.empty())
+                std::memcpy((*memory)->data(), input.bytes.data(), input.bytes.size());
             request.pools.push_back(*memory);
             arg.location.poolIndex = static_cast<uint32_t>(request.pools.size() - 1);
             arg.location.length = static_cast<uint32_t>(input.bytes.size());
@@ -59,7 +63,8 @@ Result<std::vector<TensorData>> executeOnDriver(const driver::IPreparedModel& pr
     }
     const Subgraph& g = model.main;
     std::vector<uint64_t> lengths;
-    for (uint32_t k : g.outputIndexes) lengths.push_back(byteSize(g.operands[k].type, g.operands[k].dimensions));
+    for (uint32_t k : g.outputIndexes)
+        lengths.push_back(byteSize(g.operands[k].type, g.operands[k].dimensions));
     const size_t firstOutputPool = request.pools.size();
     for (int attempt = 0; attempt < 2; ++attempt) {
         request.pools.resize(firstOutputPool);
@@ -73,18 +78,21 @@ Result<std::vector<TensorData>> executeOnDriver(const driver::IPreparedModel& pr
             arg.location.length = static_cast<uint32_t>(std::max<uint64_t>(length, 1));
             request.outputs.push_back(std::move(arg));
         }
-        const driver::ExecutionResult result = prepared.execute(request, MeasureTiming::YES, {}, loopTimeout);
+        const driver::ExecutionResult result =
+            prepared.execute(request, MeasureTiming::YES, {}, loopTimeout);
         if (result.status.code == ErrorStatus::OUTPUT_INSUFFICIENT_SIZE && attempt == 0 &&
             result.outputShapes.size() == lengths.size()) {
             for (size_t i = 0; i < lengths.size(); ++i) {
-                lengths[i] = byteSize(g.operands[g.outputIndexes[i]].type, result.outputShapes[i].dimensions);
+                lengths[i] = byteSize(g.operands[g.outputIndexes[i]].type,
+                                      result.outputShapes[i].dimensions);
             }
             continue;
         }
         if (!result.ok()) return result.status;
         if (result.outputShapes.size() != lengths.size()) {
-            return fail(ErrorStatus::GENERAL_FAILURE, "the driver reported ", result.outputShapes.size(),
-                        " output shapes for ", lengths.size(), " outputs");
+            return fail(ErrorStatus::GENERAL_FAILURE, "the driver reported ",
+                        result.outputShapes.size(), " output shapes for ", lengths.size(),
+                        " outputs");
         }
         std::vector<TensorData> outputs;
         for (size_t i = 0; i < lengths.size(); ++i) {
@@ -92,7 +100,8 @@ Result<std::vector<TensorData>> executeOnDriver(const driver::IPreparedModel& pr
             t.dimensions = result.outputShapes[i].dimensions;
             const auto& memory = std::get<SharedMemory>(request.pools[firstOutputPool + i]);
             const uint64_t size = byteSize(g.operands[g.outputIndexes[i]].type, t.dimensions);
-            t.bytes.assign(memory->data(), memory->data() + std::min<uint64_t>(size, memory->size()));
+            t.bytes.assign(memory->data(),
+                           memory->data() + std::min<uint64_t>(size, memory->size()));
             outputs.push_back(std::move(t));
         }
         return outputs;
@@ -110,7 +119,8 @@ struct HostRuntime::Step {
 
 HostRuntime::~HostRuntime() = default;
 
-Result<std::unique_ptr<HostRuntime>> HostRuntime::create(const Model& model, const RuntimeOptions& options) {
+Result<std::unique_ptr<HostRuntime>> HostRuntime::create(const Model& model,
+                                                         const RuntimeOptions& options) {
     auto level = validateModel(model);
     if (!level) return level.status();
     std::unique_ptr<HostRuntime> rt(new HostRuntime());
@@ -133,17 +143,18 @@ Result<std::unique_ptr<HostRuntime>> HostRuntime::create(const Model& model, con
             if (onNpu[i]) continue;
             const Status why = driver::checkOperationSupported(model, i);
             rt->mCpuReasons[i] = why.ok() ? "not supported by the driver" : why.message;
-            unsupported << "\n  operation " << i << " " << nameOf(model.main.operations[i].type) << ": "
-                        << rt->mCpuReasons[i];
+            unsupported << "\n  operation " << i << " " << nameOf(model.main.operations[i].type)
+                        << ": " << rt->mCpuReasons[i];
         }
         if (options.placement == Placement::kNpu && !unsupported.str().empty()) {
-            return fail(ErrorStatus::GENERAL_FAILURE, "the NPU does not support every operation:", unsupported.str());
+            return fail(ErrorStatus::GENERAL_FAILURE,
+                        "the NPU does not support every operation:", unsupported.str());
         }
     }
     rt->mPartitions = options.onePartitionPerOperation ? singleOperationPartitions(model, onNpu)
                                                        : partitionOperations(model, onNpu);
-    const std::vector<bool> exported =
-            exportedOperands(model, rt->mPartitions, options.exposeIntermediates || options.onePartitionPerOperation);
+    const std::vector<bool> exported = exportedOperands(
+        model, rt->mPartitions, options.exposeIntermediates || options.onePartitionPerOperation);
     for (Partition& partition : rt->mPartitions) {
         Step step;
         step.npu = partition.npu;
@@ -160,7 +171,8 @@ Result<std::unique_ptr<HostRuntime>> HostRuntime::create(const Model& model, con
                     // the CPU.
                     step.npu = partition.npu = false;
                     for (uint32_t i : partition.operations) {
-                        rt->mCpuReasons[i] = "the driver failed to prepare its partition: " + prepared.status().message;
+                        rt->mCpuReasons[i] = "the driver failed to prepare its partition: " +
+                                             prepared.status().message;
                     }
                 }
             }
@@ -170,10 +182,9 @@ Result<std::unique_ptr<HostRuntime>> HostRuntime::create(const Model& model, con
     return rt;
 }
 
-Result<std::vector<TensorData>> HostRuntime::fallBackToCpu(const std::vector<TensorData>& inputs,
-                                                           ExecutionRecord& rec,
-                                                           std::vector<std::optional<TensorData>>& values,
-                                                           Duration loopTimeout) const {
+Result<std::vector<TensorData>> HostRuntime::fallBackToCpu(
+    const std::vector<TensorData>& inputs, ExecutionRecord& rec,
+    std::vector<std::optional<TensorData>>& values, Duration loopTimeout) const {
     const Subgraph& g = mModel.main;
     PartitionRecord pr;
     pr.operations.resize(g.operations.size());
@@ -191,7 +202,9 @@ Result<std::vector<TensorData>> HostRuntime::fallBackToCpu(const std::vector<Ten
     pr.seconds = secondsSince(start);
     rec.cpuSeconds += pr.seconds;
     rec.partitions.push_back(std::move(pr));
-    if (mNpu) rec.deviceTime = Duration(static_cast<int64_t>(rec.npuCycles * mNpu->hardware->clockPeriodPs() / 1000));
+    if (mNpu)
+        rec.deviceTime =
+            Duration(static_cast<int64_t>(rec.npuCycles * mNpu->hardware->clockPeriodPs() / 1000));
     if (!outputs) return outputs.status();
     for (size_t i = 0; i < outputs->size(); ++i) values[g.outputIndexes[i]] = (*outputs)[i];
     rec.values = std::move(values);
@@ -199,10 +212,12 @@ Result<std::vector<TensorData>> HostRuntime::fallBackToCpu(const std::vector<Ten
 }
 
 Result<std::vector<TensorData>> HostRuntime::execute(const std::vector<TensorData>& inputs,
-                                                     ExecutionRecord* record, Duration loopTimeout) const {
+                                                     ExecutionRecord* record,
+                                                     Duration loopTimeout) const {
     const Subgraph& g = mModel.main;
     if (inputs.size() != g.inputIndexes.size()) {
-        return invalidArgument("the model has ", g.inputIndexes.size(), " inputs, ", inputs.size(), " given");
+        return invalidArgument("the model has ", g.inputIndexes.size(), " inputs, ", inputs.size(),
+                               " given");
     }
     std::vector<std::optional<TensorData>> values(g.operands.size());
     for (size_t i = 0; i < inputs.size(); ++i) values[g.inputIndexes[i]] = inputs[i];
@@ -232,14 +247,18 @@ Result<std::vector<TensorData>> HostRuntime::execute(const std::vector<TensorDat
         const PartitionModel& part = *step.part;
         std::vector<TensorData> stepInputs;
         for (uint32_t k : part.inputs) {
-            if (!values[k]) return fail(ErrorStatus::GENERAL_FAILURE, "operand ", k, " has no value for partition ", s);
+            if (!values[k])
+                return fail(ErrorStatus::GENERAL_FAILURE, "operand ", k,
+                            " has no value for partition ", s);
             stepInputs.push_back(*values[k]);
         }
         // No request can carry a zero-sized tensor (a 0 dimension means unknown): as Android's
         // runtime, the whole model then falls back to the CPU.
-        const bool zeroSizedInput = std::any_of(stepInputs.begin(), stepInputs.end(), [](const TensorData& t) {
-            return std::find(t.dimensions.begin(), t.dimensions.end(), 0u) != t.dimensions.end();
-        });
+        const bool zeroSizedInput =
+            std::any_of(stepInputs.begin(), stepInputs.end(), [](const TensorData& t) {
+                return std::find(t.dimensions.begin(), t.dimensions.end(), 0u) !=
+                       t.dimensions.end();
+            });
         if (zeroSizedInput) return fallBackToCpu(inputs, rec, values, loopTimeout);
         const auto start = std::chrono::steady_clock::now();
         Result<std::vector<TensorData>> outputs = std::vector<TensorData>{};
@@ -254,16 +273,19 @@ Result<std::vector<TensorData>> HostRuntime::execute(const std::vector<TensorDat
         pr.seconds = secondsSince(start);
         if (!outputs) {
             Status status = outputs.status();
-            status.message = std::string(step.npu ? "NPU" : "CPU") + " partition " + std::to_string(s) +
-                             " (operations " + std::to_string(pr.operations.front()) + ".." +
+            status.message = std::string(step.npu ? "NPU" : "CPU") + " partition " +
+                             std::to_string(s) + " (operations " +
+                             std::to_string(pr.operations.front()) + ".." +
                              std::to_string(pr.operations.back()) + "): " + status.message;
             return status;
         }
-        for (size_t o = 0; o < part.outputs.size(); ++o) values[part.outputs[o]] = std::move((*outputs)[o]);
+        for (size_t o = 0; o < part.outputs.size(); ++o)
+            values[part.outputs[o]] = std::move((*outputs)[o]);
         if (step.npu && pr.job) {
             rec.npuCycles += pr.job->total.cycles;
             for (const auto& [tag, share] : pr.job->byTag) {
-                if (tag < part.operations.size()) rec.operations[part.operations[tag]].counters = share;
+                if (tag < part.operations.size())
+                    rec.operations[part.operations[tag]].counters = share;
             }
             for (const auto& [from, into] : pr.job->fusedInto) {
                 if (from < part.operations.size() && into < part.operations.size())
@@ -274,10 +296,14 @@ Result<std::vector<TensorData>> HostRuntime::execute(const std::vector<TensorDat
         }
         rec.partitions.push_back(std::move(pr));
     }
-    if (mNpu) rec.deviceTime = Duration(static_cast<int64_t>(rec.npuCycles * mNpu->hardware->clockPeriodPs() / 1000));
+    if (mNpu)
+        rec.deviceTime =
+            Duration(static_cast<int64_t>(rec.npuCycles * mNpu->hardware->clockPeriodPs() / 1000));
     std::vector<TensorData> outputs;
     for (uint32_t k : g.outputIndexes) {
-        if (!values[k]) return fail(ErrorStatus::GENERAL_FAILURE, "model output operand ", k, " was not computed");
+        if (!values[k])
+            return fail(ErrorStatus::GENERAL_FAILURE, "model output operand ", k,
+                        " was not computed");
         outputs.push_back(*values[k]);
     }
     rec.values = std::move(values);

@@ -33,8 +33,8 @@ Result<std::shared_ptr<NpuContext>> openNpu(const sim::PlatformConfig& config = 
 /// Where the runtime may place operations.
 enum class Placement {
     kGolden,  ///< everything on the CPU (the golden reference)
-    kNpu,     ///< everything on the NPU; preparation fails unless the driver supports every operation
-    kAuto,    ///< the NPU where the driver supports an operation, the CPU elsewhere
+    kNpu,   ///< everything on the NPU; preparation fails unless the driver supports every operation
+    kAuto,  ///< the NPU where the driver supports an operation, the CPU elsewhere
 };
 
 struct RuntimeOptions {
@@ -64,9 +64,9 @@ struct OperationRecord {
 
 struct PartitionRecord {
     bool npu = false;
-    std::vector<uint32_t> operations;    ///< main-graph operations in execution order
-    double seconds = 0.0;                ///< host wall time of its execution
-    std::optional<NpuJobProfile> job;    ///< NPU partitions: the job the driver ran
+    std::vector<uint32_t> operations;  ///< main-graph operations in execution order
+    double seconds = 0.0;              ///< host wall time of its execution
+    std::optional<NpuJobProfile> job;  ///< NPU partitions: the job the driver ran
 };
 
 struct ExecutionRecord {
@@ -86,7 +86,8 @@ class HostRuntime {
     /// Validates `model`, plans its partitions and prepares each on its device. The NPU is
     /// opened (openNpu) when an operation goes there. Fails with INVALID_ARGUMENT for an invalid
     /// model and, with Placement::kNpu, with GENERAL_FAILURE naming the unsupported operations.
-    static Result<std::unique_ptr<HostRuntime>> create(const Model& model, const RuntimeOptions& options);
+    static Result<std::unique_ptr<HostRuntime>> create(const Model& model,
+                                                       const RuntimeOptions& options);
     ~HostRuntime();
 
     const Model& model() const { return mModel; }
@@ -98,15 +99,16 @@ class HostRuntime {
     /// omitted one) and returns one tensor per main-graph output. Fills `record` when given.
     /// `loopTimeout` bounds WHILE loops on either device. The NPU figures in `record` are only
     /// meaningful when no other execution uses the NPU at the same time (NpuProfiler).
-    Result<std::vector<TensorData>> execute(const std::vector<TensorData>& inputs,
-                                            ExecutionRecord* record = nullptr,
-                                            Duration loopTimeout = kDefaultLoopTimeoutDuration) const;
+    Result<std::vector<TensorData>> execute(
+        const std::vector<TensorData>& inputs, ExecutionRecord* record = nullptr,
+        Duration loopTimeout = kDefaultLoopTimeoutDuration) const;
 
   private:
     struct Step;
     HostRuntime() = default;
     /// Android's full CPU fallback: the whole model on the golden, recorded as one more partition.
-    Result<std::vector<TensorData>> fallBackToCpu(const std::vector<TensorData>& inputs, ExecutionRecord& rec,
+    Result<std::vector<TensorData>> fallBackToCpu(const std::vector<TensorData>& inputs,
+                                                  ExecutionRecord& rec,
                                                   std::vector<std::optional<TensorData>>& values,
                                                   Duration loopTimeout) const;
 

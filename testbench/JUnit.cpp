@@ -10,11 +10,21 @@ std::string escape(const std::string& s) {
     out.reserve(s.size());
     for (char c : s) {
         switch (c) {
-            case '&': out += "&amp;"; break;
-            case '<': out += "&lt;"; break;
-            case '>': out += "&gt;"; break;
-            case '"': out += "&quot;"; break;
-            case '\'': out += "&apos;"; break;
+            case '&':
+                out += "&amp;";
+                break;
+            case '<':
+                out += "&lt;";
+                break;
+            case '>':
+                out += "&gt;";
+                break;
+            case '"':
+                out += "&quot;";
+                break;
+            case '\'':
+                out += "&apos;";
+                break;
             default:
                 // XML 1.0 forbids most control characters.
                 if (static_cast<unsigned char>(c) >= 0x20 || c == '\n' || c == '\t') out += c;
@@ -25,7 +35,8 @@ std::string escape(const std::string& s) {
 
 }  // namespace
 
-bool writeJUnit(const std::string& path, const std::string& suiteName, const std::vector<JUnitCase>& cases) {
+bool writeJUnit(const std::string& path, const std::string& suiteName,
+                const std::vector<JUnitCase>& cases) {
     size_t failures = 0, skipped = 0;
     double seconds = 0;
     for (const auto& c : cases) {
@@ -35,11 +46,12 @@ bool writeJUnit(const std::string& path, const std::string& suiteName, const std
     }
     std::ofstream out(path);
     out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n"
-        << "<testsuite name=\"" << escape(suiteName) << "\" tests=\"" << cases.size() << "\" failures=\""
-        << failures << "\" errors=\"0\" skipped=\"" << skipped << "\" time=\"" << seconds << "\">\n";
+        << "<testsuite name=\"" << escape(suiteName) << "\" tests=\"" << cases.size()
+        << "\" failures=\"" << failures << "\" errors=\"0\" skipped=\"" << skipped << "\" time=\""
+        << seconds << "\">\n";
     for (const auto& c : cases) {
-        out << "  <testcase classname=\"" << escape(c.suite) << "\" name=\"" << escape(c.name) << "\" time=\""
-            << c.seconds << "\"";
+        out << "  <testcase classname=\"" << escape(c.suite) << "\" name=\"" << escape(c.name)
+            << "\" time=\"" << c.seconds << "\"";
         if (c.failed && !c.details.empty()) {
             out << ">\n    <failure message=\"" << escape(c.message) << "\">" << escape(c.details)
                 << "</failure>\n  </testcase>\n";

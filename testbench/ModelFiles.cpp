@@ -37,7 +37,8 @@ Result<CtsFile> loadModelFile(const std::string& path, std::vector<std::string>*
 Result<const CtsTest*> selectTest(const CtsFile& file, const std::string& name) {
     for (const CtsTest& test : file.tests) {
         if (!name.empty() && test.name != name) continue;
-        if (!test.readError.empty()) return invalidArgument(file.path, " test ", test.name, ": ", test.readError);
+        if (!test.readError.empty())
+            return invalidArgument(file.path, " test ", test.name, ": ", test.readError);
         return &test;
     }
     if (name.empty()) return invalidArgument(file.path, " has no test");

@@ -15,11 +15,11 @@
 #include <sstream>
 #include <tuple>
 
+#include "driver/NpuRegisters.h"
 #include "golden/Executor.h"
 #include "model/ModelJson.h"
 #include "model/Validation.h"
 #include "sim/ChildProcess.h"
-#include "driver/NpuRegisters.h"
 
 namespace nncosim {
 namespace {
@@ -32,8 +32,8 @@ constexpr double kWavesRunTimeoutSeconds = 3600;
 constexpr double kScreenshotTimeoutSeconds = 120;
 
 bool isFloat(OperandType t) {
-    return t == OperandType::TENSOR_FLOAT32 || t == OperandType::FLOAT32 || t == OperandType::TENSOR_FLOAT16 ||
-           t == OperandType::FLOAT16;
+    return t == OperandType::TENSOR_FLOAT32 || t == OperandType::FLOAT32 ||
+           t == OperandType::TENSOR_FLOAT16 || t == OperandType::FLOAT16;
 }
 
 bool isRelaxed(const Model& model) {
@@ -95,9 +95,12 @@ std::string coordinates(const std::vector<uint32_t>& dims, uint64_t flat) {
 
 const char* placementName(Placement p) {
     switch (p) {
-        case Placement::kGolden: return "golden";
-        case Placement::kNpu: return "npu";
-        case Placement::kAuto: return "auto";
+        case Placement::kGolden:
+            return "golden";
+        case Placement::kNpu:
+            return "npu";
+        case Placement::kAuto:
+            return "auto";
     }
     return "?";
 }
@@ -126,19 +129,23 @@ bool isExecutable(const std::string& name) {
 
 /// What each operation reads, named for reports, with the device's and the golden's values.
 struct OperandSource {
-    int writer = -1;       ///< operation writing it, if any
-    uint32_t position = 0; ///< which of the writer's outputs
+    int writer = -1;        ///< operation writing it, if any
+    uint32_t position = 0;  ///< which of the writer's outputs
 };
 
 class DivergenceFinder {
   public:
     DivergenceFinder(const Model& model, const std::vector<TensorData>& inputs,
                      const std::vector<std::vector<TensorData>>& goldenResults)
-        : mModel(model), mInputs(inputs), mGolden(goldenResults), mRelaxed(isRelaxed(model)),
+        : mModel(model),
+          mInputs(inputs),
+          mGolden(goldenResults),
+          mRelaxed(isRelaxed(model)),
           mSources(model.main.operands.size()) {
         const auto& ops = model.main.operations;
         for (uint32_t i = 0; i < ops.size(); ++i) {
-            for (uint32_t o = 0; o < ops[i].outputs.size(); ++o) mSources[ops[i].outputs[o]] = {static_cast<int>(i), o};
+            for (uint32_t o = 0; o < ops[i].outputs.size(); ++o)
+                mSources[ops[i].outputs[o]] = {static_cast<int>(i), o};
         }
     }
 
@@ -188,8 +195,8 @@ class DivergenceFinder {
                     const uint32_t k = op.outputs[o];
                     if (!record.values[k]) continue;
                     const TensorData* golden = o < mGolden[i].size() ? &mGolden[i][o] : nullptr;
-                    d.outputs.push_back(checkTensor("output " + std::to_string(o), k, g.operands[k], mRelaxed,
-                                                    *record.values[k], golden));
+                    d.outputs.push_back(checkTensor("output " + std::to_string(o), k, g.operands[k],
+                                                    mRelaxed, *record.values[k], golden));
                     diverges = diverges || !d.outputs.back().ok();
                 }
                 if (!diverges) {
@@ -214,7 +221,8 @@ class DivergenceFinder {
 
     std::optional<TensorCheck> inputCheck(const ExecutionRecord& record, uint32_t k, uint32_t n) {
         const Operand& operand = mModel.main.operands[k];
-        if (!isTensorType(operand.type) || operand.lifetime == OperandLifeTime::NO_VALUE) return std::nullopt;
+        if (!isTensorType(operand.type) || operand.lifetime == OperandLifeTime::NO_VALUE)
+            return std::nullopt;
         const std::string role = "input " + std::to_string(n);
         if (operand.lifetime == OperandLifeTime::CONSTANT_COPY ||
             operand.lifetime == OperandLifeTime::CONSTANT_REFERENCE) {
@@ -236,7 +244,8 @@ class DivergenceFinder {
             origin = "model input " + std::to_string(pos);
         } else if (mSources[k].writer >= 0) {
             const auto& results = mGolden[mSources[k].writer];
-            golden = mSources[k].position < results.size() ? &results[mSources[k].position] : nullptr;
+            golden =
+                mSources[k].position < results.size() ? &results[mSources[k].position] : nullptr;
             origin = "output " + std::to_string(mSources[k].position) + " of operation " +
                      std::to_string(mSources[k].writer) + " " +
                      nameOf(mModel.main.operations[mSources[k].writer].type);
@@ -256,14 +265,16 @@ class DivergenceFinder {
 
 std::string fileStem(const std::string& name) {
     std::string s;
-    for (char c : name) s += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' ? c : '_';
+    for (char c : name)
+        s += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' ? c : '_';
     return s.empty() ? "model" : s;
 }
 
 /// [start, start + cycles) of `operation` in its NPU job of `record`: the job's start plus the
 /// shares of the operations before it, widened by `sampleCycles` each side within the job (the
 /// whole job when the shares were not sampled).
-std::optional<std::pair<uint64_t, uint64_t>> operationWindow(const ExecutionRecord& record, uint32_t operation,
+std::optional<std::pair<uint64_t, uint64_t>> operationWindow(const ExecutionRecord& record,
+                                                             uint32_t operation,
                                                              uint64_t sampleCycles) {
     // A fused operation runs inside the one it is fused with: that one's window.
     if (auto into = record.operations.at(operation).fusedInto) operation = *into;
@@ -271,7 +282,8 @@ std::optional<std::pair<uint64_t, uint64_t>> operationWindow(const ExecutionReco
     if (!op.npu || op.partition >= record.partitions.size()) return std::nullopt;
     const PartitionRecord& p = record.partitions[op.partition];
     if (!p.job) return std::nullopt;
-    const uint64_t jobStart = p.job->startCycle, jobEnd = jobStart + p.job->total.cycles + kWindowMarginCycles;
+    const uint64_t jobStart = p.job->startCycle,
+                   jobEnd = jobStart + p.job->total.cycles + kWindowMarginCycles;
     if (!op.counters) return std::make_pair(jobStart, jobEnd - jobStart);
     uint64_t start = jobStart;
     for (uint32_t i : p.operations) {
@@ -288,8 +300,8 @@ std::optional<std::pair<uint64_t, uint64_t>> operationWindow(const ExecutionReco
 /// when it diverges alone, else of its window in a repetition of the whole run.
 WavesReport dumpWaves(const std::string& name, const Model& model, const Divergence& d,
                       const std::vector<std::optional<TensorData>>& values,
-                      const std::vector<TensorData>& goldenResults, const ExecutionRecord& mainRecord,
-                      const RunOptions& options) {
+                      const std::vector<TensorData>& goldenResults,
+                      const ExecutionRecord& mainRecord, const RunOptions& options) {
     WavesReport w;
     std::vector<bool> all(model.main.operands.size(), true);
     auto part = extractPartition(model, {d.operation}, all);
@@ -347,7 +359,8 @@ WavesReport dumpWaves(const std::string& name, const Model& model, const Diverge
     }
     w.jobCycles = record.npuCycles;
     for (size_t n = 0; n < outputs->size(); ++n) {
-        w.reproducesAlone = w.reproducesAlone || (*outputs)[n].bytes != test.expectedOutputs[n].bytes;
+        w.reproducesAlone =
+            w.reproducesAlone || (*outputs)[n].bytes != test.expectedOutputs[n].bytes;
     }
 
     w.fst = base + ".fst";
@@ -355,7 +368,8 @@ WavesReport dumpWaves(const std::string& name, const Model& model, const Diverge
     std::filesystem::remove(w.fst, ec);
     std::filesystem::remove(w.gtkw, ec);
     std::string executable = options.executable;
-    if (executable == "/proc/self/exe") executable = std::filesystem::read_symlink(executable, ec).string();
+    if (executable == "/proc/self/exe")
+        executable = std::filesystem::read_symlink(executable, ec).string();
     std::vector<std::string> argv = {executable, "run"};
     if (w.reproducesAlone || options.rerunArgs.empty()) {
         w.windowCycles = w.jobCycles + kWindowMarginCycles;
@@ -370,8 +384,8 @@ WavesReport dumpWaves(const std::string& name, const Model& model, const Diverge
         }
         std::tie(w.windowStart, w.windowCycles) = *window;
         argv.insert(argv.end(), options.rerunArgs.begin(), options.rerunArgs.end());
-        argv.insert(argv.end(), {"--trace", w.fst, "--trace-cycles", std::to_string(w.windowCycles), "--trace-start",
-                                 std::to_string(w.windowStart)});
+        argv.insert(argv.end(), {"--trace", w.fst, "--trace-cycles", std::to_string(w.windowCycles),
+                                 "--trace-start", std::to_string(w.windowStart)});
     }
     argv.insert(argv.end(), options.childArgs.begin(), options.childArgs.end());
     const std::string childReport = base + ".run.json";
@@ -381,12 +395,14 @@ WavesReport dumpWaves(const std::string& name, const Model& model, const Diverge
     const sim::ChildExit rerun = sim::runChild(argv, log, kWavesRunTimeoutSeconds);
     // Exit status 1 is the mismatch the waves are about.
     if (rerun.timedOut) {
-        w.error = "the waves run did not finish within " + std::to_string(int(kWavesRunTimeoutSeconds)) +
-                  " s and was killed (see " + log + ")";
+        w.error = "the waves run did not finish within " +
+                  std::to_string(int(kWavesRunTimeoutSeconds)) + " s and was killed (see " + log +
+                  ")";
         return w;
     }
     if (rerun.status != 0 && rerun.status != 1) {
-        w.error = "the waves run failed (exit status " + std::to_string(rerun.status) + "; see " + log + ")";
+        w.error = "the waves run failed (exit status " + std::to_string(rerun.status) + "; see " +
+                  log + ")";
         return w;
     }
     if (!std::filesystem::exists(w.fst) || std::filesystem::file_size(w.fst, ec) == 0) {
@@ -398,7 +414,8 @@ WavesReport dumpWaves(const std::string& name, const Model& model, const Diverge
     if (!std::filesystem::exists(w.gtkw)) w.gtkw.clear();
     if (w.windowStart > 0) {
         // The repetition must have run the operation's job at the same cycle as this run.
-        const PartitionRecord& p = mainRecord.partitions[mainRecord.operations[d.operation].partition];
+        const PartitionRecord& p =
+            mainRecord.partitions[mainRecord.operations[d.operation].partition];
         std::ifstream in(childReport);
         const nlohmann::json child = nlohmann::json::parse(in, nullptr, false);
         const auto& parts = child.is_object() ? child["partitions"] : nlohmann::json();
@@ -406,7 +423,8 @@ WavesReport dumpWaves(const std::string& name, const Model& model, const Diverge
         if (!parts.is_array() || index >= parts.size() || !parts[index].contains("npu") ||
             parts[index]["npu"]["start_cycle"] != p.job->startCycle) {
             w.error = "the repeated run did not start the operation's job at cycle " +
-                      std::to_string(p.job->startCycle) + ": the waves may miss it (see " + childReport + ")";
+                      std::to_string(p.job->startCycle) + ": the waves may miss it (see " +
+                      childReport + ")";
         }
     }
 
@@ -417,8 +435,8 @@ WavesReport dumpWaves(const std::string& name, const Model& model, const Diverge
         std::ofstream(tcl) << "gtkwave::/Time/Zoom/Zoom_Full\n"
                            << "gtkwave::/File/Grab_To_File " << sim::tclQuoted(png) << "\n"
                            << "gtkwave::/File/Quit\n";
-        sim::runChild({"xvfb-run", "-a", "gtkwave", "-a", w.gtkw, "-S", tcl, w.fst}, base + ".png.log",
-                      kScreenshotTimeoutSeconds);
+        sim::runChild({"xvfb-run", "-a", "gtkwave", "-a", w.gtkw, "-S", tcl, w.fst},
+                      base + ".png.log", kScreenshotTimeoutSeconds);
         if (std::filesystem::exists(png)) w.png = png;
     }
     return w;
@@ -432,7 +450,8 @@ std::string percent(double v) {
 
 std::string withCommas(uint64_t v) {
     std::string s = std::to_string(v);
-    for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<size_t>(i), ",");
+    for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3)
+        s.insert(static_cast<size_t>(i), ",");
     return s;
 }
 
@@ -452,14 +471,16 @@ std::string ranges(const std::vector<uint32_t>& v) {
     for (size_t i = 0; i < v.size();) {
         size_t j = i;
         while (j + 1 < v.size() && v[j + 1] == v[j] + 1) ++j;
-        s += (s.empty() ? "" : ",") + std::to_string(v[i]) + (j > i ? "-" + std::to_string(v[j]) : "");
+        s += (s.empty() ? "" : ",") + std::to_string(v[i]) +
+             (j > i ? "-" + std::to_string(v[j]) : "");
         i = j + 1;
     }
     return s;
 }
 
 void describeCheck(std::ostringstream& out, const TensorCheck& c, const std::string& indent) {
-    out << indent << c.role << " (operand " << c.operand << ", " << nameOf(c.type) << " " << toString(c.shape) << ")";
+    out << indent << c.role << " (operand " << c.operand << ", " << nameOf(c.type) << " "
+        << toString(c.shape) << ")";
     if (!c.origin.empty()) out << " from " << c.origin;
     if (c.compared) out << ": " << (c.ok() ? "match" : "MISMATCH");
     out << "\n";
@@ -476,9 +497,9 @@ void describeCheck(std::ostringstream& out, const TensorCheck& c, const std::str
     if (cmp.ok()) {
         out << "all " << cmp.elements << " elements match";
     } else {
-        out << cmp.mismatches << " of " << cmp.elements << " elements differ; first at " << cmp.firstMismatch << " "
-            << coordinates(c.shape, cmp.firstMismatch) << ": golden " << number(cmp.firstExpected) << ", device "
-            << number(cmp.firstActual);
+        out << cmp.mismatches << " of " << cmp.elements << " elements differ; first at "
+            << cmp.firstMismatch << " " << coordinates(c.shape, cmp.firstMismatch) << ": golden "
+            << number(cmp.firstExpected) << ", device " << number(cmp.firstActual);
     }
     out << "; max abs error " << number(cmp.maxAbsError);
     if (c.type == OperandType::TENSOR_FLOAT32) out << " (" << c.maxUlpError << " ULP)";
@@ -491,8 +512,11 @@ nlohmann::json statsJson(const std::optional<TensorStats>& s) {
 }
 
 nlohmann::json checkJson(const TensorCheck& c) {
-    nlohmann::json j = {{"role", c.role},     {"operand", c.operand},       {"type", nameOf(c.type)},
-                        {"shape", c.shape},   {"device", statsJson(c.device)}};
+    nlohmann::json j = {{"role", c.role},
+                        {"operand", c.operand},
+                        {"type", nameOf(c.type)},
+                        {"shape", c.shape},
+                        {"device", statsJson(c.device)}};
     if (!c.origin.empty()) j["origin"] = c.origin;
     if (!c.compared) return j;
     j["verdict"] = c.ok() ? "match" : "mismatch";
@@ -534,7 +558,8 @@ Result<std::vector<TensorData>> randomModelInputs(const Model& model, uint32_t s
     for (uint32_t k : model.main.inputIndexes) {
         const Operand& operand = model.main.operands[k];
         if (hasUnknownDimensions(operand)) {
-            return invalidArgument("input operand ", k, " has unknown dimensions ", toString(operand.dimensions),
+            return invalidArgument("input operand ", k, " has unknown dimensions ",
+                                   toString(operand.dimensions),
                                    ": random inputs need a full shape");
         }
         TensorData t;
@@ -584,8 +609,8 @@ Result<std::vector<TensorData>> randomModelInputs(const Model& model, uint32_t s
     return inputs;
 }
 
-TensorCheck checkTensor(const std::string& role, uint32_t index, const Operand& operand, bool relaxed,
-                        const TensorData& device, const TensorData* golden) {
+TensorCheck checkTensor(const std::string& role, uint32_t index, const Operand& operand,
+                        bool relaxed, const TensorData& device, const TensorData* golden) {
     TensorCheck c;
     c.role = role;
     c.operand = index;
@@ -597,22 +622,25 @@ TensorCheck checkTensor(const std::string& role, uint32_t index, const Operand& 
     c.goldenShape = golden->dimensions;
     c.golden = statsOf(operand.type, *golden);
     if (c.shape != c.goldenShape || device.bytes.size() != golden->bytes.size()) return c;
-    const Tolerance tolerance = isFloat(operand.type) ? ctsTolerance(operand.type, relaxed) : Tolerance{0.0, 0.0};
+    const Tolerance tolerance =
+        isFloat(operand.type) ? ctsTolerance(operand.type, relaxed) : Tolerance{0.0, 0.0};
     const uint64_t count = countOf(operand.type, device);
-    c.comparison = compareTensors(operand.type, golden->bytes.data(), device.bytes.data(), count, tolerance);
+    c.comparison =
+        compareTensors(operand.type, golden->bytes.data(), device.bytes.data(), count, tolerance);
     if (operand.type == OperandType::TENSOR_FLOAT32) {
         for (uint64_t i = 0; i < count; ++i) {
             float a, e;
             std::memcpy(&a, device.bytes.data() + 4 * i, 4);
             std::memcpy(&e, golden->bytes.data() + 4 * i, 4);
-            if (std::isfinite(a) && std::isfinite(e)) c.maxUlpError = std::max(c.maxUlpError, ulpDistance(a, e));
+            if (std::isfinite(a) && std::isfinite(e))
+                c.maxUlpError = std::max(c.maxUlpError, ulpDistance(a, e));
         }
     }
     return c;
 }
 
-Result<RunReport> runModel(const std::string& name, const Model& model, const std::vector<TensorData>& inputs,
-                           const RunOptions& options) {
+Result<RunReport> runModel(const std::string& name, const Model& model,
+                           const std::vector<TensorData>& inputs, const RunOptions& options) {
     const auto start = std::chrono::steady_clock::now();
     RunReport report;
     report.modelName = name;
@@ -635,15 +663,16 @@ Result<RunReport> runModel(const std::string& name, const Model& model, const st
             goldenResults[i] = results;
         };
         auto reference = golden::execute(model, inputs, goldenOptions);
-        if (!reference) return fail(reference.status().code, "the golden cannot run the model: ",
-                                    reference.status().message);
+        if (!reference)
+            return fail(reference.status().code,
+                        "the golden cannot run the model: ", reference.status().message);
         report.compared = true;
         const bool relaxed = isRelaxed(model);
         const Subgraph& g = model.main;
         for (size_t i = 0; i < outputs->size(); ++i) {
             const uint32_t k = g.outputIndexes[i];
-            report.outputs.push_back(
-                    checkTensor("output " + std::to_string(i), k, g.operands[k], relaxed, (*outputs)[i], &(*reference)[i]));
+            report.outputs.push_back(checkTensor("output " + std::to_string(i), k, g.operands[k],
+                                                 relaxed, (*outputs)[i], &(*reference)[i]));
         }
         if (!report.passed() && options.findDivergence && options.placement != Placement::kGolden) {
             report.divergenceSearched = true;
@@ -652,7 +681,8 @@ Result<RunReport> runModel(const std::string& name, const Model& model, const st
             if (report.divergence && !options.wavesDir.empty()) {
                 if (report.divergence->npu) {
                     report.waves = dumpWaves(name, model, *report.divergence, finder.values(),
-                                             goldenResults[report.divergence->operation], report.record, options);
+                                             goldenResults[report.divergence->operation],
+                                             report.record, options);
                 } else {
                     report.waves = WavesReport{};
                     report.waves->error = "the diverging operation ran on the CPU: no NPU waves";
@@ -669,20 +699,24 @@ std::string formatReport(const RunReport& r) {
     std::ostringstream out;
     size_t npuOps = 0;
     for (const auto& op : rec.operations) npuOps += op.npu;
-    out << "model " << r.modelName << ": " << rec.operations.size() << " operations, backend " << r.backend << " ("
-        << npuOps << " on the NPU, " << rec.operations.size() - npuOps << " on the CPU, " << rec.partitions.size()
+    out << "model " << r.modelName << ": " << rec.operations.size() << " operations, backend "
+        << r.backend << " (" << npuOps << " on the NPU, " << rec.operations.size() - npuOps
+        << " on the CPU, " << rec.partitions.size()
         << (rec.partitions.size() == 1 ? " partition" : " partitions") << ")\n\n";
 
-    out << std::left << std::setw(5) << "  #" << std::setw(26) << "operation" << std::setw(9) << "device"
-        << std::right << std::setw(13) << "cycles" << std::setw(15) << "MACs" << std::setw(8) << "util"
-        << std::setw(13) << "DMA bytes" << "\n";
+    out << std::left << std::setw(5) << "  #" << std::setw(26) << "operation" << std::setw(9)
+        << "device" << std::right << std::setw(13) << "cycles" << std::setw(15) << "MACs"
+        << std::setw(8) << "util" << std::setw(13) << "DMA bytes"
+        << "\n";
     for (const OperationRecord& op : rec.operations) {
-        out << std::left << "  " << std::setw(3) << op.index << std::setw(26) << nameOf(op.type) << std::setw(9)
+        out << std::left << "  " << std::setw(3) << op.index << std::setw(26) << nameOf(op.type)
+            << std::setw(9)
             << (std::string(op.npu ? "NPU " : "CPU ") + std::to_string(op.partition)) << std::right;
         if (op.counters) {
             const NpuCounters& c = *op.counters;
-            out << std::setw(13) << withCommas(c.cycles) << std::setw(15) << withCommas(c.macs) << std::setw(8)
-                << percent(c.utilization()) << std::setw(13) << withCommas(c.dmaBytesRead + c.dmaBytesWritten);
+            out << std::setw(13) << withCommas(c.cycles) << std::setw(15) << withCommas(c.macs)
+                << std::setw(8) << percent(c.utilization()) << std::setw(13)
+                << withCommas(c.dmaBytesRead + c.dmaBytesWritten);
         } else if (op.npu) {
             out << std::setw(13) << "-";
         } else {
@@ -696,13 +730,15 @@ std::string formatReport(const RunReport& r) {
     NpuCounters npuTotal;
     for (size_t p = 0; p < rec.partitions.size(); ++p) {
         const PartitionRecord& pr = rec.partitions[p];
-        out << "  " << p << " " << (pr.npu ? "NPU" : "CPU") << " operations " << ranges(pr.operations);
+        out << "  " << p << " " << (pr.npu ? "NPU" : "CPU") << " operations "
+            << ranges(pr.operations);
         if (pr.job) {
             const NpuCounters& c = pr.job->total;
             npuTotal.add(c);
-            out << ": " << withCommas(c.cycles) << " cycles, " << withCommas(c.macs) << " MACs, utilization "
-                << percent(c.utilization()) << ", DMA read " << withCommas(c.dmaBytesRead) << " B, written "
-                << withCommas(c.dmaBytesWritten) << " B";
+            out << ": " << withCommas(c.cycles) << " cycles, " << withCommas(c.macs)
+                << " MACs, utilization " << percent(c.utilization()) << ", DMA read "
+                << withCommas(c.dmaBytesRead) << " B, written " << withCommas(c.dmaBytesWritten)
+                << " B";
         }
         out << "; host " << std::fixed << std::setprecision(3) << pr.seconds << " s\n";
         out.unsetf(std::ios::fixed);
@@ -716,8 +752,9 @@ std::string formatReport(const RunReport& r) {
         out << "\nfirst divergence: ";
         if (r.divergence) {
             const Divergence& d = *r.divergence;
-            out << "operation " << d.operation << " " << nameOf(d.type) << " on the " << (d.npu ? "NPU" : "CPU")
-                << " (" << d.matchedBefore << " operations before it match the golden; " << d.method << ")\n";
+            out << "operation " << d.operation << " " << nameOf(d.type) << " on the "
+                << (d.npu ? "NPU" : "CPU") << " (" << d.matchedBefore
+                << " operations before it match the golden; " << d.method << ")\n";
             for (const TensorCheck& c : d.inputs) describeCheck(out, c, "  ");
             for (const TensorCheck& c : d.outputs) describeCheck(out, c, "  ");
         } else {
@@ -729,8 +766,8 @@ std::string formatReport(const RunReport& r) {
             if (!w.error.empty()) {
                 out << "  waves: " << w.error << "\n";
             } else {
-                out << "  alone it " << (w.reproducesAlone ? "diverges too" : "matches the golden") << "; its job: "
-                    << withCommas(w.jobCycles) << " cycles\n";
+                out << "  alone it " << (w.reproducesAlone ? "diverges too" : "matches the golden")
+                    << "; its job: " << withCommas(w.jobCycles) << " cycles\n";
                 out << "  waves: " << w.fst << " (" << withCommas(w.windowCycles);
                 if (w.windowStart == 0) {
                     out << " cycles from the doorbell of the operation alone)\n";
@@ -747,13 +784,14 @@ std::string formatReport(const RunReport& r) {
 
     out << "\ntotal: ";
     if (r.clockPeriodPs > 0) {
-        out << withCommas(rec.npuCycles) << " NPU cycles, device time " << std::fixed << std::setprecision(3)
-            << static_cast<double>(rec.npuCycles) * static_cast<double>(r.clockPeriodPs) * 1e-9 << " ms at "
-            << std::setprecision(0) << 1e6 / static_cast<double>(r.clockPeriodPs) << " MHz, utilization "
-            << percent(npuTotal.utilization()) << ", ";
+        out << withCommas(rec.npuCycles) << " NPU cycles, device time " << std::fixed
+            << std::setprecision(3)
+            << static_cast<double>(rec.npuCycles) * static_cast<double>(r.clockPeriodPs) * 1e-9
+            << " ms at " << std::setprecision(0) << 1e6 / static_cast<double>(r.clockPeriodPs)
+            << " MHz, utilization " << percent(npuTotal.utilization()) << ", ";
     }
-    out << std::fixed << std::setprecision(3) << "CPU partitions " << rec.cpuSeconds << " s, wall " << r.wallSeconds
-        << " s\n";
+    out << std::fixed << std::setprecision(3) << "CPU partitions " << rec.cpuSeconds << " s, wall "
+        << r.wallSeconds << " s\n";
     out << "verdict: " << (!r.compared ? "not compared" : r.passed() ? "PASS" : "FAIL") << "\n";
     return out.str();
 }
@@ -779,7 +817,8 @@ nlohmann::json reportJson(const RunReport& r) {
     nlohmann::json parts = nlohmann::json::array();
     NpuCounters npuTotal;
     for (const PartitionRecord& pr : rec.partitions) {
-        nlohmann::json p = {{"device", pr.npu ? "npu" : "cpu"}, {"operations", pr.operations},
+        nlohmann::json p = {{"device", pr.npu ? "npu" : "cpu"},
+                            {"operations", pr.operations},
                             {"host_seconds", pr.seconds}};
         if (pr.job) {
             p["npu"] = countersJson(pr.job->total);
@@ -793,7 +832,8 @@ nlohmann::json reportJson(const RunReport& r) {
     for (const TensorCheck& c : r.outputs) outs.push_back(checkJson(c));
     j["outputs"] = std::move(outs);
     j["totals"] = {{"npu_cycles", rec.npuCycles},
-                   {"device_time_ns", static_cast<double>(rec.npuCycles) * static_cast<double>(r.clockPeriodPs) * 1e-3},
+                   {"device_time_ns", static_cast<double>(rec.npuCycles) *
+                                          static_cast<double>(r.clockPeriodPs) * 1e-3},
                    {"clock_period_ps", r.clockPeriodPs},
                    {"macs", npuTotal.macs},
                    {"utilization", npuTotal.utilization()},
@@ -806,9 +846,12 @@ nlohmann::json reportJson(const RunReport& r) {
         nlohmann::json in = nlohmann::json::array(), out = nlohmann::json::array();
         for (const TensorCheck& c : d.inputs) in.push_back(checkJson(c));
         for (const TensorCheck& c : d.outputs) out.push_back(checkJson(c));
-        j["first_divergence"] = {{"operation", d.operation},       {"type", nameOf(d.type)},
-                                 {"device", d.npu ? "npu" : "cpu"}, {"method", d.method},
-                                 {"matched_before", d.matchedBefore}, {"inputs", in},
+        j["first_divergence"] = {{"operation", d.operation},
+                                 {"type", nameOf(d.type)},
+                                 {"device", d.npu ? "npu" : "cpu"},
+                                 {"method", d.method},
+                                 {"matched_before", d.matchedBefore},
+                                 {"inputs", in},
                                  {"outputs", out}};
     } else {
         j["first_divergence"] = nullptr;
@@ -842,7 +885,8 @@ Result<sim::FaultOptions> parseFaultSpec(const std::string& spec) {
                                              : sim::FaultOptions::Kind::kStuckRequantBit;
             fault.bit = static_cast<uint32_t>(std::stoul(arg, &used));
             if (used < arg.size()) {
-                if (arg.substr(used) != "=0" && arg.substr(used) != "=1") throw std::invalid_argument(arg);
+                if (arg.substr(used) != "=0" && arg.substr(used) != "=1")
+                    throw std::invalid_argument(arg);
                 fault.value = arg.back() == '1';
             }
             if (fault.bit >= 8 * npu::kDramBusBytes) throw std::out_of_range(arg);
@@ -856,7 +900,8 @@ Result<sim::FaultOptions> parseFaultSpec(const std::string& spec) {
         }
     } catch (const std::logic_error&) {
     }
-    return invalidArgument("bad --fault '", spec, "': expected write-bit:N[=0|1] or requant-bit:N[=0|1] (N < ",
+    return invalidArgument("bad --fault '", spec,
+                           "': expected write-bit:N[=0|1] or requant-bit:N[=0|1] (N < ",
                            8 * npu::kDramBusBytes, ") or drop-write-beat:N");
 }
 

@@ -52,7 +52,9 @@ struct TensorCheck {
     std::optional<Comparison> comparison;  ///< absent when not compared or shapes differ
     uint64_t maxUlpError = 0;              ///< float32 only
     bool compared = false;
-    bool ok() const { return !compared || (shape == goldenShape && comparison && comparison->ok()); }
+    bool ok() const {
+        return !compared || (shape == goldenShape && comparison && comparison->ok());
+    }
 };
 
 struct Divergence {
@@ -67,17 +69,17 @@ struct Divergence {
 };
 
 struct WavesReport {
-    std::string model;     ///< the operation alone as a model file (reproducer)
+    std::string model;  ///< the operation alone as a model file (reproducer)
     std::string fst, gtkw, png;
-    std::string command;   ///< how the waves were made (re-runnable)
-    uint64_t jobCycles = 0;     ///< the operation's job alone, doorbell to interrupt
+    std::string command;     ///< how the waves were made (re-runnable)
+    uint64_t jobCycles = 0;  ///< the operation's job alone, doorbell to interrupt
     bool reproducesAlone = false;
     /// Where the dump is: from the doorbell of the operation's job alone (windowStart 0) when
     /// it diverges alone, else from platform cycle windowStart of the repeated run (the
     /// operation's share of its partition's job, widened by one sampling period each side).
     uint64_t windowStart = 0;
     uint64_t windowCycles = 0;
-    std::string error;     ///< why there are no waves
+    std::string error;  ///< why there are no waves
 };
 
 struct RunReport {
@@ -102,8 +104,8 @@ Result<std::vector<TensorData>> randomModelInputs(const Model& model, uint32_t s
 
 /// Compares a device tensor with the golden's: quantized and integer types identical, floats
 /// by the CTS float rule (relaxed for relaxed or float16 models).
-TensorCheck checkTensor(const std::string& role, uint32_t index, const Operand& operand, bool relaxed,
-                        const TensorData& device, const TensorData* golden);
+TensorCheck checkTensor(const std::string& role, uint32_t index, const Operand& operand,
+                        bool relaxed, const TensorData& device, const TensorData* golden);
 
 /// A fault of the NPU (sim::FaultOptions) from the `--fault` spelling: "write-bit:N[=0|1]" (a
 /// DRAM write-data bit stuck at 1 unless =0), "requant-bit:N[=0|1]" (a requantization output
@@ -111,8 +113,8 @@ TensorCheck checkTensor(const std::string& role, uint32_t index, const Operand& 
 Result<sim::FaultOptions> parseFaultSpec(const std::string& spec);
 
 /// Runs `model` on `inputs` as `options` say. Fails only when the model cannot run at all.
-Result<RunReport> runModel(const std::string& name, const Model& model, const std::vector<TensorData>& inputs,
-                           const RunOptions& options);
+Result<RunReport> runModel(const std::string& name, const Model& model,
+                           const std::vector<TensorData>& inputs, const RunOptions& options);
 
 /// The readable report.
 std::string formatReport(const RunReport& report);

@@ -11,20 +11,22 @@ namespace nncosim {
 namespace {
 
 class NpuPreparedModel : public PreparedBackendModel {
-public:
-    explicit NpuPreparedModel(driver::SharedPreparedModel prepared) : mPrepared(std::move(prepared)) {}
+  public:
+    explicit NpuPreparedModel(driver::SharedPreparedModel prepared)
+        : mPrepared(std::move(prepared)) {}
 
     ExecutionOutcome execute(const Request& request, Duration loopTimeout) override {
-        driver::ExecutionResult result = mPrepared->execute(request, MeasureTiming::NO, {}, loopTimeout);
+        driver::ExecutionResult result =
+            mPrepared->execute(request, MeasureTiming::NO, {}, loopTimeout);
         return {std::move(result.status), std::move(result.outputShapes)};
     }
 
-private:
+  private:
     const driver::SharedPreparedModel mPrepared;
 };
 
 class NpuBackend : public Backend {
-public:
+  public:
     std::string name() const override { return "npu"; }
 
     Result<bool> supportsModel(const Model& model) override {
@@ -48,8 +50,9 @@ public:
 };
 
 class AutoPreparedModel : public PreparedBackendModel {
-public:
-    explicit AutoPreparedModel(std::unique_ptr<HostRuntime> runtime) : mRuntime(std::move(runtime)) {}
+  public:
+    explicit AutoPreparedModel(std::unique_ptr<HostRuntime> runtime)
+        : mRuntime(std::move(runtime)) {}
 
     ExecutionOutcome execute(const Request& request, Duration loopTimeout) override {
         const Model& model = mRuntime->model();
@@ -64,12 +67,12 @@ public:
         return out;
     }
 
-private:
+  private:
     const std::unique_ptr<HostRuntime> mRuntime;
 };
 
 class AutoBackend : public Backend {
-public:
+  public:
     std::string name() const override { return "auto"; }
 
     Result<bool> supportsModel(const Model& model) override {
@@ -87,8 +90,12 @@ public:
 
 }  // namespace
 
-std::unique_ptr<Backend> makeNpuBackend() { return std::make_unique<NpuBackend>(); }
+std::unique_ptr<Backend> makeNpuBackend() {
+    return std::make_unique<NpuBackend>();
+}
 
-std::unique_ptr<Backend> makeAutoBackend() { return std::make_unique<AutoBackend>(); }
+std::unique_ptr<Backend> makeAutoBackend() {
+    return std::make_unique<AutoBackend>();
+}
 
 }  // namespace nncosim

@@ -10,8 +10,8 @@ namespace {
 // Longest chain the profiler decodes (a larger one is profiled as a whole).
 constexpr size_t kMaxDescriptors = size_t{1} << 20;
 
-NpuCounters difference(const driver::PerformanceCounters& before, const driver::PerformanceCounters& after,
-                       uint64_t cycles) {
+NpuCounters difference(const driver::PerformanceCounters& before,
+                       const driver::PerformanceCounters& after, uint64_t cycles) {
     NpuCounters c;
     c.cycles = cycles;
     c.macs = after.macs - before.macs;
@@ -33,10 +33,12 @@ void NpuCounters::add(const NpuCounters& other) {
 
 double NpuCounters::utilization() const {
     if (cycles == 0) return 0.0;
-    return static_cast<double>(macs) / (static_cast<double>(cycles) * npu::kArrayRows * npu::kArrayCols);
+    return static_cast<double>(macs) /
+           (static_cast<double>(cycles) * npu::kArrayRows * npu::kArrayCols);
 }
 
-NpuProfiler::NpuProfiler(std::shared_ptr<driver::HardwareAccess> inner) : mInner(std::move(inner)) {}
+NpuProfiler::NpuProfiler(std::shared_ptr<driver::HardwareAccess> inner)
+    : mInner(std::move(inner)) {}
 
 void NpuProfiler::setSampleCycles(uint64_t cycles) {
     std::lock_guard<std::mutex> lock(mMutex);
@@ -57,7 +59,8 @@ uint32_t NpuProfiler::readRegister(uint32_t offset) {
 void NpuProfiler::writeRegister(uint32_t offset, uint32_t value) {
     std::lock_guard<std::mutex> lock(mMutex);
     // A soft reset or a counter clear loses the counters: take the job's figures first.
-    if (offset == npu::reg::kControl && mState != JobState::kIdle) finishJob(mState == JobState::kEnded);
+    if (offset == npu::reg::kControl && mState != JobState::kIdle)
+        finishJob(mState == JobState::kEnded);
     if (offset == npu::reg::kDoorbell && mState != JobState::kRunning) {
         if (mState == JobState::kEnded) finishJob(true);
         startJob();
@@ -75,7 +78,8 @@ void NpuProfiler::writeRegister(uint32_t offset, uint32_t value) {
 }
 
 void NpuProfiler::startJob() {
-    driver::PerformanceCounters start = mIdleCounters ? *mIdleCounters : mInner->performanceCounters();
+    driver::PerformanceCounters start =
+        mIdleCounters ? *mIdleCounters : mInner->performanceCounters();
     mIdleCounters.reset();
     mJob = {};
     mJob.startCycle = mInner->cycleCount();
@@ -88,7 +92,8 @@ void NpuProfiler::startJob() {
         uint32_t words[npu::kDescriptorWords];
         bool chained = false;  // the previous descriptor has CHAIN_OUT
         uint32_t chainedTag = 0;
-        for (uint64_t address = mQueueBase; mTags.size() < kMaxDescriptors; address += sizeof(words)) {
+        for (uint64_t address = mQueueBase; mTags.size() < kMaxDescriptors;
+             address += sizeof(words)) {
             if (!mInner->readMemory(address, words, sizeof(words)).ok()) break;
             npu::DescriptorWords w;
             std::copy(std::begin(words), std::end(words), w.begin());
@@ -109,7 +114,8 @@ void NpuProfiler::startJob() {
 }
 
 void NpuProfiler::attribute(const driver::PerformanceCounters& now, uint64_t cycle) {
-    if (!mTags.empty()) mJob.byTag[mCurrentTag].add(difference(mLastCounters, now, cycle - mLastCycle));
+    if (!mTags.empty())
+        mJob.byTag[mCurrentTag].add(difference(mLastCounters, now, cycle - mLastCycle));
     mLastCounters = now;
     mLastCycle = cycle;
 }
@@ -143,7 +149,9 @@ Status NpuProfiler::readMemory(uint64_t address, void* data, size_t size) {
     return mInner->readMemory(address, data, size);
 }
 
-uint64_t NpuProfiler::memorySize() const { return mInner->memorySize(); }
+uint64_t NpuProfiler::memorySize() const {
+    return mInner->memorySize();
+}
 
 bool NpuProfiler::waitForInterrupt(uint64_t timeoutCycles) {
     std::lock_guard<std::mutex> lock(mMutex);
@@ -154,7 +162,9 @@ bool NpuProfiler::waitForInterrupt(uint64_t timeoutCycles) {
         interrupted = mInner->waitForInterrupt(timeoutCycles);
     } else {
         for (uint64_t waited = 0; waited < timeoutCycles; waited = mInner->cycleCount() - start) {
-            if ((interrupted = mInner->waitForInterrupt(std::min(mSampleCycles, timeoutCycles - waited)))) break;
+            if ((interrupted =
+                     mInner->waitForInterrupt(std::min(mSampleCycles, timeoutCycles - waited))))
+                break;
             sample();
         }
     }
@@ -180,7 +190,9 @@ uint64_t NpuProfiler::cycleCount() {
     return mInner->cycleCount();
 }
 
-uint64_t NpuProfiler::clockPeriodPs() const { return mInner->clockPeriodPs(); }
+uint64_t NpuProfiler::clockPeriodPs() const {
+    return mInner->clockPeriodPs();
+}
 
 driver::PerformanceCounters NpuProfiler::performanceCounters() {
     std::lock_guard<std::mutex> lock(mMutex);

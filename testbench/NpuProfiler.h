@@ -18,8 +18,8 @@ namespace nncosim {
 
 /// What the NPU did during a job or an operation's share of it.
 struct NpuCounters {
-    uint64_t cycles = 0;             ///< device cycles
-    uint64_t macs = 0;               ///< multiply-accumulates issued to the array
+    uint64_t cycles = 0;  ///< device cycles
+    uint64_t macs = 0;    ///< multiply-accumulates issued to the array
     uint64_t dmaBytesRead = 0;
     uint64_t dmaBytesWritten = 0;
     uint64_t arrayActiveCycles = 0;  ///< cycles an input vector entered the array

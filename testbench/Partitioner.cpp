@@ -6,7 +6,8 @@ namespace nncosim {
 namespace {
 
 bool writtenByOperation(OperandLifeTime lifetime) {
-    return lifetime == OperandLifeTime::TEMPORARY_VARIABLE || lifetime == OperandLifeTime::SUBGRAPH_OUTPUT;
+    return lifetime == OperandLifeTime::TEMPORARY_VARIABLE ||
+           lifetime == OperandLifeTime::SUBGRAPH_OUTPUT;
 }
 
 }  // namespace
@@ -53,9 +54,11 @@ std::vector<Partition> partitionOperations(const Model& model, const std::vector
     return partitions;
 }
 
-std::vector<Partition> singleOperationPartitions(const Model& model, const std::vector<bool>& onNpu) {
+std::vector<Partition> singleOperationPartitions(const Model& model,
+                                                 const std::vector<bool>& onNpu) {
     std::vector<Partition> partitions;
-    for (uint32_t i = 0; i < model.main.operations.size(); ++i) partitions.push_back({onNpu[i], {i}});
+    for (uint32_t i = 0; i < model.main.operations.size(); ++i)
+        partitions.push_back({onNpu[i], {i}});
     return partitions;
 }
 
@@ -113,8 +116,8 @@ Result<PartitionModel> extractPartition(const Model& model, const std::vector<ui
                     operand.lifetime = OperandLifeTime::SUBGRAPH_INPUT;
                     pm.inputs.push_back(k);
                 } else {
-                    operand.lifetime =
-                            exported[k] ? OperandLifeTime::SUBGRAPH_OUTPUT : OperandLifeTime::TEMPORARY_VARIABLE;
+                    operand.lifetime = exported[k] ? OperandLifeTime::SUBGRAPH_OUTPUT
+                                                   : OperandLifeTime::TEMPORARY_VARIABLE;
                     if (exported[k]) pm.outputs.push_back(k);
                 }
                 operand.location = {};
@@ -137,7 +140,8 @@ Result<PartitionModel> extractPartition(const Model& model, const std::vector<ui
     }
     if (pm.outputs.empty()) return invalidArgument("the partition's results are not used");
     for (uint32_t k : pm.inputs) sub.main.inputIndexes.push_back(static_cast<uint32_t>(mapped[k]));
-    for (uint32_t k : pm.outputs) sub.main.outputIndexes.push_back(static_cast<uint32_t>(mapped[k]));
+    for (uint32_t k : pm.outputs)
+        sub.main.outputIndexes.push_back(static_cast<uint32_t>(mapped[k]));
     return pm;
 }
 

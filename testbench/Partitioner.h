@@ -23,7 +23,8 @@ struct Partition {
 std::vector<Partition> partitionOperations(const Model& model, const std::vector<bool>& onNpu);
 
 /// One partition per operation, in the model's order (to see every intermediate tensor).
-std::vector<Partition> singleOperationPartitions(const Model& model, const std::vector<bool>& onNpu);
+std::vector<Partition> singleOperationPartitions(const Model& model,
+                                                 const std::vector<bool>& onNpu);
 
 /// A partition as a model of its own.
 struct PartitionModel {

@@ -4,8 +4,8 @@
 #include <cstring>
 #include <thread>
 
-#include "model/FixedPoint.h"
 #include "driver/ChainBuilder.h"
+#include "model/FixedPoint.h"
 
 namespace nncosim::driver::testing {
 namespace {

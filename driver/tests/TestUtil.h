@@ -16,8 +16,8 @@
 #include "driver/IPreparedModel.h"
 #include "driver/NpuDevice.h"
 #include "driver/tests/FakeNpu.h"
-#include "sim/Platform.h"
 #include "model/Builder.h"
+#include "sim/Platform.h"
 
 namespace nncosim::driver::testing {
 

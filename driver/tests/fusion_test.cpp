@@ -248,8 +248,7 @@ TEST_CASE("driver_depthwise_pointwise_fused") {
         CHECK(p.arenaSize < unfused.arenaSize);
         const std::string dump = dumpProgram(p);
         CHECK(dump.find("TAPS CHAIN_OUT") != std::string::npos);
-        CHECK(dump.find("fused with operation " + std::to_string(pwIndex)) !=
-              std::string::npos);
+        CHECK(dump.find("fused with operation " + std::to_string(pwIndex)) != std::string::npos);
         CHECK(matchesGolden(*device.device, model) == "");
     }
 }

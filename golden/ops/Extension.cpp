@@ -1,5 +1,6 @@
 // com.nncosim.npu LUT8 (model/NpuExtension.h): each element through a 256-entry table.
 #include "golden/ops/Extension.h"
+#include "golden/ops/Operations.h"
 
 #include "model/NpuExtension.h"
 
@@ -23,6 +24,11 @@ Status executeLut8(ExecutionContext& ctx) {
 }
 
 }  // namespace
+
+// OEM_OPERATION is vendor-defined: there is nothing to check it against.
+Status executeOemOperation(ExecutionContext& ctx) {
+    return ctx.fail("golden: no reference implementation of OEM_OPERATION");
+}
 
 OperationExecutor findExtensionOperationExecutor(const Model& model, OperationType type) {
     if (npu_extension::isLut8(model, type)) return &executeLut8;

@@ -7,7 +7,7 @@ namespace nncosim {
 
 OperationValidator findOperationValidator(OperationType type) {
     static const std::unordered_map<OperationType, OperationValidator> kValidators = {
-#define NN_VALIDATOR_ROW(Type, Stem) {OperationType::Type, &validate##Stem},
+#define NN_VALIDATOR_ROW(Type, Stem, Value) {OperationType::Type, &validate##Stem},
         NN_FOR_EACH_OPERATION(NN_VALIDATOR_ROW)
 #undef NN_VALIDATOR_ROW
     };

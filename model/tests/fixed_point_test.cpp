@@ -660,7 +660,7 @@ TEST_CASE("fixed_point_hard_swish_element") {
                     const double x = (v - inZero) * static_cast<double>(inScale);
                     const double real = x * std::min(6.0, std::max(0.0, x + 3.0)) / 6.0;
                     const long expected =
-                            std::clamp<long>(std::lround(real / outScale) + outZero, 0, 255);
+                        std::clamp<long>(std::lround(real / outScale) + outZero, 0, 255);
                     REQUIRE(std::abs(hardSwishElement(v, *params, 0, 255) - expected) <= 1);
                 }
             }
@@ -680,10 +680,16 @@ TEST_CASE("fixed_point_inverse_sqrt_multiplier") {
     CHECK(inverseSqrtMultiplier(0) == QuantizedMultiplier{kInt32Max, 0});
     CHECK(inverseSqrtMultiplier(1) == QuantizedMultiplier{kInt32Max, 0});
     std::mt19937 rng(5);
-    std::vector<int32_t> inputs = {2, 3, 4, 5, 15, 16, 17, (1 << 27) - 1, 1 << 27, (1 << 29) - 1,
-                                   1 << 29, (1 << 29) + 1, 1 << 30, kInt32Max};
+    std::vector<int32_t> inputs = {2,       3,
+                                   4,       5,
+                                   15,      16,
+                                   17,      (1 << 27) - 1,
+                                   1 << 27, (1 << 29) - 1,
+                                   1 << 29, (1 << 29) + 1,
+                                   1 << 30, kInt32Max};
     for (int32_t x = 6; x < 70000; ++x) inputs.push_back(x);
-    for (int i = 0; i < 200000; ++i) inputs.push_back(2 + static_cast<int32_t>(rng() % 2147483645u));
+    for (int i = 0; i < 200000; ++i)
+        inputs.push_back(2 + static_cast<int32_t>(rng() % 2147483645u));
     double worst = 0.0;
     for (const int32_t x : inputs) {
         const QuantizedMultiplier m = inverseSqrtMultiplier(x);

@@ -18,7 +18,9 @@ Model unaryModel(OperationType type, OperandType elementType, const std::vector<
     ModelBuilder b;
     const uint32_t in = b.addInput(elementType, shape);
     std::vector<uint32_t> inputs{in};
-    if (type == OperationType::TRANSPOSE) inputs.push_back(b.addConstant(OperandType::TENSOR_INT32, {4}, std::vector<int32_t>{0, 1, 2, 3}));
+    if (type == OperationType::TRANSPOSE)
+        inputs.push_back(
+            b.addConstant(OperandType::TENSOR_INT32, {4}, std::vector<int32_t>{0, 1, 2, 3}));
     const uint32_t out = b.addOutput(elementType, shape);
     b.addOperation(type, inputs, {out});
     return b.build();
@@ -68,30 +70,39 @@ TEST_CASE("model_sizes_saturate_instead_of_wrapping") {
 TEST_CASE("model_validation_rejects_operands_past_4_gib") {
     // 2^64 elements: the count wraps to 0 without checked arithmetic.
     for (OperationType type : {OperationType::TRANSPOSE, OperationType::RELU}) {
-        auto level = validateModel(unaryModel(type, OperandType::TENSOR_FLOAT32, {65536, 65536, 65536, 65536}));
+        auto level = validateModel(
+            unaryModel(type, OperandType::TENSOR_FLOAT32, {65536, 65536, 65536, 65536}));
         REQUIRE_FALSE(level.ok());
         CHECK(level.status().code == ErrorStatus::INVALID_ARGUMENT);
-        CHECK(level.status().message.find("more than 2^64 bytes, more than 4 GiB") != std::string::npos);
+        CHECK(level.status().message.find("more than 2^64 bytes, more than 4 GiB") !=
+              std::string::npos);
     }
     // Exactly 2^32 bytes: one more than a 32-bit length holds.
-    auto exact = validateModel(unaryModel(OperationType::RELU, OperandType::TENSOR_QUANT8_ASYMM, {65536, 65536}));
+    auto exact = validateModel(
+        unaryModel(OperationType::RELU, OperandType::TENSOR_QUANT8_ASYMM, {65536, 65536}));
     REQUIRE_FALSE(exact.ok());
-    CHECK(exact.status().message.find("4.0 GiB (4294967296 bytes), more than 4 GiB") != std::string::npos);
+    CHECK(exact.status().message.find("4.0 GiB (4294967296 bytes), more than 4 GiB") !=
+          std::string::npos);
     // Unknown dimensions count as 1: the known ones alone already overflow.
-    auto partly = validateModel(unaryModel(OperationType::RELU, OperandType::TENSOR_QUANT8_ASYMM, {0, 65536, 65536}));
+    auto partly = validateModel(
+        unaryModel(OperationType::RELU, OperandType::TENSOR_QUANT8_ASYMM, {0, 65536, 65536}));
     CHECK_FALSE(partly.ok());
     // Just below the limit is valid (and refused later by the memory limit, not here).
-    CHECK(validateModel(unaryModel(OperationType::RELU, OperandType::TENSOR_FLOAT32, {16383, 65536})).ok());
+    CHECK(
+        validateModel(unaryModel(OperationType::RELU, OperandType::TENSOR_FLOAT32, {16383, 65536}))
+            .ok());
 }
 
 TEST_CASE("model_memory_limit_refuses_before_allocating") {
-    const Model model = unaryModel(OperationType::RELU, OperandType::TENSOR_FLOAT32, {1024, 1024, 512});
+    const Model model =
+        unaryModel(OperationType::RELU, OperandType::TENSOR_FLOAT32, {1024, 1024, 512});
     CHECK(checkMemoryLimit(model, uint64_t{4} << 30).ok());  // 2 × 2 GiB
     const Status st = checkMemoryLimit(model, uint64_t{3} << 30);
     REQUIRE_FALSE(st.ok());
     CHECK(st.code == ErrorStatus::RESOURCE_EXHAUSTED_PERSISTENT);
     INFO(st.message);
-    CHECK(st.message.find("operand 0 (TENSOR_FLOAT32 [1024,1024,512]) needs 2.0 GiB") != std::string::npos);
+    CHECK(st.message.find("operand 0 (TENSOR_FLOAT32 [1024,1024,512]) needs 2.0 GiB") !=
+          std::string::npos);
     CHECK(st.message.find("4.0 GiB (4294967296 bytes) in all, over the memory limit of 3.0 GiB") !=
           std::string::npos);
 }
@@ -103,14 +114,17 @@ TEST_CASE("cts_reader_isolates_a_broken_test") {
         const char* reason;
     };
     const Case cases[] = {
-        {"input index out of range", brokenTest("index", "\"inputIndexes\": [0, 1]", "\"inputIndexes\": [0, 9]"),
+        {"input index out of range",
+         brokenTest("index", "\"inputIndexes\": [0, 1]", "\"inputIndexes\": [0, 9]"),
          "input index out of range"},
         {"unknown operation", brokenTest("op", "\"type\": \"ADD\"", "\"type\": \"NOT_AN_OP\""),
          "unknown operation type \"NOT_AN_OP\""},
         {"missing model", R"({"name": "nomodel"})", "missing field \"model\""},
-        {"wrong-typed dimensions", brokenTest("dims", "\"dimensions\": [2]", "\"dimensions\": \"two\""),
+        {"wrong-typed dimensions",
+         brokenTest("dims", "\"dimensions\": [2]", "\"dimensions\": \"two\""),
          "field \"dimensions\": expected a list"},
-        {"dimension past 32 bits", brokenTest("huge", "\"dimensions\": [2]", "\"dimensions\": [4294967296]"),
+        {"dimension past 32 bits",
+         brokenTest("huge", "\"dimensions\": [2]", "\"dimensions\": [4294967296]"),
          "field \"dimensions\": value 4294967296 out of range"},
         {"nan in integer data", brokenTest("nan", "\"data\": [0]", "\"data\": [\"nan\"]"),
          "expected an integer, got \"nan\""},

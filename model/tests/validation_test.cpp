@@ -99,7 +99,8 @@ TEST_CASE("model_validation_graph_rules") {
     }
     SUBCASE("output never written") {
         Model m = addModel();
-        m.main.operands.push_back({OperandType::TENSOR_FLOAT32, {2}, 0, 0, OperandLifeTime::SUBGRAPH_OUTPUT, {}, {}});
+        m.main.operands.push_back(
+            {OperandType::TENSOR_FLOAT32, {2}, 0, 0, OperandLifeTime::SUBGRAPH_OUTPUT, {}, {}});
         m.main.outputIndexes.push_back(4);
         requireInvalid(m, "never written");
     }
@@ -121,7 +122,8 @@ TEST_CASE("model_validation_graph_rules") {
     SUBCASE("circular subgraph reference") {
         Model m = addModel();
         Subgraph loop = m.main;
-        loop.operands.push_back({OperandType::SUBGRAPH, {}, 0, 0, OperandLifeTime::SUBGRAPH, {}, {}});
+        loop.operands.push_back(
+            {OperandType::SUBGRAPH, {}, 0, 0, OperandLifeTime::SUBGRAPH, {}, {}});
         m.referenced.push_back(loop);  // refers to itself through location.offset 0
         requireInvalid(m, "circular");
     }
@@ -186,7 +188,8 @@ TEST_CASE("request_validation_rules") {
 }
 
 TEST_CASE("model_validation_enums_and_times") {
-    CHECK(validateExecutionPreference(static_cast<ExecutionPreference>(3)).code == ErrorStatus::INVALID_ARGUMENT);
+    CHECK(validateExecutionPreference(static_cast<ExecutionPreference>(3)).code ==
+          ErrorStatus::INVALID_ARGUMENT);
     CHECK(validatePriority(static_cast<Priority>(-1)).code == ErrorStatus::INVALID_ARGUMENT);
     CHECK(validatePriority(Priority::HIGH).ok());
     CHECK(validateDuration(Duration(-1)).code == ErrorStatus::INVALID_ARGUMENT);

@@ -8,9 +8,9 @@
 
 #include <doctest/doctest.h>
 
+#include "driver/ChainBuilder.h"
 #include "model/FixedPoint.h"
 #include "sim/Platform.h"
-#include "driver/ChainBuilder.h"
 
 namespace nncosim::sim::testing {
 
@@ -40,8 +40,7 @@ inline npu::JobResult runInArena(driver::HardwareAccess& hw, const npu::ChainBui
                                  uint64_t timeoutCycles = 50'000'000) {
     const uint32_t queue = arena.alloc(program.descriptors().size() * npu::kDescriptorWords * 4);
     const uint32_t record = arena.alloc(npu::kCompletionWords * 4);
-    auto job =
-        npu::runJob(hw, program, {queue, record, 0, arena.used() + 16}, tag, timeoutCycles);
+    auto job = npu::runJob(hw, program, {queue, record, 0, arena.used() + 16}, tag, timeoutCycles);
     REQUIRE(job.ok());
     CAPTURE(job->errorCode);
     CAPTURE(job->errorDesc);
@@ -131,17 +130,20 @@ inline std::vector<uint8_t> referenceConv(const ConvCase& c, const std::vector<u
                         }
                         for (uint32_t ic = 0; ic < c.inC; ++ic) {
                             const int32_t x = valueOf(in[pixel + ic], c.inSigned) - c.inZero;
-                            const int32_t wv = valueOf(
-                                weights[((oc * c.g.kernelH + ky) * c.g.kernelW + kx) * c.inC + ic],
-                                c.wSigned) - c.wZero;
+                            const int32_t wv =
+                                valueOf(
+                                    weights[((oc * c.g.kernelH + ky) * c.g.kernelW + kx) * c.inC +
+                                            ic],
+                                    c.wSigned) -
+                                c.wZero;
                             acc += x * wv;
                         }
                     }
                 }
                 const npu::ChannelQuant& q = quant[oc];
-                const int32_t value = fixedpoint::requantize(
-                    acc, q.bias, {q.multiplier, q.shift}, c.stage.zeroPoint,
-                    {c.stage.actMin, c.stage.actMax});
+                const int32_t value =
+                    fixedpoint::requantize(acc, q.bias, {q.multiplier, q.shift}, c.stage.zeroPoint,
+                                           {c.stage.actMin, c.stage.actMax});
                 out[(static_cast<size_t>(oy) * c.outW + ox) * c.outC + oc] =
                     static_cast<uint8_t>(value);
             }

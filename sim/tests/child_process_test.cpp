@@ -47,8 +47,10 @@ TEST_CASE("child_process_time_limit_kills_the_group") {
     std::filesystem::remove(marker);
     const auto start = std::chrono::steady_clock::now();
     // A grandchild that would outlive a killed parent (as Xvfb outlives xvfb-run).
-    const ChildExit e = runChild({"sh", "-c", "(sleep 2; touch " + marker + ") & sleep 30"}, log, 0.5);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const ChildExit e =
+        runChild({"sh", "-c", "(sleep 2; touch " + marker + ") & sleep 30"}, log, 0.5);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     CHECK(e.started);
     CHECK(e.timedOut);
     CHECK_FALSE(e.ok());
@@ -66,12 +68,15 @@ TEST_CASE("child_process_tcl_quoting_keeps_paths_literal") {
     const std::string dir = tempPath("tcl");
     std::filesystem::create_directories(dir);
     const std::string injected = dir + "/INJECTED";
-    const std::vector<std::string> paths = {"a b/c.png", "tw[exec touch " + injected + "]", "q\"uote", "$env(HOME)",
-                                            "back\\slash", "{brace", "semi;colon", "new\nline"};
+    const std::vector<std::string> paths = {"a b/c.png",   "tw[exec touch " + injected + "]",
+                                            "q\"uote",     "$env(HOME)",
+                                            "back\\slash", "{brace",
+                                            "semi;colon",  "new\nline"};
     const std::string script = dir + "/check.tcl";
     {
         std::ofstream out(script);
-        for (const std::string& p : paths) out << "puts -nonewline [string length " << tclQuoted(p) << "]\nputs \"\"\n";
+        for (const std::string& p : paths)
+            out << "puts -nonewline [string length " << tclQuoted(p) << "]\nputs \"\"\n";
     }
     const ChildExit e = runChild({"tclsh", script}, dir + "/tcl.log", 10);
     REQUIRE_MESSAGE(e.ok(), readFile(dir + "/tcl.log"));

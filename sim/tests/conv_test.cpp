@@ -93,8 +93,8 @@ CaseResult runConv(const ConvCase& c, uint32_t groups, bool depthwise, bool perC
                                                        quant.begin() + (g + 1) * outCg);
             const size_t perGroup = size_t{outCg} * c.g.kernelH * c.g.kernelW * inCg;
             const std::vector<uint8_t> stream =
-                npu::packConvWeights(weights.data() + g * perGroup, outCg, c.g.kernelH,
-                                     c.g.kernelW, inCg, c.wZero, groupQuant);
+                npu::packConvWeights(weights.data() + g * perGroup, outCg, c.g.kernelH, c.g.kernelW,
+                                     inCg, c.wZero, groupQuant);
             const uint32_t wAddr = arena.alloc(stream.size());
             REQUIRE(hw.writeMemory(wAddr, stream.data(), stream.size()).ok());
             DeviceTensor gin = in;
@@ -153,8 +153,7 @@ CaseResult runConv(const ConvCase& c, uint32_t groups, bool depthwise, bool perC
     return result;
 }
 
-ConvCase randomCase(std::mt19937& rng, uint32_t maxSize, uint32_t maxChannels,
-                    uint32_t maxKernel) {
+ConvCase randomCase(std::mt19937& rng, uint32_t maxSize, uint32_t maxChannels, uint32_t maxKernel) {
     const auto pick = [&rng](uint32_t lo, uint32_t hi) { return lo + rng() % (hi - lo + 1); };
     ConvCase c{};
     c.g.kernelH = pick(1, maxKernel);
@@ -317,8 +316,8 @@ void runDepthwisePointwise(const ConvCase& dwCase, uint32_t outC, std::mt19937& 
 
     npu::ChainBuilder program;
     const DeviceTensor in{inAddr, 1, dwCase.h, dwCase.w, c, 0, dwCase.inSigned, dwCase.inZero};
-    const DeviceTensor mid{midAddr, 1, dwCase.outH, dwCase.outW, c, 0, dwCase.outSigned,
-                           dwCase.stage.zeroPoint};
+    const DeviceTensor mid{midAddr, 1, dwCase.outH,      dwCase.outW,
+                           c,       0, dwCase.outSigned, dwCase.stage.zeroPoint};
     const DeviceTensor out{outAddr, 1, dwCase.outH, dwCase.outW, outC, 0, pwCase.outSigned, 0};
     const npu::ConvLayer dw{dwAddr, dwCase.wSigned, dwCase.wZero, dwCase.g, dwCase.stage};
     const npu::ConvLayer pw{pwAddr, pwCase.wSigned, pwCase.wZero, npu::ConvGeometry{},
@@ -326,20 +325,24 @@ void runDepthwisePointwise(const ConvCase& dwCase, uint32_t outC, std::mt19937& 
     if (fused) {
         REQUIRE(program.depthwisePointwise(in, dw, mid, pw, out).ok());
     } else {
-        REQUIRE(program.depthwise(in, mid, dw.weights, dw.weightsSigned, dw.weightZeroPoint,
-                                  dw.geometry, dw.stage, taps)
+        REQUIRE(program
+                    .depthwise(in, mid, dw.weights, dw.weightsSigned, dw.weightZeroPoint,
+                               dw.geometry, dw.stage, taps)
                     .ok());
         program.fence();
-        REQUIRE(program.conv(mid, out, pw.weights, pw.weightsSigned, pw.weightZeroPoint,
-                             pw.geometry, pw.stage)
+        REQUIRE(program
+                    .conv(mid, out, pw.weights, pw.weightsSigned, pw.weightZeroPoint, pw.geometry,
+                          pw.stage)
                     .ok());
     }
     runInArena(hw, program, arena);
 
     std::vector<uint8_t> got(outBytes);
     REQUIRE(hw.readMemory(outAddr, got.data(), got.size()).ok());
-    const std::vector<uint8_t> intermediate = referenceConv(dwCase, input, dwWeights, dwQuant, true);
-    const std::vector<uint8_t> want = referenceConv(pwCase, intermediate, pwWeights, pwQuant, false);
+    const std::vector<uint8_t> intermediate =
+        referenceConv(dwCase, input, dwWeights, dwQuant, true);
+    const std::vector<uint8_t> want =
+        referenceConv(pwCase, intermediate, pwWeights, pwQuant, false);
     size_t mismatches = 0;
     for (size_t i = 0; i < want.size(); ++i) {
         if (got[i] != want[i] && mismatches++ == 0) {
@@ -464,9 +467,9 @@ TEST_CASE("sim_npu_back_to_back_descriptors") {
         }
         const bool depthwise = l.kind == kDepthwise || l.kind == kTaps;
         l.input = randomBytes(rng, size_t{l.c.h} * l.c.w * l.c.inC);
-        l.weights = randomBytes(rng, depthwise ? size_t{l.c.g.kernelH} * l.c.g.kernelW * l.c.outC
-                                               : size_t{l.c.outC} * l.c.g.kernelH *
-                                                     l.c.g.kernelW * l.c.inC);
+        l.weights = randomBytes(
+            rng, depthwise ? size_t{l.c.g.kernelH} * l.c.g.kernelW * l.c.outC
+                           : size_t{l.c.outC} * l.c.g.kernelH * l.c.g.kernelW * l.c.inC);
         l.quant = randomQuant(rng, l.c.outC,
                               l.c.g.kernelH * l.c.g.kernelW * (depthwise ? 1 : l.c.inC), true);
         const uint32_t inAddr = arena.alloc(l.input.size());
@@ -479,8 +482,8 @@ TEST_CASE("sim_npu_back_to_back_descriptors") {
             stream = npu::packDepthwiseWeights(l.weights.data(), l.c.outC, l.c.g.kernelH,
                                                l.c.g.kernelW, l.c.wZero, l.quant, l.kind == kTaps);
         } else if (l.kind == kConv) {
-            stream = npu::packConvWeights(l.weights.data(), l.c.outC, l.c.g.kernelH,
-                                          l.c.g.kernelW, l.c.inC, l.c.wZero, l.quant);
+            stream = npu::packConvWeights(l.weights.data(), l.c.outC, l.c.g.kernelH, l.c.g.kernelW,
+                                          l.c.inC, l.c.wZero, l.quant);
         }
         const uint32_t wAddr = arena.alloc(stream.size());
         REQUIRE(hw.writeMemory(wAddr, stream.data(), stream.size()).ok());

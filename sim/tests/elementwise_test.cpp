@@ -22,7 +22,8 @@ struct Shape {
 // Element (n, y, x, ch) of a dense tensor of shape s, broadcasting dimensions of size 1.
 size_t broadcastIndex(const Shape& s, uint32_t n, uint32_t y, uint32_t x, uint32_t ch) {
     return ((size_t{s.n == 1 ? 0 : n} * s.h + (s.h == 1 ? 0 : y)) * s.w + (s.w == 1 ? 0 : x)) *
-               s.c + ch;
+               s.c +
+           ch;
 }
 
 Shape randomShape(std::mt19937& rng) {
@@ -52,9 +53,9 @@ TEST_CASE("sim_npu_add_mul_random") {
                                        lo + static_cast<int32_t>(rng() % 256)};
         const fixedpoint::QuantInfo qb{0.01f + (rng() % 100) * 0.002f,
                                        lo + static_cast<int32_t>(rng() % 256)};
-        const fixedpoint::QuantInfo qo{mul ? 0.5f + (rng() % 100) * 0.01f
-                                           : 0.02f + (rng() % 100) * 0.003f,
-                                       lo + static_cast<int32_t>(rng() % 256)};
+        const fixedpoint::QuantInfo qo{
+            mul ? 0.5f + (rng() % 100) * 0.01f : 0.02f + (rng() % 100) * 0.003f,
+            lo + static_cast<int32_t>(rng() % 256)};
         const FusedActivation activation = static_cast<FusedActivation>(rng() % 4);
         const auto range =
             fixedpoint::calculateActivationRange(activation, qo.scale, qo.zeroPoint, lo, lo + 255);
@@ -187,7 +188,8 @@ TEST_CASE("sim_npu_lut_and_strided_copy") {
         for (uint32_t y = 0; y < h; ++y) {
             for (uint32_t x = 0; x < w; ++x) {
                 for (uint32_t ch = 0; ch < c; ++ch) {
-                    want[y * dstRow + x * dstPixel + ch] = table[src[y * srcRow + x * srcPixel + ch]];
+                    want[y * dstRow + x * dstPixel + ch] =
+                        table[src[y * srcRow + x * srcPixel + ch]];
                 }
             }
         }

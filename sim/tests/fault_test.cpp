@@ -111,8 +111,9 @@ TEST_CASE("sim_fault_bad_field") {
     driver::HardwareAccess& hw = *testBench().npu;
     // A convolution whose kernel is zero wide.
     ChainBuilder program;
-    REQUIRE(program.conv({0x30000, 1, 4, 4, 8}, {0x31000, 1, 4, 4, 8}, 0x32000, true, 0,
-                         ConvGeometry{}, OutputStage{})
+    REQUIRE(program
+                .conv({0x30000, 1, 4, 4, 8}, {0x31000, 1, 4, 4, 8}, 0x32000, true, 0,
+                      ConvGeometry{}, OutputStage{})
                 .ok());
     Descriptor d = program.descriptors()[0];
     d.kernelW = 0;
@@ -223,9 +224,9 @@ TEST_CASE("sim_fault_watchdog") {
     ConvGeometry g;
     g.kernelH = g.kernelW = 3;
     g.padTop = g.padLeft = 1;
-    REQUIRE(program.conv({in, 1, 32, 32, 32}, {out, 1, 32, 32, 32}, weights, true, 0, g,
-                         OutputStage{})
-                .ok());
+    REQUIRE(
+        program.conv({in, 1, 32, 32, 32}, {out, 1, 32, 32, 32}, weights, true, 0, g, OutputStage{})
+            .ok());
     const uint32_t queue = arena.alloc(program.descriptors().size() * 128);
     const uint32_t record = arena.alloc(16);
     hw.writeRegister(reg::kWatchdogLimit, 300);

@@ -99,8 +99,14 @@ void convCase(std::mt19937& rng, bool depthwise, bool perChannel) {
                              filterZero);
         biasOp = b.addConstant(OperandType::TENSOR_INT32, {outC}, bias, inScale * filterScale);
     }
-    std::vector<uint32_t> args = {in, filt, biasOp, b.addInt32(padL), b.addInt32(padR),
-                                  b.addInt32(padT), b.addInt32(padB), b.addInt32(sw),
+    std::vector<uint32_t> args = {in,
+                                  filt,
+                                  biasOp,
+                                  b.addInt32(padL),
+                                  b.addInt32(padR),
+                                  b.addInt32(padT),
+                                  b.addInt32(padB),
+                                  b.addInt32(sw),
                                   b.addInt32(sh)};
     if (depthwise) {
         args.push_back(b.addInt32(1));
@@ -118,8 +124,8 @@ void convCase(std::mt19937& rng, bool depthwise, bool perChannel) {
     std::vector<npu::ChannelQuant> quant(outC);
     for (uint32_t c = 0; c < outC; ++c) {
         const float fs = perChannel ? filterScales[c] : filterScale;
-        const auto real = fixedpoint::getQuantizedConvolutionMultiplier(inScale, fs, inScale * fs,
-                                                                        outScale);
+        const auto real =
+            fixedpoint::getQuantizedConvolutionMultiplier(inScale, fs, inScale * fs, outScale);
         REQUIRE(real.has_value());
         const auto m = fixedpoint::quantizeMultiplier(*real);
         REQUIRE(m.has_value());
@@ -188,8 +194,10 @@ TEST_CASE("sim_golden_fully_connected") {
         }
         ModelBuilder b;
         const uint32_t in = b.addInput(typeOf(isSigned), {batch, inSize}, inScale, inZero);
-        const uint32_t wOp = b.addConstant(typeOf(isSigned), {units, inSize}, weights, wScale, wZero);
-        const uint32_t bOp = b.addConstant(OperandType::TENSOR_INT32, {units}, bias, inScale * wScale);
+        const uint32_t wOp =
+            b.addConstant(typeOf(isSigned), {units, inSize}, weights, wScale, wZero);
+        const uint32_t bOp =
+            b.addConstant(OperandType::TENSOR_INT32, {units}, bias, inScale * wScale);
         const uint32_t out = b.addOutput(typeOf(isSigned), {batch, units}, outScale, outZero);
         b.addOperation(OperationType::FULLY_CONNECTED, {in, wOp, bOp, b.addInt32(1)}, {out});
         const std::vector<uint8_t> want = runGolden(b.build(), {{{batch, inSize}, input}});
@@ -227,7 +235,8 @@ TEST_CASE("sim_golden_pool2d") {
         const bool average = i % 2;
         const bool isSigned = (i / 2) % 2;
         const int32_t lo = isSigned ? -128 : 0;
-        const uint32_t kh = 1 + rng() % 3, kw = 1 + rng() % 3, sh = 1 + rng() % 2, sw = 1 + rng() % 2;
+        const uint32_t kh = 1 + rng() % 3, kw = 1 + rng() % 3, sh = 1 + rng() % 2,
+                       sw = 1 + rng() % 2;
         const uint32_t h = kh + rng() % 9, w = kw + rng() % 9, c = 1 + rng() % 40;
         const uint32_t padT = rng() % kh, padL = rng() % kw, padB = rng() % kh, padR = rng() % kw;
         const uint32_t oh = windowOutput(h, kh, sh, 1, padT, padB);

@@ -4,13 +4,13 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
-#include <filesystem>
 #include <thread>
 
 #include "model/CtsReader.h"
@@ -34,7 +34,9 @@ struct CtsOptions {
 
 struct Tally {
     size_t passed = 0, failed = 0, unsupported = 0;
-    void add(Verdict v) { (v == Verdict::PASSED ? passed : v == Verdict::FAILED ? failed : unsupported)++; }
+    void add(Verdict v) {
+        (v == Verdict::PASSED ? passed : v == Verdict::FAILED ? failed : unsupported)++;
+    }
     size_t total() const { return passed + failed + unsupported; }
 };
 
@@ -67,13 +69,15 @@ int runCts(const CtsOptions& options) {
                 unreadable.push_back(file.status().message);
             } else {
                 for (const CtsTest& test : file->tests) {
-                    CtsTestResult r = runCtsTest(*backend, test, (*files)[f], kDefaultLoopTimeoutDuration,
-                                                 options.memoryLimitBytes);
+                    CtsTestResult r =
+                        runCtsTest(*backend, test, (*files)[f], kDefaultLoopTimeoutDuration,
+                                   options.memoryLimitBytes);
                     testsFailed += r.verdict == Verdict::FAILED;
                     ++testsDone;
                     if (options.verbose) {
                         std::lock_guard<std::mutex> lock(mutex);
-                        std::cout << verdictName(r.verdict) << " " << r.name << " (" << r.seconds << " s)\n";
+                        std::cout << verdictName(r.verdict) << " " << r.name << " (" << r.seconds
+                                  << " s)\n";
                     }
                     resultsPerFile[f].push_back(std::move(r));
                 }
@@ -81,8 +85,8 @@ int runCts(const CtsOptions& options) {
             ++filesDone;
             if (tty) {
                 std::lock_guard<std::mutex> lock(mutex);
-                std::cerr << "\r[" << filesDone << "/" << files->size() << " files] " << testsDone << " tests, "
-                          << testsFailed << " failed" << std::flush;
+                std::cerr << "\r[" << filesDone << "/" << files->size() << " files] " << testsDone
+                          << " tests, " << testsFailed << " failed" << std::flush;
             }
         }
     };
@@ -90,7 +94,8 @@ int runCts(const CtsOptions& options) {
     for (unsigned i = 0; i < std::max(1u, options.jobs); ++i) threads.emplace_back(worker);
     for (auto& t : threads) t.join();
     if (tty) std::cerr << "\n";
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
     // Report: failures, the per-operation table, the totals.
     Tally total;
@@ -105,30 +110,37 @@ int runCts(const CtsOptions& options) {
                 std::cout << "FAILED " << r.file << " " << r.name << ": " << r.message << "\n";
                 failures.push_back({{"file", r.file}, {"name", r.name}, {"message", r.message}});
             }
-            std::string suite = std::filesystem::path(r.file).parent_path().filename().string() + "." +
-                                std::filesystem::path(r.file).stem().string();
+            std::string suite = std::filesystem::path(r.file).parent_path().filename().string() +
+                                "." + std::filesystem::path(r.file).stem().string();
             junit.push_back({suite, r.name, r.seconds, r.verdict == Verdict::FAILED,
                              r.verdict == Verdict::UNSUPPORTED, r.message});
         }
     }
     for (const auto& message : unreadable) std::cout << "UNREADABLE " << message << "\n";
-    std::cout << "\n" << std::left << std::setw(34) << "operation" << std::right << std::setw(8) << "passed"
-              << std::setw(8) << "failed" << std::setw(13) << "unsupported" << "\n";
+    std::cout << "\n"
+              << std::left << std::setw(34) << "operation" << std::right << std::setw(8) << "passed"
+              << std::setw(8) << "failed" << std::setw(13) << "unsupported"
+              << "\n";
     nlohmann::json byOperationJson = nlohmann::json::object();
     for (const auto& [op, t] : byOperation) {
-        std::cout << std::left << std::setw(34) << op << std::right << std::setw(8) << t.passed << std::setw(8)
-                  << t.failed << std::setw(13) << t.unsupported << "\n";
-        byOperationJson[op] = {{"passed", t.passed}, {"failed", t.failed}, {"unsupported", t.unsupported}};
+        std::cout << std::left << std::setw(34) << op << std::right << std::setw(8) << t.passed
+                  << std::setw(8) << t.failed << std::setw(13) << t.unsupported << "\n";
+        byOperationJson[op] = {
+            {"passed", t.passed}, {"failed", t.failed}, {"unsupported", t.unsupported}};
     }
-    std::cout << "\ncts (" << options.backend << "): " << total.total() << " tests, " << total.passed << " passed, "
-              << total.failed << " failed, " << total.unsupported << " unsupported in " << std::fixed
-              << std::setprecision(1) << seconds << " s"
-              << (unreadable.empty() ? "" : ", " + std::to_string(unreadable.size()) + " files unreadable") << "\n";
+    std::cout << "\ncts (" << options.backend << "): " << total.total() << " tests, "
+              << total.passed << " passed, " << total.failed << " failed, " << total.unsupported
+              << " unsupported in " << std::fixed << std::setprecision(1) << seconds << " s"
+              << (unreadable.empty()
+                      ? ""
+                      : ", " + std::to_string(unreadable.size()) + " files unreadable")
+              << "\n";
 
     if (!options.summaryPath.empty()) {
-        nlohmann::json summary = {{"backend", options.backend}, {"total", total.total()}, {"passed", total.passed},
-                                  {"failed", total.failed}, {"unsupported", total.unsupported},
-                                  {"seconds", seconds}, {"by_operation", byOperationJson}, {"failures", failures}};
+        nlohmann::json summary = {{"backend", options.backend},       {"total", total.total()},
+                                  {"passed", total.passed},           {"failed", total.failed},
+                                  {"unsupported", total.unsupported}, {"seconds", seconds},
+                                  {"by_operation", byOperationJson},  {"failures", failures}};
         std::ofstream out(options.summaryPath);
         out << summary.dump(2) << "\n";
         if (!out) {
@@ -136,7 +148,8 @@ int runCts(const CtsOptions& options) {
             return 2;
         }
     }
-    if (!options.junitPath.empty() && !writeJUnit(options.junitPath, "nncosim.cts." + options.backend, junit)) {
+    if (!options.junitPath.empty() &&
+        !writeJUnit(options.junitPath, "nncosim.cts." + options.backend, junit)) {
         std::cerr << "nncosim cts: cannot write " << options.junitPath << "\n";
         return 2;
     }
@@ -147,10 +160,13 @@ int runCts(const CtsOptions& options) {
 
 void addCtsCommand(CLI::App& app) {
     auto options = std::make_shared<CtsOptions>();
-    CLI::App* cmd = app.add_subcommand("cts", "Run NNAPI conformance tests (CTS JSON files or folders)");
+    CLI::App* cmd =
+        app.add_subcommand("cts", "Run NNAPI conformance tests (CTS JSON files or folders)");
     cmd->add_option("paths", options->paths, "CTS JSON files or folders of them")->required();
-    cmd->add_option("--backend", options->backend, "Where models run")->check(CLI::IsMember({"golden", "npu", "auto"}));
-    cmd->add_option("--summary", options->summaryPath, "Write the summary (totals, by_operation) as JSON");
+    cmd->add_option("--backend", options->backend, "Where models run")
+        ->check(CLI::IsMember({"golden", "npu", "auto"}));
+    cmd->add_option("--summary", options->summaryPath,
+                    "Write the summary (totals, by_operation) as JSON");
     cmd->add_option("--junit", options->junitPath, "Write JUnit XML for CI");
     cmd->add_option("-j,--jobs", options->jobs, "Parallel workers")->check(CLI::Range(1u, 256u));
     addMemoryLimitOption(*cmd, options->memoryLimitBytes);

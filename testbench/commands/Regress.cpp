@@ -165,10 +165,9 @@ void addRegressCommand(CLI::App& app) {
     cmd->add_option(
         "--waves", options->run.worker.wavesDir,
         "Failures on the NPU: dump the waves of the first diverging operation under DIR");
-    cmd->add_option(
-        "--fault", options->run.worker.fault,
-        "Make the NPU misbehave on purpose (write-bit:N[=0|1], requant-bit:N[=0|1] or "
-        "drop-write-beat:N), to prove that failures are caught");
+    cmd->add_option("--fault", options->run.worker.fault,
+                    "Make the NPU misbehave on purpose (write-bit:N[=0|1], requant-bit:N[=0|1] or "
+                    "drop-write-beat:N), to prove that failures are caught");
     // Test hooks: make the worker die or hang on an item, to prove both are contained.
     cmd->add_option("--crash-on", options->run.worker.crashOn)->group("");
     cmd->add_option("--hang-on", options->run.worker.hangOn)->group("");

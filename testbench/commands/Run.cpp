@@ -3,8 +3,8 @@
 // through the host runtime, compares it with the golden, names the first diverging operation
 // and dumps its waves (ModelRun.h).
 #include <fstream>
-#include <optional>
 #include <iostream>
+#include <optional>
 
 #include "model/Validation.h"
 #include "testbench/ModelFiles.h"
@@ -32,7 +32,9 @@ struct RunCommandOptions {
 };
 
 Placement placementOf(const std::string& backend) {
-    return backend == "golden" ? Placement::kGolden : backend == "npu" ? Placement::kNpu : Placement::kAuto;
+    return backend == "golden" ? Placement::kGolden
+           : backend == "npu"  ? Placement::kNpu
+                               : Placement::kAuto;
 }
 
 int runRun(const RunCommandOptions& options) {
@@ -80,9 +82,18 @@ int runRun(const RunCommandOptions& options) {
     run.compareGolden = options.compare == "golden";
     run.wavesDir = options.wavesDir;
     run.sampleCycles = options.sampleCycles;
-    run.rerunArgs = {options.path,   "--test",          test->name, "--backend", options.backend,
-                     "--compare",    options.compare,   "--inputs",  randomInputs ? "random" : "file",
-                     "--seed",       std::to_string(options.seed), "--sample-cycles",
+    run.rerunArgs = {options.path,
+                     "--test",
+                     test->name,
+                     "--backend",
+                     options.backend,
+                     "--compare",
+                     options.compare,
+                     "--inputs",
+                     randomInputs ? "random" : "file",
+                     "--seed",
+                     std::to_string(options.seed),
+                     "--sample-cycles",
                      std::to_string(options.sampleCycles)};
     if (!options.fault.empty()) {
         auto fault = parseFaultSpec(options.fault);
@@ -102,7 +113,8 @@ int runRun(const RunCommandOptions& options) {
         platform.trace.path = options.tracePath;
         const bool vcd = options.tracePath.size() > 4 &&
                          options.tracePath.compare(options.tracePath.size() - 4, 4, ".vcd") == 0;
-        platform.trace.format = vcd ? sim::TraceOptions::Format::kVcd : sim::TraceOptions::Format::kFst;
+        platform.trace.format =
+            vcd ? sim::TraceOptions::Format::kVcd : sim::TraceOptions::Format::kFst;
         if (options.traceStart > 0) {
             platform.trace.startCycle = options.traceStart;
             platform.trace.stopCycle = options.traceStart + options.traceCycles;
@@ -122,7 +134,8 @@ int runRun(const RunCommandOptions& options) {
 
     auto report = runModel(test->name, test->model, inputs, run);
     if (!report) {
-        std::cerr << "nncosim run: " << nameOf(report.status().code) << ": " << report.status().message << "\n";
+        std::cerr << "nncosim run: " << nameOf(report.status().code) << ": "
+                  << report.status().message << "\n";
         return 2;
     }
     if (!options.tracePath.empty()) {
@@ -152,39 +165,45 @@ int runRun(const RunCommandOptions& options) {
 
 void addRunCommand(CLI::App& app) {
     auto options = std::make_shared<RunCommandOptions>();
-    CLI::App* cmd = app.add_subcommand("run", "Run one model, compare it with the golden, localize divergences");
+    CLI::App* cmd = app.add_subcommand(
+        "run", "Run one model, compare it with the golden, localize divergences");
     cmd->add_option("model", options->path, "Model file (CTS JSON or .tflite)")->required();
     cmd->add_option("--test", options->test, "Test of the file to run (default: the first)");
-    cmd->add_option("--backend", options->backend, "Where the model runs (auto: NPU where supported, CPU elsewhere)")
-            ->check(CLI::IsMember({"npu", "auto", "golden"}))
-            ->capture_default_str();
+    cmd->add_option("--backend", options->backend,
+                    "Where the model runs (auto: NPU where supported, CPU elsewhere)")
+        ->check(CLI::IsMember({"npu", "auto", "golden"}))
+        ->capture_default_str();
     cmd->add_option("--compare", options->compare, "Reference the outputs are compared with")
-            ->check(CLI::IsMember({"golden", "none"}))
-            ->capture_default_str();
-    cmd->add_option("--waves", options->wavesDir,
-                    "On a divergence on the NPU, dump the diverging operation's waves (FST + .gtkw) here");
+        ->check(CLI::IsMember({"golden", "none"}))
+        ->capture_default_str();
+    cmd->add_option(
+        "--waves", options->wavesDir,
+        "On a divergence on the NPU, dump the diverging operation's waves (FST + .gtkw) here");
     cmd->add_option("--json", options->jsonPath, "Write the report as JSON");
-    cmd->add_option("--inputs", options->inputs, "Inputs: the file's (random when it has none) or random")
-            ->check(CLI::IsMember({"file", "random"}))
-            ->capture_default_str();
+    cmd->add_option("--inputs", options->inputs,
+                    "Inputs: the file's (random when it has none) or random")
+        ->check(CLI::IsMember({"file", "random"}))
+        ->capture_default_str();
     cmd->add_option("--seed", options->seed, "Seed of random inputs")->capture_default_str();
     addMemoryLimitOption(*cmd, options->memoryLimitBytes);
-    cmd->add_option("--fault", options->fault,
-                    "Make the hardware misbehave: write-bit:N[=0|1] (bit N of the NPU's DRAM write data stuck "
-                    "at 1 or 0), requant-bit:N[=0|1] (bit N of every requantized word stuck: a datapath "
-                    "fault) or drop-write-beat:N (the N-th DRAM write beat of every job is lost)");
+    cmd->add_option(
+        "--fault", options->fault,
+        "Make the hardware misbehave: write-bit:N[=0|1] (bit N of the NPU's DRAM write data stuck "
+        "at 1 or 0), requant-bit:N[=0|1] (bit N of every requantized word stuck: a datapath "
+        "fault) or drop-write-beat:N (the N-th DRAM write beat of every job is lost)");
     cmd->add_option("--sample-cycles", options->sampleCycles,
                     "Attribute NPU counters to operations every N cycles (0: per partition only)")
-            ->capture_default_str();
-    auto* trace = cmd->add_option("--trace", options->tracePath,
-                                  "Dump the NPU's waves (FST, or VCD by extension) from the first doorbell");
+        ->capture_default_str();
+    auto* trace =
+        cmd->add_option("--trace", options->tracePath,
+                        "Dump the NPU's waves (FST, or VCD by extension) from the first doorbell");
     cmd->add_option("--trace-cycles", options->traceCycles, "Cycles dumped from the first doorbell")
-            ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40))
-            ->needs(trace);
+        ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40))
+        ->needs(trace);
     trace->needs("--trace-cycles");
     cmd->add_option("--trace-start", options->traceStart,
                     "Dump from this platform cycle instead of from the first doorbell")
-            ->needs(trace);
+        ->needs(trace);
     cmd->callback([options] { gExitStatus = runRun(*options); });
 }
 

@@ -36,23 +36,28 @@ int runValidate(const ValidateOptions& options) {
         for (const auto& test : file->tests) {
             ++total;
             if (!test.readError.empty()) {
-                std::cout << "INVALID " << path << " " << test.name << ": " << test.readError << "\n";
+                std::cout << "INVALID " << path << " " << test.name << ": " << test.readError
+                          << "\n";
                 continue;
             }
             auto level = validateModel(test.model);
             if (level) {
                 ++valid;
             } else {
-                std::cout << "INVALID " << path << " " << test.name << ": " << level.status().message << "\n";
+                std::cout << "INVALID " << path << " " << test.name << ": "
+                          << level.status().message << "\n";
             }
         }
     }
     const size_t invalid = total - valid;
-    std::cout << "validated " << total << " models in " << files->size() << " files: " << valid << " valid, "
-              << invalid << " invalid" << (unreadable ? ", " + std::to_string(unreadable) + " files unreadable" : "")
+    std::cout << "validated " << total << " models in " << files->size() << " files: " << valid
+              << " valid, " << invalid << " invalid"
+              << (unreadable ? ", " + std::to_string(unreadable) + " files unreadable" : "")
               << "\n";
     if (!options.summaryPath.empty()) {
-        nlohmann::json summary = {{"total", total}, {"valid", valid}, {"invalid", invalid},
+        nlohmann::json summary = {{"total", total},
+                                  {"valid", valid},
+                                  {"invalid", invalid},
                                   {"unreadable_files", unreadable}};
         std::ofstream out(options.summaryPath);
         out << summary.dump(2) << "\n";
@@ -68,9 +73,13 @@ int runValidate(const ValidateOptions& options) {
 
 void addValidateCommand(CLI::App& app) {
     auto options = std::make_shared<ValidateOptions>();
-    CLI::App* cmd = app.add_subcommand("validate", "Check models (CTS JSON or .tflite files, or folders) against the NNAPI validation rules");
-    cmd->add_option("paths", options->paths, "CTS JSON or .tflite files, or folders of them")->required();
-    cmd->add_option("--summary", options->summaryPath, "Write {total, valid, invalid} as JSON to this file");
+    CLI::App* cmd = app.add_subcommand(
+        "validate",
+        "Check models (CTS JSON or .tflite files, or folders) against the NNAPI validation rules");
+    cmd->add_option("paths", options->paths, "CTS JSON or .tflite files, or folders of them")
+        ->required();
+    cmd->add_option("--summary", options->summaryPath,
+                    "Write {total, valid, invalid} as JSON to this file");
     cmd->callback([options] { gExitStatus = runValidate(*options); });
 }
 

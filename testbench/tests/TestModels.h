@@ -36,8 +36,8 @@ struct QuantTensor {
 
 /// CONV_2D (NHWC, uint8) with a k x k kernel, stride 1, SAME-style explicit padding and
 /// weights drawn from `seed`; writes `out` (an operand the caller created).
-inline void addConv(ModelBuilder& b, const QuantTensor& in, uint32_t inChannels, uint32_t outChannels, uint32_t k,
-                    const QuantTensor& out, uint32_t seed) {
+inline void addConv(ModelBuilder& b, const QuantTensor& in, uint32_t inChannels,
+                    uint32_t outChannels, uint32_t k, const QuantTensor& out, uint32_t seed) {
     std::mt19937 rng(seed);
     std::vector<uint8_t> weights(outChannels * k * k * inChannels);
     for (auto& w : weights) w = static_cast<uint8_t>(rng());
@@ -45,9 +45,10 @@ inline void addConv(ModelBuilder& b, const QuantTensor& in, uint32_t inChannels,
     std::vector<int32_t> bias(outChannels);
     for (auto& v : bias) v = static_cast<int32_t>(rng() % 2001) - 1000;
     const uint32_t filter =
-            b.addConstant(OperandType::TENSOR_QUANT8_ASYMM, {outChannels, k, k, inChannels}, weights, weightScale, 128);
+        b.addConstant(OperandType::TENSOR_QUANT8_ASYMM, {outChannels, k, k, inChannels}, weights,
+                      weightScale, 128);
     const uint32_t biasOperand =
-            b.addConstant(OperandType::TENSOR_INT32, {outChannels}, bias, in.scale * weightScale, 0);
+        b.addConstant(OperandType::TENSOR_INT32, {outChannels}, bias, in.scale * weightScale, 0);
     const int32_t pad = static_cast<int32_t>(k / 2);
     std::vector<uint32_t> inputs{in.operand, filter, biasOperand};
     for (int32_t v : {pad, pad, pad, pad, 1, 1, 0}) inputs.push_back(b.addInt32(v));

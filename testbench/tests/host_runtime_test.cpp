@@ -67,7 +67,8 @@ Model depthwisePointwiseModel() {
     std::vector<int32_t> bias(32);
     for (size_t i = 0; i < bias.size(); ++i) bias[i] = static_cast<int32_t>(i * 61 % 400) - 200;
     const uint32_t filter = b.addConstant(kQ8, {1, 3, 3, 32}, weights, 1.0f / 64, 128);
-    const uint32_t biasOperand = b.addConstant(OperandType::TENSOR_INT32, {32}, bias, in.scale / 64, 0);
+    const uint32_t biasOperand =
+        b.addConstant(OperandType::TENSOR_INT32, {32}, bias, in.scale / 64, 0);
     std::vector<uint32_t> dw{in.operand, filter, biasOperand};
     for (int32_t v : {1, 1, 1, 1, 1, 1, 1, 0}) dw.push_back(b.addInt32(v));
     b.addOperation(OperationType::DEPTHWISE_CONV_2D, dw, {t0.operand});
@@ -76,7 +77,9 @@ Model depthwisePointwiseModel() {
     return b.build();
 }
 
-std::vector<uint32_t> ops(std::initializer_list<uint32_t> list) { return list; }
+std::vector<uint32_t> ops(std::initializer_list<uint32_t> list) {
+    return list;
+}
 
 }  // namespace
 
@@ -148,7 +151,8 @@ TEST_CASE("host_runtime_auto_partitions_and_matches_golden") {
     const Model model = mixedModel();
     REQUIRE(validateModel(model).ok());
     // The test's premise: the driver takes everything but SOFTMAX.
-    for (uint32_t i : {0u, 2u, 3u}) REQUIRE_MESSAGE(driver::checkOperationSupported(model, i).ok(), i);
+    for (uint32_t i : {0u, 2u, 3u})
+        REQUIRE_MESSAGE(driver::checkOperationSupported(model, i).ok(), i);
     REQUIRE_FALSE(driver::checkOperationSupported(model, 1).ok());
 
     auto runtime = HostRuntime::create(model, {});
@@ -176,8 +180,8 @@ TEST_CASE("host_runtime_auto_partitions_and_matches_golden") {
         CHECK((*outputs)[i].bytes == (*reference)[i].bytes);
     }
     // The outputs are not degenerate: the comparison means something.
-    const auto stats = checkTensor("output 0", 0, model.main.operands[model.main.outputIndexes[0]], false,
-                                   (*outputs)[0], nullptr);
+    const auto stats = checkTensor("output 0", 0, model.main.operands[model.main.outputIndexes[0]],
+                                   false, (*outputs)[0], nullptr);
     CHECK(stats.device->max > stats.device->min);
 
     // Where things ran and what the NPU did.
@@ -189,7 +193,8 @@ TEST_CASE("host_runtime_auto_partitions_and_matches_golden") {
     REQUIRE(record.partitions[0].job);
     REQUIRE(record.partitions[2].job);
     CHECK_FALSE(record.partitions[1].job);
-    CHECK(record.npuCycles == record.partitions[0].job->total.cycles + record.partitions[2].job->total.cycles);
+    CHECK(record.npuCycles ==
+          record.partitions[0].job->total.cycles + record.partitions[2].job->total.cycles);
     CHECK(record.npuCycles > 0);
     // The 3x3 convolution's multiply-accumulates, padding taps included (PERF_MACS).
     CHECK(record.partitions[0].job->total.macs >= 8 * 8 * 16 * 16 * 9);

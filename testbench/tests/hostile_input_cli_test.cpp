@@ -47,13 +47,16 @@ std::string reluFile(const std::string& dir, OperandType type, const std::vector
     return path;
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
 
 }  // namespace
 
 TEST_CASE("cli_overflowing_sizes_are_invalid") {
     const std::string dir = makeTempDir("nncosim-hostile-");
-    const std::string model = reluFile(dir, OperandType::TENSOR_FLOAT32, {65536, 65536, 65536, 65536});
+    const std::string model =
+        reluFile(dir, OperandType::TENSOR_FLOAT32, {65536, 65536, 65536, 65536});
     const CliResult validate = runNncosim(dir, "validate " + model);
     CHECK(validate.status == 1);
     CHECK(contains(validate.output, "more than 2^64 bytes, more than 4 GiB"));
@@ -67,7 +70,8 @@ TEST_CASE("cli_overflowing_sizes_are_invalid") {
 TEST_CASE("cli_memory_limit_refuses_before_allocating") {
     const std::string dir = makeTempDir("nncosim-hostile-");
     // 3 GiB per tensor: valid NNAPI, but 6 GiB in all.
-    const std::string model = reluFile(dir, OperandType::TENSOR_QUANT8_ASYMM, {3, 1024, 1024, 1024});
+    const std::string model =
+        reluFile(dir, OperandType::TENSOR_QUANT8_ASYMM, {3, 1024, 1024, 1024});
     const CliResult run = runNncosim(dir, "run " + model + " --backend golden --memory-limit 1GiB");
     INFO(run.output);
     CHECK(run.status == 2);
@@ -99,7 +103,8 @@ TEST_CASE("cli_broken_test_spoils_only_itself") {
     INFO(validate.output);
     CHECK(validate.status == 1);
     CHECK(contains(validate.output, "INVALID " + path + " broken: input index out of range"));
-    CHECK(contains(validate.output, "INVALID " + path + " #" + std::to_string(good + 1) + ": expected an object"));
+    CHECK(contains(validate.output,
+                   "INVALID " + path + " #" + std::to_string(good + 1) + ": expected an object"));
     CHECK(contains(validate.output, std::to_string(good) + " valid, 2 invalid"));
     CHECK_FALSE(contains(validate.output, "UNREADABLE"));
 

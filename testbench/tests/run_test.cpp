@@ -12,9 +12,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "driver/NpuRegisters.h"
 #include "golden/Executor.h"
 #include "model/ModelJson.h"
-#include "driver/NpuRegisters.h"
 #include "testbench/ModelRun.h"
 #include "testbench/tests/TestModels.h"
 
@@ -92,11 +92,12 @@ std::string writeModel(const std::string& dir, const std::string& name, const Mo
 }
 
 /// Runs `nncosim run` on `model` with `args`, in `dir`; returns its exit status and JSON report.
-std::pair<int, nlohmann::json> runCli(const std::string& model, const std::string& dir, const std::string& args) {
+std::pair<int, nlohmann::json> runCli(const std::string& model, const std::string& dir,
+                                      const std::string& args) {
     const std::string json = dir + "/report.json";
     std::filesystem::remove(json);
-    const std::string command = "cd " + dir + " && " + nncosimBinary() + " run " + model + " --json " + json + " " +
-                                args + " > " + dir + "/run.log 2>&1";
+    const std::string command = "cd " + dir + " && " + nncosimBinary() + " run " + model +
+                                " --json " + json + " " + args + " > " + dir + "/run.log 2>&1";
     const int status = std::system(command.c_str());
     std::ifstream in(json);
     REQUIRE_MESSAGE(in.good(), "no report from: ", command);
@@ -150,7 +151,8 @@ TEST_CASE("run_report_of_a_matching_model") {
     CHECK(out.device->max > out.device->min);
 
     const std::string text = formatReport(*report);
-    CHECK(text.find("backend auto (2 on the NPU, 1 on the CPU, 2 partitions)") != std::string::npos);
+    CHECK(text.find("backend auto (2 on the NPU, 1 on the CPU, 2 partitions)") !=
+          std::string::npos);
     CHECK(text.find("SOFTMAX") != std::string::npos);
     CHECK(text.find("verdict: PASS") != std::string::npos);
     CHECK(text.find("device time") != std::string::npos);
@@ -220,8 +222,8 @@ TEST_CASE("run_datapath_fault_names_the_requantizing_operation") {
     CHECK(d["outputs"][0]["verdict"] == "mismatch");
 
     // A bit beyond the word is a usage error naming the accepted forms.
-    const std::string bad = nncosimBinary() + " run " + model + " --fault requant-bit:999 > " + dir +
-                            "/bad.log 2>&1";
+    const std::string bad =
+        nncosimBinary() + " run " + model + " --fault requant-bit:999 > " + dir + "/bad.log 2>&1";
     CHECK(WEXITSTATUS(std::system(bad.c_str())) != 0);
     std::ifstream log(dir + "/bad.log");
     const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
@@ -242,7 +244,8 @@ TEST_CASE("run_first_divergence_names_the_faulty_npu_operation") {
     // NPU operation is. The waves folder's name is Tcl and a quote (GTKWave's screenshot script
     // must take it literally: no command run, no Tcl error leaving GTKWave waiting).
     const std::string wavesDir = dir + "/tw[exec touch INJECTED]\"q";
-    auto [status, report] = runCli(model, dir, "--backend auto --fault write-bit:0=1 --waves '" + wavesDir + "'");
+    auto [status, report] =
+        runCli(model, dir, "--backend auto --fault write-bit:0=1 --waves '" + wavesDir + "'");
     const auto& d = failedRunDivergence(status, report);
     CHECK(d["operation"] == 1);
     CHECK(d["type"] == "CONV_2D");
@@ -294,20 +297,23 @@ TEST_CASE("run_first_divergence_inside_one_npu_partition") {
     REQUIRE(clean->passed());
     REQUIRE(clean->record.partitions.size() == 1);
     REQUIRE(clean->record.operations[0].counters);
-    const uint64_t firstBeats = clean->record.operations[0].counters->dmaBytesWritten / npu::kDramBusBytes;
+    const uint64_t firstBeats =
+        clean->record.operations[0].counters->dmaBytesWritten / npu::kDramBusBytes;
     REQUIRE(firstBeats > 0);
 
     // Losing a beat of the second convolution's output: the search names operation 1, inside
     // the one NPU partition, with operation 0 matching.
-    auto [status, report] = runCli(model, dir,
-                                   "--backend npu --fault drop-write-beat:" + std::to_string(firstBeats + 2) +
-                                           " --waves " + dir + "/waves");
+    auto [status, report] =
+        runCli(model, dir,
+               "--backend npu --fault drop-write-beat:" + std::to_string(firstBeats + 2) +
+                   " --waves " + dir + "/waves");
     CHECK(status == 1);
     REQUIRE(report["first_divergence"].is_object());
     CHECK(report["first_divergence"]["operation"] == 1);
     CHECK(report["first_divergence"]["matched_before"] == 1);
     CHECK(report["first_divergence"]["outputs"][0]["mismatches"].get<uint64_t>() > 0);
-    CHECK(report["first_divergence"]["outputs"][0]["mismatches"].get<uint64_t>() <= npu::kDramBusBytes);
+    CHECK(report["first_divergence"]["outputs"][0]["mismatches"].get<uint64_t>() <=
+          npu::kDramBusBytes);
 
     // Alone, operation 1's job has fewer beats than the fault's index, so it behaves: the waves
     // are its window inside the repeated run, which must start its job at the same cycle.

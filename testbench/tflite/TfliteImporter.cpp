@@ -104,7 +104,8 @@ class Importer {
     // ---- file level --------------------------------------------------------------------
 
     void parseModel() {
-        if (Status st = checkTfliteFile(mData, mSize, mOrigin); !st.ok()) throw ImportError{st.message};
+        if (Status st = checkTfliteFile(mData, mSize, mOrigin); !st.ok())
+            throw ImportError{st.message};
         mModel = tfl::GetModel(mData);
         const auto* subgraphs = mModel->subgraphs();
         if (subgraphs->size() > 1)
@@ -1087,16 +1088,21 @@ void Importer::mapOperator() {
 }  // namespace
 
 Status checkTfliteFile(const uint8_t* data, size_t size, const std::string& origin) {
-    if (size < 8) return invalidArgument(origin, ": truncated file (", size, " bytes), not a TensorFlow Lite model");
+    if (size < 8)
+        return invalidArgument(origin, ": truncated file (", size,
+                               " bytes), not a TensorFlow Lite model");
     if (!tfl::ModelBufferHasIdentifier(data))
-        return invalidArgument(origin, ": not a TensorFlow Lite flatbuffer (file identifier is not \"",
+        return invalidArgument(origin,
+                               ": not a TensorFlow Lite flatbuffer (file identifier is not \"",
                                tfl::ModelIdentifier(), "\")");
     flatbuffers::Verifier verifier(data, size);
     if (!tfl::VerifyModelBuffer(verifier))
-        return invalidArgument(origin, ": corrupt or truncated TensorFlow Lite flatbuffer (verification failed)");
+        return invalidArgument(
+            origin, ": corrupt or truncated TensorFlow Lite flatbuffer (verification failed)");
     const tfl::Model* model = tfl::GetModel(data);
     if (model->version() != 3)
-        return invalidArgument(origin, ": TFLite schema version ", model->version(), " is not supported (expected 3)");
+        return invalidArgument(origin, ": TFLite schema version ", model->version(),
+                               " is not supported (expected 3)");
     if (!model->subgraphs() || model->subgraphs()->size() == 0)
         return invalidArgument(origin, ": the model has no subgraph");
     return okStatus();
@@ -1115,7 +1121,8 @@ Result<TfliteImport> importTflite(const uint8_t* data, size_t size, const std::s
 Result<std::vector<uint8_t>> readTfliteFile(const std::string& path) {
     std::ifstream file(path, std::ios::binary);
     if (!file) return invalidArgument(path, ": cannot open file");
-    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)),
+                               std::istreambuf_iterator<char>());
     if (file.bad()) return invalidArgument(path, ": read error");
     return bytes;
 }

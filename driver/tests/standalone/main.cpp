@@ -13,7 +13,8 @@ int main() {
     const uint32_t in = b.addInput(q8, {1, 4, 4, 16}, 0.5f, 128);
     const uint32_t filter =
         b.addConstant(q8, {16, 1, 1, 16}, std::vector<uint8_t>(256, 130), 0.25f, 128);
-    const uint32_t bias = b.addConstant(OperandType::TENSOR_INT32, {16}, std::vector<int32_t>(16, 3), 0.125f, 0);
+    const uint32_t bias =
+        b.addConstant(OperandType::TENSOR_INT32, {16}, std::vector<int32_t>(16, 3), 0.125f, 0);
     std::vector<uint32_t> inputs{in, filter, bias};
     for (int32_t v : {0, 0, 0, 0, 1, 1, 0}) inputs.push_back(b.addInt32(v));
     const uint32_t out = b.addOutput(q8, {1, 4, 4, 16}, 1.0f, 128);

@@ -11,8 +11,8 @@
 #include <sstream>
 #include <string>
 
-#include "sim/Platform.h"
 #include "driver/ChainBuilder.h"
+#include "sim/Platform.h"
 
 namespace nncosim::sim {
 namespace {
