@@ -11,7 +11,7 @@
 
 #include "model/CtsReader.h"
 #include "testbench/Accuracy.h"
-#include "testbench/HostRuntime.h"
+#include "testbench/runtime/HostRuntime.h"
 
 namespace nncosim {
 

@@ -5,7 +5,7 @@
 #include "model/RequestIo.h"
 #include "model/Validation.h"
 #include "testbench/Backend.h"
-#include "testbench/HostRuntime.h"
+#include "testbench/runtime/HostRuntime.h"
 
 namespace nncosim {
 namespace {

@@ -19,10 +19,10 @@
 
 #include "model/Validation.h"
 #include "testbench/Backend.h"
-#include "testbench/HostRuntime.h"
 #include "testbench/ModelFiles.h"
 #include "testbench/ModelRun.h"
 #include "testbench/RegressRandom.h"
+#include "testbench/runtime/HostRuntime.h"
 
 namespace nncosim {
 namespace {

@@ -11,8 +11,8 @@
 #include "model/Validation.h"
 #include "testbench/Backend.h"
 #include "testbench/CtsRunner.h"
-#include "testbench/HostRuntime.h"
 #include "testbench/ModelRun.h"
+#include "testbench/runtime/HostRuntime.h"
 #include "testbench/tests/TestModels.h"
 
 using namespace nncosim;

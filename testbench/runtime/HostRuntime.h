@@ -15,7 +15,7 @@
 #include "model/Status.h"
 #include "sim/Platform.h"
 #include "testbench/NpuProfiler.h"
-#include "testbench/Partitioner.h"
+#include "testbench/runtime/Partitioner.h"
 
 namespace nncosim {
 

@@ -1,4 +1,4 @@
-#include "testbench/Partitioner.h"
+#include "testbench/runtime/Partitioner.h"
 
 #include <deque>
 

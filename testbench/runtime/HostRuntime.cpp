@@ -1,4 +1,4 @@
-#include "testbench/HostRuntime.h"
+#include "testbench/runtime/HostRuntime.h"
 
 #include <algorithm>
 #include <chrono>
