@@ -275,6 +275,13 @@ class TestBuilder {
     std::vector<uint8_t> mReferenceBytes;
 };
 
+CtsTest unreadableTest(std::string name, std::string why) {
+    CtsTest test;
+    test.name = std::move(name);
+    test.readError = std::move(why);
+    return test;
+}
+
 }  // namespace
 
 Result<CtsFile> parseCtsJson(const std::string& text, const std::string& origin) {
@@ -299,15 +306,9 @@ Result<CtsFile> parseCtsJson(const std::string& text, const std::string& origin)
         try {
             file.tests.push_back(TestBuilder().build(test));
         } catch (const FormatError& e) {
-            CtsTest broken;
-            broken.name = name;
-            broken.readError = e.message;
-            file.tests.push_back(std::move(broken));
+            file.tests.push_back(unreadableTest(name, e.message));
         } catch (const json::exception& e) {
-            CtsTest broken;
-            broken.name = name;
-            broken.readError = e.what();
-            file.tests.push_back(std::move(broken));
+            file.tests.push_back(unreadableTest(name, e.what()));
         }
     }
     return file;
