@@ -509,4 +509,47 @@ module npu_cmd
   assign stall_input_o = state_q == StRun && compute_ready_i &&
                          (load_state_q == LdStart || load_state_q == LdBusy);
 
+`ifndef SYNTHESIS
+  // CHAIN_OUT / CHAIN_IN as handed to the compute stage. Decode enforces the pairing (a
+  // violation is BAD_FIELD); these catch a decode or hand-off that lets a broken pair through:
+  // a CHAIN_IN descriptor starts right after a CHAIN_OUT producer, in the other buffer (the one
+  // the producer's drain writes); a producer is never LAST and is always followed by its
+  // consumer; only array operations produce and only a CONV consumes.
+  logic started_chain_out_q, started_buf_sel_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      started_chain_out_q <= 1'b0;
+      started_buf_sel_q   <= 1'b0;
+    end else if (state_q != StRun) begin
+      started_chain_out_q <= 1'b0;
+    end else if (compute_start_o) begin
+      started_chain_out_q <= compute_job_o.desc.flags[FlagChainOutBit];
+      started_buf_sel_q   <= compute_job_o.buf_sel;
+    end
+  end
+
+  a_chain_in_after_out: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      compute_start_o && compute_job_o.desc.flags[FlagChainInBit] |->
+      started_chain_out_q && compute_job_o.buf_sel != started_buf_sel_q &&
+      compute_job_o.desc.opcode == OpConv && !compute_job_o.desc.flags[FlagChainOutBit])
+    else $error("CHAIN_IN descriptor %0d without a CHAIN_OUT producer before it",
+                compute_job_o.index);
+  a_chain_out_consumed: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      compute_start_o && started_chain_out_q |-> compute_job_o.desc.flags[FlagChainInBit])
+    else $error("descriptor %0d after a CHAIN_OUT producer is not CHAIN_IN", compute_job_o.index);
+  a_chain_out_producer: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      compute_start_o && compute_job_o.desc.flags[FlagChainOutBit] |->
+      op_uses_array(compute_job_o.desc.opcode) && !compute_job_o.desc.flags[FlagLastBit])
+    else $error("CHAIN_OUT descriptor %0d is LAST or not an array operation",
+                compute_job_o.index);
+  a_chain_out_not_dangling: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      state_q == StRun && job_finished |-> !started_chain_out_q)
+    else $error("job finished with a CHAIN_OUT result nobody read");
+  // A FENCE descriptor's loads start only once every earlier descriptor has retired.
+  a_fence_waits: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      state_q == StRun && load_start_o && load_q.desc.flags[FlagFenceBit] |->
+      desc_done_q == load_q.index)
+    else $error("FENCE descriptor %0d loads before the earlier ones retired", load_q.index);
+`endif
+
 endmodule

@@ -1271,4 +1271,23 @@ module npu_compute
   assign perf_stall_weight_o = fd_state_q == FdStream && !block_ready;
   assign perf_stall_output_o = fd_state_q == FdNbStart && !nb_go;
 
+`ifndef SYNTHESIS
+  // A CHAIN_IN consumer reads exactly the words its CHAIN_OUT producer's drain wrote: when it
+  // issues the last input word of an output-channel block, every word has been written and no
+  // more (the feeder only issues written words; a shape mismatch would leave some unread).
+  a_chain_in_reads_all: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      issue && is_chain_in && last_step && last_kt && !flush_i |->
+      chain_written_q == fd_word_q + 1)
+    else $error("CHAIN_IN descriptor %0d read %0d words, its producer wrote %0d", job_q.index,
+                fd_word_q + 1, chain_written_q);
+  // Banks are claimed free, filled once and drained in order.
+  a_bank_free_at_claim: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      nb_go |-> !bank_busy_q[fd_bank_q])
+    else $error("accumulator bank claimed while busy");
+  a_bank_full_once: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      acc_bank_done && !flush_i |-> bank_busy_q[acc_bank_done_bank] &&
+                                    !bank_full_q[acc_bank_done_bank])
+    else $error("accumulator bank completed twice or without being claimed");
+`endif
+
 endmodule
