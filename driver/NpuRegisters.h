@@ -65,7 +65,7 @@ inline constexpr uint32_t kNpuId = 0x4e505531;
 inline constexpr uint32_t kNpuVersionMajor = 1;
 inline constexpr uint32_t kNpuVersionMinor = 0;
 
-/// Descriptor opcodes (HEADER.OPCODE).
+/// Descriptor opcodes (HEADER.OPCODE), consecutive from 0. Per opcode: uses = the operands it reads from DRAM (A, B: the tensors; W: the weight or table stream at W_ADDR), array = it runs on the systolic array, window = a window operation (kernel, stride, dilation and padding fields; output pixels of a tile).
 enum class Opcode : uint32_t {
     NOP = 0,  ///< Does nothing; retires at once (chain padding, fences).
     CONV = 1,  ///< Convolution tile on the array: any kernel, stride, dilation and padding; fully connected as a 1x1 convolution over batch rows. Grouped convolution is one descriptor per group.
@@ -96,6 +96,113 @@ enum class DescFlag : uint32_t {
     CHAIN_IN = 16,  ///< CONV 1x1, stride 1, no padding: A is the previous descriptor's CHAIN_OUT result (A.INNER, COUNT1 and COUNT2 equal to its OUT's; A.ADDR and the strides are ignored) and is not loaded. The array reads each word as soon as it is written, so the two overlap. Not combined with CHAIN_OUT.
 };
 
+/// Opcodes are consecutive from 0; anything from kOpcodeCount on is BAD_OPCODE.
+inline constexpr uint32_t kOpcodeCount = 8;
+inline constexpr Opcode kLastOpcode = Opcode::LUT;
+
+/// Per-opcode attributes (rtl/data/npu.json), the same the RTL uses.
+namespace op {
+/// True when the opcode reads tensor A from DRAM.
+constexpr bool usesA(Opcode opcode) {
+    switch (opcode) {
+        case Opcode::CONV:
+        case Opcode::DWCONV:
+        case Opcode::MAXPOOL:
+        case Opcode::AVGPOOL:
+        case Opcode::ADD:
+        case Opcode::MUL:
+        case Opcode::LUT:
+            return true;
+        default:
+            return false;
+    }
+}
+/// True when the opcode reads tensor B from DRAM.
+constexpr bool usesB(Opcode opcode) {
+    switch (opcode) {
+        case Opcode::ADD:
+        case Opcode::MUL:
+            return true;
+        default:
+            return false;
+    }
+}
+/// True when the opcode reads the weight or table stream at W_ADDR.
+constexpr bool usesW(Opcode opcode) {
+    switch (opcode) {
+        case Opcode::CONV:
+        case Opcode::DWCONV:
+        case Opcode::LUT:
+            return true;
+        default:
+            return false;
+    }
+}
+/// True when the opcode runs on the systolic array.
+constexpr bool usesArray(Opcode opcode) {
+    switch (opcode) {
+        case Opcode::CONV:
+        case Opcode::DWCONV:
+            return true;
+        default:
+            return false;
+    }
+}
+/// True when the opcode is a window operation (kernel, stride, dilation, padding; a tile of output pixels).
+constexpr bool isWindow(Opcode opcode) {
+    switch (opcode) {
+        case Opcode::CONV:
+        case Opcode::DWCONV:
+        case Opcode::MAXPOOL:
+        case Opcode::AVGPOOL:
+            return true;
+        default:
+            return false;
+    }
+}
+/// The opcode's name as in npu.json ("?" for values outside the enum).
+constexpr const char* name(Opcode opcode) {
+    switch (opcode) {
+        case Opcode::NOP:
+            return "NOP";
+        case Opcode::CONV:
+            return "CONV";
+        case Opcode::DWCONV:
+            return "DWCONV";
+        case Opcode::MAXPOOL:
+            return "MAXPOOL";
+        case Opcode::AVGPOOL:
+            return "AVGPOOL";
+        case Opcode::ADD:
+            return "ADD";
+        case Opcode::MUL:
+            return "MUL";
+        case Opcode::LUT:
+            return "LUT";
+    }
+    return "?";
+}
+}  // namespace op
+
+/// An error code's name as in npu.json ("?" for values outside the enum).
+constexpr const char* errorName(ErrorCode code) {
+    switch (code) {
+        case ErrorCode::NONE:
+            return "NONE";
+        case ErrorCode::BAD_OPCODE:
+            return "BAD_OPCODE";
+        case ErrorCode::BAD_FIELD:
+            return "BAD_FIELD";
+        case ErrorCode::DMA_WINDOW:
+            return "DMA_WINDOW";
+        case ErrorCode::WATCHDOG:
+            return "WATCHDOG";
+        case ErrorCode::BAD_QUEUE:
+            return "BAD_QUEUE";
+    }
+    return "?";
+}
+
 /// Register byte offsets.
 namespace reg {
 inline constexpr uint32_t kId = 0x000;  ///< ro: Identification: ASCII 'NPU1'.
@@ -116,7 +223,7 @@ inline constexpr uint32_t kErrorAddr = 0x048;  ///< ro: DMA_WINDOW: the faulting
 inline constexpr uint32_t kIrqStatus = 0x050;  ///< rw1c: Interrupt causes; write 1 to clear. The interrupt line is high while (IRQ_STATUS & IRQ_ENABLE) != 0.
 inline constexpr uint32_t kIrqEnable = 0x054;  ///< rw: Interrupt mask (1 = enabled).
 inline constexpr uint32_t kDmaWindowBase = 0x060;  ///< rw: Lowest DRAM address the job may touch (16-byte granularity; low 4 bits read as zero).
-inline constexpr uint32_t kDmaWindowLimit = 0x064;  ///< rw: First DRAM address past the job's window (16-byte granularity). Every DMA beat must satisfy BASE <= addr and addr + 16 <= LIMIT.
+inline constexpr uint32_t kDmaWindowLimit = 0x064;  ///< rw: First DRAM address past the job's window (16-byte granularity; low 4 bits read as zero). Every DMA beat must satisfy BASE <= addr and addr + 16 <= LIMIT.
 inline constexpr uint32_t kWatchdogLimit = 0x068;  ///< rw: Cycles a job may run without retiring a descriptor before WATCHDOG; 0 means 2^32.
 inline constexpr uint32_t kPerfBusyLo = 0x080;  ///< ro: Cycles with STATUS.BUSY set (low word; reading it latches the high words of all counters).
 inline constexpr uint32_t kPerfBusyHi = 0x084;  ///< ro: High word latched by reading PERF_BUSY_LO.
@@ -155,6 +262,8 @@ inline constexpr uint32_t kIrqStatusDone = 0x00000001;  ///< A job completed.
 inline constexpr uint32_t kIrqStatusError = 0x00000002;  ///< A job stopped on an error.
 inline constexpr uint32_t kIrqEnableDone = 0x00000001;  ///< Enable DONE
 inline constexpr uint32_t kIrqEnableError = 0x00000002;  ///< Enable ERROR
+inline constexpr uint32_t kDmaWindowBaseAddr = 0xfffffff0;  ///< Byte address bits 31:4
+inline constexpr uint32_t kDmaWindowLimitAddr = 0xfffffff0;  ///< Byte address bits 31:4
 }  // namespace field
 
 /// Register reset values (the configuration registers follow the sizes).

@@ -134,21 +134,21 @@ module npu_cmd
     a_rows  = 48'(d.a.count1) * 48'(d.a.count2) * 48'(d.a.count3);
     a_words = 64'(a_rows) * 64'(a_wpr);
     p_count = 32'(d.out.count1) * 32'(d.out.count2);
-    taps      = (d.flags & FlagTaps) != '0;
-    chain_out = (d.flags & FlagChainOut) != '0;
-    chain_in  = (d.flags & FlagChainIn) != '0;
+    taps      = d.flags[FlagTapsBit];
+    chain_out = d.flags[FlagChainOutBit];
+    chain_in  = d.flags[FlagChainInBit];
     kt      = taps ? 32'd1
                    : 32'(d.kernel_w) * 32'(d.kernel_h) * (d.opcode == OpConv ? 32'(a_wpr) : 32'd1);
     w_words = d.opcode == OpLut ? 48'(TableWords)
                                 : 48'(nb) * (48'(WeightQuantWords) + 48'(kt) * 48'(Vec));
 
-    bad_opcode = d.opcode > OpLut;
+    bad_opcode = d.opcode > OpLast;
     bad_field  = 1'b0;
     if (d.opcode != OpNop && !bad_opcode) begin
       bad_field = tensor_empty(d.a) || tensor_empty(d.out) ||
                   d.out_shift == 6'h20 || $signed(d.act_min) > $signed(d.act_max);
     end
-    if (is_window_op(d.opcode)) begin
+    if (op_is_window(d.opcode)) begin
       bad_field |= d.kernel_w == '0 || d.kernel_h == '0 || d.stride_w == '0 ||
                    d.stride_h == '0 || d.dilation_w == '0 || d.dilation_h == '0 ||
                    d.a.count3 != 16'd1 || d.out.count3 != 16'd1 ||
@@ -157,7 +157,7 @@ module npu_cmd
       if (d.opcode != OpConv) begin
         bad_field |= d.out.inner != d.a.inner;
       end
-      if (is_array_op(d.opcode)) begin
+      if (op_uses_array(d.opcode)) begin
         bad_field |= d.w_addr[VecIdxW-1:0] != '0 || w_words > 48'hffff_ffff;
       end
       // TAPS: one scratchpad read port per kernel row and stride phase, every tap on its own
@@ -168,13 +168,13 @@ module npu_cmd
                      32'(d.kernel_h) * 32'(d.kernel_w) > ArrayRows || d.dilation_w != 8'd1;
       end
     end
-    if (taps && !is_window_op(d.opcode)) begin
+    if (taps && !op_is_window(d.opcode)) begin
       bad_field = 1'b1;
     end
     // CHAIN_OUT keeps the tile in the next descriptor's buffer; that descriptor reads it as a
     // 1x1 convolution's input of the same shape.
     if (chain_out) begin
-      bad_field |= !is_array_op(d.opcode) || chain_in || (d.flags & FlagLast) != '0 ||
+      bad_field |= !op_uses_array(d.opcode) || chain_in || d.flags[FlagLastBit] ||
                    64'(p_count) * 64'(nb) > 64'(SpadWords);
     end
     if (chain_in) begin
@@ -186,7 +186,7 @@ module npu_cmd
     end else if (prev_chain_out_q) begin
       bad_field = 1'b1;  // the chained result would have no reader
     end
-    if (d.opcode == OpAdd || d.opcode == OpMul) begin
+    if (op_uses_b(d.opcode)) begin
       bad_field |= !same_shape(d.a, d.b) || !same_shape(d.a, d.out) || tensor_empty(d.b) ||
                    2 * a_words > 64'(SpadWords) || d.a_shift == 6'h20 || d.b_shift == 6'h20;
     end
@@ -205,7 +205,7 @@ module npu_cmd
     decoded.a_words  = a_words[31:0];
     decoded.kt_count = kt[15:0];
     decoded.nb_count = nb;
-    decoded.p_count  = is_window_op(d.opcode) ? p_count : a_words[31:0];
+    decoded.p_count  = op_is_window(d.opcode) ? p_count : a_words[31:0];
     decoded.w_words  = w_words[31:0];
   end
 
@@ -254,7 +254,7 @@ module npu_cmd
         prev_out_inner_q  <= d.out.inner;
         prev_out_count1_q <= d.out.count1;
         prev_out_count2_q <= d.out.count2;
-        if (d.flags[0]) begin
+        if (d.flags[FlagLastBit]) begin
           fetch_done_q <= 1'b1;
           last_index_q <= fetch_index_q;
         end
@@ -287,11 +287,11 @@ module npu_cmd
 
   // A FENCE descriptor loads once every earlier descriptor has retired.
   assign load_take = state_q == StRun && next_valid_q && load_state_q == LdEmpty &&
-                     (!next_q.desc.flags[1] || desc_done_q == next_q.index);
+                     (!next_q.desc.flags[FlagFenceBit] || desc_done_q == next_q.index);
 
   logic needs_load;
   // A CHAIN_IN descriptor's input is written into its buffer by the previous descriptor.
-  assign needs_load = load_q.desc.opcode != OpNop && (load_q.desc.flags & FlagChainIn) == '0;
+  assign needs_load = op_uses_a(load_q.desc.opcode) && !load_q.desc.flags[FlagChainInBit];
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -330,7 +330,7 @@ module npu_cmd
   assign load_start_o    = load_state_q == LdStart && needs_load;
   assign load_a_o        = load_q.desc.a;
   assign load_b_o        = load_q.desc.b;
-  assign load_two_o      = load_q.desc.opcode == OpAdd || load_q.desc.opcode == OpMul;
+  assign load_two_o      = op_uses_b(load_q.desc.opcode);
   assign load_base_o     = load_q.buf_sel ? SpadAw'(SpadWords) : '0;
   assign compute_start_o = state_q == StRun && load_state_q == LdLoaded && compute_ready_i;
   assign compute_job_o   = load_q;
@@ -344,7 +344,13 @@ module npu_cmd
   logic [7:0]             fault_code;
   logic [31:0]            fault_desc, fault_addr;
 
-  assign record = {cycles_q, desc_done_q, {24'd0, error_code_q}, tag_q};
+  always_comb begin
+    record = '0;
+    record[CompletionTagWord * 32 +: 32]      = tag_q;
+    record[CompletionStatusWord * 32 +: 32]   = 32'(error_code_q);
+    record[CompletionDescDoneWord * 32 +: 32] = desc_done_q;
+    record[CompletionCyclesWord * 32 +: 32]   = cycles_q;
+  end
   assign job_finished = fetch_done_q && desc_done_q == last_index_q + 1 && compute_idle_i;
 
   always_comb begin
@@ -502,5 +508,48 @@ module npu_cmd
   assign stall_fetch_o = state_q == StRun && compute_ready_i && load_state_q == LdEmpty;
   assign stall_input_o = state_q == StRun && compute_ready_i &&
                          (load_state_q == LdStart || load_state_q == LdBusy);
+
+`ifndef SYNTHESIS
+  // CHAIN_OUT / CHAIN_IN as handed to the compute stage. Decode enforces the pairing (a
+  // violation is BAD_FIELD); these catch a decode or hand-off that lets a broken pair through:
+  // a CHAIN_IN descriptor starts right after a CHAIN_OUT producer, in the other buffer (the one
+  // the producer's drain writes); a producer is never LAST and is always followed by its
+  // consumer; only array operations produce and only a CONV consumes.
+  logic started_chain_out_q, started_buf_sel_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      started_chain_out_q <= 1'b0;
+      started_buf_sel_q   <= 1'b0;
+    end else if (state_q != StRun) begin
+      started_chain_out_q <= 1'b0;
+    end else if (compute_start_o) begin
+      started_chain_out_q <= compute_job_o.desc.flags[FlagChainOutBit];
+      started_buf_sel_q   <= compute_job_o.buf_sel;
+    end
+  end
+
+  a_chain_in_after_out: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      compute_start_o && compute_job_o.desc.flags[FlagChainInBit] |->
+      started_chain_out_q && compute_job_o.buf_sel != started_buf_sel_q &&
+      compute_job_o.desc.opcode == OpConv && !compute_job_o.desc.flags[FlagChainOutBit])
+    else $error("CHAIN_IN descriptor %0d without a CHAIN_OUT producer before it",
+                compute_job_o.index);
+  a_chain_out_consumed: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      compute_start_o && started_chain_out_q |-> compute_job_o.desc.flags[FlagChainInBit])
+    else $error("descriptor %0d after a CHAIN_OUT producer is not CHAIN_IN", compute_job_o.index);
+  a_chain_out_producer: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      compute_start_o && compute_job_o.desc.flags[FlagChainOutBit] |->
+      op_uses_array(compute_job_o.desc.opcode) && !compute_job_o.desc.flags[FlagLastBit])
+    else $error("CHAIN_OUT descriptor %0d is LAST or not an array operation",
+                compute_job_o.index);
+  a_chain_out_not_dangling: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      state_q == StRun && job_finished |-> !started_chain_out_q)
+    else $error("job finished with a CHAIN_OUT result nobody read");
+  // A FENCE descriptor's loads start only once every earlier descriptor has retired.
+  a_fence_waits: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      state_q == StRun && load_start_o && load_q.desc.flags[FlagFenceBit] |->
+      desc_done_q == load_q.index)
+    else $error("FENCE descriptor %0d loads before the earlier ones retired", load_q.index);
+`endif
 
 endmodule

@@ -95,13 +95,14 @@ module npu_compute
   assign dq = job_q.desc;
 
   logic is_array, is_pool, is_dw;
-  assign is_array = is_array_op(dq.opcode);
-  assign is_pool  = dq.opcode == OpMaxpool || dq.opcode == OpAvgpool;
+  assign is_array = op_uses_array(dq.opcode);
+  // Window operations off the array (pooling) take the feeder's values to the accumulators.
+  assign is_pool  = op_is_window(dq.opcode) && !op_uses_array(dq.opcode);
   assign is_dw    = dq.opcode != OpConv;  // the input word follows nb (DWCONV, pooling)
 
   logic is_taps, is_chain_in;
-  assign is_taps     = dq.opcode == OpDwconv && dq.flags[2];
-  assign is_chain_in = (dq.flags & FlagChainIn) != '0;
+  assign is_taps     = dq.opcode == OpDwconv && dq.flags[FlagTapsBit];
+  assign is_chain_in = dq.flags[FlagChainInBit];
 
   // ------------------------------------------------------------------------------------------
   // Accumulator banks and the jobs that drain them.
@@ -208,11 +209,13 @@ module npu_compute
           if (start_i) begin
             job_q <= job_i;
             nb_q  <= '0;
-            unique case (job_i.desc.opcode)
-              OpNop:                                  fd_state_q <= FdNop;
-              OpConv, OpDwconv, OpMaxpool, OpAvgpool: fd_state_q <= FdNbStart;
-              default:                                fd_state_q <= FdElemWait;
-            endcase
+            if (job_i.desc.opcode == OpNop) begin
+              fd_state_q <= FdNop;
+            end else if (op_is_window(job_i.desc.opcode)) begin
+              fd_state_q <= FdNbStart;
+            end else begin
+              fd_state_q <= FdElemWait;
+            end
           end
         end
         FdNbStart: begin
@@ -326,7 +329,7 @@ module npu_compute
       bank_job_q[fd_bank_q].act_min     <= dq.act_min;
       bank_job_q[fd_bank_q].act_max     <= dq.act_max;
       bank_job_q[fd_bank_q].last        <= last_nb;
-      bank_job_q[fd_bank_q].chain       <= (dq.flags & FlagChainOut) != '0;
+      bank_job_q[fd_bank_q].chain       <= dq.flags[FlagChainOutBit];
       bank_job_q[fd_bank_q].chain_addr  <= (job_q.buf_sel ? '0 : SpadAw'(SpadWords)) +
                                            SpadAw'(nb_q);
       bank_job_q[fd_bank_q].chain_wpr   <= job_q.nb_count;
@@ -370,7 +373,7 @@ module npu_compute
     end else begin
       unique case (ld_state_q)
         LdIdle: begin
-          if (fd_state_q == FdIdle && start_i && is_array_op(job_i.desc.opcode)) begin
+          if (fd_state_q == FdIdle && start_i && op_uses_array(job_i.desc.opcode)) begin
             ld_state_q <= LdQuant;
             ld_nb_q    <= '0;
             ld_kt_q    <= '0;
@@ -791,7 +794,7 @@ module npu_compute
   end
 
   logic dr_is_pool, dr_entry_take, dr_read;
-  assign dr_is_pool = dj.opcode == OpMaxpool || dj.opcode == OpAvgpool;
+  assign dr_is_pool = op_is_window(dj.opcode) && !op_uses_array(dj.opcode);
   // The entry register advances when its value is taken (or it is empty).
   assign dr_read = dr_state_q == DrRead && (!dr_entry_valid_q || dr_entry_take);
 
@@ -875,7 +878,7 @@ module npu_compute
     if (!rst_ni) begin
       chain_written_q <= '0;
     end else if (flush_i || (fd_state_q == FdIdle && start_i &&
-                             (job_i.desc.flags & FlagChainOut) != '0)) begin
+                             job_i.desc.flags[FlagChainOutBit])) begin
       chain_written_q <= '0;  // the previous chain's reader has issued every word
     end else if (chain_we_o) begin
       chain_written_q <= chain_written_q + 1;
@@ -989,7 +992,7 @@ module npu_compute
   logic [2:0]  el_fifo_count;
   logic        el_two;
 
-  assign el_two = dq.opcode != OpLut;
+  assign el_two = op_uses_b(dq.opcode);
   assign drain_idle = dr_state_q == DrIdle && bank_busy_q == '0 && !st_busy_i;
   assign elem_can_start = fd_state_q == FdElemWait && drain_idle;
   assign table_done = fd_state_q == FdElemTable && 32'(table_word_q) == TableWords;
@@ -1221,8 +1224,7 @@ module npu_compute
 
   // ------------------------------------------------------------------------------------------
   // Weight / table stream jobs start with the descriptor.
-  assign ws_start_o = fd_state_q == FdIdle && start_i &&
-                      (is_array_op(job_i.desc.opcode) || job_i.desc.opcode == OpLut);
+  assign ws_start_o = fd_state_q == FdIdle && start_i && op_uses_w(job_i.desc.opcode);
   assign ws_addr_o  = job_i.desc.w_addr;
   assign ws_words_o = job_i.w_words;
   assign ws_ready_o = ld_quant_take || wload_valid || table_take;
@@ -1268,5 +1270,24 @@ module npu_compute
   assign perf_array_active_o = issue && is_array;
   assign perf_stall_weight_o = fd_state_q == FdStream && !block_ready;
   assign perf_stall_output_o = fd_state_q == FdNbStart && !nb_go;
+
+`ifndef SYNTHESIS
+  // A CHAIN_IN consumer reads exactly the words its CHAIN_OUT producer's drain wrote: when it
+  // issues the last input word of an output-channel block, every word has been written and no
+  // more (the feeder only issues written words; a shape mismatch would leave some unread).
+  a_chain_in_reads_all: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      issue && is_chain_in && last_step && last_kt && !flush_i |->
+      chain_written_q == fd_word_q + 1)
+    else $error("CHAIN_IN descriptor %0d read %0d words, its producer wrote %0d", job_q.index,
+                fd_word_q + 1, chain_written_q);
+  // Banks are claimed free, filled once and drained in order.
+  a_bank_free_at_claim: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      nb_go |-> !bank_busy_q[fd_bank_q])
+    else $error("accumulator bank claimed while busy");
+  a_bank_full_once: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      acc_bank_done && !flush_i |-> bank_busy_q[acc_bank_done_bank] &&
+                                    !bank_full_q[acc_bank_done_bank])
+    else $error("accumulator bank completed twice or without being claimed");
+`endif
 
 endmodule

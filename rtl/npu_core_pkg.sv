@@ -35,18 +35,6 @@ package npu_core_pkg;
     logic         buf_sel;    // scratchpad buffer, set by the load stage
   } job_t;
 
-  function automatic logic is_window_op(logic [7:0] opcode);
-    return opcode == OpConv || opcode == OpDwconv || opcode == OpMaxpool || opcode == OpAvgpool;
-  endfunction
-
-  function automatic logic is_array_op(logic [7:0] opcode);
-    return opcode == OpConv || opcode == OpDwconv;
-  endfunction
-
-  function automatic logic is_stream_op(logic [7:0] opcode);
-    return opcode == OpAdd || opcode == OpMul || opcode == OpLut;
-  endfunction
-
   // x * multiplier * 2^(shift - 31) with TFLite's double rounding, bit-exact with
   // multiplyByQuantizedMultiplier() in golden/FixedPoint.h (npu_requant.sv pipelines the same
   // steps). shift must be in [-31, 31].

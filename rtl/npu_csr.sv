@@ -32,7 +32,7 @@ module npu_csr
   input  logic                   reset_done_i,  // a soft reset finished: clear IRQs and counters
   input  logic [31:0]            job_tag_i,
   input  logic [31:0]            desc_done_i,
-  input  logic [7:0]             error_code_i,
+  input  logic [NPU_ERROR_CODE_CODE_WIDTH-1:0] error_code_i,
   input  logic [31:0]            error_desc_i,
   input  logic [31:0]            error_addr_i,
   input  logic                   irq_done_i,
@@ -52,11 +52,40 @@ module npu_csr
 );
 
   logic [31:0] queue_base_q, completion_addr_q, window_base_q, window_limit_q, watchdog_q;
-  logic [1:0]  irq_status_q, irq_enable_q;
 
   logic wr, rd;
   assign wr = csr_req_i && csr_we_i;
   assign rd = csr_req_i && !csr_we_i;
+
+  // The interrupt line masks IRQ_STATUS with IRQ_ENABLE bit by bit: their fields must line up.
+  if (NPU_IRQ_STATUS_DONE_LSB != NPU_IRQ_ENABLE_DONE_LSB ||
+      NPU_IRQ_STATUS_ERROR_LSB != NPU_IRQ_ENABLE_ERROR_LSB) begin : gen_irq_fields_differ
+    $error("npu.json: IRQ_STATUS and IRQ_ENABLE fields must have the same bit positions");
+  end
+
+  localparam logic [31:0] IrqStatusMask   = NPU_IRQ_STATUS_DONE_MASK | NPU_IRQ_STATUS_ERROR_MASK;
+  localparam logic [31:0] IrqEnableMask   = NPU_IRQ_ENABLE_DONE_MASK | NPU_IRQ_ENABLE_ERROR_MASK;
+  localparam logic [31:0] WindowBaseMask  = NPU_DMA_WINDOW_BASE_ADDR_MASK;
+  localparam logic [31:0] WindowLimitMask = NPU_DMA_WINDOW_LIMIT_ADDR_MASK;
+  // The IRQ registers keep bits 0 .. IrqW-1 (up to their highest field); the rest read as zero.
+  localparam int unsigned IrqW = $clog2(IrqStatusMask + 1);
+
+  logic [IrqW-1:0] irq_status_q, irq_enable_q, irq_set, irq_clear;
+  always_comb begin
+    irq_set = '0;
+    irq_set[NPU_IRQ_STATUS_DONE_LSB]  = irq_done_i;
+    irq_set[NPU_IRQ_STATUS_ERROR_LSB] = irq_error_i;
+    irq_clear = (wr && csr_addr_i == NPU_IRQ_STATUS_OFFSET) ?
+                csr_wdata_i[IrqW-1:0] & IrqStatusMask[IrqW-1:0] : '0;
+  end
+
+  logic [31:0] status;
+  always_comb begin
+    status = '0;
+    status[NPU_STATUS_BUSY_LSB]      = busy_i;
+    status[NPU_STATUS_ERROR_LSB]     = error_i;
+    status[NPU_STATUS_RESETTING_LSB] = resetting_i;
+  end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -65,15 +94,16 @@ module npu_csr
       window_base_q     <= NPU_DMA_WINDOW_BASE_RESVAL;
       window_limit_q    <= NPU_DMA_WINDOW_LIMIT_RESVAL;
       watchdog_q        <= NPU_WATCHDOG_LIMIT_RESVAL;
-      irq_enable_q      <= NPU_IRQ_ENABLE_RESVAL[1:0];
+      irq_enable_q      <= NPU_IRQ_ENABLE_RESVAL[IrqW-1:0];
     end else if (wr) begin
       unique case (csr_addr_i)
         NPU_QUEUE_BASE_OFFSET:       queue_base_q      <= csr_wdata_i;
         NPU_COMPLETION_ADDR_OFFSET:  completion_addr_q <= csr_wdata_i;
-        NPU_DMA_WINDOW_BASE_OFFSET:  window_base_q     <= {csr_wdata_i[31:4], 4'd0};
-        NPU_DMA_WINDOW_LIMIT_OFFSET: window_limit_q    <= {csr_wdata_i[31:4], 4'd0};
+        NPU_DMA_WINDOW_BASE_OFFSET:  window_base_q     <= csr_wdata_i & WindowBaseMask;
+        NPU_DMA_WINDOW_LIMIT_OFFSET: window_limit_q    <= csr_wdata_i & WindowLimitMask;
         NPU_WATCHDOG_LIMIT_OFFSET:   watchdog_q        <= csr_wdata_i;
-        NPU_IRQ_ENABLE_OFFSET:       irq_enable_q      <= csr_wdata_i[1:0];
+        NPU_IRQ_ENABLE_OFFSET:       irq_enable_q      <= csr_wdata_i[IrqW-1:0] &
+                                                        IrqEnableMask[IrqW-1:0];
         default: ;
       endcase
     end
@@ -85,9 +115,7 @@ module npu_csr
     end else if (reset_done_i) begin
       irq_status_q <= '0;
     end else begin
-      irq_status_q <= (irq_status_q &
-                       ~((wr && csr_addr_i == NPU_IRQ_STATUS_OFFSET) ? csr_wdata_i[1:0] : 2'b00)) |
-                      {irq_error_i, irq_done_i};
+      irq_status_q <= (irq_status_q & ~irq_clear) | irq_set;
     end
   end
 
@@ -100,7 +128,8 @@ module npu_csr
   assign watchdog_limit_o  = watchdog_q;
   assign doorbell_o        = wr && csr_addr_i == NPU_DOORBELL_OFFSET;
   assign doorbell_tag_o    = csr_wdata_i;
-  assign soft_reset_o      = wr && csr_addr_i == NPU_CONTROL_OFFSET && csr_wdata_i[0];
+  assign soft_reset_o      = wr && csr_addr_i == NPU_CONTROL_OFFSET &&
+                             csr_wdata_i[NPU_CONTROL_SOFT_RESET_LSB];
 
   // Performance counters, 64 bits; reading a counter's LO register latches its HI register.
   localparam int unsigned NumPerf = 9;
@@ -113,7 +142,8 @@ module npu_csr
                      16'(perf_stall_output_i), 16'(perf_stall_weight_i),
                      16'(perf_stall_input_i), 16'(perf_wr_beat_i) << VecIdxW,
                      16'(perf_rd_beat_i) << VecIdxW, perf_macs_i, 16'(busy_i)};
-  assign perf_clear = reset_done_i || (wr && csr_addr_i == NPU_CONTROL_OFFSET && csr_wdata_i[1]);
+  assign perf_clear = reset_done_i || (wr && csr_addr_i == NPU_CONTROL_OFFSET &&
+                                       csr_wdata_i[NPU_CONTROL_PERF_CLEAR_LSB]);
 
   // Counter k: LO at PERF_BUSY_LO + 8k, HI 4 bytes above.
   logic                     perf_hit;
@@ -149,16 +179,16 @@ module npu_csr
         NPU_CONFIG_ARRAY_OFFSET:     csr_rdata_o = NPU_CONFIG_ARRAY_RESVAL;
         NPU_CONFIG_SPAD_OFFSET:      csr_rdata_o = NPU_CONFIG_SPAD_RESVAL;
         NPU_CONFIG_ACC_OFFSET:       csr_rdata_o = NPU_CONFIG_ACC_RESVAL;
-        NPU_STATUS_OFFSET:           csr_rdata_o = {29'd0, resetting_i, error_i, busy_i};
+        NPU_STATUS_OFFSET:           csr_rdata_o = status;
         NPU_QUEUE_BASE_OFFSET:       csr_rdata_o = queue_base_q;
         NPU_COMPLETION_ADDR_OFFSET:  csr_rdata_o = completion_addr_q;
         NPU_JOB_TAG_OFFSET:          csr_rdata_o = job_tag_i;
         NPU_DESC_DONE_OFFSET:        csr_rdata_o = desc_done_i;
-        NPU_ERROR_CODE_OFFSET:       csr_rdata_o = {24'd0, error_code_i};
+        NPU_ERROR_CODE_OFFSET:       csr_rdata_o = 32'(error_code_i) << NPU_ERROR_CODE_CODE_LSB;
         NPU_ERROR_DESC_OFFSET:       csr_rdata_o = error_desc_i;
         NPU_ERROR_ADDR_OFFSET:       csr_rdata_o = error_addr_i;
-        NPU_IRQ_STATUS_OFFSET:       csr_rdata_o = {30'd0, irq_status_q};
-        NPU_IRQ_ENABLE_OFFSET:       csr_rdata_o = {30'd0, irq_enable_q};
+        NPU_IRQ_STATUS_OFFSET:       csr_rdata_o = 32'(irq_status_q);
+        NPU_IRQ_ENABLE_OFFSET:       csr_rdata_o = 32'(irq_enable_q);
         NPU_DMA_WINDOW_BASE_OFFSET:  csr_rdata_o = window_base_q;
         NPU_DMA_WINDOW_LIMIT_OFFSET: csr_rdata_o = window_limit_q;
         NPU_WATCHDOG_LIMIT_OFFSET:   csr_rdata_o = watchdog_q;

@@ -110,4 +110,11 @@ module npu_dma_store
 
   assign busy_o = active_q;
 
+`ifndef SYNTHESIS
+  // The result stream holds a word until the store takes it (valid/ready).
+  a_in_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      in_valid_i && !in_ready_o && !flush_i |=> flush_i || (in_valid_i && $stable(in_data_i)))
+    else $error("result word changed or dropped before the store took it");
+`endif
+
 endmodule

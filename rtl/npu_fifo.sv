@@ -1,4 +1,9 @@
 // Synchronous FIFO with valid/ready on both sides and a fill count. flush_i empties it.
+//
+// Every user in the NPU pushes only when the FIFO has room (read credits, result credits) and
+// pops only when it holds a word; the assertions check both, since a push into a full FIFO would
+// lose a word and a pop of an empty one would take a word that never arrived (for the DMA's
+// routing FIFO: a read response without an outstanding read).
 module npu_fifo #(
   parameter int unsigned Width = 8,
   parameter int unsigned Depth = 4,
@@ -62,5 +67,17 @@ module npu_fifo #(
       mem_q[wr_ptr_q] <= in_data_i;
     end
   end
+
+`ifndef SYNTHESIS
+  a_no_overflow: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      in_valid_i && !flush_i |-> in_ready_o)
+    else $error("push into a full FIFO (overflow): the word is lost");
+  a_no_underflow: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      out_ready_i && !flush_i |-> out_valid_o)
+    else $error("pop from an empty FIFO (underflow)");
+  a_count_in_range: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      count_q <= CountW'(Depth))
+    else $error("FIFO fill count above its depth");
+`endif
 
 endmodule

@@ -135,4 +135,28 @@ module npu_mem_arb
   assign rd_beat_o       = accepted && !req_write_i[grant];
   assign wr_beat_o       = accepted && req_write_i[grant];
 
+`ifndef SYNTHESIS
+  // Every client holds a request, unchanged, until the arbiter takes it; only a flush or a window
+  // fault (the command processor's completion record outside the window) withdraws one. The
+  // arbiter relies on it: it grants whatever is pending in that cycle.
+  for (genvar c = 0; c < NumClients; c++) begin : gen_client_asserts
+    a_client_req_stable: assert property (@(posedge clk_i) disable iff (!rst_ni)
+        req_valid_i[c] && !req_ready_o[c] && !flush_i && !fault_o |=>
+        flush_i || (req_valid_i[c] && $stable(req_write_i[c]) && $stable(req_addr_i[c]) &&
+                    (!req_write_i[c] || ($stable(req_wdata_i[c]) && $stable(req_wstrb_i[c])))))
+      else $error("memory client %0d changed or dropped a request before it was taken", c);
+  end
+
+  // The memory port: a request stays valid until the memory takes it (unless flushed or the next
+  // pending beat is outside the window). Its address may change while the memory stalls: a
+  // client nearer the round-robin pointer that becomes ready meanwhile goes first.
+  a_mem_req_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      mem_req_valid_o && !mem_req_ready_i |=> mem_req_valid_o || flush_i || fault_o)
+    else $error("memory request dropped before the memory took it");
+  // Read responses come in order, one per read the memory took.
+  a_rsp_has_read: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      mem_rsp_valid_i |-> route_valid)
+    else $error("read response without an outstanding read");
+`endif
+
 endmodule

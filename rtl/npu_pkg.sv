@@ -51,7 +51,7 @@ package npu_pkg;
   localparam logic [7:0] NpuVersionMajor = 8'd1;
   localparam logic [7:0] NpuVersionMinor = 8'd0;
 
-  // Descriptor opcodes (HEADER.OPCODE).
+  // Descriptor opcodes (HEADER.OPCODE), consecutive from 0. Per opcode: uses = the operands it reads from DRAM (A, B: the tensors; W: the weight or table stream at W_ADDR), array = it runs on the systolic array, window = a window operation (kernel, stride, dilation and padding fields; output pixels of a tile).
   typedef enum logic [7:0] {
     OpNop = 8'd0,  // Does nothing; retires at once (chain padding, fences).
     OpConv = 8'd1,  // Convolution tile on the array: any kernel, stride, dilation and padding; fully connected as a 1x1 convolution over batch rows. Grouped convolution is one descriptor per group.
@@ -62,6 +62,10 @@ package npu_pkg;
     OpMul = 8'd6,  // Quantized element-wise multiplication (NNAPI MUL).
     OpLut = 8'd7  // 256-entry table lookup: out = table[in] (table index is the input byte).
   } opcode_e;
+
+  // Opcodes are consecutive from 0: anything from NumOpcodes on is BAD_OPCODE.
+  localparam int unsigned NumOpcodes = 8;
+  localparam opcode_e OpLast = OpLut;
 
   // ERROR_CODE values and the completion record status.
   typedef enum logic [7:0] {
@@ -81,6 +85,37 @@ package npu_pkg;
     FlagChainOut = 8'd8,  // CONV or DWCONV: the results stay on chip: they are written into the scratchpad buffer of the next descriptor (OUT.ADDR and the strides are ignored; OUT's tile, rounded up to whole words per pixel, must fit one buffer). The next descriptor must have CHAIN_IN; LAST is not allowed. Used to fuse a depthwise layer with the pointwise layer after it.
     FlagChainIn = 8'd16  // CONV 1x1, stride 1, no padding: A is the previous descriptor's CHAIN_OUT result (A.INNER, COUNT1 and COUNT2 equal to its OUT's; A.ADDR and the strides are ignored) and is not loaded. The array reads each word as soon as it is written, so the two overlap. Not combined with CHAIN_OUT.
   } desc_flag_e;
+
+  // Bit positions of the flags in FLAGS (desc.flags[FlagXxxBit]).
+  localparam int unsigned FlagLastBit = 0;
+  localparam int unsigned FlagFenceBit = 1;
+  localparam int unsigned FlagTapsBit = 2;
+  localparam int unsigned FlagChainOutBit = 3;
+  localparam int unsigned FlagChainInBit = 4;
+
+  // Per-opcode attributes (npu.json): which operands an opcode reads, which units it uses.
+  // Functions of the descriptor's 8-bit OPCODE field; unknown opcodes have none.
+  // The opcode reads tensor A from DRAM.
+  function automatic logic op_uses_a(logic [7:0] opcode);
+    return opcode == OpConv || opcode == OpDwconv || opcode == OpMaxpool || opcode == OpAvgpool ||
+           opcode == OpAdd || opcode == OpMul || opcode == OpLut;
+  endfunction
+  // The opcode reads tensor B from DRAM.
+  function automatic logic op_uses_b(logic [7:0] opcode);
+    return opcode == OpAdd || opcode == OpMul;
+  endfunction
+  // The opcode reads the weight or table stream at W_ADDR.
+  function automatic logic op_uses_w(logic [7:0] opcode);
+    return opcode == OpConv || opcode == OpDwconv || opcode == OpLut;
+  endfunction
+  // The opcode runs on the systolic array.
+  function automatic logic op_uses_array(logic [7:0] opcode);
+    return opcode == OpConv || opcode == OpDwconv;
+  endfunction
+  // The opcode is a window operation (kernel, stride, dilation, padding; a tile of output pixels).
+  function automatic logic op_is_window(logic [7:0] opcode);
+    return opcode == OpConv || opcode == OpDwconv || opcode == OpMaxpool || opcode == OpAvgpool;
+  endfunction
 
   // Register byte offsets.
   localparam logic [CsrAddrBits-1:0] NPU_ID_OFFSET = 12'h000;
@@ -162,21 +197,58 @@ package npu_pkg;
   localparam logic [31:0] NPU_PERF_ARRAY_ACTIVE_LO_RESVAL = 32'h00000000;
   localparam logic [31:0] NPU_PERF_ARRAY_ACTIVE_HI_RESVAL = 32'h00000000;
 
-  // Register fields of more than one per register, as bit positions.
+  // Register fields (all but a lone 32-bit one): bit position, width, mask.
   localparam int unsigned NPU_VERSION_MINOR_LSB = 0;
+  localparam int unsigned NPU_VERSION_MINOR_WIDTH = 8;
+  localparam logic [31:0] NPU_VERSION_MINOR_MASK = 32'h000000ff;
   localparam int unsigned NPU_VERSION_MAJOR_LSB = 8;
+  localparam int unsigned NPU_VERSION_MAJOR_WIDTH = 8;
+  localparam logic [31:0] NPU_VERSION_MAJOR_MASK = 32'h0000ff00;
   localparam int unsigned NPU_CONFIG_ARRAY_ROWS_LSB = 0;
+  localparam int unsigned NPU_CONFIG_ARRAY_ROWS_WIDTH = 8;
+  localparam logic [31:0] NPU_CONFIG_ARRAY_ROWS_MASK = 32'h000000ff;
   localparam int unsigned NPU_CONFIG_ARRAY_COLS_LSB = 8;
+  localparam int unsigned NPU_CONFIG_ARRAY_COLS_WIDTH = 8;
+  localparam logic [31:0] NPU_CONFIG_ARRAY_COLS_MASK = 32'h0000ff00;
   localparam int unsigned NPU_CONFIG_ARRAY_BUS_BYTES_LSB = 16;
+  localparam int unsigned NPU_CONFIG_ARRAY_BUS_BYTES_WIDTH = 8;
+  localparam logic [31:0] NPU_CONFIG_ARRAY_BUS_BYTES_MASK = 32'h00ff0000;
   localparam int unsigned NPU_CONTROL_SOFT_RESET_LSB = 0;
+  localparam int unsigned NPU_CONTROL_SOFT_RESET_WIDTH = 1;
+  localparam logic [31:0] NPU_CONTROL_SOFT_RESET_MASK = 32'h00000001;
   localparam int unsigned NPU_CONTROL_PERF_CLEAR_LSB = 1;
+  localparam int unsigned NPU_CONTROL_PERF_CLEAR_WIDTH = 1;
+  localparam logic [31:0] NPU_CONTROL_PERF_CLEAR_MASK = 32'h00000002;
   localparam int unsigned NPU_STATUS_BUSY_LSB = 0;
+  localparam int unsigned NPU_STATUS_BUSY_WIDTH = 1;
+  localparam logic [31:0] NPU_STATUS_BUSY_MASK = 32'h00000001;
   localparam int unsigned NPU_STATUS_ERROR_LSB = 1;
+  localparam int unsigned NPU_STATUS_ERROR_WIDTH = 1;
+  localparam logic [31:0] NPU_STATUS_ERROR_MASK = 32'h00000002;
   localparam int unsigned NPU_STATUS_RESETTING_LSB = 2;
+  localparam int unsigned NPU_STATUS_RESETTING_WIDTH = 1;
+  localparam logic [31:0] NPU_STATUS_RESETTING_MASK = 32'h00000004;
+  localparam int unsigned NPU_ERROR_CODE_CODE_LSB = 0;
+  localparam int unsigned NPU_ERROR_CODE_CODE_WIDTH = 8;
+  localparam logic [31:0] NPU_ERROR_CODE_CODE_MASK = 32'h000000ff;
   localparam int unsigned NPU_IRQ_STATUS_DONE_LSB = 0;
+  localparam int unsigned NPU_IRQ_STATUS_DONE_WIDTH = 1;
+  localparam logic [31:0] NPU_IRQ_STATUS_DONE_MASK = 32'h00000001;
   localparam int unsigned NPU_IRQ_STATUS_ERROR_LSB = 1;
+  localparam int unsigned NPU_IRQ_STATUS_ERROR_WIDTH = 1;
+  localparam logic [31:0] NPU_IRQ_STATUS_ERROR_MASK = 32'h00000002;
   localparam int unsigned NPU_IRQ_ENABLE_DONE_LSB = 0;
+  localparam int unsigned NPU_IRQ_ENABLE_DONE_WIDTH = 1;
+  localparam logic [31:0] NPU_IRQ_ENABLE_DONE_MASK = 32'h00000001;
   localparam int unsigned NPU_IRQ_ENABLE_ERROR_LSB = 1;
+  localparam int unsigned NPU_IRQ_ENABLE_ERROR_WIDTH = 1;
+  localparam logic [31:0] NPU_IRQ_ENABLE_ERROR_MASK = 32'h00000002;
+  localparam int unsigned NPU_DMA_WINDOW_BASE_ADDR_LSB = 4;
+  localparam int unsigned NPU_DMA_WINDOW_BASE_ADDR_WIDTH = 28;
+  localparam logic [31:0] NPU_DMA_WINDOW_BASE_ADDR_MASK = 32'hfffffff0;
+  localparam int unsigned NPU_DMA_WINDOW_LIMIT_ADDR_LSB = 4;
+  localparam int unsigned NPU_DMA_WINDOW_LIMIT_ADDR_WIDTH = 28;
+  localparam logic [31:0] NPU_DMA_WINDOW_LIMIT_ADDR_MASK = 32'hfffffff0;
 
   // A 4-D strided DRAM tensor inside a descriptor: INNER contiguous bytes per row, rows repeated COUNT1 x COUNT2 x COUNT3 times at byte strides STRIDE1..3 (strides may be 0 to broadcast). In the scratchpad every row starts a new word and its tail is zero-filled.
   typedef struct packed {

@@ -192,4 +192,11 @@ module npu_requant #(
     assign unused_bits = ^{nudged[63], nudged[30:0], negated_shift[5], clamped[31:8]};
   end
 
+`ifndef SYNTHESIS
+  // A result waits, unchanged, until it is taken.
+  a_out_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      out_valid_o && !out_ready_i |=> out_valid_o && $stable(data_o))
+    else $error("requantized beat changed or dropped before it was taken");
+`endif
+
 endmodule

@@ -35,6 +35,15 @@ module npu_top
   input  logic [VecBits-1:0]     fault_rq_value_i
 );
 
+  // The microarchitecture needs one scratchpad word = one input vector = one DRAM beat, and
+  // shifts by VecIdxW for multiples of Vec. Checked at elaboration, by synthesis tools too.
+  localparam bit GeometryOk = ArrayRows == ArrayCols && ArrayRows == DramBusBytes &&
+                              (1 << VecIdxW) == Vec;
+  if (!GeometryOk) begin : gen_bad_geometry
+    $error("npu_top: needs ArrayRows = ArrayCols = DramBusBytes = a power of two (%0d, %0d, %0d)",
+           ArrayRows, ArrayCols, DramBusBytes);
+  end
+
   // ------------------------------------------------------------------------------------------
   // Registers.
   logic [31:0] queue_base, completion_addr, window_base, window_limit, watchdog_limit;
@@ -340,5 +349,30 @@ module npu_top
   // The store only writes; the weight stream's busy flag is for debug views.
   logic unused_signals;
   assign unused_signals = ^{rsp_valid[ClientStore], ws_busy};
+
+`ifndef SYNTHESIS
+  // Outputs are never unknown after reset. (Verilator simulates two states, where $isunknown is
+  // always false; four-state simulators check these.)
+  a_outputs_known: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      !$isunknown({mem_req_valid_o, irq_o, error_o, csr_rdata_o}))
+    else $error("npu_top output unknown");
+  a_mem_req_known: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      mem_req_valid_o |-> !$isunknown({mem_req_write_o, mem_req_addr_o, mem_req_wstrb_o,
+                                       mem_req_write_o ? mem_req_wdata_o : '0}))
+    else $error("npu_top memory request with unknown fields");
+
+  // The scratchpad's two write ports (load DMA, CHAIN_OUT drain) never write the same buffer in
+  // one cycle: the load fills the next descriptor's buffer while a producer writes its
+  // consumer's.
+  // (Verilator 5.006 fails on unpacked array selects inside assertions: copy them out first.)
+  logic load_we, chain_we, load_buf, chain_buf;
+  assign load_we   = spad_we[0];
+  assign chain_we  = spad_we[1];
+  assign load_buf  = spad_waddr[0] >= SpadAw'(SpadWords);
+  assign chain_buf = spad_waddr[1] >= SpadAw'(SpadWords);
+  a_spad_ports_apart: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      load_we && chain_we |-> load_buf != chain_buf)
+    else $error("load DMA and CHAIN_OUT drain write the same scratchpad buffer");
+`endif
 
 endmodule

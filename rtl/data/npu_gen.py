@@ -82,6 +82,31 @@ def descriptor_fields(spec):
     return fields
 
 
+def enum(spec, name):
+    return next(e for e in spec["enums"] if e["name"] == name)
+
+
+# Per-opcode attributes of npu.json: (attribute, SV function, C++ function, doc).
+OPCODE_ATTRIBUTES = [
+    (lambda v: "A" in v["uses"], "op_uses_a", "usesA", "reads tensor A from DRAM"),
+    (lambda v: "B" in v["uses"], "op_uses_b", "usesB", "reads tensor B from DRAM"),
+    (lambda v: "W" in v["uses"], "op_uses_w", "usesW",
+     "reads the weight or table stream at W_ADDR"),
+    (lambda v: v["array"], "op_uses_array", "usesArray", "runs on the systolic array"),
+    (lambda v: v["window"], "op_is_window", "isWindow",
+     "is a window operation (kernel, stride, dilation, padding; a tile of output pixels)"),
+]
+
+
+def documented_fields(register):
+    """Fields that get constants and a docs row: all but a lone full-width field."""
+    return len(register["fields"]) > 1 or register["fields"][0]["width"] < 32
+
+
+def flag_bit(value):
+    return value["value"].bit_length() - 1
+
+
 def check_spec(spec):
     config = {c["name"]: c["value"] for c in spec["config"]}
     if not (config["ArrayRows"] == config["ArrayCols"] == config["DramBusBytes"]):
@@ -98,6 +123,24 @@ def check_spec(spec):
     offsets = [r["offset"] for r in spec["registers"]]
     if len(set(offsets)) != len(offsets) or any(o % 4 for o in offsets):
         sys.exit("npu.json: register offsets must be unique and word aligned")
+    for r in spec["registers"]:
+        used = 0
+        for f in r["fields"]:
+            mask = ((1 << f["width"]) - 1) << f["lsb"]
+            if f["lsb"] + f["width"] > 32 or used & mask:
+                sys.exit(f"npu.json: field {r['name']}.{f['name']} out of bounds or overlapping")
+            used |= mask
+    opcodes = enum(spec, "Opcode")["values"]
+    # BAD_OPCODE is "opcode >= NumOpcodes": the values must be 0, 1, 2, ...
+    if [v["value"] for v in opcodes] != list(range(len(opcodes))):
+        sys.exit("npu.json: opcodes must be consecutive from 0")
+    for v in opcodes:
+        if not set(v["uses"]) <= {"A", "B", "W"} or not isinstance(v["array"], bool) or \
+                not isinstance(v["window"], bool):
+            sys.exit(f"npu.json: opcode {v['name']}: uses must list A, B, W; array, window bools")
+    for v in enum(spec, "DescFlag")["values"]:
+        if v["value"] <= 0 or v["value"] & (v["value"] - 1) or v["value"] >= 1 << 8:
+            sys.exit(f"npu.json: flag {v['name']} must be a single bit of FLAGS")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -120,16 +163,28 @@ def generate_sv(spec):
     out += ["", f"  localparam logic [31:0] NpuId = 32'h{spec['id']:08x};",
             f"  localparam logic [7:0] NpuVersionMajor = 8'd{spec['version']['major']};",
             f"  localparam logic [7:0] NpuVersionMinor = 8'd{spec['version']['minor']};", ""]
-    for enum in spec["enums"]:
-        prefix = ENUM_PREFIX[enum["name"]]
-        type_name = re.sub(r"(?<!^)(?=[A-Z])", "_", enum["name"]).lower() + "_e"
-        out.append(f"  // {enum['doc']}")
+    for enum_spec in spec["enums"]:
+        prefix = ENUM_PREFIX[enum_spec["name"]]
+        type_name = re.sub(r"(?<!^)(?=[A-Z])", "_", enum_spec["name"]).lower() + "_e"
+        out.append(f"  // {enum_spec['doc']}")
         out.append(f"  typedef enum logic [7:0] {{")
-        values = enum["values"]
+        values = enum_spec["values"]
         for i, v in enumerate(values):
             comma = "," if i + 1 < len(values) else ""
             out.append(f"    {prefix}{upper_camel(v['name'])} = 8'd{v['value']}{comma}  // {v['doc']}")
         out += [f"  }} {type_name};", ""]
+        if enum_spec["name"] == "Opcode":
+            last = values[-1]
+            out += ["  // Opcodes are consecutive from 0: anything from NumOpcodes on is BAD_OPCODE.",
+                    f"  localparam int unsigned NumOpcodes = {len(values)};",
+                    f"  localparam {type_name} OpLast = {prefix}{upper_camel(last['name'])};", ""]
+        if enum_spec["name"] == "DescFlag":
+            out.append("  // Bit positions of the flags in FLAGS (desc.flags[FlagXxxBit]).")
+            for v in values:
+                out.append(f"  localparam int unsigned {prefix}{upper_camel(v['name'])}Bit = "
+                           f"{flag_bit(v)};")
+            out.append("")
+    out += sv_opcode_functions(spec)
     out.append("  // Register byte offsets.")
     for r in spec["registers"]:
         out.append(f"  localparam logic [CsrAddrBits-1:0] NPU_{r['name']}_OFFSET = "
@@ -137,11 +192,15 @@ def generate_sv(spec):
     out += ["", "  // Register reset values (the configuration registers follow the sizes)."]
     for r in spec["registers"]:
         out.append(f"  localparam logic [31:0] NPU_{r['name']}_RESVAL = {reset_expr(spec, r, 'sv')};")
-    out += ["", "  // Register fields of more than one per register, as bit positions."]
+    out += ["", "  // Register fields (all but a lone 32-bit one): bit position, width, mask."]
     for r in spec["registers"]:
-        if len(r["fields"]) > 1:
+        if documented_fields(r):
             for f in r["fields"]:
-                out.append(f"  localparam int unsigned NPU_{r['name']}_{f['name']}_LSB = {f['lsb']};")
+                name = f"NPU_{r['name']}_{f['name']}"
+                mask = ((1 << f["width"]) - 1) << f["lsb"]
+                out += [f"  localparam int unsigned {name}_LSB = {f['lsb']};",
+                        f"  localparam int unsigned {name}_WIDTH = {f['width']};",
+                        f"  localparam logic [31:0] {name}_MASK = 32'h{mask:08x};"]
     out.append("")
 
     # Packed structs: the first member is the most significant, so emit from the top bit down.
@@ -182,6 +241,33 @@ def generate_sv(spec):
     return "\n".join(out)
 
 
+def sv_opcode_functions(spec):
+    """Per-opcode attributes as functions of an 8-bit OPCODE field (unknown opcodes: 0)."""
+    opcodes = enum(spec, "Opcode")["values"]
+    out = ["  // Per-opcode attributes (npu.json): which operands an opcode reads, which units it uses.",
+           "  // Functions of the descriptor's 8-bit OPCODE field; unknown opcodes have none."]
+    for attribute, function, _, doc in OPCODE_ATTRIBUTES:
+        members = [f"opcode == Op{upper_camel(v['name'])}" for v in opcodes if attribute(v)]
+        out.append(f"  // The opcode {doc}.")
+        if not members:
+            out += ["  /* verilator lint_off UNUSEDSIGNAL */",
+                    f"  function automatic logic {function}(logic [7:0] opcode);",
+                    "    return 1'b0;", "  endfunction",
+                    "  /* verilator lint_on UNUSEDSIGNAL */"]
+            continue
+        out.append(f"  function automatic logic {function}(logic [7:0] opcode);")
+        line = "    return"
+        for i, member in enumerate(members):
+            term = f" {member}" + (" ||" if i + 1 < len(members) else ";")
+            if len(line) + len(term) > 100:
+                out.append(line)
+                line = "          "
+            line += term
+        out += [line, "  endfunction"]
+    out.append("")
+    return out
+
+
 # ---------------------------------------------------------------------------------------------
 # C++ header
 # ---------------------------------------------------------------------------------------------
@@ -203,11 +289,12 @@ def generate_cpp(spec):
     out += ["", f"inline constexpr uint32_t kNpuId = 0x{spec['id']:08x};",
             f"inline constexpr uint32_t kNpuVersionMajor = {spec['version']['major']};",
             f"inline constexpr uint32_t kNpuVersionMinor = {spec['version']['minor']};", ""]
-    for enum in spec["enums"]:
-        out += [f"/// {enum['doc']}", f"enum class {enum['name']} : uint32_t {{"]
-        for v in enum["values"]:
+    for enum_spec in spec["enums"]:
+        out += [f"/// {enum_spec['doc']}", f"enum class {enum_spec['name']} : uint32_t {{"]
+        for v in enum_spec["values"]:
             out.append(f"    {v['name']} = {v['value']},  ///< {v['doc']}")
         out += ["};", ""]
+    out += cpp_opcode_functions(spec)
     out.append("/// Register byte offsets.")
     out.append("namespace reg {")
     for r in spec["registers"]:
@@ -216,7 +303,7 @@ def generate_cpp(spec):
     out += ["}  // namespace reg", "", "/// Register fields: bit masks in the register word.",
             "namespace field {"]
     for r in spec["registers"]:
-        if len(r["fields"]) > 1 or r["fields"][0]["width"] < 32:
+        if documented_fields(r):
             for f in r["fields"]:
                 mask = ((1 << f["width"]) - 1) << f["lsb"]
                 out.append(f"inline constexpr uint32_t k{upper_camel(r['name'])}"
@@ -310,6 +397,37 @@ def generate_cpp(spec):
     return "\n".join(out)
 
 
+def cpp_opcode_functions(spec):
+    """Opcode count, per-opcode attributes and enum names. The attribute functions live in
+    namespace npu::op so that argument-dependent lookup of a call with an Opcode argument does not
+    also find them where callers have functions of the same name."""
+    opcodes = enum(spec, "Opcode")["values"]
+    out = ["/// Opcodes are consecutive from 0; anything from kOpcodeCount on is BAD_OPCODE.",
+           f"inline constexpr uint32_t kOpcodeCount = {len(opcodes)};",
+           f"inline constexpr Opcode kLastOpcode = Opcode::{opcodes[-1]['name']};", "",
+           "/// Per-opcode attributes (rtl/data/npu.json), the same the RTL uses.",
+           "namespace op {"]
+    for attribute, _, function, doc in OPCODE_ATTRIBUTES:
+        members = [v["name"] for v in opcodes if attribute(v)]
+        out += [f"/// True when the opcode {doc}.", f"constexpr bool {function}(Opcode opcode) {{",
+                "    switch (opcode) {"]
+        out += [f"        case Opcode::{m}:" for m in members]
+        if members:
+            out.append("            return true;")
+        out += ["        default:", "            return false;", "    }", "}"]
+    out += ["/// The opcode's name as in npu.json (\"?\" for values outside the enum).",
+            "constexpr const char* name(Opcode opcode) {", "    switch (opcode) {"]
+    for v in opcodes:
+        out += [f"        case Opcode::{v['name']}:", f"            return \"{v['name']}\";"]
+    out += ["    }", "    return \"?\";", "}", "}  // namespace op", ""]
+    out += ["/// An error code's name as in npu.json (\"?\" for values outside the enum).",
+            "constexpr const char* errorName(ErrorCode code) {", "    switch (code) {"]
+    for v in enum(spec, "ErrorCode")["values"]:
+        out += [f"        case ErrorCode::{v['name']}:", f"            return \"{v['name']}\";"]
+    out += ["    }", "    return \"?\";", "}", ""]
+    return out
+
+
 # ---------------------------------------------------------------------------------------------
 # Markdown reference
 # ---------------------------------------------------------------------------------------------
@@ -337,15 +455,27 @@ def generate_md(spec):
     out += ["", "### Register fields", "", "| register | field | bits | description |",
             "|---|---|---|---|"]
     for r in spec["registers"]:
-        if len(r["fields"]) > 1 or r["fields"][0]["width"] < 32:
+        if documented_fields(r):
             for f in r["fields"]:
                 bits = f"{f['lsb'] + f['width'] - 1}:{f['lsb']}" if f["width"] > 1 else f"{f['lsb']}"
                 out.append(f"| `{r['name']}` | `{f['name']}` | {bits} | {cell(f['doc'])} |")
-    for enum in spec["enums"]:
-        out += ["", f"## {enum['name']}", "", cell(enum["doc"]), "", "| value | name | meaning |",
-                "|---|---|---|"]
-        for v in enum["values"]:
-            out.append(f"| {v['value']} | `{v['name']}` | {cell(v['doc'])} |")
+    for enum_spec in spec["enums"]:
+        out += ["", f"## {enum_spec['name']}", "", cell(enum_spec["doc"]), ""]
+        if enum_spec["name"] == "Opcode":
+            out += ["| value | name | uses | array | window | meaning |",
+                    "|---|---|---|---|---|---|"]
+            for v in enum_spec["values"]:
+                out.append(f"| {v['value']} | `{v['name']}` | {', '.join(v['uses'])} | "
+                           f"{'yes' if v['array'] else ''} | {'yes' if v['window'] else ''} | "
+                           f"{cell(v['doc'])} |")
+        elif enum_spec["name"] == "DescFlag":
+            out += ["| value | bit | name | meaning |", "|---|---|---|---|"]
+            for v in enum_spec["values"]:
+                out.append(f"| {v['value']} | {flag_bit(v)} | `{v['name']}` | {cell(v['doc'])} |")
+        else:
+            out += ["| value | name | meaning |", "|---|---|---|"]
+            for v in enum_spec["values"]:
+                out.append(f"| {v['value']} | `{v['name']}` | {cell(v['doc'])} |")
     out += ["", "## Command descriptor", "", cell(spec["descriptor"]["doc"]), "",
             "| word | bits | field | signed | description |", "|---|---|---|---|---|"]
     for f in spec["descriptor"]["fields"]:
