@@ -133,7 +133,8 @@ TEST_CASE("rtl_assertion_fires_on_broken_protocol") {
         const std::string text = output.text();
         CAPTURE(text);
         CHECK(fifo.stopped());
-        CHECK(text.find("Assertion failed in npu_fifo.npu_fifo.a_no_overflow") != std::string::npos);
+        CHECK(text.find("Assertion failed in npu_fifo.npu_fifo.a_no_overflow") !=
+              std::string::npos);
     }
 
     SUBCASE("a pop of the empty FIFO fires a_no_underflow") {
@@ -144,7 +145,8 @@ TEST_CASE("rtl_assertion_fires_on_broken_protocol") {
         const std::string text = output.text();
         CAPTURE(text);
         CHECK(fifo.stopped());
-        CHECK(text.find("Assertion failed in npu_fifo.npu_fifo.a_no_underflow") != std::string::npos);
+        CHECK(text.find("Assertion failed in npu_fifo.npu_fifo.a_no_underflow") !=
+              std::string::npos);
     }
 }
 
