@@ -14,13 +14,6 @@ constexpr uint64_t kWaitSliceCycles = 200000;
 constexpr uint64_t kResetCycles = 100000;
 constexpr uint32_t kIrqAll = npu::field::kIrqStatusDone | npu::field::kIrqStatusError;
 
-bool usesB(npu::Opcode op) {
-    return op == npu::Opcode::ADD || op == npu::Opcode::MUL;
-}
-bool usesW(npu::Opcode op) {
-    return op == npu::Opcode::CONV || op == npu::Opcode::DWCONV || op == npu::Opcode::LUT;
-}
-
 const char* errorName(uint32_t code) {
     switch (static_cast<npu::ErrorCode>(code)) {
         case npu::ErrorCode::NONE:
@@ -127,8 +120,8 @@ JobOutcome Runtime::run(const Program& program, const std::vector<TensorData>& i
         if (d.opcode != npu::Opcode::NOP) {
             d.a.addr += b32;
             d.out.addr += b32;
-            if (usesB(d.opcode)) d.b.addr += b32;
-            if (usesW(d.opcode)) d.wAddr += b32;
+            if (npu::op::usesB(d.opcode)) d.b.addr += b32;
+            if (npu::op::usesW(d.opcode)) d.wAddr += b32;
         }
         const auto words = d.encode();
         chain.insert(chain.end(), words.begin(), words.end());
