@@ -368,11 +368,22 @@ Status ChainBuilder::pool(bool average, const DeviceTensor& input, const DeviceT
                     {0, false, 0, geometry, stage}, 0, tag);
 }
 
+namespace {
+
+// The strides of a dense tensor read over `out`'s shape (0 along its dimensions of size 1).
+StridedTensor stridedOver(const DeviceTensor& t) {
+    return {t.addr,
+            {t.n == 1 ? 0 : t.imageBytes(), t.h == 1 ? 0 : t.rowBytes(),
+             t.w == 1 ? 0 : t.pixelBytes(), 1}};
+}
+
+}  // namespace
+
 Status ChainBuilder::elementwise(bool mul, const DeviceTensor& a, const DeviceTensor& b,
                                  const DeviceTensor& out, const ElementwiseParams& params,
                                  uint32_t tag) {
-    if (a.c != out.c || b.c != out.c || out.c > 0xffff) {
-        return invalidArgument("NPU element-wise: channel counts must match (below 65536)");
+    if (a.c != out.c || b.c != out.c) {
+        return invalidArgument("NPU element-wise: channel counts must match");
     }
     const auto broadcastOk = [&](const DeviceTensor& t) {
         return (t.n == out.n || t.n == 1) && (t.h == out.h || t.h == 1) &&
@@ -399,42 +410,13 @@ Status ChainBuilder::elementwise(bool mul, const DeviceTensor& a, const DeviceTe
     d.bShift = params.bShift;
     d.outMultiplier = params.outMultiplier;
     d.outShift = params.outShift;
-
-    // Rows of out.c bytes; each descriptor takes whole (n, h) rows of w pixels, or part of one.
-    const uint32_t rowWords = wordsPerRow(out.c);
-    const uint32_t maxPixels = kSpadWords / 2 / rowWords;
-    if (maxPixels == 0) {
-        return invalidArgument("NPU element-wise: channels do not fit the scratchpad");
-    }
-    const auto strides = [&](const DeviceTensor& t) {
-        return std::array<uint32_t, 3>{t.w == 1 ? 0 : t.pixelBytes(), t.h == 1 ? 0 : t.rowBytes(),
-                                       t.n == 1 ? 0 : t.imageBytes()};
-    };
-    const auto sa = strides(a), sb = strides(b), so = strides(out);
-    for (uint32_t n = 0; n < out.n; ++n) {
-        for (uint32_t y = 0; y < out.h;) {
-            uint32_t x = 0;
-            const uint32_t rows = out.w <= maxPixels ? std::min(out.h - y, maxPixels / out.w) : 1;
-            while (x < out.w) {
-                const uint32_t pixels = out.w <= maxPixels ? out.w : std::min(maxPixels, out.w - x);
-                const auto at = [&](const DeviceTensor& t, const std::array<uint32_t, 3>& s) {
-                    return t.addr + n * s[2] + y * s[1] + x * s[0];
-                };
-                d.a = rowsOf(at(a, sa), out.c, pixels, sa[0], rows, sa[1]);
-                d.b = rowsOf(at(b, sb), out.c, pixels, sb[0], rows, sb[1]);
-                d.out = rowsOf(at(out, so), out.c, pixels, so[0], rows, so[1]);
-                append(d);
-                x += pixels;
-            }
-            y += rows;
-        }
-    }
-    return okStatus();
+    return stream(d, stridedOver(a), stridedOver(b), stridedOver(out),
+                  {out.n, out.h, out.w, out.c});
 }
 
 Status ChainBuilder::lookup(const DeviceTensor& in, const DeviceTensor& out, uint32_t table,
                             uint32_t tag) {
-    if (in.n != out.n || in.h != out.h || in.w != out.w || in.c != out.c || out.c > 0xffff) {
+    if (in.n != out.n || in.h != out.h || in.w != out.w || in.c != out.c) {
         return invalidArgument("NPU LUT: input and output shapes must match");
     }
     Descriptor d;
@@ -443,25 +425,95 @@ Status ChainBuilder::lookup(const DeviceTensor& in, const DeviceTensor& out, uin
     d.aSigned = in.isSigned;
     d.outSigned = out.isSigned;
     d.wAddr = table;
-    const uint32_t maxPixels = kSpadWords / wordsPerRow(out.c);
-    for (uint32_t n = 0; n < out.n; ++n) {
-        for (uint32_t y = 0; y < out.h;) {
-            const uint32_t rows = out.w <= maxPixels ? std::min(out.h - y, maxPixels / out.w) : 1;
-            for (uint32_t x = 0; x < out.w;) {
-                const uint32_t pixels = out.w <= maxPixels ? out.w : std::min(maxPixels, out.w - x);
-                d.a =
-                    rowsOf(in.addr + n * in.imageBytes() + y * in.rowBytes() + x * in.pixelBytes(),
-                           out.c, pixels, in.pixelBytes(), rows, in.rowBytes());
-                d.out = rowsOf(
-                    out.addr + n * out.imageBytes() + y * out.rowBytes() + x * out.pixelBytes(),
-                    out.c, pixels, out.pixelBytes(), rows, out.rowBytes());
-                append(d);
-                x += pixels;
+    d.actMin = out.isSigned ? -128 : 0;
+    d.actMax = out.isSigned ? 127 : 255;
+    return stream(d, stridedOver(in), std::nullopt, stridedOver(out), {out.n, out.h, out.w, out.c});
+}
+
+Status ChainBuilder::stream(const Descriptor& op, const StridedTensor& a,
+                            const std::optional<StridedTensor>& b, const StridedTensor& out,
+                            const std::array<uint32_t, 4>& shape) {
+    // Scratchpad words one streaming descriptor may load per operand.
+    constexpr uint32_t kWords = kSpadWords / 2;
+    constexpr uint32_t kMaxCount = 0xffff;  // 16-bit INNER and COUNT fields
+    const uint64_t total = uint64_t{shape[0]} * shape[1] * shape[2] * shape[3];
+    auto contiguous = [&](const StridedTensor& s) {
+        uint32_t expect = 1;
+        for (int i = 3; i >= 0; --i) {
+            if (shape[i] != 1 && s.strides[i] != expect) return false;
+            expect *= shape[i];
+        }
+        return true;
+    };
+    if (contiguous(a) && (!b || contiguous(*b)) && contiguous(out)) {
+        const auto inner = static_cast<uint32_t>(std::min<uint64_t>(total, 256));
+        const uint32_t maxRows = std::max(1u, kWords / wordsPerRow(inner));
+        for (uint64_t done = 0; done < total;) {
+            const uint64_t left = total - done;
+            const auto rowBytes = static_cast<uint32_t>(std::min<uint64_t>(inner, left));
+            const auto rows = static_cast<uint32_t>(std::min<uint64_t>(maxRows, left / rowBytes));
+            Descriptor t = op;
+            const auto off = static_cast<uint32_t>(done);
+            t.a = rowsOf(a.addr + off, rowBytes, rows, rowBytes, 1, 0);
+            if (b) t.b = rowsOf(b->addr + off, rowBytes, rows, rowBytes, 1, 0);
+            t.out = rowsOf(out.addr + off, rowBytes, rows, rowBytes, 1, 0);
+            append(t);
+            done += uint64_t{rows} * rowBytes;
+        }
+        return okStatus();
+    }
+    // Strided or broadcast: rows over dimensions 1..3 (or 2..3 with rows of one element).
+    const bool innerShared = a.strides[3] == 1 && (!b || b->strides[3] == 1) && out.strides[3] == 1;
+    const uint32_t inner = innerShared ? shape[3] : 1;
+    if (shape[1] > kMaxCount || shape[2] > kMaxCount || shape[3] > kMaxCount)
+        return invalidArgument("NPU streaming: dimensions beyond the descriptor's 16 bits");
+    // Rows per descriptor: whole rows of w (shared inner) or single elements over c, then w.
+    const uint32_t rowWords = wordsPerRow(inner);
+    const uint32_t perW = innerShared ? 1 : shape[3];
+    if (uint64_t{perW} * rowWords > kWords)
+        return invalidArgument("NPU streaming: broadcast rows beyond the scratchpad");
+    const uint32_t wChunk = std::max(1u, kWords / (perW * rowWords));
+    for (uint32_t n = 0; n < shape[0]; ++n) {
+        for (uint32_t h = 0; h < shape[1]; ++h) {
+            for (uint32_t w0 = 0; w0 < shape[2]; w0 += wChunk) {
+                const uint32_t ws = std::min(wChunk, shape[2] - w0);
+                auto tensor = [&](const StridedTensor& s) {
+                    const uint32_t at =
+                        s.addr + n * s.strides[0] + h * s.strides[1] + w0 * s.strides[2];
+                    return innerShared ? rowsOf(at, inner, ws, s.strides[2], 1, 0)
+                                       : rowsOf(at, 1, shape[3], s.strides[3], ws, s.strides[2]);
+                };
+                Descriptor t = op;
+                t.a = tensor(a);
+                if (b) t.b = tensor(*b);
+                t.out = tensor(out);
+                append(t);
             }
-            y += rows;
         }
     }
     return okStatus();
+}
+
+uint64_t estimateCycles(const Descriptor& d) {
+    const auto has = [&](DescFlag f) { return (d.flags & static_cast<uint32_t>(f)) != 0; };
+    const auto words = [](const TensorDesc& t) {
+        return uint64_t{t.count1} * t.count2 * t.count3 * wordsPerRow(t.inner);
+    };
+    if (d.opcode == Opcode::NOP) return 0;
+    if (!op::isWindow(d.opcode)) {  // streaming: load, lane work and store per word
+        return words(d.out) * (op::usesB(d.opcode) ? 3 : 2) + 30;
+    }
+    // Window descriptors: the input load (none when chained) and one vector per output pixel,
+    // output-channel block and K step.
+    const uint64_t inWords = wordsPerRow(d.a.inner);
+    const uint64_t load = has(DescFlag::CHAIN_IN) ? 0 : uint64_t{d.a.count1} * d.a.count2 * inWords;
+    const uint64_t pixels = uint64_t{d.out.count1} * d.out.count2;
+    const uint64_t blocks = ceilDiv(d.out.inner, kArrayCols);
+    const uint64_t taps = uint64_t{d.kernelH} * d.kernelW;
+    uint64_t steps = taps * inWords;  // pooling: every tap of every input word
+    if (d.opcode == Opcode::CONV) steps = blocks * taps * inWords;
+    if (d.opcode == Opcode::DWCONV) steps = blocks * (has(DescFlag::TAPS) ? 1 : taps);
+    return load + pixels * steps + 40;
 }
 
 Result<JobResult> runJob(driver::HardwareAccess& hw, const ChainBuilder& program,
@@ -480,20 +532,16 @@ Result<JobResult> runJob(driver::HardwareAccess& hw, const ChainBuilder& program
         words.insert(words.end(), w.begin(), w.end());
     }
     NN_RETURN_IF_ERROR(hw.writeMemory(layout.queueAddr, words.data(), words.size() * 4));
-    hw.writeRegister(reg::kDmaWindowBase, layout.windowBase);
-    hw.writeRegister(reg::kDmaWindowLimit, layout.windowLimit);
-    hw.writeRegister(reg::kQueueBase, layout.queueAddr);
-    hw.writeRegister(reg::kCompletionAddr, layout.completionAddr);
-    const uint64_t start = hw.cycleCount();
-    hw.writeRegister(reg::kDoorbell, tag);
+    const uint64_t start = driver::startJob(hw, layout, tag);
     JobResult result;
     result.interrupted = hw.waitForInterrupt(timeoutCycles);
     result.cycles = hw.cycleCount() - start;
-    result.irqStatus = hw.readRegister(reg::kIrqStatus);
-    result.errorCode = hw.readRegister(reg::kErrorCode);
-    result.errorDesc = hw.readRegister(reg::kErrorDesc);
-    result.errorAddr = hw.readRegister(reg::kErrorAddr);
-    result.descDone = hw.readRegister(reg::kDescDone);
+    const driver::JobEnd end = driver::readJobEnd(hw);
+    result.irqStatus = end.irqStatus;
+    result.errorCode = end.errorCode;
+    result.errorDesc = end.errorDesc;
+    result.errorAddr = end.errorAddr;
+    result.descDone = end.descDone;
     hw.writeRegister(reg::kIrqStatus, result.irqStatus);
     return result;
 }

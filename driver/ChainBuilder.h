@@ -5,11 +5,14 @@
 // Tensors are NHWC bytes (uint8 for QUANT8_ASYMM, int8 for QUANT8_ASYMM_SIGNED) in device DRAM.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "driver/HardwareAccess.h"
 #include "driver/NpuRegisters.h"
+#include "driver/Runtime.h"
 #include "model/Status.h"
 
 namespace nncosim::npu {
@@ -97,6 +100,17 @@ std::vector<uint8_t> packDepthwiseWeights(const uint8_t* weights, uint32_t chann
                                           int32_t weightZeroPoint,
                                           const std::vector<ChannelQuant>& quant, bool taps);
 
+/// A 4-D operand of a streaming descriptor: its address and, per dimension of the output, the
+/// byte stride (0 where the operand is broadcast along that dimension).
+struct StridedTensor {
+    uint32_t addr = 0;
+    std::array<uint32_t, 4> strides{};
+};
+
+/// Estimated cycles of one descriptor (its loads, array or lane work and stores), the cost model
+/// of the compiler's estimates and of the functional model's: an estimate, never a measurement.
+uint64_t estimateCycles(const Descriptor& d);
+
 /// A chain under construction. Descriptors are appended in execution order; operations that
 /// read a tensor an earlier descriptor writes must call fence() first.
 class ChainBuilder {
@@ -159,6 +173,20 @@ class ChainBuilder {
     Status lookup(const DeviceTensor& in, const DeviceTensor& out, uint32_t table,
                   uint32_t tag = 0);
 
+    /// The one tiler of the streaming opcodes (ADD, MUL, LUT): `op` (opcode and arithmetic
+    /// fields set) over a 4-D `shape`, reading `a` (and `b` for ADD and MUL) and writing `out`
+    /// with their strides (0 where an input is broadcast). Contiguous tensors stream in rows of
+    /// up to 256 bytes; otherwise a row is the innermost dimension where every tensor has it
+    /// contiguous, else one element.
+    Status stream(const Descriptor& op, const StridedTensor& a,
+                  const std::optional<StridedTensor>& b, const StridedTensor& out,
+                  const std::array<uint32_t, 4>& shape);
+
+    /// The strides of a tensor of `shape` stored densely.
+    static std::array<uint32_t, 4> denseStrides(const std::array<uint32_t, 4>& shape) {
+        return {shape[1] * shape[2] * shape[3], shape[2] * shape[3], shape[3], 1};
+    }
+
     /// Appends one ready-made descriptor (its FENCE flag is added when fence() was called).
     void append(Descriptor d);
 
@@ -170,13 +198,7 @@ class ChainBuilder {
     bool mFenceNext = false;
 };
 
-/// Where a submitted job lives in device DRAM.
-struct JobLayout {
-    uint32_t queueAddr = 0;       ///< descriptors (16-byte aligned)
-    uint32_t completionAddr = 0;  ///< completion record (16-byte aligned)
-    uint32_t windowBase = 0;      ///< DMA window of the job
-    uint32_t windowLimit = 0;
-};
+using driver::JobLayout;
 
 /// The end of a job as the device reported it.
 struct JobResult {
@@ -189,9 +211,10 @@ struct JobResult {
     uint64_t cycles = 0;  ///< device cycles from doorbell to interrupt
 };
 
-/// Writes the chain (LAST set on its final descriptor), programs the queue, completion and
-/// window registers, rings the doorbell with `tag`, waits up to `timeoutCycles` for the
-/// interrupt and clears it.
+/// Writes the chain (LAST set on its final descriptor) at layout.queueAddr, starts it
+/// (driver::startJob), waits up to `timeoutCycles` for the interrupt and clears it. For tests
+/// and benchmarks that drive the NPU with hand-built chains; the driver runs programs through
+/// driver::Runtime.
 Result<JobResult> runJob(driver::HardwareAccess& hw, const ChainBuilder& program,
                          const JobLayout& layout, uint32_t tag, uint64_t timeoutCycles);
 

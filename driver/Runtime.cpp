@@ -14,25 +14,28 @@ constexpr uint64_t kWaitSliceCycles = 200000;
 constexpr uint64_t kResetCycles = 100000;
 constexpr uint32_t kIrqAll = npu::field::kIrqStatusDone | npu::field::kIrqStatusError;
 
-const char* errorName(uint32_t code) {
-    switch (static_cast<npu::ErrorCode>(code)) {
-        case npu::ErrorCode::NONE:
-            return "NONE";
-        case npu::ErrorCode::BAD_OPCODE:
-            return "BAD_OPCODE";
-        case npu::ErrorCode::BAD_FIELD:
-            return "BAD_FIELD";
-        case npu::ErrorCode::DMA_WINDOW:
-            return "DMA_WINDOW";
-        case npu::ErrorCode::WATCHDOG:
-            return "WATCHDOG";
-        case npu::ErrorCode::BAD_QUEUE:
-            return "BAD_QUEUE";
-    }
-    return "unknown";
+}  // namespace
+
+uint64_t startJob(HardwareAccess& hw, const JobLayout& layout, uint32_t tag) {
+    hw.writeRegister(npu::reg::kIrqStatus, kIrqAll);
+    hw.writeRegister(npu::reg::kDmaWindowBase, layout.windowBase);
+    hw.writeRegister(npu::reg::kDmaWindowLimit, layout.windowLimit);
+    hw.writeRegister(npu::reg::kQueueBase, layout.queueAddr);
+    hw.writeRegister(npu::reg::kCompletionAddr, layout.completionAddr);
+    const uint64_t start = hw.cycleCount();
+    hw.writeRegister(npu::reg::kDoorbell, tag);
+    return start;
 }
 
-}  // namespace
+JobEnd readJobEnd(HardwareAccess& hw) {
+    JobEnd end;
+    end.irqStatus = hw.readRegister(npu::reg::kIrqStatus);
+    end.errorCode = hw.readRegister(npu::reg::kErrorCode) & npu::field::kErrorCodeCode;
+    end.errorDesc = hw.readRegister(npu::reg::kErrorDesc);
+    end.errorAddr = hw.readRegister(npu::reg::kErrorAddr);
+    end.descDone = hw.readRegister(npu::reg::kDescDone);
+    return end;
+}
 
 Runtime::Runtime(std::shared_ptr<HardwareAccess> hardware) : mHardware(std::move(hardware)) {}
 
@@ -135,14 +138,11 @@ JobOutcome Runtime::run(const Program& program, const std::vector<TensorData>& i
     }
 
     // Launch, confined to the arena.
-    mHardware->writeRegister(npu::reg::kIrqStatus, kIrqAll);
-    mHardware->writeRegister(npu::reg::kDmaWindowBase, b32);
-    mHardware->writeRegister(npu::reg::kDmaWindowLimit, b32 + program.arenaSize);
-    mHardware->writeRegister(npu::reg::kQueueBase, b32 + program.descriptorOffset);
-    mHardware->writeRegister(npu::reg::kCompletionAddr, b32 + program.completionOffset);
     const uint32_t tag = ++mJobTag;
-    const uint64_t start = mHardware->cycleCount();
-    mHardware->writeRegister(npu::reg::kDoorbell, tag);
+    const uint64_t start = startJob(*mHardware,
+                                    {b32 + program.descriptorOffset, b32 + program.completionOffset,
+                                     b32, b32 + program.arenaSize},
+                                    tag);
     bool interrupted = false;
     while (!(interrupted = mHardware->waitForInterrupt(kWaitSliceCycles))) {
         if (deadline && Clock::now() >= *deadline) break;
@@ -156,23 +156,21 @@ JobOutcome Runtime::run(const Program& program, const std::vector<TensorData>& i
                                        " device cycles; the job was aborted")
                                 : reset);
     }
-    const uint32_t irq = mHardware->readRegister(npu::reg::kIrqStatus);
+    const JobEnd end = readJobEnd(*mHardware);
     uint32_t record[npu::kCompletionWords] = {};
     Status readRecord =
         mHardware->readMemory(base + program.completionOffset, record, sizeof(record));
-    if ((irq & npu::field::kIrqStatusError) || !readRecord.ok() ||
+    if ((end.irqStatus & npu::field::kIrqStatusError) || !readRecord.ok() ||
         record[npu::completion::kStatusWord] != static_cast<uint32_t>(npu::ErrorCode::NONE) ||
         record[npu::completion::kTagWord] != tag) {
-        const uint32_t code =
-            mHardware->readRegister(npu::reg::kErrorCode) & npu::field::kErrorCodeCode;
-        const uint32_t desc = mHardware->readRegister(npu::reg::kErrorDesc);
-        const uint32_t addr = mHardware->readRegister(npu::reg::kErrorAddr);
+        const uint32_t desc = end.errorDesc;
         Status reset = softReset();
         clearArena(program.arenaSize);
         return fault(fail(
-            ErrorStatus::GENERAL_FAILURE, "NPU error ", errorName(code), " at descriptor ", desc,
+            ErrorStatus::GENERAL_FAILURE, "NPU error ",
+            npu::errorName(static_cast<npu::ErrorCode>(end.errorCode)), " at descriptor ", desc,
             " (operation ", desc < program.descriptors.size() ? program.descriptors[desc].tag : 0,
-            "), address 0x", std::hex, addr, std::dec,
+            "), address 0x", std::hex, end.errorAddr, std::dec,
             reset.ok() ? "; the device was reset" : "; reset failed: " + reset.message));
     }
     mHardware->writeRegister(npu::reg::kIrqStatus, kIrqAll);

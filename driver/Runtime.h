@@ -12,6 +12,29 @@
 
 namespace nncosim::driver {
 
+/// Where a job lives in device DRAM.
+struct JobLayout {
+    uint32_t queueAddr = 0;       ///< descriptors (16-byte aligned)
+    uint32_t completionAddr = 0;  ///< completion record (16-byte aligned)
+    uint32_t windowBase = 0;      ///< DMA window of the job
+    uint32_t windowLimit = 0;
+};
+
+/// The one way a job starts: programs the DMA window, queue and completion registers and rings
+/// the doorbell with `tag` (the chain must be in device memory already). Returns the cycle
+/// count at the doorbell.
+uint64_t startJob(HardwareAccess& hw, const JobLayout& layout, uint32_t tag);
+
+/// The end of a job as the device reports it in its registers.
+struct JobEnd {
+    uint32_t irqStatus = 0;
+    uint32_t errorCode = 0;  ///< npu::ErrorCode
+    uint32_t errorDesc = 0;
+    uint32_t errorAddr = 0;
+    uint32_t descDone = 0;
+};
+JobEnd readJobEnd(HardwareAccess& hw);
+
 struct JobOutcome {
     Status status;
     std::vector<TensorData> outputs;  ///< one per program output, on success

@@ -76,31 +76,11 @@ Result<uint32_t> padBits(const ExecutionContext& ctx) {
 Status executeReshape(ExecutionContext& ctx) {
     if (ctx.inputRank(1) != 1) return ctx.fail("the shape must be a 1-D tensor");
     const int32_t* target = ctx.inputData<int32_t>(1);
-    const size_t rank = ctx.inputCount(1);
     const size_t elements = ctx.inputCount(0);
-    std::vector<uint32_t> dims(rank);
-    int64_t known = 1;
-    int stretch = -1;
-    for (size_t d = 0; d < rank; ++d) {
-        if (target[d] == -1 && stretch < 0) {
-            stretch = static_cast<int>(d);
-        } else if (target[d] < 0) {
-            return ctx.fail("invalid target dimension ", target[d]);
-        } else {
-            dims[d] = target[d];
-            known *= target[d];
-        }
-    }
-    if (stretch >= 0) {
-        if (known == 0) return ctx.fail("cannot infer a dimension next to a zero dimension");
-        dims[stretch] = static_cast<uint32_t>(elements / known);
-        known *= dims[stretch];
-    }
-    if (static_cast<size_t>(known) != elements) {
-        return ctx.fail("cannot reshape ", toString(ctx.inputShape(0)), " (", elements,
-                        " elements) to ", toString(dims));
-    }
-    NN_RETURN_IF_ERROR(ctx.setOutputShape(0, std::move(dims)));
+    auto dims =
+        reshapeShape(ctx.inputShape(0), std::vector<int32_t>(target, target + ctx.inputCount(1)));
+    if (!dims) return ctx.fail(dims.status().message);
+    NN_RETURN_IF_ERROR(ctx.setOutputShape(0, std::move(*dims)));
     if (elements > 0) {
         std::memcpy(ctx.outputBytes(0), ctx.inputBytes(0),
                     elements * elementSize(ctx.inputType(0)));
@@ -111,22 +91,13 @@ Status executeReshape(ExecutionContext& ctx) {
 Status executeConcatenation(ExecutionContext& ctx) {
     const uint32_t inputs = ctx.numInputs() - 1;
     const uint32_t rank = ctx.inputRank(0);
+    std::vector<std::vector<uint32_t>> shapes;
+    for (uint32_t i = 0; i < inputs; ++i) shapes.push_back(ctx.inputShape(i));
+    auto concatenated = concatenationShape(shapes, ctx.scalar<int32_t>(inputs));
+    if (!concatenated) return ctx.fail(concatenated.status().message);
+    std::vector<uint32_t> dims = std::move(*concatenated);
     const int32_t axisValue = ctx.scalar<int32_t>(inputs);
-    if (rank == 0 || rank > 4 || axisValue < 0 || axisValue >= static_cast<int32_t>(rank)) {
-        return ctx.fail("axis ", axisValue, " invalid for rank ", rank, " (at most 4)");
-    }
-    const auto axis = static_cast<uint32_t>(axisValue);
-    std::vector<uint32_t> dims = ctx.inputShape(0);
-    for (uint32_t i = 1; i < inputs; ++i) {
-        const std::vector<uint32_t>& other = ctx.inputShape(i);
-        bool matches = other.size() == rank;
-        for (uint32_t d = 0; matches && d < rank; ++d) matches = d == axis || other[d] == dims[d];
-        if (!matches) {
-            return ctx.fail("input ", i, " ", toString(other), " does not match input 0 ",
-                            toString(ctx.inputShape(0)), " outside axis ", axis);
-        }
-        dims[axis] += other[axis];
-    }
+    const auto axis = static_cast<uint32_t>(axisValue < 0 ? axisValue + int32_t(rank) : axisValue);
     size_t outer = 1, inner = 1;
     for (uint32_t d = 0; d < rank; ++d) {
         if (d < axis) outer *= dims[d];

@@ -17,64 +17,6 @@ constexpr uint32_t kInput = 0;
 constexpr uint32_t kFilter = 1;
 constexpr uint32_t kBias = 2;
 
-struct ConvParams {
-    Padding padW, padH;
-    int32_t strideW = 1, strideH = 1;
-    int32_t dilationW = 1, dilationH = 1;
-    int32_t activation = 0;
-    bool nchw = false;
-    int32_t groups = 1;
-    int32_t depthMultiplier = 1;
-};
-
-// Reads the scalar parameters that follow the bias: explicit paddings (left, right, top, bottom)
-// or an implicit scheme, the strides, `extra` (depth multiplier or groups) when not null, the
-// activation, then the optional layout and dilation factors.
-void readConvParams(const ExecutionContext& ctx, bool explicitPadding, int32_t* extra,
-                    ConvParams* p, int32_t* scheme) {
-    uint32_t i = 3;
-    if (explicitPadding) {
-        p->padW = {ctx.scalar<int32_t>(3), ctx.scalar<int32_t>(4)};
-        p->padH = {ctx.scalar<int32_t>(5), ctx.scalar<int32_t>(6)};
-        i = 7;
-    } else {
-        *scheme = ctx.scalar<int32_t>(3);
-        i = 4;
-    }
-    p->strideW = ctx.scalar<int32_t>(i++);
-    p->strideH = ctx.scalar<int32_t>(i++);
-    if (extra) *extra = ctx.scalar<int32_t>(i++);
-    p->activation = ctx.scalar<int32_t>(i++);
-    p->nchw = ctx.scalarOr<bool>(i++, false);
-    p->dilationW = ctx.scalarOr<int32_t>(i++, 1);
-    p->dilationH = ctx.scalarOr<int32_t>(i++, 1);
-}
-
-Status checkParams(const ExecutionContext& ctx, const ConvParams& p) {
-    if (p.padW.head < 0 || p.padW.tail < 0 || p.padH.head < 0 || p.padH.tail < 0) {
-        return ctx.fail("negative padding");
-    }
-    if (p.strideW <= 0 || p.strideH <= 0 || p.dilationW <= 0 || p.dilationH <= 0) {
-        return ctx.fail("strides and dilation factors must be positive");
-    }
-    if (p.activation < 0 || p.activation > 3) {
-        return ctx.fail("unsupported fused activation ", p.activation);
-    }
-    return okStatus();
-}
-
-Status checkRanks(const ExecutionContext& ctx) {
-    if (ctx.inputRank(kInput) != 4 || ctx.inputRank(kFilter) != 4 || ctx.inputRank(kBias) != 1) {
-        return ctx.fail("input and filter must be 4-D and bias 1-D, got ",
-                        toString(ctx.inputShape(kInput)), ", ", toString(ctx.inputShape(kFilter)),
-                        ", ", toString(ctx.inputShape(kBias)));
-    }
-    if (ctx.inputDim(kFilter, 1) == 0 || ctx.inputDim(kFilter, 2) == 0) {
-        return ctx.fail("empty filter ", toString(ctx.inputShape(kFilter)));
-    }
-    return okStatus();
-}
-
 // Output-channel multipliers of a quantized convolution: one per tensor, or one per channel for
 // TENSOR_QUANT8_SYMM_PER_CHANNEL filters.
 Result<std::vector<fixedpoint::QuantizedMultiplier>> convMultipliers(const ExecutionContext& ctx,
@@ -117,18 +59,11 @@ ArrayX<int32_t> centeredFilter(const ExecutionContext& ctx) {
     }
 }
 
-// Shapes of one NHWC convolution.
-struct ConvGeometry {
-    uint32_t batches, inH, inW, inC;
-    uint32_t outH, outW, outC;
-    uint32_t filterH, filterW;
-};
-
 // Grouped 2-D convolution of NHWC `in` with filter [outC, filterH, filterW, inC / groups] into
 // acc [batches * outH * outW, outC] (no bias): im2col patches times the filter matrix, one group
 // and one tile of output pixels at a time.
 template <typename Acc>
-void convolve(const Acc* in, const Acc* filter, const ConvGeometry& g, const ConvParams& p,
+void convolve(const Acc* in, const Acc* filter, const WindowGeometry& g, const WindowParams& p,
               Acc* acc) {
     const uint32_t groupInC = g.inC / p.groups;
     const uint32_t groupOutC = g.outC / p.groups;
@@ -189,8 +124,8 @@ void convolve(const Acc* in, const Acc* filter, const ConvGeometry& g, const Con
 // Depthwise convolution of NHWC `in` (channels already expanded by the depth multiplier) with
 // filter [1, filterH, filterW, outC] into acc [pixels, outC], vectorized over channels.
 template <typename Acc>
-void convolveDepthwise(const Acc* in, const Acc* filter, const ConvGeometry& g, const ConvParams& p,
-                       Acc* acc) {
+void convolveDepthwise(const Acc* in, const Acc* filter, const WindowGeometry& g,
+                       const WindowParams& p, Acc* acc) {
     const uint32_t c = g.outC;
     for (uint32_t n = 0; n < g.batches; ++n) {
         for (uint32_t oh = 0; oh < g.outH; ++oh) {
@@ -220,8 +155,8 @@ void convolveDepthwise(const Acc* in, const Acc* filter, const ConvGeometry& g, 
 // [batches * outH * outW, outC] (zeroed here): each input pixel's products with the filter taps
 // (one matrix product) are scattered to the output pixels they reach.
 template <typename Acc>
-void convolveTransposed(const Acc* in, const Acc* filter, const ConvGeometry& g,
-                        const ConvParams& p, Acc* acc) {
+void convolveTransposed(const Acc* in, const Acc* filter, const WindowGeometry& g,
+                        const WindowParams& p, Acc* acc) {
     const uint32_t taps = g.filterH * g.filterW;
     // Reorder the filter to [tap, outC, inC] so each tap's outputs are contiguous.
     RowMajorMatrix<Acc> tapFilter(size_t{taps} * g.outC, g.inC);
@@ -268,8 +203,8 @@ void convolveTransposed(const Acc* in, const Acc* filter, const ConvGeometry& g,
 enum class Kind { kConv, kDepthwise, kTransposed };
 
 template <typename Acc>
-void runKernel(Kind kind, const Acc* in, const Acc* filter, const ConvGeometry& g,
-               const ConvParams& p, Acc* acc) {
+void runKernel(Kind kind, const Acc* in, const Acc* filter, const WindowGeometry& g,
+               const WindowParams& p, Acc* acc) {
     switch (kind) {
         case Kind::kConv:
             convolve(in, filter, g, p, acc);
@@ -293,7 +228,7 @@ std::vector<T> expandChannels(const T* in, size_t pixels, uint32_t channels, int
     return out;
 }
 
-Status runFloat(ExecutionContext& ctx, Kind kind, const ConvGeometry& g, const ConvParams& p) {
+Status runFloat(ExecutionContext& ctx, Kind kind, const WindowGeometry& g, const WindowParams& p) {
     const FloatInput input(ctx, kInput);
     const FloatInput filter(ctx, kFilter);
     const FloatInput bias(ctx, kBias);
@@ -320,7 +255,7 @@ Status runFloat(ExecutionContext& ctx, Kind kind, const ConvGeometry& g, const C
 }
 
 template <typename T>
-Status runQuant(ExecutionContext& ctx, Kind kind, const ConvGeometry& g, const ConvParams& p) {
+Status runQuant(ExecutionContext& ctx, Kind kind, const WindowGeometry& g, const WindowParams& p) {
     auto multipliers = convMultipliers(ctx, g.outC);
     if (!multipliers) return multipliers.status();
     auto range = quantActivationRange<T>(ctx, 0, p.activation);
@@ -358,7 +293,7 @@ Status runQuant(ExecutionContext& ctx, Kind kind, const ConvGeometry& g, const C
     return okStatus();
 }
 
-Status run(ExecutionContext& ctx, Kind kind, const ConvGeometry& g, const ConvParams& p) {
+Status run(ExecutionContext& ctx, Kind kind, const WindowGeometry& g, const WindowParams& p) {
     NN_RETURN_IF_ERROR(
         ctx.setOutputShape(0, fromNhwcShape({g.batches, g.outH, g.outW, g.outC}, p.nchw)));
     if (ctx.outputCount(0) == 0) return okStatus();
@@ -375,101 +310,54 @@ Status run(ExecutionContext& ctx, Kind kind, const ConvGeometry& g, const ConvPa
     }
 }
 
-// Input geometry (NHWC) and filter sizes; output sizes are filled in by the caller.
-ConvGeometry inputGeometry(const ExecutionContext& ctx, bool nchw) {
-    const std::vector<uint32_t> in = toNhwcShape(ctx.inputShape(kInput), nchw);
-    ConvGeometry g{};
-    g.batches = in[0];
-    g.inH = in[1];
-    g.inW = in[2];
-    g.inC = in[3];
-    g.filterH = ctx.inputDim(kFilter, 1);
-    g.filterW = ctx.inputDim(kFilter, 2);
-    return g;
-}
-
-// Output spatial size of a forward convolution, failing when it is not positive.
-Status forwardOutputSize(const ExecutionContext& ctx, const ConvParams& p, ConvGeometry* g) {
-    const int32_t outH = convOutSize(g->inH, g->filterH, p.strideH, p.dilationH, p.padH);
-    const int32_t outW = convOutSize(g->inW, g->filterW, p.strideW, p.dilationW, p.padW);
-    if (outH <= 0 || outW <= 0) {
-        return ctx.fail("the filter does not fit the padded input (output ", outH, "x", outW, ")");
-    }
-    g->outH = outH;
-    g->outW = outW;
-    return okStatus();
-}
-
-void applyImplicitPadding(int32_t scheme, ConvParams* p, const ConvGeometry& g) {
-    p->padW = implicitPadding(g.inW, p->strideW, p->dilationW, g.filterW, scheme);
-    p->padH = implicitPadding(g.inH, p->strideH, p->dilationH, g.filterH, scheme);
-}
-
-// What every forward convolution reads first: the ranks, the scalar parameters (`extra` as in
-// readConvParams), the input geometry and the padding. The output size is left to the caller.
-Status readForwardConv(const ExecutionContext& ctx, bool explicitPadding, int32_t* extra,
-                       ConvParams* p, ConvGeometry* g) {
-    NN_RETURN_IF_ERROR(checkRanks(ctx));
-    int32_t scheme = 0;
-    readConvParams(ctx, explicitPadding, extra, p, &scheme);
-    *g = inputGeometry(ctx, p->nchw);
-    NN_RETURN_IF_ERROR(checkParams(ctx, *p));
-    if (!explicitPadding) applyImplicitPadding(scheme, p, *g);
+// Decodes a forward convolution's parameters and shapes (model/operations/Window.h); the padding
+// the kernels read is the resolved one.
+Status readForwardConv(ExecutionContext& ctx, WindowParams* p, WindowGeometry* g) {
+    auto params = decodeWindowParams(ctx.type(), operationInputs(ctx));
+    if (!params) return ctx.fail(params.status().message);
+    auto geometry = windowGeometry(ctx.type(), *params, ctx.inputShape(kInput),
+                                   ctx.inputShape(kFilter), ctx.inputShape(kBias));
+    if (!geometry) return ctx.fail(geometry.status().message);
+    *p = *params;
+    *g = *geometry;
+    p->padH = g->padH;
+    p->padW = g->padW;
     return okStatus();
 }
 
 }  // namespace
 
 Status executeConv2D(ExecutionContext& ctx) {
-    const bool explicitPadding = ctx.numInputs() >= 10 && ctx.inputType(7) == OperandType::INT32;
-    ConvParams p;
-    ConvGeometry g{};
-    NN_RETURN_IF_ERROR(readForwardConv(ctx, explicitPadding, nullptr, &p, &g));
-    g.outC = ctx.inputDim(kFilter, 0);
-    if (ctx.inputDim(kFilter, 3) != g.inC || ctx.inputDim(kBias, 0) != g.outC) {
-        return ctx.fail("filter ", toString(ctx.inputShape(kFilter)), " and bias ",
-                        toString(ctx.inputShape(kBias)), " do not match input channels ", g.inC);
-    }
-    NN_RETURN_IF_ERROR(forwardOutputSize(ctx, p, &g));
+    WindowParams p;
+    WindowGeometry g;
+    NN_RETURN_IF_ERROR(readForwardConv(ctx, &p, &g));
     return run(ctx, Kind::kConv, g, p);
 }
 
 Status executeDepthwiseConv2D(ExecutionContext& ctx) {
-    const bool explicitPadding = ctx.numInputs() >= 11 && ctx.inputType(8) == OperandType::INT32;
-    ConvParams p;
-    ConvGeometry g{};
-    NN_RETURN_IF_ERROR(readForwardConv(ctx, explicitPadding, &p.depthMultiplier, &p, &g));
-    g.outC = ctx.inputDim(kFilter, 3);
-    if (p.depthMultiplier <= 0 || ctx.inputDim(kFilter, 0) != 1 ||
-        g.inC * static_cast<uint32_t>(p.depthMultiplier) != g.outC ||
-        ctx.inputDim(kBias, 0) != g.outC) {
-        return ctx.fail("filter ", toString(ctx.inputShape(kFilter)), " and bias ",
-                        toString(ctx.inputShape(kBias)), " do not match ", g.inC,
-                        " input channels times depth multiplier ", p.depthMultiplier);
-    }
-    NN_RETURN_IF_ERROR(forwardOutputSize(ctx, p, &g));
+    WindowParams p;
+    WindowGeometry g;
+    NN_RETURN_IF_ERROR(readForwardConv(ctx, &p, &g));
     return run(ctx, Kind::kDepthwise, g, p);
 }
 
 Status executeGroupedConv2D(ExecutionContext& ctx) {
-    const bool explicitPadding = ctx.numInputs() == 12;
-    ConvParams p;
-    ConvGeometry g{};
-    NN_RETURN_IF_ERROR(readForwardConv(ctx, explicitPadding, &p.groups, &p, &g));
-    g.outC = ctx.inputDim(kFilter, 0);
-    if (p.groups <= 0 || ctx.inputDim(kFilter, 3) * p.groups != g.inC || g.outC % p.groups != 0 ||
-        ctx.inputDim(kBias, 0) != g.outC) {
-        return ctx.fail("filter ", toString(ctx.inputShape(kFilter)), " and bias ",
-                        toString(ctx.inputShape(kBias)), " do not match ", g.inC,
-                        " input channels in ", p.groups, " groups");
-    }
-    NN_RETURN_IF_ERROR(forwardOutputSize(ctx, p, &g));
+    WindowParams p;
+    WindowGeometry g;
+    NN_RETURN_IF_ERROR(readForwardConv(ctx, &p, &g));
     return run(ctx, Kind::kConv, g, p);
 }
 
 Status executeTransposeConv2D(ExecutionContext& ctx) {
-    NN_RETURN_IF_ERROR(checkRanks(ctx));
-    ConvParams p;
+    if (ctx.inputRank(kInput) != 4 || ctx.inputRank(kFilter) != 4 || ctx.inputRank(kBias) != 1) {
+        return ctx.fail("input and filter must be 4-D and bias 1-D, got ",
+                        toString(ctx.inputShape(kInput)), ", ", toString(ctx.inputShape(kFilter)),
+                        ", ", toString(ctx.inputShape(kBias)));
+    }
+    if (ctx.inputDim(kFilter, 1) == 0 || ctx.inputDim(kFilter, 2) == 0) {
+        return ctx.fail("empty filter ", toString(ctx.inputShape(kFilter)));
+    }
+    WindowParams p;
     const bool explicitPadding = ctx.numInputs() == 11;
     if (explicitPadding) {
         p.padW = {ctx.scalar<int32_t>(3), ctx.scalar<int32_t>(4)};
@@ -487,7 +375,11 @@ Status executeTransposeConv2D(ExecutionContext& ctx) {
     if (p.strideW <= 0 || p.strideH <= 0 || p.activation < 0 || p.activation > 3) {
         return ctx.fail("invalid stride or activation");
     }
-    ConvGeometry g = inputGeometry(ctx, p.nchw);
+    const std::vector<uint32_t> in = toNhwcShape(ctx.inputShape(kInput), p.nchw);
+    WindowGeometry g;
+    g.batches = in[0], g.inH = in[1], g.inW = in[2], g.inC = in[3];
+    g.filterH = ctx.inputDim(kFilter, 1);
+    g.filterW = ctx.inputDim(kFilter, 2);
     if (!explicitPadding) {
         // The requested output shape only decides the padding; the output size follows from it.
         if (ctx.inputRank(3) != 1 || ctx.inputDim(3, 0) != 4) {

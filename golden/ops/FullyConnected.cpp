@@ -41,21 +41,13 @@ Status runQuant(ExecutionContext& ctx, size_t batches, uint32_t units, uint32_t 
 }  // namespace
 
 Status executeFullyConnected(ExecutionContext& ctx) {
-    const uint32_t rank = ctx.inputRank(kInput);
-    if (rank < 2 || rank > 4 || ctx.inputRank(kWeights) != 2 || ctx.inputRank(kBias) != 1) {
-        return ctx.fail("input must be 2-D to 4-D, weights 2-D and bias 1-D");
-    }
-    const uint32_t units = ctx.inputDim(kWeights, 0);
+    auto shape = fullyConnectedShape(ctx.inputShape(kInput), ctx.inputShape(kWeights),
+                                     ctx.inputShape(kBias));
+    if (!shape) return ctx.fail(shape.status().message);
+    const size_t batches = (*shape)[0];
+    const uint32_t units = (*shape)[1];
     const uint32_t inputSize = ctx.inputDim(kWeights, 1);
-    const size_t elements = ctx.inputCount(kInput);
-    if (units == 0 || inputSize == 0 || elements % inputSize != 0 ||
-        ctx.inputDim(kBias, 0) != units) {
-        return ctx.fail("input ", toString(ctx.inputShape(kInput)), ", weights ",
-                        toString(ctx.inputShape(kWeights)), " and bias ",
-                        toString(ctx.inputShape(kBias)), " do not match");
-    }
-    const size_t batches = elements / inputSize;
-    NN_RETURN_IF_ERROR(ctx.setOutputShape(0, {static_cast<uint32_t>(batches), units}));
+    NN_RETURN_IF_ERROR(ctx.setOutputShape(0, std::move(*shape)));
     if (batches == 0) return okStatus();
 
     switch (ctx.inputType(kInput)) {

@@ -1,5 +1,5 @@
-// Helpers shared by the reference implementations: padding and output-size rules, activation
-// ranges, float16 conversion, NCHW/NHWC conversion and requantization of int32 accumulators.
+// Helpers shared by the reference implementations: activation ranges, float16 conversion,
+// NCHW/NHWC conversion and requantization of int32 accumulators.
 #pragma once
 
 #include <algorithm>
@@ -13,6 +13,8 @@
 
 #include "golden/ExecutionContext.h"
 #include "model/FixedPoint.h"
+#include "model/operations/Shapes.h"
+#include "model/operations/Window.h"
 
 namespace nncosim::golden {
 
@@ -20,40 +22,6 @@ template <typename T>
 using RowMajorMatrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 template <typename T>
 using ArrayX = Eigen::Array<T, Eigen::Dynamic, 1>;
-
-// NNAPI implicit padding schemes (PaddingCode).
-inline constexpr int32_t kPaddingSame = 1;
-inline constexpr int32_t kPaddingValid = 2;
-
-struct Padding {
-    int32_t head = 0;
-    int32_t tail = 0;
-};
-
-/// Explicit padding of an implicit scheme, as Android computes it: SAME pads so that the output
-/// has ceil(in / stride) elements, the odd pixel going to the tail. For TRANSPOSE_CONV_2D `inSize`
-/// is the output size and the tail is fitted to the last stride (it may be negative).
-inline Padding implicitPadding(int32_t inSize, int32_t stride, int32_t dilation, int32_t filter,
-                               int32_t scheme, bool transposeConv = false) {
-    Padding p;
-    if (scheme != kPaddingSame) return p;
-    const int32_t effectiveFilter = (filter - 1) * dilation + 1;
-    const int32_t outSize = (inSize + stride - 1) / stride;
-    const int32_t needed = (outSize - 1) * stride + effectiveFilter;
-    if (needed > inSize) {
-        p.head = (needed - inSize) / 2;
-        p.tail = needed - inSize - p.head;
-    }
-    if (transposeConv) p.tail = needed - inSize - p.head;
-    return p;
-}
-
-/// Output size of a convolution or pooling window along one axis.
-inline int32_t convOutSize(int32_t inSize, int32_t filter, int32_t stride, int32_t dilation,
-                           Padding pad) {
-    const int32_t effectiveFilter = (filter - 1) * dilation + 1;
-    return (inSize - effectiveFilter + stride + pad.head + pad.tail) / stride;
-}
 
 /// Float bounds of a fused activation (NONE is unbounded).
 inline std::pair<float, float> activationRangeFloat(int32_t activation) {
@@ -142,12 +110,15 @@ Status mapFloat(ExecutionContext& ctx, F f) {
     return okStatus();
 }
 
-/// Dimensions [N, H, W, C] of a 4-D tensor given in NCHW when `nchw`.
-inline std::vector<uint32_t> toNhwcShape(const std::vector<uint32_t>& dims, bool nchw) {
-    return nchw ? std::vector<uint32_t>{dims[0], dims[2], dims[3], dims[1]} : dims;
-}
-inline std::vector<uint32_t> fromNhwcShape(const std::vector<uint32_t>& nhwc, bool nchw) {
-    return nchw ? std::vector<uint32_t>{nhwc[0], nhwc[3], nhwc[1], nhwc[2]} : nhwc;
+/// The operation's inputs as the shared parameter decoders read them: every value is known.
+inline OperationInputs operationInputs(const ExecutionContext& ctx) {
+    OperationInputs in;
+    in.count = ctx.numInputs();
+    in.type = [&ctx](uint32_t i) { return ctx.inputType(i); };
+    in.int32 = [&ctx](uint32_t i) -> std::optional<int32_t> { return ctx.scalar<int32_t>(i); };
+    in.boolean = [&ctx](uint32_t i) -> std::optional<bool> { return ctx.scalar<bool>(i); };
+    in.omitted = [&ctx](uint32_t i) { return ctx.isOmitted(i); };
+    return in;
 }
 
 /// Copies an [N, C, H*W] tensor to [N, H*W, C] (or back with the two sizes swapped).
@@ -228,21 +199,6 @@ Status runFloatNhwc(ExecutionContext& ctx, uint32_t i, const std::vector<uint32_
     out.commit();
     output.commit();
     return okStatus();
-}
-
-/// NNAPI broadcasting of two shapes (aligned at the last dimension; a dimension of 1 stretches);
-/// nullopt when they are incompatible.
-inline std::optional<std::vector<uint32_t>> broadcastShape(const std::vector<uint32_t>& a,
-                                                           const std::vector<uint32_t>& b) {
-    const size_t rank = std::max(a.size(), b.size());
-    std::vector<uint32_t> out(rank);
-    for (size_t i = 1; i <= rank; ++i) {
-        const uint32_t da = i <= a.size() ? a[a.size() - i] : 1;
-        const uint32_t db = i <= b.size() ? b[b.size() - i] : 1;
-        if (da != db && da != 1 && db != 1) return std::nullopt;
-        out[rank - i] = da == 1 ? db : da;
-    }
-    return out;
 }
 
 /// Walks a broadcast of shapes `a` and `b` to `out` (a valid broadcast) in runs along the last

@@ -9,14 +9,6 @@ namespace {
 
 enum class Pool { kAverage, kMax, kL2 };
 
-struct PoolParams {
-    Padding padW, padH;
-    int32_t strideW = 1, strideH = 1;
-    int32_t filterW = 1, filterH = 1;
-    int32_t activation = 0;
-    bool nchw = false;
-};
-
 struct Window {
     uint32_t h0, h1, w0, w1;  // [h0, h1) x [w0, w1) of valid input pixels
     uint32_t count() const { return (h1 - h0) * (w1 - w0); }
@@ -25,7 +17,7 @@ struct Window {
 // Calls f(outputPixelOffset, window) for every output pixel of batch n.
 template <typename F>
 void forEachWindow(const std::vector<uint32_t>& in, const std::vector<uint32_t>& out,
-                   const PoolParams& p, F f) {
+                   const WindowParams& p, F f) {
     for (uint32_t n = 0; n < out[0]; ++n) {
         for (uint32_t oh = 0; oh < out[1]; ++oh) {
             const int32_t hs = static_cast<int32_t>(oh) * p.strideH - p.padH.head;
@@ -47,7 +39,7 @@ const T* pixel(const T* in, const std::vector<uint32_t>& dims, uint32_t n, uint3
 }
 
 void poolFloat(Pool kind, const float* in, const std::vector<uint32_t>& inDims, float* out,
-               const std::vector<uint32_t>& outDims, const PoolParams& p) {
+               const std::vector<uint32_t>& outDims, const WindowParams& p) {
     const uint32_t c = inDims[3];
     const auto [lo, hi] = activationRangeFloat(p.activation);
     ArrayX<float> acc(c);
@@ -81,7 +73,7 @@ void poolFloat(Pool kind, const float* in, const std::vector<uint32_t>& inDims, 
 
 template <typename T>
 Status poolQuant(ExecutionContext& ctx, Pool kind, const std::vector<uint32_t>& inDims,
-                 const std::vector<uint32_t>& outDims, const PoolParams& p) {
+                 const std::vector<uint32_t>& outDims, const WindowParams& p) {
     auto range = quantActivationRange<T>(ctx, 0, p.activation);
     if (!range) return range.status();
     const NhwcInput<T> input(ctx.inputData<T>(0), ctx.inputShape(0), p.nchw);
@@ -121,48 +113,15 @@ Status poolQuant(ExecutionContext& ctx, Pool kind, const std::vector<uint32_t>& 
 }
 
 Status execute(ExecutionContext& ctx, Pool kind) {
-    if (ctx.inputRank(0) != 4) return ctx.fail("input must be 4-D");
-    PoolParams p;
-    int32_t scheme = 0;
-    const bool explicitPadding = ctx.numInputs() >= 10;
-    uint32_t i = 1;
-    if (explicitPadding) {
-        p.padW = {ctx.scalar<int32_t>(1), ctx.scalar<int32_t>(2)};
-        p.padH = {ctx.scalar<int32_t>(3), ctx.scalar<int32_t>(4)};
-        i = 5;
-    } else {
-        scheme = ctx.scalar<int32_t>(1);
-        i = 2;
-    }
-    p.strideW = ctx.scalar<int32_t>(i++);
-    p.strideH = ctx.scalar<int32_t>(i++);
-    p.filterW = ctx.scalar<int32_t>(i++);
-    p.filterH = ctx.scalar<int32_t>(i++);
-    p.activation = ctx.scalar<int32_t>(i++);
-    p.nchw = ctx.scalarOr<bool>(i, false);
-    if (p.strideW <= 0 || p.strideH <= 0 || p.filterW <= 0 || p.filterH <= 0 || p.activation < 0 ||
-        p.activation > 3) {
-        return ctx.fail("strides and filter sizes must be positive, activation 0..3");
-    }
-    const std::vector<uint32_t> inDims = toNhwcShape(ctx.inputShape(0), p.nchw);
-    if (inDims[1] == 0 || inDims[2] == 0 || inDims[3] == 0) {
-        return ctx.fail("only the batch dimension may be 0");
-    }
-    if (!explicitPadding) {
-        p.padW = implicitPadding(inDims[2], p.strideW, 1, p.filterW, scheme);
-        p.padH = implicitPadding(inDims[1], p.strideH, 1, p.filterH, scheme);
-    }
-    // Android requires every window to overlap the input.
-    if (p.padW.head < 0 || p.padW.tail < 0 || p.padH.head < 0 || p.padH.tail < 0 ||
-        p.padW.head >= p.filterW || p.padW.tail >= p.filterW || p.padH.head >= p.filterH ||
-        p.padH.tail >= p.filterH) {
-        return ctx.fail("padding must be non-negative and smaller than the filter");
-    }
-    const int32_t outH = convOutSize(inDims[1], p.filterH, p.strideH, 1, p.padH);
-    const int32_t outW = convOutSize(inDims[2], p.filterW, p.strideW, 1, p.padW);
-    if (outH <= 0 || outW <= 0) return ctx.fail("output size ", outH, "x", outW);
-    const std::vector<uint32_t> outDims = {inDims[0], static_cast<uint32_t>(outH),
-                                           static_cast<uint32_t>(outW), inDims[3]};
+    auto params = decodeWindowParams(ctx.type(), operationInputs(ctx));
+    if (!params) return ctx.fail(params.status().message);
+    auto g = windowGeometry(ctx.type(), *params, ctx.inputShape(0));
+    if (!g) return ctx.fail(g.status().message);
+    WindowParams p = *params;
+    p.padH = g->padH;
+    p.padW = g->padW;
+    const std::vector<uint32_t> inDims = {g->batches, g->inH, g->inW, g->inC};
+    const std::vector<uint32_t> outDims = {g->batches, g->outH, g->outW, g->outC};
     NN_RETURN_IF_ERROR(ctx.setOutputShape(0, fromNhwcShape(outDims, p.nchw)));
     if (ctx.outputCount(0) == 0) return okStatus();
 

@@ -2,6 +2,7 @@
 // TRANSPOSE_CONV_2D, FULLY_CONNECTED and BATCH_MATMUL.
 #include "model/operations/OperationUtils.h"
 #include "model/operations/Validators.h"
+#include "model/operations/Window.h"
 
 namespace nncosim {
 namespace {
@@ -47,32 +48,30 @@ Status expectRank2To4(const OperationContext& ctx, uint32_t input) {
     return okStatus();
 }
 
-/// CONV_2D and DEPTHWISE_CONV_2D share their scalar layout: padding (implicit scheme or four
-/// explicit values), two strides, `extraParams` op-specific INT32s, the FuseCode, then optional
-/// NCHW flag and optional pair of dilation factors.
-Status validateConvParams(OperationContext& ctx, std::vector<OperandType> expected,
-                          uint32_t extraParams) {
-    const uint32_t implicitEnd = 3 + 1 + 2 + extraParams + 1;  // index of the first optional input
-    const bool explicitPadding =
-        ctx.numInputs() >= implicitEnd + 3 && ctx.inputType(implicitEnd) == kInt32;
-    const uint32_t paddingInputs = explicitPadding ? 4 : 1;
-    const uint32_t strides = 3 + paddingInputs;
-    const uint32_t activation = strides + 2 + extraParams;
-    expected.insert(expected.end(), activation + 1 - 3, kInt32);
-    const uint32_t optional = activation + 1;
-    const bool layout = ctx.numInputs() > optional;
-    const bool dilation = ctx.numInputs() > optional + 1;
-    if (layout) expected.push_back(OperandType::BOOL);
-    if (dilation) expected.insert(expected.end(), 2, kInt32);
+/// The scalar inputs of CONV_2D, DEPTHWISE_CONV_2D and GROUPED_CONV_2D where their signature
+/// (model/operations/Window.h) places them: INT32 padding, strides, extra parameter and FuseCode,
+/// then the optional BOOL layout and INT32 dilation factors.
+Status validateWindowParams(OperationContext& ctx, std::vector<OperandType> expected) {
+    const WindowSignature s =
+        windowSignature(ctx.type(), ctx.numInputs(), [&](uint32_t i) { return ctx.inputType(i); });
+    expected.insert(expected.end(), s.activation + 1 - s.padding, kInt32);
+    if (s.layout) expected.push_back(OperandType::BOOL);
+    if (s.dilation) expected.insert(expected.end(), 2, kInt32);
     NN_RETURN_IF_ERROR(ctx.expectInputTypes(expected));
-    if (layout || dilation) ctx.requireFeatureLevel(FeatureLevel::kV1_2);
+    if (ctx.type() != OperationType::GROUPED_CONV_2D && (s.layout || s.dilation))
+        ctx.requireFeatureLevel(FeatureLevel::kV1_2);
 
-    NN_RETURN_IF_ERROR(expectPadding(ctx, 3, explicitPadding));
-    NN_RETURN_IF_ERROR(expectStrides(ctx, strides));
-    NN_RETURN_IF_ERROR(expectFusedActivation(ctx, activation));
-    if (dilation) {
-        NN_RETURN_IF_ERROR(expectPositiveInt32(ctx, optional + 1, "dilation width factor"));
-        NN_RETURN_IF_ERROR(expectPositiveInt32(ctx, optional + 2, "dilation height factor"));
+    NN_RETURN_IF_ERROR(expectPadding(ctx, s.padding, s.explicitPadding));
+    NN_RETURN_IF_ERROR(expectStrides(ctx, s.strides));
+    if (s.extra) {
+        const bool depthwise = ctx.type() == OperationType::DEPTHWISE_CONV_2D;
+        NN_RETURN_IF_ERROR(expectPositiveInt32(
+            ctx, *s.extra, depthwise ? "depth multiplier" : "number of groups"));
+    }
+    NN_RETURN_IF_ERROR(expectFusedActivation(ctx, s.activation));
+    if (s.dilation) {
+        NN_RETURN_IF_ERROR(expectPositiveInt32(ctx, *s.dilation, "dilation width factor"));
+        NN_RETURN_IF_ERROR(expectPositiveInt32(ctx, *s.dilation + 1, "dilation height factor"));
     }
     requireLevelForOutputScale(ctx, 0, 1);
     return okStatus();
@@ -86,42 +85,32 @@ Status validateConv2D(OperationContext& ctx) {
     NN_RETURN_IF_ERROR(ctx.expectInputCount({7, 8, 10, 11, 13}));
     auto tensors = validateConvTensors(ctx, FeatureLevel::kV1_0, 0);
     if (!tensors) return tensors.status();
-    return validateConvParams(ctx, *tensors, 0);
+    return validateWindowParams(ctx, *tensors);
 }
 
 Status validateDepthwiseConv2D(OperationContext& ctx) {
     NN_RETURN_IF_ERROR(ctx.expectInputCount({8, 9, 11, 12, 14}));
     auto tensors = validateConvTensors(ctx, FeatureLevel::kV1_0, 3);
     if (!tensors) return tensors.status();
-    NN_RETURN_IF_ERROR(validateConvParams(ctx, *tensors, 1));
-    const uint32_t multiplier = ctx.numInputs() >= 11 && ctx.inputType(8) == kInt32 ? 9 : 6;
-    return expectPositiveInt32(ctx, multiplier, "depth multiplier");
+    return validateWindowParams(ctx, *tensors);
 }
 
 Status validateGroupedConv2D(OperationContext& ctx) {
     NN_RETURN_IF_ERROR(ctx.expectInputCount({9, 12}));
     auto tensors = validateConvTensors(ctx, FeatureLevel::kV1_2, 0);
     if (!tensors) return tensors.status();
-    std::vector<OperandType> expected = *tensors;
-    const bool explicitPadding = ctx.numInputs() == 12;
-    const uint32_t strides = explicitPadding ? 7 : 4;
-    const uint32_t groups = strides + 2;
-    expected.insert(expected.end(), groups + 2 - 3, kInt32);
-    expected.push_back(OperandType::BOOL);
-    NN_RETURN_IF_ERROR(ctx.expectInputTypes(expected));
-    NN_RETURN_IF_ERROR(expectPadding(ctx, 3, explicitPadding));
-    NN_RETURN_IF_ERROR(expectStrides(ctx, strides));
-    NN_RETURN_IF_ERROR(expectPositiveInt32(ctx, groups, "number of groups"));
-    NN_RETURN_IF_ERROR(expectFusedActivation(ctx, groups + 1));
+    NN_RETURN_IF_ERROR(validateWindowParams(ctx, *tensors));
 
     // Channel counts must split evenly into the groups (when the shapes are known).
-    auto numGroups = constantInt32(ctx, groups);
+    const WindowSignature s = windowSignature(OperationType::GROUPED_CONV_2D, ctx.numInputs(),
+                                              [&](uint32_t i) { return ctx.inputType(i); });
+    auto numGroups = constantInt32(ctx, *s.extra);
     const auto& filter = ctx.input(1).dimensions;
     if (numGroups && *numGroups > 0 && filter.size() == 4) {
         const uint32_t g = static_cast<uint32_t>(*numGroups);
         if (filter[0] != 0 && filter[0] % g != 0)
             return ctx.fail("filter depth_out ", filter[0], " is not divisible by ", g, " groups");
-        auto nchw = constantBool(ctx, groups + 2);
+        auto nchw = constantBool(ctx, *s.layout);
         const auto& input = ctx.input(0).dimensions;
         if (nchw && input.size() == 4 && filter[3] != 0) {
             const uint32_t channels = input[*nchw ? 1 : 3];

@@ -1,6 +1,7 @@
 // Validators of the 2-D pooling operations: AVERAGE_POOL_2D, MAX_POOL_2D and L2_POOL_2D.
 #include "model/operations/OperationUtils.h"
 #include "model/operations/Validators.h"
+#include "model/operations/Window.h"
 
 namespace nncosim {
 namespace {
@@ -17,11 +18,11 @@ Status validatePooling(OperationContext& ctx, std::initializer_list<TypeSince> a
     NN_RETURN_IF_ERROR(ctx.expectOutputCount({1}));
     NN_RETURN_IF_ERROR(expectTypeSince(ctx, 0, allowed));
     const OperandType type = ctx.inputType(0);
-    const bool explicitPadding = ctx.numInputs() >= 10;
-    const bool layout = ctx.numInputs() == 8 || ctx.numInputs() == 11;
+    const WindowSignature s =
+        windowSignature(ctx.type(), ctx.numInputs(), [&](uint32_t i) { return ctx.inputType(i); });
     std::vector<OperandType> expected = {type};
-    expected.insert(expected.end(), explicitPadding ? 9 : 6, OperandType::INT32);
-    if (layout) {
+    expected.insert(expected.end(), s.activation + 1 - s.padding, OperandType::INT32);
+    if (s.layout) {
         expected.push_back(OperandType::BOOL);
         ctx.requireFeatureLevel(FeatureLevel::kV1_2);
     }
@@ -29,12 +30,11 @@ Status validatePooling(OperationContext& ctx, std::initializer_list<TypeSince> a
     NN_RETURN_IF_ERROR(ctx.expectOutputTypes({type}));
     NN_RETURN_IF_ERROR(expectTensorRank(ctx, 0, 4, "input"));
 
-    NN_RETURN_IF_ERROR(expectPadding(ctx, 1, explicitPadding));
-    const uint32_t strides = explicitPadding ? 5 : 2;
-    NN_RETURN_IF_ERROR(expectStrides(ctx, strides));
-    NN_RETURN_IF_ERROR(expectPositiveInt32(ctx, strides + 2, "filter width"));
-    NN_RETURN_IF_ERROR(expectPositiveInt32(ctx, strides + 3, "filter height"));
-    NN_RETURN_IF_ERROR(expectFusedActivation(ctx, strides + 4));
+    NN_RETURN_IF_ERROR(expectPadding(ctx, s.padding, s.explicitPadding));
+    NN_RETURN_IF_ERROR(expectStrides(ctx, s.strides));
+    NN_RETURN_IF_ERROR(expectPositiveInt32(ctx, *s.filterSize, "filter width"));
+    NN_RETURN_IF_ERROR(expectPositiveInt32(ctx, *s.filterSize + 1, "filter height"));
+    NN_RETURN_IF_ERROR(expectFusedActivation(ctx, s.activation));
     return expectSameQuant8(ctx, 0, 0);
 }
 

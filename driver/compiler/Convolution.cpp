@@ -1,0 +1,555 @@
+// The window operations on the NPU: CONV_2D, DEPTHWISE_CONV_2D, GROUPED_CONV_2D (CONV and
+// DWCONV descriptors, TAPS depthwise, depthwise -> pointwise fusion with CHAIN_OUT/CHAIN_IN) and
+// AVERAGE_POOL_2D, MAX_POOL_2D (pooling descriptors). NCHW operations run on NHWC scratch copies
+// that LUT identity copies fill and drain. Weights given as model inputs are scattered into the
+// packed stream at run time by LUT copies.
+#include <algorithm>
+#include <tuple>
+
+#include "driver/compiler/Lowering.h"
+
+namespace nncosim::driver {
+namespace {
+
+using fixedpoint::QuantizedMultiplier;
+
+bool isPooling(OperationType t) {
+    return t == OperationType::AVERAGE_POOL_2D || t == OperationType::MAX_POOL_2D;
+}
+
+// The decoded parameters and shapes of a window operation (padding resolved).
+struct Window {
+    WindowParams p;
+    WindowGeometry g;
+    std::array<uint32_t, 4> in{}, out{};  // NHWC
+};
+
+Result<Window> windowOf(const Lowering& lw, const Operation& op) {
+    auto p = decodeWindowParams(op.type, lw.constants().inputsOf(op));
+    if (!p) return p.status();
+    const bool pooling = isPooling(op.type);
+    auto g = windowGeometry(op.type, *p, lw.dims(op.inputs[0]),
+                            pooling ? std::vector<uint32_t>{} : lw.dims(op.inputs[1]),
+                            pooling ? std::vector<uint32_t>{} : lw.dims(op.inputs[2]));
+    if (!g) return g.status();
+    Window w{*p, *g, {g->batches, g->inH, g->inW, g->inC}, {g->batches, g->outH, g->outW, g->outC}};
+    w.p.padH = g->padH;
+    w.p.padW = g->padW;
+    return w;
+}
+
+Status supported(const Model& model, const Operation& op) {
+    const Constants c(model);
+    const Operand& in = c.operand(op.inputs[0]);
+    const Operand& out = c.operand(op.outputs[0]);
+    if (!isQuant8(in.type) || out.type != in.type)
+        return unsupported(op, "only 8-bit quantized tensors");
+    auto p = decodeWindowParams(op.type, c.inputsOf(op));
+    if (!p) return unsupported(op, "scalar parameters must be constants: " + p.status().message);
+    if (!activationRange(p->activation, out)) return unsupported(op, "activation");
+    const auto byteField = [](int32_t v) { return v >= 0 && v <= int32_t{kMaxByteField}; };
+    if (!byteField(p->strideW) || !byteField(p->strideH) || !byteField(p->dilationW) ||
+        !byteField(p->dilationH))
+        return unsupported(op, "stride or dilation beyond the descriptor's 8 bits");
+    if (p->explicitPadding && (!byteField(p->padW.head) || !byteField(p->padH.head)))
+        return unsupported(op, "leading padding beyond the descriptor's 8 bits");
+    if (isPooling(op.type)) {
+        if (!byteField(p->filterW) || !byteField(p->filterH))
+            return unsupported(op, "filter size beyond the descriptor's 8 bits");
+        return okStatus();
+    }
+    const Operand& filter = c.operand(op.inputs[1]);
+    const Operand& bias = c.operand(op.inputs[2]);
+    if (!c.isConstantOrInput(op.inputs[2]))
+        return unsupported(op,
+                           "the bias must be a constant or a model input (packed at compile time)");
+    const bool perChannel = filter.type == OperandType::TENSOR_QUANT8_SYMM_PER_CHANNEL;
+    if (filter.type != in.type && !perChannel) return unsupported(op, "filter type");
+    if (perChannel) {
+        const auto* pc = std::get_if<SymmPerChannelQuantParams>(&filter.extraParams);
+        if (!pc || pc->channelDim != (op.type == OperationType::DEPTHWISE_CONV_2D ? 3u : 0u))
+            return unsupported(op, "per-channel quantization must be along the output channels");
+    }
+    if (bias.type != OperandType::TENSOR_INT32) return unsupported(op, "bias type");
+    if (filter.dimensions.size() != 4) return unsupported(op, "filter rank");
+    if (op.type == OperationType::DEPTHWISE_CONV_2D && filter.dimensions[0] != 1)
+        return unsupported(op, "depthwise filter must be [1, height, width, channels]");
+    const uint32_t outC =
+        op.type == OperationType::DEPTHWISE_CONV_2D ? filter.dimensions[3] : filter.dimensions[0];
+    if (filter.dimensions[1] > kMaxByteField || filter.dimensions[2] > kMaxByteField)
+        return unsupported(op, "kernel beyond the descriptor's 8 bits");
+    if (outC > kMaxCount) return unsupported(op, "too many output channels");
+    if (op.type == OperationType::CONV_2D && in.dimensions.size() == 4) {
+        const uint32_t inC = in.dimensions[p->nchw ? 1 : 3];
+        if (inC != 0 && filter.dimensions[3] != inC)
+            return unsupported(op, "filter depth differs from the input's");
+    }
+    if (!channelMultipliers(in, filter, bias, out, outC))
+        return unsupported(
+            op, "requantization multiplier outside the NPU's range or bias scale mismatch");
+    return okStatus();
+}
+
+Result<std::vector<uint32_t>> outputShape(const Lowering& lw, const Operation& op) {
+    auto w = windowOf(lw, op);
+    if (!w) return w.status();
+    return windowOutputShape(w->g, w->p.nchw);
+}
+
+// NCHW operations run on NHWC copies of their input and output.
+std::vector<uint64_t> scratch(const Lowering& lw, const Operation& op) {
+    auto p = decodeWindowParams(op.type, lw.constants().inputsOf(op));
+    if (!p || !p->nchw) return {};
+    const uint32_t in = op.inputs[0], out = op.outputs[0];
+    return {byteSize(lw.operand(in).type, lw.dims(in)),
+            byteSize(lw.operand(out).type, lw.dims(out))};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Layout copies and run-time weights (LUT identity copies).
+
+npu::Descriptor identityCopy(Lowering& lw) {
+    return lookupDescriptor(lw, OperandType::TENSOR_QUANT8_ASYMM, OperandType::TENSOR_QUANT8_ASYMM,
+                            tableOf(OperandType::TENSOR_QUANT8_ASYMM, [](int32_t v) { return v; }));
+}
+
+// Copies a [N, A, B] byte tensor to [N, B, A]: rows of one element, read with the source's
+// strides and written with the destination's.
+Status transpose(Lowering& lw, const Operation& op, uint32_t src, uint32_t dst, uint32_t n,
+                 uint32_t a, uint32_t b) {
+    npu::Descriptor d = identityCopy(lw);
+    if (a > kMaxCount || b > kMaxCount)
+        return lw.fail(op, "layout transpose beyond the descriptor's 16 bits");
+    // count1 runs over a chunk of a (the destination's inner dimension), count2 over b.
+    const uint32_t words = npu::kSpadWords / 2;
+    const uint32_t aChunk = std::min(a, words);
+    const uint32_t bChunk = std::max(1u, words / aChunk);
+    lw.fenceNext();
+    const uint32_t plane = a * b;
+    for (uint32_t i = 0; i < n; ++i) {
+        for (uint32_t a0 = 0; a0 < a; a0 += aChunk) {
+            for (uint32_t b0 = 0; b0 < b; b0 += bChunk) {
+                const uint32_t as = std::min(aChunk, a - a0), bs = std::min(bChunk, b - b0);
+                npu::Descriptor t = d;
+                t.a = {src + i * plane + a0 * b + b0, 1, as, b, bs, 1, 1, 0};
+                t.out = {dst + i * plane + b0 * a + a0, 1, as, 1, bs, 1, a, 0};
+                lw.emit(t);
+            }
+        }
+    }
+    return okStatus();
+}
+
+// Where a window operation reads and writes, in NHWC: the operands themselves, or for an NCHW
+// operation the scratch copies that transposes fill and drain around it.
+struct WindowIo {
+    uint32_t inBase = 0, outBase = 0;
+};
+
+Result<WindowIo> transposeIn(Lowering& lw, const Operation& op, const Window& w) {
+    if (!w.p.nchw) return WindowIo{lw.address(op.inputs[0]), lw.address(op.outputs[0])};
+    const WindowIo io{lw.scratch().at(0), lw.scratch().at(1)};
+    NN_RETURN_IF_ERROR(transpose(lw, op, lw.address(op.inputs[0]), io.inBase, w.in[0], w.in[3],
+                                 w.in[1] * w.in[2]));
+    return io;
+}
+
+Status transposeOut(Lowering& lw, const Operation& op, const Window& w, const WindowIo& io) {
+    if (!w.p.nchw) return okStatus();
+    return transpose(lw, op, io.outBase, lw.address(op.outputs[0]), w.out[0], w.out[1] * w.out[2],
+                     w.out[3]);
+}
+
+// scatterWeights for a TAPS depthwise stream (filter [1, kh, kw, C]): row t of a block is tap
+// t's 16 channels, which lie together in the filter, so one copy of `taps` rows per block of
+// kLanes channels.
+void scatterTaps(Lowering& lw, uint32_t filter, uint32_t stream, uint32_t channels, uint32_t taps) {
+    const npu::Descriptor d = identityCopy(lw);
+    const uint32_t streamBlock = npu::kWeightQuantWords * kAlign + npu::kArrayRows * kLanes;
+    for (uint32_t ob = 0; ob < ceilDiv(channels, kLanes); ++ob) {
+        const uint32_t nc = std::min(kLanes, channels - ob * kLanes);
+        npu::Descriptor t = d;
+        t.a = {filter + ob * kLanes, nc, taps, channels, 1, 1, 0, 0};
+        t.out = {stream + ob * streamBlock + npu::kWeightQuantWords * kAlign,
+                 nc,
+                 taps,
+                 kLanes,
+                 1,
+                 1,
+                 0,
+                 0};
+        lw.emit(t);
+    }
+}
+
+// scatterWeights for a depthwise filter [1, kh, kw, C * m] run as a dense convolution: output
+// channel o takes input channel o / m, so within a block the lanes n = r, r + m, ... of one
+// residue r step one input channel each (a diagonal of slope m), one copy per residue.
+void scatterExpandedDepthwise(Lowering& lw, uint32_t filter, uint32_t stream, uint32_t outC,
+                              uint32_t inC, uint32_t kh, uint32_t kw, uint32_t m) {
+    const npu::Descriptor d = identityCopy(lw);
+    const uint32_t cBlocks = ceilDiv(inC, npu::kArrayRows);
+    const uint32_t blockBytes = npu::kArrayRows * kLanes;
+    const uint32_t streamBlock = npu::kWeightQuantWords * kAlign + kh * kw * cBlocks * blockBytes;
+    const auto blockOf = [&](uint32_t o) { return o / m / npu::kArrayRows; };
+    for (uint32_t ob = 0; ob < ceilDiv(outC, kLanes); ++ob) {
+        for (uint32_t y = 0; y < kh; ++y) {
+            for (uint32_t x = 0; x < kw; ++x) {
+                for (uint32_t n0 = 0; n0 < kLanes; ++n0) {
+                    // Lanes n0, n0 + m, ... that stay in one input-channel block.
+                    const uint32_t o0 = ob * kLanes + n0;
+                    if (o0 >= outC || (n0 >= m && blockOf(o0 - m) == blockOf(o0)))
+                        continue;  // part of the run of lane n0 - m
+                    const uint32_t c0 = o0 / m, cb = c0 / npu::kArrayRows;
+                    uint32_t count = 0;
+                    for (uint32_t n = n0;
+                         n < kLanes && ob * kLanes + n < outC && blockOf(ob * kLanes + n) == cb;
+                         n += m)
+                        ++count;
+                    const uint32_t block = stream + ob * streamBlock +
+                                           npu::kWeightQuantWords * kAlign +
+                                           ((y * kw + x) * cBlocks + cb) * blockBytes;
+                    npu::Descriptor t = d;
+                    t.a = {filter + (y * kw + x) * outC + o0, 1, count, m, 1, 1, 0, 0};
+                    t.out = {block + (c0 - cb * npu::kArrayRows) * kLanes + n0,
+                             1,
+                             count,
+                             kLanes + m,
+                             1,
+                             1,
+                             0,
+                             0};
+                    lw.emit(t);
+                }
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Convolutions.
+
+// What lowering a convolution needs, from the operands and shapes alone (nothing placed in
+// device memory), so that the fusion pass can try a lowering before the tensors are laid out.
+struct ConvInfo {
+    Window w;
+    bool dw = false;     // DEPTHWISE_CONV_2D
+    bool useDw = false;  // depth multiplier 1: DWCONV descriptors
+    bool taps = false;   // in the array's TAPS mode (npu::depthwiseUsesTaps)
+    uint32_t kh = 1, kw = 1, groups = 1, groupIn = 0, groupOut = 0;
+    npu::ConvGeometry geometry;
+    npu::OutputStage stage;
+    std::vector<QuantizedMultiplier> multipliers;  // per output channel
+    int32_t weightZero = 0;
+    bool weightsSigned = false;
+    const uint8_t* weights = nullptr;  // null: computed by the device at run time
+    const uint8_t* bias = nullptr;
+};
+
+Result<ConvInfo> convInfo(const Lowering& lw, const Operation& op) {
+    const Operand& in = lw.operand(op.inputs[0]);
+    const Operand& filter = lw.operand(op.inputs[1]);
+    const Operand& out = lw.operand(op.outputs[0]);
+    auto w = windowOf(lw, op);
+    if (!w) return lw.fail(op, w.status().message);
+    ConvInfo c;
+    c.w = *w;
+    const WindowParams& p = w->p;
+    c.dw = op.type == OperationType::DEPTHWISE_CONV_2D;
+    const uint32_t inC = w->in[3], outC = w->out[3];
+    c.kh = w->g.filterH, c.kw = w->g.filterW;
+    c.groups = c.dw ? 1 : static_cast<uint32_t>(p.groups);
+    c.groupIn = c.dw ? inC : inC / c.groups;
+    c.groupOut = outC / c.groups;
+    auto multipliers = channelMultipliers(in, filter, lw.operand(op.inputs[2]), out, outC);
+    auto range = activationRange(p.activation, out);
+    if (!multipliers || !range) return lw.fail(op, "quantization");
+    c.multipliers = std::move(*multipliers);
+    const bool perChannel = filter.type == OperandType::TENSOR_QUANT8_SYMM_PER_CHANNEL;
+    c.weightZero = perChannel ? 0 : filter.zeroPoint;
+    c.weightsSigned = perChannel || isSigned(filter.type);
+    c.weights = lw.constants().data(op.inputs[1]);
+    c.bias = lw.constants().data(op.inputs[2]);
+    if (!c.bias) return lw.fail(op, "the bias must be known at compile time");
+    c.geometry = {c.kh,
+                  c.kw,
+                  static_cast<uint32_t>(p.strideH),
+                  static_cast<uint32_t>(p.strideW),
+                  static_cast<uint32_t>(p.dilationH),
+                  static_cast<uint32_t>(p.dilationW),
+                  static_cast<uint32_t>(p.padH.head),
+                  static_cast<uint32_t>(p.padW.head)};
+    c.stage = {out.zeroPoint, range->min, range->max};
+    // Depthwise with multiplier 1 runs on DWCONV (TAPS when the kernel allows); other
+    // multipliers as a dense convolution whose filter holds the weight zero point off the
+    // multiplier's channels. Grouped convolution is one convolution per group.
+    c.useDw = c.dw && p.depthMultiplier == 1;
+    c.taps = c.useDw && npu::depthwiseUsesTaps(c.geometry);
+    return c;
+}
+
+// The weight stream of group g (npu::packConvWeights / packDepthwiseWeights). Weights the device
+// computes at run time are scattered into a stream of placeholders (the weight zero point).
+uint32_t convWeights(Lowering& lw, const Operation& op, const ConvInfo& c, uint32_t g) {
+    const uint32_t inC = c.w.in[3], outC = c.w.out[3], kh = c.kh, kw = c.kw;
+    std::vector<npu::ChannelQuant> quant(c.groupOut);
+    for (uint32_t o = 0; o < c.groupOut; ++o) {
+        const size_t channel = size_t{g} * c.groupOut + o;
+        std::memcpy(&quant[o].bias, c.bias + channel * sizeof(int32_t), sizeof(int32_t));
+        quant[o].multiplier = c.multipliers[channel].multiplier;
+        quant[o].shift = c.multipliers[channel].shift;
+    }
+    const auto zero = static_cast<uint8_t>(c.weightZero);
+    std::vector<uint8_t> placeholders, stream;
+    if (c.useDw) {
+        if (!c.weights) placeholders.assign(size_t{kh} * kw * outC, zero);
+        stream = npu::packDepthwiseWeights(c.weights ? c.weights : placeholders.data(), outC, kh,
+                                           kw, c.weightZero, quant, c.taps);
+    } else if (c.dw) {
+        // Output channel o of depth multiplier m reads input channel o / m only.
+        const auto m = static_cast<uint32_t>(c.w.p.depthMultiplier);
+        std::vector<uint8_t> dense(size_t{outC} * kh * kw * inC, zero);
+        for (uint32_t o = 0; c.weights && o < outC; ++o) {
+            for (uint32_t t = 0; t < kh * kw; ++t)
+                dense[(size_t{o} * kh * kw + t) * inC + o / m] = c.weights[size_t{t} * outC + o];
+        }
+        stream = npu::packConvWeights(dense.data(), outC, kh, kw, inC, c.weightZero, quant);
+    } else {
+        const size_t groupBytes = size_t{c.groupOut} * kh * kw * c.groupIn;
+        if (!c.weights) placeholders.assign(groupBytes, zero);
+        stream = npu::packConvWeights(c.weights ? c.weights + g * groupBytes : placeholders.data(),
+                                      c.groupOut, kh, kw, c.groupIn, c.weightZero, quant);
+    }
+    const uint32_t wAddr = lw.addConstant(stream.data(), stream.size());
+    if (!c.weights) {
+        const uint32_t filter = lw.address(op.inputs[1]);
+        if (c.taps)
+            scatterTaps(lw, filter, wAddr, outC, kh * kw);
+        else if (!c.useDw && c.dw)
+            scatterExpandedDepthwise(lw, filter, wAddr, outC, inC, kh, kw,
+                                     static_cast<uint32_t>(c.w.p.depthMultiplier));
+        else
+            scatterWeights(lw, filter, wAddr, c.groupOut, c.groupIn, kh, kw, c.useDw,
+                           c.dw ? outC : c.groupIn, g * c.groupOut);
+    }
+    return wAddr;
+}
+
+// Image n of a window operation's NHWC input or output, or its channel slice
+// [first, first + channels).
+npu::DeviceTensor imageOf(uint32_t base, const std::array<uint32_t, 4>& dims, uint32_t n,
+                          uint32_t first, uint32_t channels, const Operand& operand) {
+    npu::DeviceTensor t;
+    t.addr = base + first + n * dims[1] * dims[2] * dims[3];
+    t.h = dims[1];
+    t.w = dims[2];
+    t.c = channels;
+    t.pixelStride = channels == dims[3] ? 0 : dims[3];
+    t.isSigned = isSigned(operand.type);
+    t.zeroPoint = operand.zeroPoint;
+    return t;
+}
+
+// The fused pair's shapes: the depthwise layer's input, its result (on chip only) and the
+// pointwise layer's output, image n (addresses 0 for the dry run of the fusion pass).
+struct FusedTensors {
+    npu::DeviceTensor input, intermediate, output;
+};
+FusedTensors fusedTensors(const Lowering& lw, const Operation& dw, const ConvInfo& a,
+                          const Operation& pw, const ConvInfo& b, uint32_t n, uint32_t inBase,
+                          uint32_t outBase) {
+    FusedTensors t;
+    t.input = imageOf(inBase, a.w.in, n, 0, a.w.in[3], lw.operand(dw.inputs[0]));
+    t.intermediate = imageOf(0, a.w.out, 0, 0, a.w.out[3], lw.operand(dw.outputs[0]));
+    t.output = imageOf(outBase, b.w.out, n, 0, b.w.out[3], lw.operand(pw.outputs[0]));
+    return t;
+}
+
+npu::ConvLayer layerOf(const ConvInfo& c, uint32_t weights) {
+    npu::ConvLayer layer{weights, c.weightsSigned, c.weightZero, c.geometry, c.stage};
+    // A 1x1 kernel's dilation changes nothing; the chained CONV takes the plain geometry.
+    if (c.kh == 1 && c.kw == 1) layer.geometry.dilationH = layer.geometry.dilationW = 1;
+    return layer;
+}
+
+// The depthwise operation `dwIndex` fused with the pointwise `pw` (the current operation):
+// weight streams of both, then per image and tile a DWCONV (TAPS, CHAIN_OUT) tagged with the
+// depthwise operation and a CONV (CHAIN_IN) tagged with the pointwise one.
+Status lowerFused(Lowering& lw, uint32_t dwIndex, const Operation& pw) {
+    const Operation& dw = lw.model().main.operations[dwIndex];
+    const uint32_t pwIndex = lw.opIndex();
+    lw.setOpIndex(dwIndex);
+    auto a = convInfo(lw, dw);
+    NN_RETURN_IF_ERROR(a.status());
+    const uint32_t dwWeights = convWeights(lw, dw, *a, 0);  // run-time weights: dw's copies
+    lw.setOpIndex(pwIndex);
+    auto b = convInfo(lw, pw);
+    NN_RETURN_IF_ERROR(b.status());
+    const uint32_t pwWeights = convWeights(lw, pw, *b, 0);
+    lw.fenceNext();
+    const uint32_t inBase = lw.address(dw.inputs[0]), outBase = lw.address(pw.outputs[0]);
+    for (uint32_t n = 0; n < a->w.in[0]; ++n) {
+        const FusedTensors t = fusedTensors(lw, dw, *a, pw, *b, n, inBase, outBase);
+        npu::ChainBuilder chain;
+        const Status st = chain.depthwisePointwise(t.input, layerOf(*a, dwWeights), t.intermediate,
+                                                   layerOf(*b, pwWeights), t.output);
+        if (!st.ok()) return lw.fail(pw, st.message);
+        lw.emitChain(chain, dwIndex);
+    }
+    return okStatus();
+}
+
+Status lowerConv(Lowering& lw, const Operation& op) {
+    if (lw.isFusedIntoLater(lw.opIndex())) return okStatus();  // with its pointwise layer
+    if (auto from = lw.fusedFrom(lw.opIndex())) return lowerFused(lw, *from, op);
+    auto info = convInfo(lw, op);
+    NN_RETURN_IF_ERROR(info.status());
+    const ConvInfo& c = *info;
+    const Operand& in = lw.operand(op.inputs[0]);
+    const Operand& out = lw.operand(op.outputs[0]);
+    auto io = transposeIn(lw, op, c.w);
+    NN_RETURN_IF_ERROR(io.status());
+    for (uint32_t g = 0; g < c.groups; ++g) {
+        const uint32_t weights = convWeights(lw, op, c, g);
+        lw.fenceNext();
+        for (uint32_t n = 0; n < c.w.in[0]; ++n) {
+            const auto input =
+                imageOf(io->inBase, c.w.in, n, c.dw ? 0 : g * c.groupIn, c.groupIn, in);
+            const auto output = imageOf(io->outBase, c.w.out, n, g * c.groupOut, c.groupOut, out);
+            npu::ChainBuilder chain;
+            const Status st = c.useDw ? chain.depthwise(input, output, weights, c.weightsSigned,
+                                                        c.weightZero, c.geometry, c.stage, c.taps)
+                                      : chain.conv(input, output, weights, c.weightsSigned,
+                                                   c.weightZero, c.geometry, c.stage);
+            if (!st.ok()) return lw.fail(op, st.message);
+            lw.emitChain(chain);
+        }
+    }
+    return transposeOut(lw, op, c.w, *io);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pooling.
+
+Status lowerPool(Lowering& lw, const Operation& op) {
+    const Operand& in = lw.operand(op.inputs[0]);
+    const Operand& out = lw.operand(op.outputs[0]);
+    auto w = windowOf(lw, op);
+    if (!w) return lw.fail(op, w.status().message);
+    auto range = activationRange(w->p.activation, out);
+    if (!range) return lw.fail(op, "activation");
+    auto io = transposeIn(lw, op, *w);
+    NN_RETURN_IF_ERROR(io.status());
+    lw.fenceNext();
+    const npu::ConvGeometry geometry{w->g.filterH,
+                                     w->g.filterW,
+                                     static_cast<uint32_t>(w->p.strideH),
+                                     static_cast<uint32_t>(w->p.strideW),
+                                     1,
+                                     1,
+                                     static_cast<uint32_t>(w->p.padH.head),
+                                     static_cast<uint32_t>(w->p.padW.head)};
+    for (uint32_t n = 0; n < w->in[0]; ++n) {
+        npu::ChainBuilder chain;
+        const Status st = chain.pool(op.type == OperationType::AVERAGE_POOL_2D,
+                                     imageOf(io->inBase, w->in, n, 0, w->in[3], in),
+                                     imageOf(io->outBase, w->out, n, 0, w->out[3], out), geometry,
+                                     range->min, range->max);
+        if (!st.ok()) return lw.fail(op, st.message);
+        lw.emitChain(chain);
+    }
+    return transposeOut(lw, op, *w, *io);
+}
+
+}  // namespace
+
+// Fills the weight slots of a stream packed with placeholders from weights the device computes
+// at run time (OHWI bytes at `filter`, `filterC` input channels per filter row, output channels
+// from `firstOut`): one LUT identity copy per block and K step, reading input channels along k
+// and output channels along n.
+void scatterWeights(Lowering& lw, uint32_t filter, uint32_t stream, uint32_t outC, uint32_t inC,
+                    uint32_t kh, uint32_t kw, bool depthwise, uint32_t filterC, uint32_t firstOut) {
+    const npu::Descriptor d = identityCopy(lw);
+    const uint32_t cBlocks = depthwise ? 1 : ceilDiv(inC, npu::kArrayRows);
+    const uint32_t blockBytes = npu::kArrayRows * kLanes;
+    const uint32_t streamBlock = npu::kWeightQuantWords * kAlign + kh * kw * cBlocks * blockBytes;
+    const uint32_t rowStride = kh * kw * filterC;  // between output channels of the filter
+    for (uint32_t ob = 0; ob < ceilDiv(outC, kLanes); ++ob) {
+        const uint32_t nc = std::min(kLanes, outC - ob * kLanes);
+        for (uint32_t y = 0; y < kh; ++y) {
+            for (uint32_t x = 0; x < kw; ++x) {
+                for (uint32_t cb = 0; cb < cBlocks; ++cb) {
+                    const uint32_t block = stream + ob * streamBlock +
+                                           npu::kWeightQuantWords * kAlign +
+                                           ((y * kw + x) * cBlocks + cb) * blockBytes;
+                    npu::Descriptor t = d;
+                    if (depthwise) {  // [1, kh, kw, C]: lane n on the block's diagonal
+                        t.a = {filter + (y * kw + x) * filterC + ob * kLanes, 1, nc, 1, 1, 1, 0, 0};
+                        t.out = {block, 1, nc, kLanes + 1, 1, 1, 0, 0};
+                    } else {
+                        const uint32_t kc = std::min(npu::kArrayRows, inC - cb * npu::kArrayRows);
+                        const uint32_t o0 = firstOut + ob * kLanes;
+                        t.a = {filter + ((o0 * kh + y) * kw + x) * filterC + cb * npu::kArrayRows,
+                               1,
+                               kc,
+                               1,
+                               nc,
+                               1,
+                               rowStride,
+                               0};
+                        t.out = {block, 1, kc, kLanes, nc, 1, 1, 0};
+                    }
+                    lw.emit(t);
+                }
+            }
+        }
+    }
+}
+
+// Depthwise layers (multiplier 1, TAPS, NHWC) whose result only a 1x1 convolution (stride 1, no
+// padding, NHWC) reads and which is not a model output run fused with it
+// (npu::ChainBuilder::depthwisePointwise) where that pays (npu::depthwisePointwisePays): the
+// intermediate tensor never goes to DRAM. Decided before the tensors are laid out, so that the
+// intermediate gets no memory.
+void planDepthwisePointwiseFusion(Lowering& lw) {
+    const auto& g = lw.model().main;
+    std::vector<uint32_t> uses(g.operands.size(), 0);
+    for (const Operation& op : g.operations) {
+        for (uint32_t k : op.inputs) ++uses[k];
+    }
+    for (uint32_t k : g.outputIndexes) ++uses[k];  // a model output is read by the host
+    for (uint32_t i = 0; i < g.operations.size(); ++i) {
+        const Operation& dw = g.operations[i];
+        if (dw.type != OperationType::DEPTHWISE_CONV_2D || uses[dw.outputs[0]] != 1) continue;
+        uint32_t j = i + 1;
+        while (j < g.operations.size() && g.operations[j].inputs[0] != dw.outputs[0]) ++j;
+        if (j == g.operations.size() || g.operations[j].type != OperationType::CONV_2D) continue;
+        const Operation& pw = g.operations[j];
+        lw.setOpIndex(i);
+        auto a = convInfo(lw, dw);
+        lw.setOpIndex(j);
+        auto b = convInfo(lw, pw);
+        if (!a || !b || !a->taps || a->w.p.nchw || b->w.p.nchw || b->kh != 1 || b->kw != 1 ||
+            b->w.p.strideH != 1 || b->w.p.strideW != 1 || b->w.p.padH.head || b->w.p.padH.tail ||
+            b->w.p.padW.head || b->w.p.padW.tail || a->w.out != b->w.in ||
+            a->w.out[1] != b->w.out[1] || a->w.out[2] != b->w.out[2])
+            continue;
+        // Fused only where it pays (tiles large enough to hide the pointwise weights that
+        // stream again per tile) and where the builder accepts the pair (a dry run).
+        const FusedTensors t = fusedTensors(lw, dw, *a, pw, *b, 0, 0, 0);
+        if (!npu::depthwisePointwisePays(t.input, a->geometry, t.intermediate)) continue;
+        npu::ChainBuilder chain;
+        if (!chain
+                 .depthwisePointwise(t.input, layerOf(*a, 0), t.intermediate, layerOf(*b, 0),
+                                     t.output)
+                 .ok())
+            continue;
+        lw.fuse(i, j, dw.outputs[0]);
+    }
+}
+
+extern const NpuOperation kConvolutionOperation{supported, outputShape, lowerConv,
+                                                scratch,   {1, 2},      false};
+extern const NpuOperation kPoolingOperation{supported, outputShape, lowerPool, scratch, {}, false};
+
+}  // namespace nncosim::driver

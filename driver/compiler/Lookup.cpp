@@ -1,0 +1,104 @@
+// Unary operations through the LUT unit: RELU, RELU1, RELU6, LOGISTIC and TANH (tables computed
+// as the golden computes them) and the vendor extension's LUT8 (its own table).
+#include <algorithm>
+
+#include "driver/compiler/Lowering.h"
+#include "model/NpuExtension.h"
+
+namespace nncosim::driver {
+namespace {
+
+std::optional<Table> reluTable(OperationType opType, const Operand& in) {
+    const auto act = opType == OperationType::RELU    ? FusedActivation::RELU
+                     : opType == OperationType::RELU1 ? FusedActivation::RELU1
+                                                      : FusedActivation::RELU6;
+    const auto range = fixedpoint::calculateActivationRange(act, in.scale, in.zeroPoint,
+                                                            typeMin(in.type), typeMax(in.type));
+    if (!range) return std::nullopt;
+    return tableOf(in.type, [&](int32_t v) { return std::clamp(v, range->min, range->max); });
+}
+
+// LOGISTIC and TANH with the output quantization NNAPI fixes, as the golden computes them.
+std::optional<Table> sigmoidTable(OperationType opType, const Operand& in, const Operand& out) {
+    const bool logistic = opType == OperationType::LOGISTIC;
+    const bool sgn = isSigned(in.type);
+    const float expectedScale = logistic ? 1.0f / 256 : 1.0f / 128;
+    const int32_t expectedZero = logistic ? (sgn ? -128 : 0) : (sgn ? 0 : 128);
+    if (out.scale != expectedScale || out.zeroPoint != expectedZero) return std::nullopt;
+    const auto params = fixedpoint::computeSigmoidParams(in.scale);
+    if (!params) return std::nullopt;
+    using F4 = fixedpoint::FixedPoint<int32_t, fixedpoint::SigmoidParams::kInputIntegerBits>;
+    const int32_t lo = typeMin(in.type), hi = typeMax(in.type);
+    return tableOf(in.type, [&](int32_t v) {
+        const int32_t centred = v - in.zeroPoint;
+        if (centred <= -params->inputRangeRadius) return lo;
+        if (centred >= params->inputRangeRadius) return hi;
+        const F4 x = F4::fromRaw(fixedpoint::multiplyByQuantizedMultiplier(
+            centred, params->input.multiplier, params->input.shift));
+        const int32_t r = logistic
+                              ? fixedpoint::roundingDivideByPOT(fixedpoint::logistic(x).raw(), 23)
+                              : fixedpoint::roundingDivideByPOT(fixedpoint::tanh(x).raw(), 24);
+        return std::clamp(r + expectedZero, lo, hi);
+    });
+}
+
+std::optional<Table> activationTable(OperationType type, const Operand& in, const Operand& out) {
+    if (type == OperationType::LOGISTIC || type == OperationType::TANH)
+        return sigmoidTable(type, in, out);
+    return reluTable(type, in);
+}
+
+Status activationSupported(const Model& model, const Operation& op) {
+    const Operand& in = model.main.operands[op.inputs[0]];
+    const Operand& out = model.main.operands[op.outputs[0]];
+    if (!isQuant8(in.type) || !activationTable(op.type, in, out))
+        return unsupported(op, "only 8-bit quantized tensors with NNAPI's output quantization");
+    return okStatus();
+}
+
+Result<std::vector<uint32_t>> sameShape(const Lowering& lw, const Operation& op) {
+    return lw.dims(op.inputs[0]);
+}
+
+// The table applied to every element of input 0, streamed as rows.
+Status lowerTable(Lowering& lw, const Operation& op, const Table& table) {
+    const uint32_t input = op.inputs[0];
+    const npu::Descriptor d =
+        lookupDescriptor(lw, lw.operand(input).type, lw.operand(op.outputs[0]).type, table);
+    const auto total = static_cast<uint32_t>(elementCount(lw.dims(input)));
+    npu::ChainBuilder chain;
+    const Status st = chain.stream(d, {lw.address(input), {0, 0, 0, 1}}, std::nullopt,
+                                   {lw.address(op.outputs[0]), {0, 0, 0, 1}}, {1, 1, 1, total});
+    if (!st.ok()) return lw.fail(op, st.message);
+    lw.emitChain(chain);
+    return okStatus();
+}
+
+Status lowerActivation(Lowering& lw, const Operation& op) {
+    auto table = activationTable(op.type, lw.operand(op.inputs[0]), lw.operand(op.outputs[0]));
+    if (!table) return lw.fail(op, "quantization");
+    return lowerTable(lw, op, *table);
+}
+
+// Validated by the device already (model/NpuExtension.h).
+Status lut8Supported(const Model&, const Operation&) {
+    return okStatus();
+}
+
+// The extension's table is indexed by value - lowest value; the NPU's by the raw byte.
+Status lowerLut8(Lowering& lw, const Operation& op) {
+    const uint8_t* table = lw.constants().data(op.inputs[1]);
+    if (!table) return lw.fail(op, "table");
+    const Operand& in = lw.operand(op.inputs[0]);
+    return lowerTable(lw, op, tableOf(in.type, [&](int32_t v) {
+                          return table[npu_extension::lutIndex(in.type, v)];
+                      }));
+}
+
+}  // namespace
+
+extern const NpuOperation kActivationOperation{
+    activationSupported, sameShape, lowerActivation, nullptr, {}, false};
+extern const NpuOperation kLut8Operation{lut8Supported, sameShape, lowerLut8, nullptr, {}, false};
+
+}  // namespace nncosim::driver

@@ -1,0 +1,210 @@
+// The compiler's inside (not part of the driver's API): the lowering of one model to an NPU
+// program, and the registration of every NNAPI operation the NPU executes. Each operation family
+// lives in its own file (Convolution.cpp, FullyConnected.cpp, Elementwise.cpp, Lookup.cpp,
+// DataMovement.cpp) and is registered once, in Operations.cpp, with its support check, output
+// shape and lowering together; the cycle estimate is per descriptor (npu::estimateCycles).
+#pragma once
+
+#include <array>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "driver/ChainBuilder.h"
+#include "driver/Compiler.h"
+#include "model/FixedPoint.h"
+#include "model/operations/Window.h"
+
+namespace nncosim::driver {
+
+inline constexpr uint32_t kAlign = npu::kDramBusBytes;
+inline constexpr uint32_t kLanes = npu::kArrayCols;
+inline constexpr uint32_t kMaxCount = 0xffff;    // 16-bit INNER and COUNT fields
+inline constexpr uint32_t kMaxByteField = 0xff;  // kernel, stride, dilation and padding fields
+// The most device memory one program may use (its addresses are 32 bits with room to relocate).
+inline constexpr uint64_t kMaxArenaBytes = uint64_t{1} << 31;
+
+inline uint32_t alignUp(uint64_t v, uint32_t a) {
+    return static_cast<uint32_t>((v + a - 1) / a * a);
+}
+inline uint32_t ceilDiv(uint64_t a, uint64_t b) {
+    return static_cast<uint32_t>((a + b - 1) / b);
+}
+inline bool isQuant8(OperandType t) {
+    return t == OperandType::TENSOR_QUANT8_ASYMM || t == OperandType::TENSOR_QUANT8_ASYMM_SIGNED;
+}
+inline bool isSigned(OperandType t) {
+    return t == OperandType::TENSOR_QUANT8_ASYMM_SIGNED;
+}
+inline int32_t typeMin(OperandType t) {
+    return isSigned(t) ? -128 : 0;
+}
+inline int32_t typeMax(OperandType t) {
+    return isSigned(t) ? 127 : 255;
+}
+
+/// The clamp of a fused activation on `out`'s quantized range; nullopt for a bad code.
+std::optional<fixedpoint::ActivationRange> activationRange(int32_t activation, const Operand& out);
+
+/// Per-output-channel requantization of a convolution or fully-connected layer, as the golden
+/// derives it; nullopt when a multiplier is outside what the NPU's shifts express.
+std::optional<std::vector<fixedpoint::QuantizedMultiplier>> channelMultipliers(
+    const Operand& in, const Operand& filter, const Operand& bias, const Operand& out,
+    uint32_t channels);
+
+/// A lookup table of the LUT unit: entry i is the output for the input whose stored byte is i.
+using Table = std::array<uint8_t, 256>;
+
+/// The table of f over the values of `type`.
+template <typename F>
+Table tableOf(OperandType type, F f) {
+    Table t{};
+    for (int b = 0; b < 256; ++b) {
+        const int32_t value = isSigned(type) ? static_cast<int8_t>(b) : b;
+        t[b] = static_cast<uint8_t>(f(value));
+    }
+    return t;
+}
+
+/// A static support failure: GENERAL_FAILURE naming the operation.
+Status unsupported(const Operation& op, const std::string& why);
+
+/// Values of the main graph's constants and, when given, of model inputs known at compile time.
+class Constants {
+  public:
+    explicit Constants(const Model& model, const InputValues* inputValues = nullptr)
+        : mModel(model), mInputValues(inputValues) {}
+    const Operand& operand(uint32_t index) const { return mModel.main.operands[index]; }
+    bool isConstant(uint32_t index) const;
+    /// A constant, or a model input whose value is known at compile time (weights given as inputs).
+    bool isConstantOrInput(uint32_t index) const;
+    const uint8_t* data(uint32_t index) const;
+    template <typename T>
+    std::optional<T> scalar(uint32_t index) const {
+        const uint8_t* p = data(index);
+        if (!p || operand(index).location.length < sizeof(T)) return std::nullopt;
+        T v;
+        std::memcpy(&v, p, sizeof(T));
+        return v;
+    }
+    /// `op`'s inputs for the shared parameter decoders (model/operations/Window.h).
+    OperationInputs inputsOf(const Operation& op) const;
+
+  private:
+    const Model& mModel;
+    const InputValues* mInputValues;
+};
+
+class Lowering;
+
+/// An NNAPI operation (or family) the NPU executes, registered once (Operations.cpp).
+struct NpuOperation {
+    /// Whether the NPU executes the operation bit-exactly, from the model alone: types,
+    /// constant parameters, descriptor field ranges for the sizes already known.
+    Status (*supported)(const Model& model, const Operation& op) = nullptr;
+    /// Output 0's shape from the input shapes, all known at compile time.
+    Result<std::vector<uint32_t>> (*outputShape)(const Lowering& lowering,
+                                                 const Operation& op) = nullptr;
+    /// Emits the operation's descriptors.
+    Status (*lower)(Lowering& lowering, const Operation& op) = nullptr;
+    /// Device memory the lowering needs besides the operands (e.g. NHWC copies of NCHW
+    /// operands), in bytes; null: none.
+    std::vector<uint64_t> (*scratch)(const Lowering& lowering, const Operation& op) = nullptr;
+    /// Inputs whose values are packed into the program (weights, biases, target shapes): they
+    /// must be constants or model inputs known at compile time.
+    std::vector<uint32_t> packedInputs;
+    /// Output 0 is input 0's bytes under another shape: no memory, no descriptors.
+    bool aliasesInput = false;
+};
+
+/// The registration of `type` in `model` (extensions included); null: not an NPU operation.
+const NpuOperation* findNpuOperation(const Model& model, OperationType type);
+
+/// A LUT descriptor applying `table` (placed in the program's constants) from `in`'s to `out`'s
+/// type; its tensors are left to fill in. With the identity table it is the NPU's byte copy.
+npu::Descriptor lookupDescriptor(Lowering& lowering, OperandType in, OperandType out,
+                                 const Table& table);
+
+/// Fills the weight slots of a stream packed with placeholders from weights the device computes
+/// at run time (Convolution.cpp).
+void scatterWeights(Lowering& lowering, uint32_t filter, uint32_t stream, uint32_t outC,
+                    uint32_t inC, uint32_t kh, uint32_t kw, bool depthwise, uint32_t filterC,
+                    uint32_t firstOut);
+
+/// Passes over the whole graph that run before device memory is laid out.
+void planDepthwisePointwiseFusion(Lowering& lowering);
+
+/// The lowering of one model: shapes, device memory, descriptors. The operation families use
+/// its public interface.
+class Lowering {
+  public:
+    Lowering(const Model& model, const std::vector<std::vector<uint32_t>>& inputShapes,
+             const InputValues& values);
+
+    Result<Program> run();
+
+    // The model as compiled.
+    const Model& model() const { return mModel; }
+    const Constants& constants() const { return mConstants; }
+    const Operand& operand(uint32_t k) const { return mModel.main.operands[k]; }
+    /// Operand k's shape, fully known once shapes are inferred.
+    const std::vector<uint32_t>& dims(uint32_t k) const { return mDims[k]; }
+    /// The operation being lowered (descriptors are tagged with it).
+    uint32_t opIndex() const { return mOpIndex; }
+    void setOpIndex(uint32_t index) { mOpIndex = index; }
+    /// GENERAL_FAILURE naming the current operation.
+    Status fail(const Operation& op, const std::string& why) const;
+
+    // Device memory.
+    /// Arena address of operand k (a constant is copied into the program on first use).
+    uint32_t address(uint32_t k);
+    /// Appends bytes to the program's constants (16-byte aligned); null data: zeros.
+    uint32_t addConstant(const void* data, size_t size);
+    /// The scratch areas the operation's registration asked for, in order.
+    const std::vector<uint32_t>& scratch() const;
+
+    // Descriptors.
+    /// Appends a descriptor tagged with `tag` (default: the current operation), adding its
+    /// estimated cycles; the first one after fenceNext() waits for every earlier store.
+    void emit(npu::Descriptor d, std::optional<uint32_t> tag = std::nullopt);
+    /// Appends a builder's chain (descriptors with CHAIN_OUT tagged with `chainOutTag`).
+    void emitChain(const npu::ChainBuilder& chain,
+                   std::optional<uint32_t> chainOutTag = std::nullopt);
+    void fenceNext() { mFenceNext = true; }
+
+    // Fusion (graph passes): `first` is lowered with the later `second`; `intermediate`, which
+    // only `second` reads, stays on chip.
+    void fuse(uint32_t first, uint32_t second, uint32_t intermediate);
+    bool isFusedIntoLater(uint32_t op) const { return mFusedInto.count(op) != 0; }
+    std::optional<uint32_t> fusedFrom(uint32_t op) const;
+
+  private:
+    Status inferShape(const Operation& op);
+    Status planTensors();
+    void placeConstantIfNeeded(uint32_t k);
+    ProgramIo io(uint32_t k);
+
+    const Model& mModel;
+    const Constants mConstants;
+    const std::vector<std::vector<uint32_t>>& mInputShapes;
+    std::vector<const NpuOperation*> mOps;  // registration per operation
+    std::vector<std::vector<uint32_t>> mDims;
+    struct Placement {
+        uint32_t offset = 0;
+        bool placed = false;
+    };
+    std::vector<Placement> mPlace;
+    std::map<uint32_t, uint32_t> mAlias;  // aliasing output -> its input
+    uint32_t mTensorEnd = 0;
+    std::map<uint32_t, std::vector<uint32_t>> mScratch;  // operation -> its scratch areas
+    std::map<uint32_t, uint32_t> mFusedInto, mFusedFrom;
+    std::set<uint32_t> mOnChip;
+    uint32_t mOpIndex = 0;
+    bool mFenceNext = true;
+    Program mProgram;
+};
+
+}  // namespace nncosim::driver

@@ -1,0 +1,48 @@
+// The registry: every NNAPI operation the NPU executes, each with its family's registration.
+#include "driver/compiler/Lowering.h"
+#include "model/NpuExtension.h"
+
+namespace nncosim::driver {
+
+// Defined in the family files.
+extern const NpuOperation kConvolutionOperation;     // Convolution.cpp
+extern const NpuOperation kPoolingOperation;         // Convolution.cpp
+extern const NpuOperation kFullyConnectedOperation;  // FullyConnected.cpp
+extern const NpuOperation kElementwiseOperation;     // Elementwise.cpp
+extern const NpuOperation kActivationOperation;      // Lookup.cpp
+extern const NpuOperation kLut8Operation;            // Lookup.cpp
+extern const NpuOperation kReshapeOperation;         // DataMovement.cpp
+extern const NpuOperation kConcatenationOperation;   // DataMovement.cpp
+
+const NpuOperation* findNpuOperation(const Model& model, OperationType type) {
+    if (npu_extension::isLut8(model, type)) return &kLut8Operation;
+    switch (type) {
+        case OperationType::CONV_2D:
+        case OperationType::DEPTHWISE_CONV_2D:
+        case OperationType::GROUPED_CONV_2D:
+            return &kConvolutionOperation;
+        case OperationType::AVERAGE_POOL_2D:
+        case OperationType::MAX_POOL_2D:
+            return &kPoolingOperation;
+        case OperationType::FULLY_CONNECTED:
+            return &kFullyConnectedOperation;
+        case OperationType::ADD:
+        case OperationType::SUB:
+        case OperationType::MUL:
+            return &kElementwiseOperation;
+        case OperationType::RELU:
+        case OperationType::RELU1:
+        case OperationType::RELU6:
+        case OperationType::LOGISTIC:
+        case OperationType::TANH:
+            return &kActivationOperation;
+        case OperationType::RESHAPE:
+            return &kReshapeOperation;
+        case OperationType::CONCATENATION:
+            return &kConcatenationOperation;
+        default:
+            return nullptr;
+    }
+}
+
+}  // namespace nncosim::driver

@@ -1,0 +1,30 @@
+// Output shapes of the operations whose shape both the golden and the driver's compiler
+// compute (the window operations' are in Window.h): one definition each.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "model/Status.h"
+
+namespace nncosim {
+
+/// NNAPI broadcasting of two shapes (aligned on the right; a dimension of 1 stretches).
+std::optional<std::vector<uint32_t>> broadcastShape(const std::vector<uint32_t>& a,
+                                                    const std::vector<uint32_t>& b);
+
+/// RESHAPE of `input` to `target`, where one entry may be -1 (inferred).
+Result<std::vector<uint32_t>> reshapeShape(const std::vector<uint32_t>& input,
+                                           const std::vector<int32_t>& target);
+
+/// CONCATENATION of `inputs` along `axis` (negative counts from the end).
+Result<std::vector<uint32_t>> concatenationShape(const std::vector<std::vector<uint32_t>>& inputs,
+                                                 int32_t axis);
+
+/// FULLY_CONNECTED: [batches, units] for an input of rank 2 to 4 read as rows of weights[1].
+Result<std::vector<uint32_t>> fullyConnectedShape(const std::vector<uint32_t>& input,
+                                                  const std::vector<uint32_t>& weights,
+                                                  const std::vector<uint32_t>& bias);
+
+}  // namespace nncosim
