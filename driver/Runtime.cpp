@@ -14,24 +14,6 @@ constexpr uint64_t kWaitSliceCycles = 200000;
 constexpr uint64_t kResetCycles = 100000;
 constexpr uint32_t kIrqAll = npu::field::kIrqStatusDone | npu::field::kIrqStatusError;
 
-const char* errorName(uint32_t code) {
-    switch (static_cast<npu::ErrorCode>(code)) {
-        case npu::ErrorCode::NONE:
-            return "NONE";
-        case npu::ErrorCode::BAD_OPCODE:
-            return "BAD_OPCODE";
-        case npu::ErrorCode::BAD_FIELD:
-            return "BAD_FIELD";
-        case npu::ErrorCode::DMA_WINDOW:
-            return "DMA_WINDOW";
-        case npu::ErrorCode::WATCHDOG:
-            return "WATCHDOG";
-        case npu::ErrorCode::BAD_QUEUE:
-            return "BAD_QUEUE";
-    }
-    return "unknown";
-}
-
 }  // namespace
 
 Runtime::Runtime(std::shared_ptr<HardwareAccess> hardware) : mHardware(std::move(hardware)) {}
@@ -170,7 +152,8 @@ JobOutcome Runtime::run(const Program& program, const std::vector<TensorData>& i
         Status reset = softReset();
         clearArena(program.arenaSize);
         return fault(fail(
-            ErrorStatus::GENERAL_FAILURE, "NPU error ", errorName(code), " at descriptor ", desc,
+            ErrorStatus::GENERAL_FAILURE, "NPU error ",
+            npu::errorName(static_cast<npu::ErrorCode>(code)), " at descriptor ", desc,
             " (operation ", desc < program.descriptors.size() ? program.descriptors[desc].tag : 0,
             "), address 0x", std::hex, addr, std::dec,
             reset.ok() ? "; the device was reset" : "; reset failed: " + reset.message));
