@@ -1,5 +1,7 @@
 // The NNAPI device on the NPU: the IDevice implementation (with its prepared models, bursts,
-// reusable executions and buffers) over sim/'s hardware-access interface.
+// reusable executions and buffers) over sim/'s hardware-access interface. This and the I*.h
+// interfaces are the device's API; the implementation's headers (DeviceCore.h, NpuPreparedModel.h,
+// NpuExecution.h, NpuBurst.h, NpuBuffer.h, BusyGuard.h) are internal to the driver.
 #pragma once
 
 #include <memory>

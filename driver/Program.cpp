@@ -88,28 +88,6 @@ bool readIos(Reader& r, std::vector<ProgramIo>* ios) {
     return true;
 }
 
-const char* opcodeName(npu::Opcode op) {
-    switch (op) {
-        case npu::Opcode::NOP:
-            return "NOP";
-        case npu::Opcode::CONV:
-            return "CONV";
-        case npu::Opcode::DWCONV:
-            return "DWCONV";
-        case npu::Opcode::MAXPOOL:
-            return "MAXPOOL";
-        case npu::Opcode::AVGPOOL:
-            return "AVGPOOL";
-        case npu::Opcode::ADD:
-            return "ADD";
-        case npu::Opcode::MUL:
-            return "MUL";
-        case npu::Opcode::LUT:
-            return "LUT";
-    }
-    return "?";
-}
-
 std::string tensorText(const npu::TensorDesc& t) {
     std::ostringstream out;
     out << "@0x" << std::hex << t.addr << std::dec << " inner " << t.inner << " x" << t.count1
@@ -234,7 +212,7 @@ std::string dumpProgram(const Program& p) {
                 out << name(d.tag) << ": " << tiles[d.tag] << " descriptor(s)\n";
             }
         }
-        out << "  [" << i << "] " << opcodeName(d.opcode)
+        out << "  [" << i << "] " << npu::op::name(d.opcode)
             << (has(d, npu::DescFlag::FENCE) ? " FENCE" : "")
             << (has(d, npu::DescFlag::LAST) ? " LAST" : "")
             << (has(d, npu::DescFlag::TAPS) ? " TAPS" : "")
@@ -244,23 +222,21 @@ std::string dumpProgram(const Program& p) {
             << (d.outSigned ? " out:s8" : " out:u8") << "\n";
         if (d.opcode == npu::Opcode::NOP) continue;
         out << "      A   " << tensorText(d.a) << "  zp " << d.aZeroPoint << "\n";
-        if (d.opcode == npu::Opcode::ADD || d.opcode == npu::Opcode::MUL)
+        if (npu::op::usesB(d.opcode))
             out << "      B   " << tensorText(d.b) << "  zp " << d.bZeroPoint << "\n";
         out << "      OUT " << tensorText(d.out) << "  zp " << d.outZeroPoint << "  clamp ["
             << d.actMin << ", " << d.actMax << "]\n";
+        if (npu::op::isWindow(d.opcode)) {
+            out << "      kernel " << d.kernelW << "x" << d.kernelH << " stride " << d.strideW
+                << "x" << d.strideH << " dilation " << d.dilationW << "x" << d.dilationH
+                << " pad left " << d.padLeft << " top " << d.padTop;
+            if (npu::op::usesW(d.opcode))
+                out << " weights @0x" << std::hex << d.wAddr << std::dec << " weight zp "
+                    << d.bZeroPoint;
+            out << "\n";
+        }
+        // The fields of the element-wise units, one set per opcode.
         switch (d.opcode) {
-            case npu::Opcode::CONV:
-            case npu::Opcode::DWCONV:
-            case npu::Opcode::MAXPOOL:
-            case npu::Opcode::AVGPOOL:
-                out << "      kernel " << d.kernelW << "x" << d.kernelH << " stride " << d.strideW
-                    << "x" << d.strideH << " dilation " << d.dilationW << "x" << d.dilationH
-                    << " pad left " << d.padLeft << " top " << d.padTop;
-                if (d.opcode == npu::Opcode::CONV || d.opcode == npu::Opcode::DWCONV)
-                    out << " weights @0x" << std::hex << d.wAddr << std::dec << " weight zp "
-                        << d.bZeroPoint;
-                out << "\n";
-                break;
             case npu::Opcode::ADD:
                 out << "      left shift " << d.leftShift << " a " << d.aMultiplier << ">>"
                     << -d.aShift << " b " << d.bMultiplier << ">>" << -d.bShift << " out "

@@ -272,9 +272,9 @@ bool FakeNpu::execute(const npu::Descriptor& d, Fault* fault) {
                 return badField();
             Rows a, b;
             if (!load(d.a, &a, fault)) return false;
-            if (d.opcode != npu::Opcode::LUT && !load(d.b, &b, fault)) return false;
+            if (npu::op::usesB(d.opcode) && !load(d.b, &b, fault)) return false;
             std::vector<uint8_t> table(256);
-            if (d.opcode == npu::Opcode::LUT) {
+            if (npu::op::usesW(d.opcode)) {
                 if (d.wAddr % kBeat || !inWindow(d.wAddr, 256)) {
                     *fault = {npu::ErrorCode::DMA_WINDOW, d.wAddr};
                     return false;
@@ -320,7 +320,7 @@ bool FakeNpu::execute(const npu::Descriptor& d, Fault* fault) {
                 !d.strideH || !d.dilationW || !d.dilationH ||
                 d.out.count1 * d.out.count2 > npu::kAccDepth)
                 return badField();
-            const bool conv = d.opcode == npu::Opcode::CONV || d.opcode == npu::Opcode::DWCONV;
+            const bool conv = npu::op::usesArray(d.opcode);
             const bool dw = d.opcode == npu::Opcode::DWCONV;
             const bool taps = d.flags & kTaps, chainIn = d.flags & kChainIn,
                        chainOut = d.flags & kChainOut;

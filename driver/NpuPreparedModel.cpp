@@ -1,0 +1,277 @@
+#include "driver/NpuPreparedModel.h"
+
+#include <algorithm>
+#include <thread>
+
+#include "driver/Compiler.h"
+#include "driver/DeviceCore.h"
+#include "driver/NpuBurst.h"
+#include "driver/NpuExecution.h"
+#include "model/RequestIo.h"
+#include "model/Validation.h"
+
+namespace nncosim::driver::detail {
+namespace {
+
+OptionalTimePoint earlier(const OptionalTimePoint& a, const OptionalTimePoint& b) {
+    if (!a) return b;
+    if (!b) return a;
+    return std::min(*a, *b);
+}
+
+}  // namespace
+
+FencedExecutionInfo FencedCallback::getExecutionInfo() const {
+    std::unique_lock<std::mutex> lock(mMutex);
+    mCondition.wait(lock, [this] { return mDone; });
+    return mInfo;
+}
+
+void FencedCallback::finish(FencedExecutionInfo info) {
+    {
+        std::lock_guard<std::mutex> lock(mMutex);
+        mInfo = std::move(info);
+        mDone = true;
+    }
+    mCondition.notify_all();
+}
+
+NpuPreparedModel::NpuPreparedModel(std::shared_ptr<DeviceCore> core, Model model, bool fullModel,
+                                   Priority priority, std::shared_ptr<const Program> program)
+    : mCore(std::move(core)),
+      mModel(std::move(model)),
+      mFullModel(fullModel),
+      mPriority(priority),
+      mProgram(std::move(program)),
+      mCompileTimeInputs(compileTimeInputs(mModel)) {}
+
+ExecutionResult NpuPreparedModel::execute(const Request& request, MeasureTiming measure,
+                                          const OptionalTimePoint& deadline,
+                                          const OptionalDuration& loopTimeout) const {
+    const auto start = Clock::now();
+    auto resolved = resolve(request, measure, deadline, loopTimeout);
+    if (!resolved) return ExecutionResult::failure(resolved.status());
+    return run(*resolved, measure, deadline, start);
+}
+
+Status NpuPreparedModel::executeAsynchronously(const Request& request, MeasureTiming measure,
+                                               const OptionalTimePoint& deadline,
+                                               const OptionalDuration& loopTimeout,
+                                               std::shared_ptr<IExecutionCallback> callback) const {
+    if (!callback) return invalidArgument("executeAsynchronously: null callback");
+    const auto start = Clock::now();
+    auto resolved = resolve(request, measure, deadline, loopTimeout);
+    if (!resolved) {
+        callback->notify(ExecutionResult::failure(resolved.status()));
+        return resolved.status();
+    }
+    std::thread([self = shared_from_this(), r = std::move(*resolved), measure, deadline, start,
+                 callback = std::move(callback)] {
+        callback->notify(self->run(r, measure, deadline, start));
+    }).detach();
+    return okStatus();
+}
+
+Result<FencedExecution> NpuPreparedModel::executeFenced(
+    const Request& request, const std::vector<SyncFence>& waitFor, MeasureTiming measure,
+    const OptionalTimePoint& deadline, const OptionalDuration& loopTimeout,
+    const OptionalDuration& timeoutAfterFence) const {
+    return launchFenced(request, waitFor, measure, deadline, loopTimeout, timeoutAfterFence,
+                        nullptr);
+}
+
+Result<FencedExecution> NpuPreparedModel::launchFenced(
+    const Request& request, const std::vector<SyncFence>& waitFor, MeasureTiming measure,
+    const OptionalTimePoint& deadline, const OptionalDuration& loopTimeout,
+    const OptionalDuration& timeoutAfterFence, std::function<void()> onDone) const {
+    const auto start = Clock::now();
+    NN_RETURN_IF_ERROR(validateDuration(timeoutAfterFence));
+    for (size_t i = 0; i < waitFor.size(); ++i) {
+        if (waitFor[i].empty())
+            return invalidArgument("executeFenced: waitFor fence ", i, " is empty");
+    }
+    auto resolved = resolve(request, measure, deadline, loopTimeout);
+    if (!resolved) return resolved.status();
+    for (size_t i = 0; i < resolved->request.outputs.size(); ++i) {
+        const auto& arg = resolved->request.outputs[i];
+        if (arg.lifetime == Request::Argument::LifeTime::NO_VALUE) continue;
+        const Operand& o = mModel.main.operands[mModel.main.outputIndexes[i]];
+        auto dims = combineDimensions(o.dimensions, arg.dimensions);
+        Operand probe = o;
+        probe.dimensions = dims ? *dims : std::vector<uint32_t>{};
+        if (hasUnknownDimensions(probe))
+            return invalidArgument("executeFenced: output ", i, " has an unknown shape");
+    }
+    auto fence = createSyncFence();
+    if (!fence) return fence.status();
+    auto callback = std::make_shared<FencedCallback>();
+    std::thread([self = shared_from_this(), r = std::move(*resolved), waitFor, measure, deadline,
+                 timeoutAfterFence, start, signaler = std::move(fence->second), callback,
+                 onDone = std::move(onDone)]() mutable {
+        FencedExecutionInfo info;
+        for (const SyncFence& f : waitFor) {
+            OptionalDuration left;
+            if (deadline)
+                left = std::max(Duration::zero(),
+                                std::chrono::duration_cast<Duration>(*deadline - Clock::now()));
+            const auto state = f.wait(left);
+            if (state == SyncFence::State::ACTIVE) {
+                info.status = fail(ErrorStatus::MISSED_DEADLINE_TRANSIENT,
+                                   "the deadline passed waiting for fences");
+            } else if (state == SyncFence::State::ERROR) {
+                info.status =
+                    fail(ErrorStatus::GENERAL_FAILURE, "a waitFor fence signaled an error");
+            }
+            if (!info.status.ok()) break;
+        }
+        if (info.status.ok()) {
+            const auto fenced = Clock::now();
+            OptionalTimePoint limit = deadline;
+            if (timeoutAfterFence) limit = earlier(limit, fenced + *timeoutAfterFence);
+            ExecutionResult result = self->run(r, measure, limit, fenced);
+            info.status = result.status;
+            if (result.ok() && measure == MeasureTiming::YES) {
+                info.timingFenced = result.timing;
+                info.timingLaunched = {result.timing.timeOnDevice,
+                                       std::chrono::duration_cast<Duration>(Clock::now() - start)};
+            }
+        }
+        const bool ok = info.status.ok();
+        callback->finish(std::move(info));
+        signaler.signal(ok);
+        if (onDone) onDone();
+    }).detach();
+    return FencedExecution{fence->first, callback};
+}
+
+Result<SharedExecution> NpuPreparedModel::createReusableExecution(
+    const Request& request, MeasureTiming measure, const OptionalDuration& loopTimeout) const {
+    auto resolved = resolve(request, measure, {}, loopTimeout);
+    if (!resolved) return resolved.status();
+    return SharedExecution(
+        std::make_shared<NpuExecution>(shared_from_this(), request, measure, loopTimeout));
+}
+
+Result<SharedBurst> NpuPreparedModel::configureExecutionBurst() const {
+    return SharedBurst(std::make_shared<NpuBurst>(shared_from_this()));
+}
+
+Result<ResolvedRequest> NpuPreparedModel::resolve(const Request& request, MeasureTiming measure,
+                                                  const OptionalTimePoint& deadline,
+                                                  const OptionalDuration& loopTimeout) const {
+    NN_RETURN_IF_ERROR(validateMeasureTiming(measure));
+    NN_RETURN_IF_ERROR(validateDeadline(deadline));
+    NN_RETURN_IF_ERROR(validateLoopTimeout(loopTimeout));
+    NN_RETURN_IF_ERROR(validateRequest(request, mModel));
+    ResolvedRequest r{request, {}};
+    for (uint32_t p = 0; p < request.pools.size(); ++p) {
+        const auto* token = std::get_if<MemoryDomainToken>(&request.pools[p]);
+        if (!token) continue;
+        auto buffer = mCore->buffers.get(*token);
+        if (!buffer)
+            return invalidArgument("request pool ", p, ": token ", *token,
+                                   " is not a buffer of this device");
+        NN_RETURN_IF_ERROR(buffer->validateRequest(p, request, this));
+        r.request.pools[p] = buffer->storage();
+        const auto size = static_cast<uint32_t>(buffer->size());
+        for (auto& arg : r.request.inputs) {
+            if (arg.lifetime != Request::Argument::LifeTime::POOL || arg.location.poolIndex != p)
+                continue;
+            arg.location.length = size;
+            if (arg.dimensions.empty()) arg.dimensions = buffer->dimensions();
+        }
+        for (uint32_t i = 0; i < r.request.outputs.size(); ++i) {
+            auto& arg = r.request.outputs[i];
+            if (arg.lifetime != Request::Argument::LifeTime::POOL || arg.location.poolIndex != p)
+                continue;
+            arg.location.length = size;
+            if (arg.dimensions.empty()) arg.dimensions = buffer->operand().dimensions;
+            r.outputBuffers.emplace_back(i, buffer);
+        }
+    }
+    return r;
+}
+
+ExecutionResult NpuPreparedModel::run(const ResolvedRequest& r, MeasureTiming measure,
+                                      const OptionalTimePoint& deadline, TimePoint start) const {
+    ExecutionResult result = runOnDevice(r, deadline);
+    for (const auto& [index, buffer] : r.outputBuffers) {
+        if (result.ok())
+            buffer->setInitialized(result.outputShapes[index].dimensions);
+        else
+            buffer->setUninitialized();
+    }
+    if (result.ok() && measure == MeasureTiming::YES) {
+        result.timing.timeInDriver = std::chrono::duration_cast<Duration>(Clock::now() - start);
+    } else {
+        result.timing = {};
+    }
+    return result;
+}
+
+ExecutionResult NpuPreparedModel::runOnDevice(const ResolvedRequest& r,
+                                              const OptionalTimePoint& deadline) const {
+    if (deadlinePassed(deadline))
+        return ExecutionResult::failure(
+            fail(ErrorStatus::MISSED_DEADLINE_PERSISTENT, "the deadline has passed"));
+    auto inputs = readRequestInputs(mModel, r.request);
+    if (!inputs) return ExecutionResult::failure(inputs.status());
+    Shapes shapes;
+    for (const auto& t : *inputs) shapes.push_back(t.dimensions);
+    auto program = programFor(shapes, *inputs);
+    if (!program) return ExecutionResult::failure(program.status());
+    // Outputs too small for their shapes: no need to run the device.
+    ExecutionResult result;
+    bool sufficient = true;
+    for (size_t i = 0; i < (*program)->outputs.size(); ++i) {
+        const ProgramIo& io = (*program)->outputs[i];
+        const auto& arg = r.request.outputs[i];
+        OutputShape shape{io.dimensions, true};
+        if (arg.lifetime != Request::Argument::LifeTime::NO_VALUE &&
+            io.size > arg.location.length) {
+            shape.isSufficient = false;
+            sufficient = false;
+        }
+        result.outputShapes.push_back(std::move(shape));
+    }
+    if (!sufficient) {
+        result.status = fail(ErrorStatus::OUTPUT_INSUFFICIENT_SIZE,
+                             "an output buffer is smaller than its output");
+        return result;
+    }
+    JobOutcome outcome = mCore->runJob(mPriority, **program, *inputs, deadline);
+    if (!outcome.status.ok()) return ExecutionResult::failure(outcome.status);
+    result.status = writeRequestOutputs(mModel, r.request, outcome.outputs, &result.outputShapes);
+    if (!result.ok()) return ExecutionResult::failure(result.status);
+    result.timing.timeOnDevice = mCore->runtime.deviceTime(outcome.cycles);
+    return result;
+}
+
+Result<std::shared_ptr<const Program>> NpuPreparedModel::programFor(
+    const Shapes& shapes, const std::vector<TensorData>& inputs) const {
+    if (mProgram) {
+        bool same = shapes.size() == mProgram->inputs.size();
+        for (size_t i = 0; same && i < shapes.size(); ++i)
+            same = shapes[i] == mProgram->inputs[i].dimensions;
+        if (same) return mProgram;
+    }
+    if (!mFullModel)
+        return fail(ErrorStatus::GENERAL_FAILURE,
+                    "a model prepared from cache runs only the input shapes it was compiled for");
+    VariantKey key{shapes, {}};
+    InputValues values;
+    for (uint32_t pos : mCompileTimeInputs) {
+        key.second.push_back(inputs[pos].bytes);
+        values[mModel.main.inputIndexes[pos]] = inputs[pos].bytes;
+    }
+    std::lock_guard<std::mutex> lock(mMutex);
+    if (auto it = mVariants.find(key); it != mVariants.end()) return it->second;
+    auto program = compileModel(mModel, shapes, values);
+    if (!program) return program.status();
+    auto shared = std::make_shared<const Program>(std::move(*program));
+    if (mVariants.size() >= kMaxVariants) mVariants.clear();
+    mVariants[std::move(key)] = shared;
+    return shared;
+}
+
+}  // namespace nncosim::driver::detail

@@ -1,0 +1,112 @@
+// Internal to the driver (not part of its API, whose headers are IDevice.h & co. and
+// NpuDevice.h): IPreparedModel on the NPU — request validation and resolution of driver-managed
+// buffers, synchronous, asynchronous and fenced execution, compilation of variants for new input
+// shapes — and the callback of its fenced executions.
+#pragma once
+
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "driver/BufferTracker.h"
+#include "driver/IPreparedModel.h"
+#include "driver/Program.h"
+
+namespace nncosim::driver::detail {
+
+class DeviceCore;
+
+// A request whose driver-managed buffers are replaced by their storage, and those buffers.
+struct ResolvedRequest {
+    Request request;
+    std::vector<std::pair<uint32_t, std::shared_ptr<ManagedBuffer>>> outputBuffers;  // output index
+};
+
+// The IFencedExecutionCallback of an NpuPreparedModel's fenced execution.
+class FencedCallback : public IFencedExecutionCallback {
+  public:
+    FencedExecutionInfo getExecutionInfo() const override;
+    void finish(FencedExecutionInfo info);
+
+  private:
+    mutable std::mutex mMutex;
+    mutable std::condition_variable mCondition;
+    bool mDone = false;
+    FencedExecutionInfo mInfo;
+};
+
+class NpuPreparedModel : public IPreparedModel,
+                         public std::enable_shared_from_this<NpuPreparedModel> {
+  public:
+    NpuPreparedModel(std::shared_ptr<DeviceCore> core, Model model, bool fullModel,
+                     Priority priority, std::shared_ptr<const Program> program);
+
+    const Model& model() const { return mModel; }
+    const DeviceCore* core() const { return mCore.get(); }
+
+    ExecutionResult execute(const Request& request, MeasureTiming measure,
+                            const OptionalTimePoint& deadline,
+                            const OptionalDuration& loopTimeout) const override;
+
+    Status executeAsynchronously(const Request& request, MeasureTiming measure,
+                                 const OptionalTimePoint& deadline,
+                                 const OptionalDuration& loopTimeout,
+                                 std::shared_ptr<IExecutionCallback> callback) const override;
+
+    Result<FencedExecution> executeFenced(const Request& request,
+                                          const std::vector<SyncFence>& waitFor,
+                                          MeasureTiming measure, const OptionalTimePoint& deadline,
+                                          const OptionalDuration& loopTimeout,
+                                          const OptionalDuration& timeoutAfterFence) const override;
+
+    // executeFenced, calling `onDone` (if any) when the execution has ended.
+    Result<FencedExecution> launchFenced(const Request& request,
+                                         const std::vector<SyncFence>& waitFor,
+                                         MeasureTiming measure, const OptionalTimePoint& deadline,
+                                         const OptionalDuration& loopTimeout,
+                                         const OptionalDuration& timeoutAfterFence,
+                                         std::function<void()> onDone) const;
+
+    Result<SharedExecution> createReusableExecution(
+        const Request& request, MeasureTiming measure,
+        const OptionalDuration& loopTimeout) const override;
+
+    Result<SharedBurst> configureExecutionBurst() const override;
+
+  private:
+    using Shapes = std::vector<std::vector<uint32_t>>;
+
+    // Validates everything about an execution and replaces buffer tokens by their storage.
+    Result<ResolvedRequest> resolve(const Request& request, MeasureTiming measure,
+                                    const OptionalTimePoint& deadline,
+                                    const OptionalDuration& loopTimeout) const;
+
+    // Runs a resolved request: compile for its shapes if needed, then the device.
+    ExecutionResult run(const ResolvedRequest& r, MeasureTiming measure,
+                        const OptionalTimePoint& deadline, TimePoint start) const;
+
+    ExecutionResult runOnDevice(const ResolvedRequest& r, const OptionalTimePoint& deadline) const;
+
+    // The program for these input shapes (and values of compile-time inputs): the one compiled
+    // at preparation, or a variant compiled now and kept.
+    Result<std::shared_ptr<const Program>> programFor(const Shapes& shapes,
+                                                      const std::vector<TensorData>& inputs) const;
+
+    const std::shared_ptr<DeviceCore> mCore;
+    const Model mModel;
+    const bool mFullModel;
+    const Priority mPriority;
+    const std::shared_ptr<const Program> mProgram;  // for the model's own input shapes, if known
+    const std::vector<uint32_t> mCompileTimeInputs;
+    // Programs compiled at execution time, by input shapes and compile-time input values.
+    using VariantKey = std::pair<Shapes, std::vector<std::vector<uint8_t>>>;
+    static constexpr size_t kMaxVariants = 16;
+    mutable std::mutex mMutex;
+    mutable std::map<VariantKey, std::shared_ptr<const Program>> mVariants;
+};
+
+}  // namespace nncosim::driver::detail
