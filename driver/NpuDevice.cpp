@@ -5,6 +5,7 @@
 #include <set>
 #include <thread>
 
+#include "driver/AsyncWork.h"
 #include "driver/BufferTracker.h"
 #include "driver/Compiler.h"
 #include "driver/DeviceCore.h"
@@ -212,7 +213,8 @@ class NpuDevice : public IDevice {
             if (files.size() != 2) files.clear();
         }
         auto shared = std::make_shared<std::vector<UniqueFd>>(std::move(files));
-        std::thread([core = mCore, model, priority, deadline, shared, token, callback] {
+        Status posted = postWork([core = mCore, model, priority, deadline, shared, token,
+                                  callback] {
             auto prepared = prepare(core, model, priority);
             if (!prepared) {
                 callback->notify(prepared.status(), nullptr);
@@ -227,8 +229,9 @@ class NpuDevice : public IDevice {
                             (*shared)[0].get(), (*shared)[1].get());
             }
             callback->notify(okStatus(), prepared->first);
-        }).detach();
-        return okStatus();
+        });
+        if (!posted.ok()) callback->notify(posted, nullptr);
+        return posted;
     }
 
     Status prepareModelFromCache(const OptionalTimePoint& deadline,
@@ -258,7 +261,7 @@ class NpuDevice : public IDevice {
         st = rejectedPreparation(st, "prepareModelFromCache", deadline, *callback);
         if (!st.ok()) return st;
         auto shared = std::make_shared<std::vector<UniqueFd>>(std::move(files));
-        std::thread([core = mCore, deadline, shared, token, callback] {
+        Status posted = postWork([core = mCore, deadline, shared, token, callback] {
             auto contents = loadFromCache(core->key, token, (*shared)[0].get(), (*shared)[1].get());
             if (!contents) {
                 callback->notify(contents.status(), nullptr);
@@ -275,8 +278,9 @@ class NpuDevice : public IDevice {
             callback->notify(okStatus(), std::make_shared<NpuPreparedModel>(
                                              core, std::move(payload->first), false,
                                              kDefaultPriority, std::move(program)));
-        }).detach();
-        return okStatus();
+        });
+        if (!posted.ok()) callback->notify(posted, nullptr);
+        return posted;
     }
 
     Result<SharedBuffer> allocate(const BufferDesc& desc,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "driver/AsyncWork.h"
 #include "driver/Compiler.h"
 #include "driver/DeviceCore.h"
 #include "driver/NpuBurst.h"
@@ -65,11 +66,11 @@ Status NpuPreparedModel::executeAsynchronously(const Request& request, MeasureTi
         callback->notify(ExecutionResult::failure(resolved.status()));
         return resolved.status();
     }
-    std::thread([self = shared_from_this(), r = std::move(*resolved), measure, deadline, start,
-                 callback = std::move(callback)] {
-        callback->notify(self->run(r, measure, deadline, start));
-    }).detach();
-    return okStatus();
+    Status posted =
+        postWork([self = shared_from_this(), r = std::move(*resolved), measure, deadline, start,
+                  callback] { callback->notify(self->run(r, measure, deadline, start)); });
+    if (!posted.ok()) callback->notify(ExecutionResult::failure(posted));
+    return posted;
 }
 
 Result<FencedExecution> NpuPreparedModel::executeFenced(
@@ -89,6 +90,8 @@ Result<FencedExecution> NpuPreparedModel::launchFenced(
     for (size_t i = 0; i < waitFor.size(); ++i) {
         if (waitFor[i].empty())
             return invalidArgument("executeFenced: waitFor fence ", i, " is empty");
+        if (waitFor[i].state() == SyncFence::State::ERROR)
+            return invalidArgument("executeFenced: waitFor fence ", i, " is in the error state");
     }
     auto resolved = resolve(request, measure, deadline, loopTimeout);
     if (!resolved) return resolved.status();
@@ -105,25 +108,13 @@ Result<FencedExecution> NpuPreparedModel::launchFenced(
     auto fence = createSyncFence();
     if (!fence) return fence.status();
     auto callback = std::make_shared<FencedCallback>();
-    std::thread([self = shared_from_this(), r = std::move(*resolved), waitFor, measure, deadline,
-                 timeoutAfterFence, start, signaler = std::move(fence->second), callback,
-                 onDone = std::move(onDone)]() mutable {
+    auto signaler = std::make_shared<FenceSignaler>(std::move(fence->second));
+    // Runs once every waitFor fence has signaled (on a worker thread), or reports why not.
+    auto go = [self = shared_from_this(), r = std::move(*resolved), measure, deadline,
+               timeoutAfterFence, start, signaler, callback,
+               onDone = std::move(onDone)](Status waited) {
         FencedExecutionInfo info;
-        for (const SyncFence& f : waitFor) {
-            OptionalDuration left;
-            if (deadline)
-                left = std::max(Duration::zero(),
-                                std::chrono::duration_cast<Duration>(*deadline - Clock::now()));
-            const auto state = f.wait(left);
-            if (state == SyncFence::State::ACTIVE) {
-                info.status = fail(ErrorStatus::MISSED_DEADLINE_TRANSIENT,
-                                   "the deadline passed waiting for fences");
-            } else if (state == SyncFence::State::ERROR) {
-                info.status =
-                    fail(ErrorStatus::GENERAL_FAILURE, "a waitFor fence signaled an error");
-            }
-            if (!info.status.ok()) break;
-        }
+        info.status = std::move(waited);
         if (info.status.ok()) {
             const auto fenced = Clock::now();
             OptionalTimePoint limit = deadline;
@@ -138,9 +129,10 @@ Result<FencedExecution> NpuPreparedModel::launchFenced(
         }
         const bool ok = info.status.ok();
         callback->finish(std::move(info));
-        signaler.signal(ok);
+        signaler->signal(ok);
         if (onDone) onDone();
-    }).detach();
+    };
+    NN_RETURN_IF_ERROR(whenSignaled(waitFor, deadline, std::move(go)));
     return FencedExecution{fence->first, callback};
 }
 
