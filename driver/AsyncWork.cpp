@@ -5,23 +5,75 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
+#include <condition_variable>
+#include <deque>
 #include <mutex>
 #include <system_error>
 #include <thread>
 
-#include <thread_pool/thread_pool.hpp>
-
 namespace nncosim::driver {
 namespace {
 
+// kWorkerThreads threads taking work from one shared queue. (Debian's work-stealing pools queue
+// a task behind a busy thread while others idle, which blocking work like ours cannot afford.)
 // Process-wide and never destroyed: work still pending at exit must not be joined.
-thread_pool::ThreadPool* workerPool() {
-    static thread_pool::ThreadPool* pool = new thread_pool::ThreadPool(kWorkerThreads);
-    return pool;
-}
+class WorkerPool {
+  public:
+    static Result<WorkerPool*> instance() {
+        static Result<WorkerPool*> pool = []() -> Result<WorkerPool*> {
+            auto* p = new WorkerPool;
+            try {
+                for (size_t i = 0; i < kWorkerThreads; ++i)
+                    std::thread([p] { p->loop(); }).detach();
+            } catch (const std::system_error& e) {
+                if (p->mThreads == 0)
+                    return fail(ErrorStatus::GENERAL_FAILURE,
+                                "cannot start the driver's worker threads: ", e.what());
+            }
+            return p;
+        }();
+        return pool;
+    }
 
-std::atomic<size_t> gPendingWork{0};
+    Status post(std::function<void()> work) {
+        {
+            std::lock_guard lock(mMutex);
+            if (mPending >= kMaxPendingWork)
+                return fail(ErrorStatus::GENERAL_FAILURE, kMaxPendingWork,
+                            " asynchronous calls are already pending; try again later");
+            ++mPending;
+            mQueue.push_back(std::move(work));
+        }
+        mCondition.notify_one();
+        return okStatus();
+    }
+
+  private:
+    void loop() {
+        {
+            std::lock_guard lock(mMutex);
+            ++mThreads;
+        }
+        for (;;) {
+            std::function<void()> work;
+            {
+                std::unique_lock lock(mMutex);
+                mCondition.wait(lock, [&] { return !mQueue.empty(); });
+                work = std::move(mQueue.front());
+                mQueue.pop_front();
+            }
+            work();
+            std::lock_guard lock(mMutex);
+            --mPending;
+        }
+    }
+
+    std::mutex mMutex;
+    std::condition_variable mCondition;
+    std::deque<std::function<void()>> mQueue;
+    size_t mPending = 0;  // queued or running
+    size_t mThreads = 0;
+};
 
 // Polls every pending execution's fences on one thread; a pipe wakes it when one is added.
 class FenceWatcher {
@@ -145,24 +197,9 @@ class FenceWatcher {
 }  // namespace
 
 Status postWork(std::function<void()> work) {
-    if (gPendingWork.fetch_add(1) >= kMaxPendingWork) {
-        --gPendingWork;
-        return fail(ErrorStatus::GENERAL_FAILURE, kMaxPendingWork,
-                    " asynchronous calls are already pending; try again later");
-    }
-    try {
-        workerPool()->Submit([work = std::move(work)] {
-            struct Finished {
-                ~Finished() { --gPendingWork; }
-            } finished;
-            work();
-        });
-    } catch (const std::system_error& e) {
-        --gPendingWork;
-        return fail(ErrorStatus::GENERAL_FAILURE,
-                    "cannot start the driver's worker threads: ", e.what());
-    }
-    return okStatus();
+    auto pool = WorkerPool::instance();
+    if (!pool) return pool.status();
+    return (*pool)->post(std::move(work));
 }
 
 Status whenSignaled(std::vector<SyncFence> fences, OptionalTimePoint deadline,

@@ -185,7 +185,8 @@ class NpuDevice : public IDevice {
         NN_RETURN_IF_ERROR(validateFullModel(model));
         std::vector<bool> supported;
         for (uint32_t i = 0; i < model.main.operations.size(); ++i)
-            supported.push_back(checkOperationSupported(model, i).ok());
+            supported.push_back(checkOperationSupported(model, i).ok() &&
+                                fitsDeviceMemory(model, model.main.operations[i]));
         return supported;
     }
 
@@ -346,6 +347,19 @@ class NpuDevice : public IDevice {
     }
 
   private:
+    // Whether the operation's known operands fit the device's memory at all (unknown sizes
+    // are decided when a program is compiled for them).
+    bool fitsDeviceMemory(const Model& model, const Operation& op) const {
+        uint64_t bytes = 0;
+        for (const auto* list : {&op.inputs, &op.outputs}) {
+            for (uint32_t k : *list) {
+                const Operand& o = model.main.operands[k];
+                bytes += knownByteSize(o.type, o.dimensions);
+            }
+        }
+        return bytes <= mCore->runtime.arenaCapacity();
+    }
+
     // Compiles `model` (when its input shapes are known) into a prepared model.
     static Result<std::pair<SharedPreparedModel, std::shared_ptr<const Program>>> prepare(
         const std::shared_ptr<DeviceCore>& core, const Model& model, Priority priority) {
@@ -362,6 +376,11 @@ class NpuDevice : public IDevice {
         if (inputsKnown) {
             auto compiled = compileModel(model, {});
             if (!compiled) return compiled.status();
+            // What prepares must launch: a program larger than the device fails here.
+            if (compiled->arenaSize > core->runtime.arenaCapacity())
+                return fail(ErrorStatus::RESOURCE_EXHAUSTED_PERSISTENT, "the model needs ",
+                            byteSizeText(compiled->arenaSize), " of device memory, the device has ",
+                            byteSizeText(core->runtime.arenaCapacity()));
             program = std::make_shared<const Program>(std::move(*compiled));
         }
         auto prepared = std::make_shared<NpuPreparedModel>(core, model, true, priority, program);

@@ -79,6 +79,11 @@ Status Runtime::clearArena(uint32_t size) {
     return okStatus();
 }
 
+uint64_t Runtime::arenaCapacity() const {
+    const uint64_t top = std::min<uint64_t>(mHardware->memorySize(), uint64_t{UINT32_MAX} + 1);
+    return top > kArenaBase ? top - kArenaBase : 0;
+}
+
 Duration Runtime::deviceTime(uint64_t cycles) const {
     return Duration(static_cast<int64_t>(cycles * mHardware->clockPeriodPs() / 1000));
 }
@@ -87,10 +92,10 @@ JobOutcome Runtime::run(const Program& program, const std::vector<TensorData>& i
                         const OptionalTimePoint& deadline) {
     JobOutcome outcome;
     const uint64_t base = kArenaBase;
-    if (base + program.arenaSize > mHardware->memorySize() ||
-        base + program.arenaSize > UINT32_MAX) {
+    if (program.arenaSize > arenaCapacity()) {
         outcome.status = fail(ErrorStatus::RESOURCE_EXHAUSTED_PERSISTENT, "the program needs ",
-                              program.arenaSize, " bytes of device memory");
+                              byteSizeText(program.arenaSize), " of device memory, the device has ",
+                              byteSizeText(arenaCapacity()));
         return outcome;
     }
     if (inputs.size() != program.inputs.size()) {

@@ -56,6 +56,9 @@ class Runtime {
     JobOutcome run(const Program& program, const std::vector<TensorData>& inputs,
                    const OptionalTimePoint& deadline);
 
+    /// The most bytes one job's arena may take on this device.
+    uint64_t arenaCapacity() const;
+
     /// Nanoseconds of `cycles` device cycles.
     Duration deviceTime(uint64_t cycles) const;
 

@@ -104,7 +104,9 @@ TEST_CASE("driver_async_work_is_bounded") {
     std::shared_future<void> released = release.get_future().share();
     size_t accepted = 0;
     while (postWork([released] { released.wait(); }).ok()) ++accepted;
-    CHECK(accepted == kMaxPendingWork);
+    // (The preparation's own work item may still be finishing.)
+    CHECK(accepted >= kMaxPendingWork - 1);
+    CHECK(accepted <= kMaxPendingWork);
     CHECK(threadCount() <= kWorkerThreads + 8);
 
     // A call that cannot be started returns and notifies GENERAL_FAILURE.
@@ -122,15 +124,16 @@ TEST_CASE("driver_async_work_is_bounded") {
 
     release.set_value();
     // The queue drains and takes work again.
-    auto later = std::make_shared<ExecutionCallback>();
+    std::shared_ptr<ExecutionCallback> later;
     Status again;
     for (int i = 0; i < 1000; ++i) {
+        later = std::make_shared<ExecutionCallback>();
         again = prepared->executeAsynchronously(r.request, MeasureTiming::NO, {}, {}, later);
         if (again.ok()) break;
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     REQUIRE(again.ok());
-    CHECK(later->result().status.ok());
+    CHECK_MESSAGE(later->result().status.ok(), later->result().status.message);
     checkAddOutput(r);
 }
 
