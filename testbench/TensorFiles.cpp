@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 
 #include "testbench/Npy.h"
 
@@ -60,7 +61,18 @@ Result<TensorData> readInputFile(const Model& model, uint32_t position, const st
         if (!array) return invalidArgument(label, ": ", array.status().message);
         if (array->descr != descr) {
             std::string hint;
-            if (dtype != "bool") hint = "; convert it with a.astype(np." + dtype + ")";
+            const bool quantized = operand.scale > 0.0f && dtype != "float32" &&
+                                   dtype != "float16" && dtype != "int32";
+            if (quantized && array->descr[1] == 'f') {
+                // Real values for a quantized input: say how to quantize them.
+                std::ostringstream q;
+                q << "; it is quantized with scale " << operand.scale << " and zero point "
+                  << operand.zeroPoint << ": np.clip(np.round(a / " << operand.scale << ") + "
+                  << operand.zeroPoint << ", ...).astype(np." << dtype << ")";
+                hint = q.str();
+            } else if (dtype != "bool") {
+                hint = "; convert it with a.astype(np." + dtype + ")";
+            }
             return invalidArgument(label, ": ", path, " holds ", npy::dtypeName(array->descr),
                                    ", expected ", dtype, " ('", descr, "')", hint);
         }
