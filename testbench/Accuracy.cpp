@@ -3,6 +3,7 @@
 #include <Eigen/Core>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <sstream>
 
 namespace nncosim {
@@ -13,6 +14,23 @@ double load(const uint8_t* data, uint64_t i) {
     T v;
     std::memcpy(&v, data + i * sizeof(T), sizeof(T));
     return static_cast<double>(v);
+}
+
+/// A float's bits mapped to integers that order like the floats: adjacent floats differ by 1.
+int64_t orderedBits(OperandType type, const uint8_t* data, uint64_t i) {
+    if (type == OperandType::TENSOR_FLOAT16 || type == OperandType::FLOAT16) {
+        int16_t b;
+        std::memcpy(&b, data + i * 2, 2);
+        return b < 0 ? int64_t{INT16_MIN} - b : int64_t{b};
+    }
+    int32_t b;
+    std::memcpy(&b, data + i * 4, 4);
+    return b < 0 ? int64_t{INT32_MIN} - b : int64_t{b};
+}
+
+bool isFloatType(OperandType type) {
+    return type == OperandType::TENSOR_FLOAT32 || type == OperandType::FLOAT32 ||
+           type == OperandType::TENSOR_FLOAT16 || type == OperandType::FLOAT16;
 }
 
 }  // namespace
@@ -72,6 +90,8 @@ Comparison compareTensors(OperandType type, const uint8_t* expected, const uint8
                           uint64_t count, Tolerance tol) {
     Comparison c;
     c.elements = count;
+    c.tolerance = tol;
+    const bool floats = isFloatType(type);
     for (uint64_t i = 0; i < count; ++i) {
         const double e = elementAsDouble(type, expected, i);
         const double a = elementAsDouble(type, actual, i);
@@ -83,8 +103,21 @@ Comparison compareTensors(OperandType type, const uint8_t* expected, const uint8
             match = e == a;
         } else {
             err = std::fabs(a - e);
-            match = err <= tol.atol + tol.rtol * std::fabs(e);
+            const double allowed = tol.atol + tol.rtol * std::fabs(e);
+            match = err <= allowed;
             c.maxAbsError = std::max(c.maxAbsError, err);
+            if (e != 0.0) c.maxRelError = std::max(c.maxRelError, err / std::fabs(e));
+            if (floats) {
+                const int64_t d = orderedBits(type, actual, i) - orderedBits(type, expected, i);
+                c.maxUlpError = std::max(c.maxUlpError, static_cast<uint64_t>(d < 0 ? -d : d));
+            }
+            const double fraction = allowed > 0.0 ? err / allowed
+                                    : err > 0.0   ? std::numeric_limits<double>::infinity()
+                                                  : 0.0;
+            if (fraction > c.worstToleranceFraction) {
+                c.worstToleranceFraction = fraction;
+                c.worstElement = i;
+            }
         }
         if (!match) {
             if (c.mismatches == 0) {

@@ -24,6 +24,19 @@ struct Comparison {
     uint64_t elements = 0;
     uint64_t mismatches = 0;
     double maxAbsError = 0.0;
+    /// max |actual - expected| / |expected| over the finite elements whose expected value is
+    /// not 0 (a relative error of an expected 0 is infinite whatever the error).
+    double maxRelError = 0.0;
+    /// Float types (float32, float16): the largest distance in units in the last place of the
+    /// type between finite actual and expected values (0 for other types).
+    uint64_t maxUlpError = 0;
+    /// The tolerance the elements were judged by.
+    Tolerance tolerance;
+    /// How close the worst finite element came to failing: the largest |actual - expected| /
+    /// (atol + rtol * |expected|). At most 1 when every finite element passes; with a zero
+    /// tolerance (exact types) 0 when exact and infinity otherwise.
+    double worstToleranceFraction = 0.0;
+    uint64_t worstElement = 0;   ///< the element of worstToleranceFraction
     uint64_t firstMismatch = 0;  ///< element index, valid when mismatches > 0
     double firstExpected = 0.0;
     double firstActual = 0.0;

@@ -7,7 +7,8 @@
 
 namespace nncosim {
 
-Result<CtsFile> loadModelFile(const std::string& path, std::vector<std::string>* notes) {
+Result<CtsFile> loadModelFile(const std::string& path, std::vector<std::string>* notes,
+                              std::vector<std::string>* inputNames) {
     const std::string extension = std::filesystem::path(path).extension().string();
     if (extension == ".json") return readCtsFile(path);
     if (extension != ".tflite")
@@ -26,6 +27,7 @@ Result<CtsFile> loadModelFile(const std::string& path, std::vector<std::string>*
     auto imported = importTflite(bytes->data(), bytes->size(), path);
     if (imported) {
         if (notes) notes->insert(notes->end(), imported->notes.begin(), imported->notes.end());
+        if (inputNames) *inputNames = imported->inputNames;
         test.model = std::move(imported->model);
     } else {
         test.readError = imported.status().message;

@@ -13,8 +13,11 @@ namespace nncosim {
 /// Loads a model file by its extension: `.json` is read as CTS JSON; `.tflite` is imported
 /// (testbench/tflite/TfliteImporter.h) as one test named after the file, with no inputs and no
 /// expected outputs (spec "tflite"). Anything the import left out is appended to `notes` when
-/// given. Fails with INVALID_ARGUMENT naming the file for any other extension.
-Result<CtsFile> loadModelFile(const std::string& path, std::vector<std::string>* notes = nullptr);
+/// given. The TFLite tensor names of the main graph's inputs go to `inputNames` when given
+/// (left empty for `.json`). Fails with INVALID_ARGUMENT naming the file for any other
+/// extension.
+Result<CtsFile> loadModelFile(const std::string& path, std::vector<std::string>* notes = nullptr,
+                              std::vector<std::string>* inputNames = nullptr);
 
 /// The test named `name` of `file` (the first test when `name` is empty). Fails naming the file
 /// when there is no such test or the test could not be read (CtsTest::readError).

@@ -68,17 +68,6 @@ TensorStats statsOf(OperandType type, const TensorData& t) {
     return s;
 }
 
-// Distance between two finite floats in units in the last place.
-uint64_t ulpDistance(float a, float b) {
-    auto ordered = [](float f) {
-        int32_t i;
-        std::memcpy(&i, &f, sizeof(i));
-        return i < 0 ? int64_t{INT32_MIN} - i : int64_t{i};
-    };
-    const int64_t d = ordered(a) - ordered(b);
-    return static_cast<uint64_t>(d < 0 ? -d : d);
-}
-
 std::string coordinates(const std::vector<uint32_t>& dims, uint64_t flat) {
     std::vector<uint64_t> index(dims.size());
     for (size_t d = dims.size(); d-- > 0;) {
@@ -502,8 +491,26 @@ void describeCheck(std::ostringstream& out, const TensorCheck& c, const std::str
             << number(cmp.firstExpected) << ", device " << number(cmp.firstActual);
     }
     out << "; max abs error " << number(cmp.maxAbsError);
-    if (c.type == OperandType::TENSOR_FLOAT32) out << " (" << c.maxUlpError << " ULP)";
-    out << "\n";
+    if (!isFloat(c.type)) {
+        out << "\n";
+        return;
+    }
+    out << ", max rel error " << number(cmp.maxRelError) << ", max " << cmp.maxUlpError << " ULP\n";
+    // How close the worst element came to failing the float rule.
+    out << indent << "  tolerance " << number(cmp.tolerance.atol) << " + "
+        << number(cmp.tolerance.rtol) << " x |golden|: ";
+    if (cmp.worstToleranceFraction == 0.0) {
+        out << "every element exact\n";
+        return;
+    }
+    const double used = cmp.worstToleranceFraction;
+    out << "worst element " << cmp.worstElement << " " << coordinates(c.shape, cmp.worstElement)
+        << " used " << percent(used) << " of it";
+    if (used <= 1.0) {
+        out << " (margin " << percent(1.0 - used) << ")\n";
+    } else {
+        out << " (over by " << percent(used - 1.0) << ")\n";
+    }
 }
 
 nlohmann::json statsJson(const std::optional<TensorStats>& s) {
@@ -527,7 +534,18 @@ nlohmann::json checkJson(const TensorCheck& c) {
         j["elements"] = cmp.elements;
         j["mismatches"] = cmp.mismatches;
         j["max_abs_error"] = cmp.maxAbsError;
-        if (c.type == OperandType::TENSOR_FLOAT32) j["max_ulp_error"] = c.maxUlpError;
+        if (isFloat(c.type)) {
+            j["max_rel_error"] = cmp.maxRelError;
+            j["max_ulp_error"] = c.maxUlpError;
+            // The worst element against the float rule: fraction of its tolerance used (above 1:
+            // it failed) and the margin left (negative: by how much it failed).
+            j["tolerance"] = {{"atol", cmp.tolerance.atol},
+                              {"rtol", cmp.tolerance.rtol},
+                              {"worst_element", cmp.worstElement},
+                              {"worst_coordinates", coordinates(c.shape, cmp.worstElement)},
+                              {"worst_fraction_used", cmp.worstToleranceFraction},
+                              {"margin", 1.0 - cmp.worstToleranceFraction}};
+        }
         if (!cmp.ok()) {
             j["first_mismatch"] = {{"index", cmp.firstMismatch},
                                    {"coordinates", coordinates(c.shape, cmp.firstMismatch)},
@@ -627,15 +645,7 @@ TensorCheck checkTensor(const std::string& role, uint32_t index, const Operand& 
     const uint64_t count = countOf(operand.type, device);
     c.comparison =
         compareTensors(operand.type, golden->bytes.data(), device.bytes.data(), count, tolerance);
-    if (operand.type == OperandType::TENSOR_FLOAT32) {
-        for (uint64_t i = 0; i < count; ++i) {
-            float a, e;
-            std::memcpy(&a, device.bytes.data() + 4 * i, 4);
-            std::memcpy(&e, golden->bytes.data() + 4 * i, 4);
-            if (std::isfinite(a) && std::isfinite(e))
-                c.maxUlpError = std::max(c.maxUlpError, ulpDistance(a, e));
-        }
-    }
+    c.maxUlpError = c.comparison->maxUlpError;
     return c;
 }
 
@@ -652,6 +662,7 @@ Result<RunReport> runModel(const std::string& name, const Model& model,
     if (!runtime) return runtime.status();
     auto outputs = (*runtime)->execute(inputs, &report.record);
     if (!outputs) return outputs.status();
+    report.outputValues = *outputs;
     if (options.placement != Placement::kGolden) {
         auto npu = openNpu();
         if (npu) report.clockPeriodPs = (*npu)->hardware->clockPeriodPs();
@@ -667,6 +678,7 @@ Result<RunReport> runModel(const std::string& name, const Model& model,
             return fail(reference.status().code,
                         "the golden cannot run the model: ", reference.status().message);
         report.compared = true;
+        report.goldenValues = *reference;
         const bool relaxed = isRelaxed(model);
         const Subgraph& g = model.main;
         for (size_t i = 0; i < outputs->size(); ++i) {

@@ -50,7 +50,7 @@ struct TensorCheck {
     std::string origin;                 ///< where an operation input comes from ("constant"...)
     std::optional<TensorStats> device, golden;
     std::optional<Comparison> comparison;  ///< absent when not compared or shapes differ
-    uint64_t maxUlpError = 0;              ///< float32 only
+    uint64_t maxUlpError = 0;              ///< float32 and float16 only
     bool compared = false;
     bool ok() const {
         return !compared || (shape == goldenShape && comparison && comparison->ok());
@@ -90,6 +90,9 @@ struct RunReport {
     uint64_t clockPeriodPs = 0;  ///< 0 when the NPU was not used
     bool compared = false;
     std::vector<TensorCheck> outputs;
+    /// The values of the main graph's outputs, in order: the device's, and the golden's when
+    /// compared.
+    std::vector<TensorData> outputValues, goldenValues;
     bool divergenceSearched = false;
     std::optional<Divergence> divergence;
     std::string divergenceNote;  ///< why no divergence is named despite a mismatch

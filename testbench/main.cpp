@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
     nncosim::cli::addZooCommand(app);
     nncosim::cli::addBenchCommand(app);
     nncosim::cli::addRegressCommand(app);
+    nncosim::cli::addConvertCommand(app);
     // Commands report their own errors; what escapes them still ends as a message, not an abort.
     try {
         CLI11_PARSE(app, argc, argv);

@@ -23,5 +23,6 @@ void addCompileCommand(CLI::App& app);
 void addZooCommand(CLI::App& app);
 void addBenchCommand(CLI::App& app);
 void addRegressCommand(CLI::App& app);
+void addConvertCommand(CLI::App& app);
 
 }  // namespace nncosim::cli

@@ -1,7 +1,8 @@
 // `nncosim run MODEL.json|.tflite [--backend npu|auto|golden] [--compare golden|none]
-// [--waves DIR] [--json FILE] [--inputs file|random] [--seed S] [--fault SPEC]`: runs one model
-// through the host runtime, compares it with the golden, names the first diverging operation
-// and dumps its waves (ModelRun.h).
+// [--waves DIR] [--json FILE] [--inputs file|random | --input FILE...] [--seed S]
+// [--save-outputs DIR] [--fault SPEC]`: runs one model through the host runtime, compares it
+// with the golden, names the first diverging operation and dumps its waves (ModelRun.h).
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -9,6 +10,7 @@
 #include "model/Validation.h"
 #include "testbench/ModelFiles.h"
 #include "testbench/ModelRun.h"
+#include "testbench/TensorFiles.h"
 #include "testbench/commands/Commands.h"
 
 namespace nncosim::cli {
@@ -22,6 +24,8 @@ struct RunCommandOptions {
     std::string wavesDir;
     std::string jsonPath;
     std::string inputs = "file";
+    std::vector<std::string> inputFiles;  ///< --input: one per model input
+    std::string saveOutputsDir;
     uint32_t seed = 1;
     std::string fault;
     uint64_t sampleCycles = 256;
@@ -37,9 +41,35 @@ Placement placementOf(const std::string& backend) {
                                : Placement::kAuto;
 }
 
+/// Writes output_<i>.npy (the device's) and golden_<i>.npy (when compared) into `dir`; returns
+/// the paths written, or the failure.
+Result<nlohmann::json> saveOutputs(const std::string& dir, const Model& model,
+                                   const RunReport& report) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) return invalidArgument("cannot create ", dir, ": ", ec.message());
+    nlohmann::json saved = {{"device", nlohmann::json::array()},
+                            {"golden", nlohmann::json::array()}};
+    auto save = [&](const char* stem, const std::vector<TensorData>& values,
+                    nlohmann::json& list) -> Status {
+        for (size_t i = 0; i < values.size(); ++i) {
+            const OperandType type = model.main.operands[model.main.outputIndexes[i]].type;
+            const std::string path =
+                (std::filesystem::path(dir) / (stem + std::to_string(i) + ".npy")).string();
+            if (Status st = writeTensorFile(path, type, values[i]); !st.ok()) return st;
+            list.push_back(path);
+        }
+        return okStatus();
+    };
+    if (Status st = save("output_", report.outputValues, saved["device"]); !st.ok()) return st;
+    if (Status st = save("golden_", report.goldenValues, saved["golden"]); !st.ok()) return st;
+    return saved;
+}
+
 int runRun(const RunCommandOptions& options) {
     std::vector<std::string> notes;
-    auto file = loadModelFile(options.path, &notes);
+    std::vector<std::string> inputNames;
+    auto file = loadModelFile(options.path, &notes, &inputNames);
     if (!file) {
         std::cerr << "nncosim run: " << file.status().message << "\n";
         return 2;
@@ -60,11 +90,28 @@ int runRun(const RunCommandOptions& options) {
         return 2;
     }
 
-    // Inputs: the file's when it has them, else random from the seed.
+    // Inputs: the --input files, else the file's when it has them, else random from the seed.
     std::vector<TensorData> inputs = test->inputs;
     const bool fileHasInputs = !inputs.empty() || test->model.main.inputIndexes.empty();
-    const bool randomInputs = options.inputs == "random" || !fileHasInputs;
-    if (randomInputs) {
+    const bool fromFiles = !options.inputFiles.empty();
+    const bool randomInputs = !fromFiles && (options.inputs == "random" || !fileHasInputs);
+    std::vector<std::string> inputArgs = {"--inputs", randomInputs ? "random" : "file"};
+    if (fromFiles) {
+        auto read = readInputFiles(test->model, options.inputFiles, inputNames);
+        if (!read) {
+            std::cerr << "nncosim run: " << read.status().message << "\n";
+            return 2;
+        }
+        inputs = std::move(*read);
+        inputArgs.clear();
+        std::cout << "inputs:";
+        for (const std::string& path : options.inputFiles) {
+            std::cout << " " << path;
+            inputArgs.push_back("--input");
+            inputArgs.push_back(std::filesystem::absolute(path).string());
+        }
+        std::cout << "\n";
+    } else if (randomInputs) {
         auto random = randomModelInputs(test->model, options.seed);
         if (!random) {
             std::cerr << "nncosim run: " << random.status().message << "\n";
@@ -89,12 +136,11 @@ int runRun(const RunCommandOptions& options) {
                      options.backend,
                      "--compare",
                      options.compare,
-                     "--inputs",
-                     randomInputs ? "random" : "file",
                      "--seed",
                      std::to_string(options.seed),
                      "--sample-cycles",
                      std::to_string(options.sampleCycles)};
+    run.rerunArgs.insert(run.rerunArgs.end(), inputArgs.begin(), inputArgs.end());
     if (!options.fault.empty()) {
         auto fault = parseFaultSpec(options.fault);
         if (!fault) {
@@ -150,9 +196,22 @@ int runRun(const RunCommandOptions& options) {
         if (end && now < *end + 2) (*npu)->hardware->advance(*end + 2 - now);
     }
     std::cout << formatReport(*report);
+    nlohmann::json json = reportJson(*report);
+    if (!options.saveOutputsDir.empty()) {
+        auto saved = saveOutputs(options.saveOutputsDir, test->model, *report);
+        if (!saved) {
+            std::cerr << "nncosim run: cannot save the outputs: " << saved.status().message << "\n";
+            return 2;
+        }
+        std::cout << "saved:";
+        for (const auto* list : {&(*saved)["device"], &(*saved)["golden"]})
+            for (const auto& path : *list) std::cout << " " << path.get<std::string>();
+        std::cout << "\n";
+        json["saved_outputs"] = std::move(*saved);
+    }
     if (!options.jsonPath.empty()) {
         std::ofstream out(options.jsonPath);
-        out << reportJson(*report).dump(2) << "\n";
+        out << json.dump(2) << "\n";
         if (!out) {
             std::cerr << "nncosim run: cannot write " << options.jsonPath << "\n";
             return 2;
@@ -180,10 +239,16 @@ void addRunCommand(CLI::App& app) {
         "--waves", options->wavesDir,
         "On a divergence on the NPU, dump the diverging operation's waves (FST + .gtkw) here");
     cmd->add_option("--json", options->jsonPath, "Write the report as JSON");
-    cmd->add_option("--inputs", options->inputs,
-                    "Inputs: the file's (random when it has none) or random")
-        ->check(CLI::IsMember({"file", "random"}))
-        ->capture_default_str();
+    auto* inputs = cmd->add_option("--inputs", options->inputs,
+                                   "Inputs: the file's (random when it has none) or random")
+                       ->check(CLI::IsMember({"file", "random"}))
+                       ->capture_default_str();
+    cmd->add_option("--input", options->inputFiles,
+                    "Input values, one file per model input in order: .npy (the input's dtype "
+                    "and shape) or raw bytes of exactly the input's size")
+        ->excludes(inputs);
+    cmd->add_option("--save-outputs", options->saveOutputsDir,
+                    "Write output_<i>.npy (device) and golden_<i>.npy (when compared) here");
     cmd->add_option("--seed", options->seed, "Seed of random inputs")->capture_default_str();
     addMemoryLimitOption(*cmd, options->memoryLimitBytes);
     cmd->add_option(

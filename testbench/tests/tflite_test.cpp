@@ -3,6 +3,8 @@
 // golden reference against hand-computed results.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -804,6 +806,149 @@ TEST_CASE("tflite_import_semantics_on_golden") {
         auto out = golden::execute(model, {golden::tensor<float>({1, 2}, {3, 1})});
         REQUIRE_MESSAGE(out.ok(), out.status().message);
         CHECK(valuesOf<float>((*out)[0]) == std::vector<float>{-1});
+    }
+}
+
+// SVDF and UNIDIRECTIONAL_SEQUENCE_LSTM keep their state in TFLite variable tensors; one run
+// from TFLite's reset (zero) state, against TFLite's equations worked out by hand.
+TEST_CASE("tflite_import_recurrent_on_golden") {
+    auto variable = [](TfliteWriter& w, TensorType type, std::vector<int32_t> shape,
+                       std::optional<Quant> quant = {}) {
+        const int32_t t = w.tensor(type, std::move(shape), std::move(quant));
+        w.graph().tensors[t]->is_variable = true;
+        return t;
+    };
+    SUBCASE("SVDF (float): features, time weights, bias, RELU; state out unused") {
+        TfliteWriter w;
+        const int32_t x = w.input(TensorType::FLOAT32, {1, 2});
+        const int32_t features =
+            w.constant(TensorType::FLOAT32, {2, 2}, std::vector<float>{1, 2, 3, -4});
+        const int32_t time =
+            w.constant(TensorType::FLOAT32, {2, 3}, std::vector<float>{0.5f, 0.5f, 2, 1, 1, 3});
+        const int32_t bias = w.constant(TensorType::FLOAT32, {2}, std::vector<float>{0.5f, 0.5f});
+        const int32_t state = variable(w, TensorType::FLOAT32, {1, 6});
+        const int32_t y = w.output(TensorType::FLOAT32, {1, 2});
+        tfl::SVDFOptionsT o;
+        o.rank = 1;
+        o.fused_activation_function = tfl::ActivationFunctionType::RELU;
+        w.op(BuiltinOperator::SVDF, {x, features, time, bias, state}, {y}, optionsOf(o));
+        const TfliteImport imported = importOk(w.finish());
+        const Model& model = imported.model;
+        CHECK(operationTypes(model) == std::vector<OperationType>{OperationType::SVDF});
+        // The state is a zero constant, NNAPI's state output a temporary nothing reads.
+        const Operand& stateIn = operandAt(model, 0, 4);
+        CHECK(stateIn.lifetime != OperandLifeTime::SUBGRAPH_INPUT);
+        const float* zeros = reinterpret_cast<const float*>(constantData(model, stateIn));
+        REQUIRE(zeros != nullptr);
+        CHECK(std::all_of(zeros, zeros + 6, [](float v) { return v == 0.0f; }));
+        CHECK(model.main.operands[model.main.operations[0].outputs[0]].lifetime ==
+              OperandLifeTime::TEMPORARY_VARIABLE);
+        CHECK(scalarAt<int32_t>(model, 0, 5) == 1);  // rank
+        CHECK(scalarAt<int32_t>(model, 0, 6) == 1);  // RELU
+        REQUIRE(imported.notes.size() == 1);
+        CHECK(imported.notes[0].find("1 variable (state) tensor(s)") != std::string::npos);
+        // Features [1*1 + 2*1, 3*1 - 4*1] = [3, -1] enter the newest memory slot; times the
+        // newest time weights [2, 3] plus bias: [6.5, -2.5], RELU: [6.5, 0].
+        auto out = golden::execute(model, {golden::tensor<float>({1, 2}, {1, 1})});
+        REQUIRE_MESSAGE(out.ok(), out.status().message);
+        CHECK(valuesOf<float>((*out)[0]) == std::vector<float>{6.5f, 0.0f});
+    }
+    SUBCASE("UNIDIRECTIONAL_SEQUENCE_LSTM (float): gate order, two time steps") {
+        // One unit, one input feature, batch-major [1, 2, 1]; distinct weight per gate so a
+        // permuted argument order shows.
+        const float wi = 0.5f, wf = -0.3f, wc = 0.8f, wo = 0.2f;
+        const float ri = 0.1f, rf = 0.4f, rc = -0.6f, ro = 0.7f;
+        const float bi = 0.0f, bf = 1.0f, bc = 0.1f, bo = -0.2f;
+        TfliteWriter w;
+        const int32_t x = w.input(TensorType::FLOAT32, {1, 2, 1});
+        auto c = [&](float v, std::vector<int32_t> shape) {
+            return w.constant(TensorType::FLOAT32, std::move(shape), std::vector<float>{v});
+        };
+        std::vector<int32_t> ins{x,
+                                 c(wi, {1, 1}),
+                                 c(wf, {1, 1}),
+                                 c(wc, {1, 1}),
+                                 c(wo, {1, 1}),
+                                 c(ri, {1, 1}),
+                                 c(rf, {1, 1}),
+                                 c(rc, {1, 1}),
+                                 c(ro, {1, 1}),
+                                 -1,
+                                 -1,
+                                 -1,
+                                 c(bi, {1}),
+                                 c(bf, {1}),
+                                 c(bc, {1}),
+                                 c(bo, {1}),
+                                 -1,
+                                 -1};
+        ins.push_back(variable(w, TensorType::FLOAT32, {1, 1}));  // output state
+        ins.push_back(variable(w, TensorType::FLOAT32, {1, 1}));  // cell state
+        for (int k = 0; k < 4; ++k) ins.push_back(-1);            // no layer normalization
+        const int32_t y = w.output(TensorType::FLOAT32, {1, 2, 1});
+        tfl::UnidirectionalSequenceLSTMOptionsT o;
+        o.fused_activation_function = tfl::ActivationFunctionType::TANH;
+        o.cell_clip = 10.0f;
+        w.op(BuiltinOperator::UNIDIRECTIONAL_SEQUENCE_LSTM, ins, {y}, optionsOf(o));
+        const Model model = importOk(w.finish()).model;
+        REQUIRE(model.main.operations.size() == 1);
+        CHECK(model.main.operations[0].inputs.size() == 28);
+        CHECK(scalarAt<int32_t>(model, 0, 20) == 4);  // tanh
+        CHECK(scalarAt<float>(model, 0, 21) == 10.0f);
+        CHECK(operandAt(model, 0, 24).lifetime == OperandLifeTime::NO_VALUE);
+
+        auto sigmoid = [](double v) { return 1.0 / (1.0 + std::exp(-v)); };
+        double h = 0.0, cell = 0.0;
+        std::vector<float> expected;
+        for (double in : {1.0, -0.5}) {
+            const double i = sigmoid(wi * in + ri * h + bi);
+            const double f = sigmoid(wf * in + rf * h + bf);
+            const double g = std::tanh(wc * in + rc * h + bc);
+            const double og = sigmoid(wo * in + ro * h + bo);
+            cell = f * cell + i * g;
+            h = og * std::tanh(cell);
+            expected.push_back(static_cast<float>(h));
+        }
+        auto out = golden::execute(model, {golden::tensor<float>({1, 2, 1}, {1.0f, -0.5f})});
+        REQUIRE_MESSAGE(out.ok(), out.status().message);
+        const auto got = valuesOf<float>((*out)[0]);
+        REQUIRE(got.size() == 2);
+        for (size_t t = 0; t < 2; ++t) CHECK(got[t] == doctest::Approx(expected[t]).epsilon(1e-5));
+    }
+    SUBCASE("their integer forms fail naming the operator and why") {
+        TfliteWriter w;
+        const int32_t x = w.input(TensorType::INT8, {1, 2}, Quant{{0.5f}, {0}});
+        const int32_t features = w.constant(TensorType::INT8, {2, 2},
+                                            std::vector<int8_t>{1, 2, 3, 4}, Quant{{0.1f}, {0}});
+        const int32_t time =
+            w.constant(TensorType::INT16, {2, 3}, std::vector<int16_t>(6, 1), Quant{{0.1f}, {0}});
+        const int32_t bias =
+            w.constant(TensorType::INT32, {2}, std::vector<int32_t>{0, 0}, Quant{{0.05f}, {0}});
+        const int32_t state = variable(w, TensorType::INT16, {1, 6}, Quant{{0.01f}, {0}});
+        const int32_t y = w.output(TensorType::INT8, {1, 2}, Quant{{0.5f}, {0}});
+        tfl::SVDFOptionsT o;
+        o.rank = 1;
+        w.op(BuiltinOperator::SVDF, {x, features, time, bias, state}, {y}, optionsOf(o));
+        const std::string message = importError(w.finish());
+        CHECK(message.find("operator 0 (SVDF): the integer (INT8) form has no NNAPI equivalent: "
+                           "NNAPI's SVDF takes only float32 or float16 tensors (here input INT8, "
+                           "weights INT8, state INT16)") != std::string::npos);
+
+        TfliteWriter l;
+        const int32_t lx = l.input(TensorType::FLOAT32, {1, 1, 1});
+        std::vector<int32_t> ins{lx};
+        for (int k = 1; k < 9; ++k)
+            ins.push_back(
+                l.constant(TensorType::INT8, {1, 1}, std::vector<int8_t>{1}, Quant{{0.1f}, {0}}));
+        for (int k = 9; k < 18; ++k) ins.push_back(-1);
+        ins.push_back(variable(l, TensorType::FLOAT32, {1, 1}));
+        ins.push_back(variable(l, TensorType::FLOAT32, {1, 1}));
+        const int32_t ly = l.output(TensorType::FLOAT32, {1, 1, 1});
+        l.op(BuiltinOperator::UNIDIRECTIONAL_SEQUENCE_LSTM, ins, {ly},
+             optionsOf(tfl::UnidirectionalSequenceLSTMOptionsT{}));
+        CHECK(importError(l.finish())
+                  .find("operator 0 (UNIDIRECTIONAL_SEQUENCE_LSTM): the hybrid form (float "
+                        "input, quantized weights) has no NNAPI equivalent") != std::string::npos);
     }
 }
 

@@ -87,6 +87,12 @@ class Importer {
         const auto* ops = mGraph->operators();
         for (uint32_t i = 0; ops && i < ops->size(); ++i) importOperator(i, *ops->Get(i));
         mOperator.clear();
+        if (mStateTensors > 0)
+            mResult.notes.push_back(
+                std::to_string(mStateTensors) +
+                " variable (state) tensor(s) of recurrent operators start at zero, as TFLite "
+                "resets them: a run is one inference from the reset state, whose state after "
+                "the run is not an output");
         mResult.model = mBuilder.build();
         return std::move(mResult);
     }
@@ -338,6 +344,43 @@ class Importer {
 
     const Operand& operand(uint32_t id) { return mBuilder.model().main.operands[id]; }
 
+    /// A recurrent operator's state input k. TFLite keeps the state in a variable tensor, which
+    /// it resets to zero; a model run from that state reads a zero constant. (TFLite's NNAPI
+    /// delegate feeds the variable tensor's current contents as an extra model input instead,
+    /// which for the first inference are these zeros.)
+    uint32_t stateInput(size_t k) {
+        const int32_t index = inTensor(k);
+        if (!tensor(index).is_variable()) return in(k);
+        if (mOperands[index] != kNoOperand) return mOperands[index];
+        const OperandDesc d = describe(index, Encoding::kAsTyped);
+        const std::vector<uint8_t> zeros(byteSize(d.type, d.dims), 0);
+        mOperands[index] = addConstant(d, zeros.data(), zeros.size());
+        ++mStateTensors;
+        return mOperands[index];
+    }
+
+    /// Recurrent operators NNAPI has only in float: fails naming the types when the operator is
+    /// integer (its int8 form) or hybrid (float activations, quantized weights).
+    void expectFloatRecurrent(const char* nnapiName, size_t weights, size_t state,
+                              const char* stateName) const {
+        auto typeOf = [&](size_t k) {
+            return has(k) ? tensorTypeName(tensor(inTensor(k)).type()) : std::string("none");
+        };
+        const tfl::TensorType input = tensor(inTensor(0)).type();
+        const bool floatInput =
+            input == tfl::TensorType::FLOAT32 || input == tfl::TensorType::FLOAT16;
+        const std::string types = "(here input " + typeOf(0) + ", weights " + typeOf(weights) +
+                                  ", " + stateName + " " + typeOf(state) + ")";
+        if (!floatInput)
+            fail("the integer (", tensorTypeName(input), ") form has no NNAPI equivalent: NNAPI's ",
+                 nnapiName, " takes only float32 or float16 tensors ", types);
+        if (tensor(inTensor(weights)).type() != input)
+            fail(
+                "the hybrid form (float input, quantized weights) has no NNAPI equivalent: "
+                "NNAPI's ",
+                nnapiName, " takes weights of the input's float type ", types);
+    }
+
     // ---- operators ---------------------------------------------------------------------
 
     void importOperator(uint32_t index, const tfl::Operator& op) {
@@ -533,6 +576,8 @@ class Importer {
     void mapStridedSlice();
     void mapDequantize();
     void mapLeakyRelu();
+    void mapSvdf();
+    void mapUnidirectionalSequenceLstm();
     void mapElementwise(OperationType type, tfl::ActivationFunctionType act);
     void mapSimple(OperationType type, size_t inputs, size_t outputs = 1);
 
@@ -544,6 +589,7 @@ class Importer {
     uint32_t mTensorCount = 0;
     std::vector<uint32_t> mOperands;            // TFLite tensor -> NNAPI operand
     std::map<uint32_t, uint32_t> mDequantized;  // quantized weights -> their float copy
+    uint32_t mStateTensors = 0;                 // variable tensors read as zero constants
     ModelBuilder mBuilder;
     TfliteImport mResult;
 
@@ -823,6 +869,60 @@ void Importer::mapLeakyRelu() {
     emit(OperationType::PRELU, {x, slope}, {out(0)});
 }
 
+// TFLite's SVDF (input, weights_feature, weights_time, bias, state) is NNAPI's SVDF with the
+// rank and activation as scalars; NNAPI's first output is the state after the step (a
+// temporary here: nothing reads it), as the delegate maps it.
+void Importer::mapSvdf() {
+    expectCounts(5, 5, 1);
+    expectFloatRecurrent("SVDF", 1, 4, "state");
+    const auto o = options<tfl::SVDFOptions>();
+    if (o.rank <= 0) fail("rank ", o.rank, " must be positive");
+    const uint32_t x = in(0);
+    const uint32_t featureWeights = in(1);
+    const uint32_t timeWeights = in(2);
+    const uint32_t bias = has(3) ? in(3) : mBuilder.addNoValue(operand(x).type);
+    const uint32_t state = stateInput(4);
+    const OperandType stateType = operand(state).type;
+    const std::vector<uint32_t> stateDims = operand(state).dimensions;
+    const uint32_t stateOut = mBuilder.addOperand(stateType, stateDims);
+    emit(OperationType::SVDF,
+         {x, featureWeights, timeWeights, bias, state, int32Scalar(o.rank),
+          int32Scalar(fusedActivation(o.fused_activation_function))},
+         {stateOut, out(0)});
+}
+
+// TFLite's UNIDIRECTIONAL_SEQUENCE_LSTM (20 inputs, or 24 with layer normalization) is NNAPI's
+// with the same 18 tensors first, the output and cell state (TFLite's variable tensors 18 and
+// 19), the activation, cell clip, projection clip and time-major scalars, then the four layer
+// normalization weights (omitted without them), as the delegate maps it.
+void Importer::mapUnidirectionalSequenceLstm() {
+    if (mInputs.size() != 20 && mInputs.size() != 24)
+        fail("has ", mInputs.size(), " inputs, expected 20 or 24 (with layer normalization)");
+    if (mOutputs.size() != 1) fail("has ", mOutputs.size(), " outputs, expected 1");
+    expectFloatRecurrent("UNIDIRECTIONAL_SEQUENCE_LSTM", 2, 19, "cell state");
+    const auto o = options<tfl::UnidirectionalSequenceLSTMOptions>();
+    if (o.diagonal_recurrent_tensors) fail("diagonal recurrent weights have no NNAPI equivalent");
+    // NNAPI's LSTM activations: 0 none, 1 RELU, 3 RELU6, 4 tanh (TFLite's codes are the same).
+    const auto act = o.fused_activation_function;
+    if (act != tfl::ActivationFunctionType::NONE && act != tfl::ActivationFunctionType::RELU &&
+        act != tfl::ActivationFunctionType::RELU6 && act != tfl::ActivationFunctionType::TANH)
+        fail("activation ", tfl::EnumNameActivationFunctionType(act),
+             " is not an NNAPI LSTM activation");
+    const uint32_t x = in(0);
+    const OperandType t = operand(x).type;
+    auto tensorOrNone = [&](size_t k) { return has(k) ? in(k) : mBuilder.addNoValue(t); };
+    std::vector<uint32_t> ins{x};
+    for (size_t k = 1; k < 18; ++k) ins.push_back(tensorOrNone(k));
+    ins.push_back(stateInput(18));  // output state
+    ins.push_back(stateInput(19));  // cell state
+    ins.push_back(int32Scalar(static_cast<int32_t>(act)));
+    ins.push_back(floatScalar(o.cell_clip, x));
+    ins.push_back(floatScalar(o.proj_clip, x));
+    ins.push_back(boolScalar(o.time_major));
+    for (size_t k = 20; k < 24; ++k) ins.push_back(tensorOrNone(k));
+    emit(OperationType::UNIDIRECTIONAL_SEQUENCE_LSTM, ins, {out(0)});
+}
+
 void Importer::mapElementwise(OperationType type, tfl::ActivationFunctionType act) {
     expectCounts(2, 2, 1);
     emit(type, {in(0), in(1), int32Scalar(fusedActivation(act))}, {out(0)});
@@ -921,6 +1021,10 @@ void Importer::mapOperator() {
             return mapSimple(Op::SELECT, 3);
         case BuiltinOperator::LEAKY_RELU:
             return mapLeakyRelu();
+        case BuiltinOperator::SVDF:
+            return mapSvdf();
+        case BuiltinOperator::UNIDIRECTIONAL_SEQUENCE_LSTM:
+            return mapUnidirectionalSequenceLstm();
         case BuiltinOperator::SOFTMAX: {
             expectCounts(1, 1, 1);
             const uint32_t x = in(0);
