@@ -1,5 +1,6 @@
 #include "driver/Cache.h"
 
+#include <fcntl.h>
 #include <openssl/crypto.h>
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
@@ -7,14 +8,24 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+
+#include "driver/NpuRegisters.h"
 
 namespace nncosim::driver {
 namespace {
 
 constexpr char kMagic[8] = {'N', 'N', 'C', 'O', 'S', 'I', 'M', 'C'};
 constexpr uint32_t kFormatVersion = 1;
+// What the cached program depends on besides its model: the compiler's output format (bump
+// kCompilerVersion whenever lowering changes what a program holds) and the NPU's geometry.
+constexpr uint32_t kCompilerVersion = 2;
+constexpr uint32_t kProgramVersion = (kCompilerVersion << 24) ^ (npu::kArrayRows << 16) ^
+                                     (npu::kArrayCols << 8) ^ npu::kDramBusBytes ^
+                                     (npu::kSpadWords << 12) ^ (npu::kAccDepth << 4);
 constexpr size_t kDigestSize = 32;
 // Header: magic, version, reserved, program size, constants size, constants digest.
 constexpr size_t kHeaderSize = sizeof(kMagic) + 4 + 4 + 8 + 8 + kDigestSize;
@@ -103,11 +114,39 @@ CacheKey randomCacheKey() {
     return key;
 }
 
+Result<CacheKey> loadOrCreateCacheKey(const std::string& path) {
+    auto bad = [&](const auto&... why) {
+        return fail(ErrorStatus::GENERAL_FAILURE, "cache key file ", path, ": ", why...);
+    };
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+    if (!fd.ok() && errno == ENOENT) {
+        const CacheKey key = randomCacheKey();
+        UniqueFd created(
+            ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+        if (!created.ok()) return bad("cannot create it: ", std::strerror(errno));
+        const std::vector<uint8_t> bytes(key.begin(), key.end());
+        NN_RETURN_IF_ERROR(writeFile(created.get(), bytes));
+        return key;
+    }
+    if (!fd.ok()) return bad("cannot open it: ", std::strerror(errno));
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return bad("not a regular file");
+    if (st.st_mode & (S_IRWXG | S_IRWXO))
+        return bad("readable by others (mode 0", std::oct, st.st_mode & 0777, "); it must be 0600");
+    auto bytes = readFile(fd.get());
+    if (!bytes) return bytes.status();
+    CacheKey key{};
+    if (bytes->size() != key.size())
+        return bad("holds ", bytes->size(), " bytes, a key has ", key.size());
+    std::copy(bytes->begin(), bytes->end(), key.begin());
+    return key;
+}
+
 Status saveToCache(const CacheKey& key, const CacheToken& token, const CacheContents& contents,
                    int modelCacheFd, int dataCacheFd) {
     std::vector<uint8_t> model(kMagic, kMagic + sizeof(kMagic));
     putU32(model, kFormatVersion);
-    putU32(model, 0);
+    putU32(model, kProgramVersion);
     putU64(model, contents.program.size());
     putU64(model, contents.constants.size());
     const auto digest = sha256(contents.constants);
@@ -136,6 +175,9 @@ Result<CacheContents> loadFromCache(const CacheKey& key, const CacheToken& token
     const uint8_t* p = model->data();
     if (std::memcmp(p, kMagic, sizeof(kMagic)) != 0 || getLe(p + 8, 4) != kFormatVersion)
         return fail(ErrorStatus::GENERAL_FAILURE, "cache: unknown cache format");
+    if (getLe(p + 12, 4) != kProgramVersion)
+        return fail(ErrorStatus::GENERAL_FAILURE, "cache: written by another compiler version (0x",
+                    std::hex, getLe(p + 12, 4), ", this driver's is 0x", kProgramVersion, ")");
     const uint64_t programSize = getLe(p + 16, 8);
     const uint64_t constantsSize = getLe(p + 24, 8);
     if (programSize != signedSize - kHeaderSize)

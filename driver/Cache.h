@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "driver/HalTypes.h"
@@ -15,6 +16,11 @@ using CacheKey = std::array<uint8_t, 32>;
 
 /// A fresh random key (from the kernel's CSPRNG).
 CacheKey randomCacheKey();
+
+/// The key kept in `path`: read when the file exists (it must hold exactly the key and be
+/// readable by its owner only), else created there with a fresh key and mode 0600. So caches
+/// survive a restart of the driver. Fails with GENERAL_FAILURE naming the file and the problem.
+Result<CacheKey> loadOrCreateCacheKey(const std::string& path);
 
 /// Exactly one model-cache file and one data-cache file per prepared model.
 inline constexpr uint32_t kNumModelCacheFiles = 1;
@@ -31,9 +37,10 @@ struct CacheContents {
 Status saveToCache(const CacheKey& key, const CacheToken& token, const CacheContents& contents,
                    int modelCacheFd, int dataCacheFd);
 
-/// Reads back what saveToCache wrote. Any difference — a flipped bit, appended or missing
-/// bytes in either file, another token or key — fails with GENERAL_FAILURE; nothing is trusted
-/// before the MAC and the constants' digest check out.
+/// Reads back what saveToCache wrote. Files written by a driver whose compiler or NPU geometry
+/// differs (another program format) are refused. Any difference — a flipped bit, appended or
+/// missing bytes in either file, another token or key — fails with GENERAL_FAILURE; nothing is
+/// trusted before the MAC and the constants' digest check out.
 Result<CacheContents> loadFromCache(const CacheKey& key, const CacheToken& token, int modelCacheFd,
                                     int dataCacheFd);
 

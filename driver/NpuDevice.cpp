@@ -108,8 +108,10 @@ void putU32(std::vector<uint8_t>& out, uint32_t v) {
 }
 
 // Model cache payload: the I/O signature, then the program.
-std::vector<uint8_t> serializeCachePayload(const Model& signature, const Program& program) {
+std::vector<uint8_t> serializeCachePayload(const Model& signature, Priority priority,
+                                           const Program& program) {
     std::vector<uint8_t> out;
+    putU32(out, static_cast<uint32_t>(priority));
     putU32(out, static_cast<uint32_t>(signature.main.inputIndexes.size()));
     putU32(out, static_cast<uint32_t>(signature.main.outputIndexes.size()));
     for (const Operand& o : signature.main.operands) {
@@ -126,8 +128,15 @@ std::vector<uint8_t> serializeCachePayload(const Model& signature, const Program
     return out;
 }
 
-Result<std::pair<Model, Program>> deserializeCachePayload(const std::vector<uint8_t>& bytes,
-                                                          std::vector<uint8_t> constants) {
+// What a model cache holds: the model's I/O signature, its priority and its program.
+struct CachePayload {
+    Model signature;
+    Priority priority = kDefaultPriority;
+    Program program;
+};
+
+Result<CachePayload> deserializeCachePayload(const std::vector<uint8_t>& bytes,
+                                             std::vector<uint8_t> constants) {
     auto bad = [] {
         return fail(ErrorStatus::GENERAL_FAILURE, "cache: malformed model cache payload");
     };
@@ -138,8 +147,9 @@ Result<std::pair<Model, Program>> deserializeCachePayload(const std::vector<uint
         for (int i = 0; i < 4; ++i) *v |= uint32_t{bytes[pos++]} << (8 * i);
         return true;
     };
-    uint32_t nIn, nOut;
-    if (!u32(&nIn) || !u32(&nOut) || nIn > 4096 || nOut > 4096) return bad();
+    uint32_t priority, nIn, nOut;
+    if (!u32(&priority) || !u32(&nIn) || !u32(&nOut) || nIn > 4096 || nOut > 4096) return bad();
+    if (!validatePriority(static_cast<Priority>(priority)).ok()) return bad();
     Model s;
     for (uint32_t i = 0; i < nIn + nOut; ++i) {
         Operand o;
@@ -161,7 +171,7 @@ Result<std::pair<Model, Program>> deserializeCachePayload(const std::vector<uint
         std::move(constants));
     if (!program) return program.status();
     if (program->inputs.size() != nIn || program->outputs.size() != nOut) return bad();
-    return std::make_pair(std::move(s), std::move(*program));
+    return CachePayload{std::move(s), static_cast<Priority>(priority), std::move(*program)};
 }
 
 class NpuDevice : public IDevice {
@@ -214,23 +224,24 @@ class NpuDevice : public IDevice {
             if (files.size() != 2) files.clear();
         }
         auto shared = std::make_shared<std::vector<UniqueFd>>(std::move(files));
-        Status posted = postWork([core = mCore, model, priority, deadline, shared, token,
-                                  callback] {
-            auto prepared = prepare(core, model, priority);
-            if (!prepared) {
-                callback->notify(prepared.status(), nullptr);
-                return;
-            }
-            if (missedDeadline(deadline, *callback)) return;
-            if (!shared->empty() && prepared->second) {
-                const auto& program = *prepared->second;
-                // A failure to save never fails the preparation.
-                saveToCache(core->key, token,
-                            {serializeCachePayload(ioSignature(model), program), program.constants},
-                            (*shared)[0].get(), (*shared)[1].get());
-            }
-            callback->notify(okStatus(), prepared->first);
-        });
+        Status posted =
+            postWork([core = mCore, model, priority, deadline, shared, token, callback] {
+                auto prepared = prepare(core, model, priority);
+                if (!prepared) {
+                    callback->notify(prepared.status(), nullptr);
+                    return;
+                }
+                if (missedDeadline(deadline, *callback)) return;
+                if (!shared->empty() && prepared->second) {
+                    const auto& program = *prepared->second;
+                    // A failure to save never fails the preparation.
+                    saveToCache(core->key, token,
+                                {serializeCachePayload(ioSignature(model), priority, program),
+                                 program.constants},
+                                (*shared)[0].get(), (*shared)[1].get());
+                }
+                callback->notify(okStatus(), prepared->first);
+            });
         if (!posted.ok()) callback->notify(posted, nullptr);
         return posted;
     }
@@ -261,27 +272,22 @@ class NpuDevice : public IDevice {
         }
         st = rejectedPreparation(st, "prepareModelFromCache", deadline, *callback);
         if (!st.ok()) return st;
-        auto shared = std::make_shared<std::vector<UniqueFd>>(std::move(files));
-        Status posted = postWork([core = mCore, deadline, shared, token, callback] {
-            auto contents = loadFromCache(core->key, token, (*shared)[0].get(), (*shared)[1].get());
-            if (!contents) {
-                callback->notify(contents.status(), nullptr);
-                return;
-            }
-            auto payload =
-                deserializeCachePayload(contents->program, std::move(contents->constants));
-            if (!payload) {
-                callback->notify(payload.status(), nullptr);
-                return;
-            }
-            if (missedDeadline(deadline, *callback)) return;
-            auto program = std::make_shared<const Program>(std::move(payload->second));
-            callback->notify(okStatus(), std::make_shared<NpuPreparedModel>(
-                                             core, std::move(payload->first), false,
-                                             kDefaultPriority, std::move(program)));
-        });
-        if (!posted.ok()) callback->notify(posted, nullptr);
-        return posted;
+        // Reading and authenticating the files takes no longer than validating a model, so it
+        // happens here and a modified or foreign cache is this call's status, as the HAL asks.
+        auto contents = loadFromCache(mCore->key, token, files[0].get(), files[1].get());
+        Result<CachePayload> payload = contents.status();
+        if (contents)
+            payload = deserializeCachePayload(contents->program, std::move(contents->constants));
+        if (!payload) {
+            callback->notify(payload.status(), nullptr);
+            return payload.status();
+        }
+        if (missedDeadline(deadline, *callback)) return okStatus();
+        auto program = std::make_shared<const Program>(std::move(payload->program));
+        callback->notify(okStatus(), std::make_shared<NpuPreparedModel>(
+                                         mCore, std::move(payload->signature), false,
+                                         payload->priority, std::move(program)));
+        return okStatus();
     }
 
     Result<SharedBuffer> allocate(const BufferDesc& desc,
@@ -394,6 +400,11 @@ class NpuDevice : public IDevice {
 
 Result<SharedDevice> makeNpuDevice(std::shared_ptr<HardwareAccess> hardware,
                                    DeviceOptions options) {
+    if (!options.cacheKey && !options.cacheKeyFile.empty()) {
+        auto key = loadOrCreateCacheKey(options.cacheKeyFile);
+        if (!key) return key.status();
+        options.cacheKey = *key;
+    }
     auto core = std::make_shared<DeviceCore>(std::move(hardware), options);
     // The hardware is touched only from the queue's worker thread.
     std::promise<Status> init;

@@ -20,6 +20,9 @@ struct DeviceOptions {
     /// writes to be accepted again; absent: a random key per device object, so caches written
     /// by another device object are rejected.
     std::optional<CacheKey> cacheKey;
+    /// A file keeping the cache key across restarts (loadOrCreateCacheKey), used when cacheKey
+    /// is absent; empty: none.
+    std::string cacheKeyFile;
     /// Priority aging of the device queue (see DeviceQueue).
     Duration agingQuantum = std::chrono::milliseconds(100);
 };

@@ -194,7 +194,11 @@ ExecutionResult NpuPreparedModel::run(const ResolvedRequest& r, MeasureTiming me
             buffer->setUninitialized();
     }
     if (result.ok() && measure == MeasureTiming::YES) {
-        result.timing.timeInDriver = std::chrono::duration_cast<Duration>(Clock::now() - start);
+        // The device's time is simulated and may pass faster than the host's; the HAL's time in
+        // the driver includes the time on the device, so it is never less.
+        result.timing.timeInDriver =
+            std::max(std::chrono::duration_cast<Duration>(Clock::now() - start),
+                     result.timing.timeOnDevice.value_or(Duration::zero()));
     } else {
         result.timing = {};
     }

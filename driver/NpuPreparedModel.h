@@ -45,6 +45,9 @@ class NpuPreparedModel : public IPreparedModel,
     NpuPreparedModel(std::shared_ptr<DeviceCore> core, Model model, bool fullModel,
                      Priority priority, std::shared_ptr<const Program> program);
 
+    /// The priority its executions run with (kept in the compilation cache too).
+    Priority priority() const { return mPriority; }
+
     const Model& model() const { return mModel; }
     const DeviceCore* core() const { return mCore.get(); }
 

@@ -3,11 +3,18 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <ctime>
 #include <utility>
 
 #include "model/Model.h"
 
 namespace nncosim {
+
+BootClock::time_point BootClock::now() noexcept {
+    timespec ts{};
+    ::clock_gettime(CLOCK_BOOTTIME, &ts);
+    return time_point(duration(int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec));
+}
 namespace {
 
 template <typename E, size_t N>

@@ -116,8 +116,19 @@ inline bool isExtension(OperationType t) {
     return isExtension(static_cast<int32_t>(t));
 }
 
-// Time: deadlines are points on the steady clock; durations are nanoseconds.
-using Clock = std::chrono::steady_clock;
+/// The clock of deadlines: the boot clock the HAL names (CLOCK_BOOTTIME: monotonic, and it keeps
+/// counting while the system is suspended, unlike steady_clock).
+struct BootClock {
+    using rep = int64_t;
+    using period = std::nano;
+    using duration = std::chrono::nanoseconds;
+    using time_point = std::chrono::time_point<BootClock>;
+    static constexpr bool is_steady = true;
+    static time_point now() noexcept;
+};
+
+// Time: deadlines are points on the boot clock; durations are nanoseconds.
+using Clock = BootClock;
 using TimePoint = Clock::time_point;
 using OptionalTimePoint = std::optional<TimePoint>;
 using Duration = std::chrono::nanoseconds;

@@ -62,6 +62,10 @@ class ModelValidator {
             if (e.prefix == 0)
                 return invalidArgument(
                     "extensionNameToPrefix: prefix 0 is reserved for NNAPI types");
+            // The prefix is the high half of a signed 32-bit type, whose sign bit must be 0.
+            if (e.prefix >= 0x8000)
+                return invalidArgument("extensionNameToPrefix: prefix ", e.prefix, " of \"", e.name,
+                                       "\" is above 32767");
         }
         if (!names.empty()) require(FeatureLevel::kV1_2);
         return okStatus();
@@ -231,7 +235,10 @@ class ModelValidator {
 
     Status validateLocation(const Operand& operand, const std::string& where) const {
         const DataLocation& loc = operand.location;
-        if (loc.padding != 0) return invalidArgument(where, ": data location padding must be 0");
+        // Only a CONSTANT_REFERENCE may carry end padding (to align the next region of its pool).
+        if (loc.padding != 0 && operand.lifetime != OperandLifeTime::CONSTANT_REFERENCE)
+            return invalidArgument(where, ": data location padding must be 0 for ",
+                                   nameOf(operand.lifetime));
         const uint64_t end = uint64_t{loc.offset} + loc.length;
         switch (operand.lifetime) {
             case OperandLifeTime::CONSTANT_COPY:
@@ -247,9 +254,10 @@ class ModelValidator {
                 if (loc.poolIndex >= mPoolSizes.size())
                     return invalidArgument(where, ": CONSTANT_REFERENCE pool index ", loc.poolIndex,
                                            " of ", mPoolSizes.size(), " pools");
-                if (end > mPoolSizes[loc.poolIndex])
+                if (end + loc.padding > mPoolSizes[loc.poolIndex])
                     return invalidArgument(where, ": CONSTANT_REFERENCE location [", loc.offset,
-                                           ", ", end, ") outside pool ", loc.poolIndex, " of ",
+                                           ", ", end, ") with ", loc.padding,
+                                           " bytes of padding outside pool ", loc.poolIndex, " of ",
                                            mPoolSizes[loc.poolIndex], " bytes");
                 break;
             case OperandLifeTime::TEMPORARY_VARIABLE:

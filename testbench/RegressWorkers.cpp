@@ -28,13 +28,13 @@ extern char** environ;
 namespace nncosim {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using WallClock = std::chrono::steady_clock;
 
 constexpr size_t kLogKeep = 64 * 1024;  // output kept per item in flight
 constexpr size_t kLogTail = 4000;       // of which a failed item reports the end
 
-double secondsSince(Clock::time_point start) {
-    return std::chrono::duration<double>(Clock::now() - start).count();
+double secondsSince(WallClock::time_point start) {
+    return std::chrono::duration<double>(WallClock::now() - start).count();
 }
 
 /// A copy of `fd` numbered 10 or above (close-on-exec), so that the child's dup2 onto 0..3
@@ -161,7 +161,7 @@ class WorkerPool {
                     continue;
                 }
                 w.item = next++;
-                w.started = Clock::now();
+                w.started = WallClock::now();
             }
             const bool anyAlive = std::any_of(mWorkers.begin(), mWorkers.end(),
                                               [](const Worker& w) { return w.pid > 0; });
@@ -207,7 +207,7 @@ class WorkerPool {
         std::string results;
         std::string log;
         std::optional<size_t> item;
-        Clock::time_point started;
+        WallClock::time_point started;
     };
 
     Status spawn(Worker& w) {
@@ -380,7 +380,7 @@ class Progress {
             mLastStep = step;
             mPrintedDone = mDone;
         }
-        mLastDraw = Clock::now();
+        mLastDraw = WallClock::now();
     }
 
     // Plain lines: one per tenth of the run, or after this long without one (so that CI
@@ -397,8 +397,8 @@ class Progress {
     size_t mLastStep = 0;
     size_t mPrintedDone = 0;
     bool mDrawn = false;
-    const Clock::time_point mStart = Clock::now();
-    Clock::time_point mLastDraw = Clock::now();
+    const WallClock::time_point mStart = WallClock::now();
+    WallClock::time_point mLastDraw = WallClock::now();
 };
 
 std::string formatNumber(double value) {
@@ -434,7 +434,7 @@ Result<RegressRun> runRegression(const RegressOptions& options, std::ostream& ou
     if (options.shardCount == 0 || options.shardIndex >= options.shardCount)
         return invalidArgument("shard ", options.shardIndex, "/", options.shardCount,
                                ": the index must be below the count");
-    const auto start = Clock::now();
+    const auto start = WallClock::now();
     auto all = expandSuite(options.suite, options.worker.seed, options.random);
     if (!all) return all.status();
     const std::vector<std::string> ids =

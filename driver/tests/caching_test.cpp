@@ -3,10 +3,12 @@
 // another device's key, a corrupted data cache (never a crash), unwritable files.
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <algorithm>
 #include <random>
 
+#include "driver/NpuPreparedModel.h"
 #include "driver/tests/TestUtil.h"
 
 using namespace nncosim;
@@ -197,4 +199,68 @@ TEST_CASE("driver_caching_client_may_close_fds_after_the_call") {
     }  // the client's handles are gone; the driver kept duplicates
     REQUIRE(callback->status().ok());
     CHECK(fromCache(*t.device, files, tokenOf(8)).ok());
+}
+
+TEST_CASE("driver_caching_tampered_cache_is_the_calls_status") {
+    auto t = makeTestDevice();
+    CacheFiles files;
+    REQUIRE(prepareModelBlocking(*t.device, convModel(), kDefaultExecutionPreference,
+                                 kDefaultPriority, {}, files.model(), files.data(), tokenOf(9))
+                .ok());
+    auto bad = files.read(0);
+    bad[bad.size() / 2] ^= 1;
+    files.write(0, bad);
+    auto callback = std::make_shared<PreparedModelCallback>();
+    const Status st =
+        t.device->prepareModelFromCache({}, files.model(), files.data(), tokenOf(9), callback);
+    CHECK(st.code == ErrorStatus::GENERAL_FAILURE);  // at once, not only through the callback
+    CHECK(callback->status().code == ErrorStatus::GENERAL_FAILURE);
+}
+
+TEST_CASE("driver_caching_keeps_the_priority") {
+    auto t = makeTestDevice();
+    CacheFiles files;
+    REQUIRE(prepareModelBlocking(*t.device, convModel(), kDefaultExecutionPreference,
+                                 Priority::HIGH, {}, files.model(), files.data(), tokenOf(10))
+                .ok());
+    auto cached =
+        prepareModelFromCacheBlocking(*t.device, {}, files.model(), files.data(), tokenOf(10));
+    REQUIRE(cached.ok());
+    const auto* model = dynamic_cast<const detail::NpuPreparedModel*>(cached->get());
+    REQUIRE(model != nullptr);
+    CHECK(model->priority() == Priority::HIGH);
+}
+
+TEST_CASE("driver_caching_key_file_survives_a_restart") {
+    char dir[] = "/tmp/nncosim-key-XXXXXX";
+    REQUIRE(mkdtemp(dir) != nullptr);
+    const std::string path = std::string(dir) + "/cache.key";
+    DeviceOptions options;
+    options.cacheKeyFile = path;
+    CacheFiles files;
+    {
+        auto first = makeTestDevice(options);  // creates the key file
+        REQUIRE(prepareModelBlocking(*first.device, convModel(), kDefaultExecutionPreference,
+                                     kDefaultPriority, {}, files.model(), files.data(), tokenOf(11))
+                    .ok());
+    }
+    struct stat st {};
+    REQUIRE(stat(path.c_str(), &st) == 0);
+    CHECK((st.st_mode & 0777) == 0600);
+    auto restarted = makeTestDevice(options);  // reads it back
+    CHECK(fromCache(*restarted.device, files, tokenOf(11)).ok());
+    CHECK(fromCache(*makeTestDevice().device, files, tokenOf(11)).code ==
+          ErrorStatus::GENERAL_FAILURE);  // a device without the file has another key
+
+    // A key file others can read, or of the wrong size, is refused, naming the file.
+    REQUIRE(chmod(path.c_str(), 0644) == 0);
+    auto exposed = makeNpuDevice(std::make_shared<FakeNpu>(), options);
+    REQUIRE_FALSE(exposed.ok());
+    CHECK(exposed.status().message.find(path) != std::string::npos);
+    REQUIRE(chmod(path.c_str(), 0600) == 0);
+    REQUIRE(truncate(path.c_str(), 5) == 0);
+    CHECK(makeNpuDevice(std::make_shared<FakeNpu>(), options).status().code ==
+          ErrorStatus::GENERAL_FAILURE);
+    unlink(path.c_str());
+    rmdir(dir);
 }

@@ -135,9 +135,33 @@ TEST_CASE("model_validation_extensions") {
     requireInvalid(m, "invalid extension name");
     m.extensionNameToPrefix = {{"com.nncosim.npu", 1}, {"com.other.x", 1}};
     requireInvalid(m, "duplicate prefix");
+    // The type's sign bit must be 0: prefix 0x8001 would make negative operation types.
+    m.extensionNameToPrefix = {{"com.other.x", 0x8001}};
+    requireInvalid(m, "above 32767");
     m.extensionNameToPrefix = {};
     m.main.operands[0].type = static_cast<OperandType>(makeExtensionType(7, 1));
     requireInvalid(m, "prefix 7");
+}
+
+TEST_CASE("model_validation_constant_reference_padding") {
+    ModelBuilder b;
+    const uint32_t a = b.addInput(OperandType::TENSOR_FLOAT32, {2});
+    const std::vector<float> values{1.0f, 2.0f};
+    const uint32_t c = b.addReferenceBytes(OperandType::TENSOR_FLOAT32, {2}, values.data(), 8);
+    const uint32_t act = b.addInt32(0);
+    const uint32_t out = b.addOutput(OperandType::TENSOR_FLOAT32, {2});
+    b.addOperation(OperationType::ADD, {a, c, act}, {out});
+    Model m = b.build();
+    const uint64_t pool = m.pools.at(m.main.operands[c].location.poolIndex)->size();
+    DataLocation& loc = m.main.operands[c].location;
+    // Padding to the end of the pool is fine; past it, or on another lifetime, is not.
+    loc.padding = static_cast<uint32_t>(pool - loc.offset - loc.length);
+    CHECK(validateModel(m).ok());
+    loc.padding += 1;
+    requireInvalid(m, "padding outside pool");
+    loc.padding = 0;
+    m.main.operands[act].location.padding = 4;
+    requireInvalid(m, "padding must be 0 for CONSTANT_COPY");
 }
 
 TEST_CASE("request_validation_rules") {
