@@ -13,8 +13,9 @@
 // steps one output pixel ox and reads, per kernel row ky and phase f < STRIDE_W, the word of
 // input column ox*STRIDE_W + f (one scratchpad port each). Row t needs column
 // ox*STRIDE_W + kx, which is phase kx % STRIDE_W of step ox + kx / STRIDE_W; the pixel reaches
-// row t t cycles after row 0, so that word is delayed t - kx / STRIDE_W cycles. Output rows are
-// extended by (KW-1) / STRIDE_W steps so the last pixels get their right-hand taps.
+// row t t cycles after row 0, so that word is delayed t - kx / STRIDE_W cycles: each port's words
+// go down a delay line and row t reads entry t - kx / STRIDE_W of its port's line. Output rows
+// are extended by (KW-1) / STRIDE_W steps so the last pixels get their right-hand taps.
 module npu_feeder
   import npu_pkg::*;
   import npu_core_pkg::*;
@@ -34,7 +35,7 @@ module npu_feeder
   output logic                      claim_o,
   output logic                      claim_bank_o,
   output bank_job_t                 claim_job_o,
-  output logic [15:0]               seq_o,          // blocks claimed (the next block's number)
+  output logic [15:0]               seq_o,          // number of the current or next block
 
   // Weight loader: blocks are numbered in issue order; the array's weight buffer is bit 0.
   output logic [15:0]               block_o,
@@ -256,7 +257,7 @@ module npu_feeder
   typedef struct packed {
     logic              on;     // the row holds a tap
     logic [PortW-1:0]  port;   // the port feeding it
-    logic [DelayW-1:0] delay;  // its delay in cycles
+    logic [DelayW-1:0] delay;  // its delay in cycles: the entry of the delay line it reads
   } row_cfg_t;
 
   logic                            taps_load;
@@ -459,7 +460,8 @@ module npu_feeder
     end
   end
 
-  // The array mode outlives a flush (the array is drained by then).
+  // The array mode is kept through a flush, which empties the count of vectors in flight: the
+  // next block may set the mode at once.
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       array_dw_q <= 1'b0;
