@@ -398,7 +398,7 @@ module npu_compute
     .data_o      (rq_data)
   );
 
-  // Words inside the requantizer (it has no flush: its words drain out after an abort).
+  // Words inside the requantizer.
   assign rq_inflight_d = rq_inflight_q + 3'(rq_in_valid && rq_in_ready) -
                          3'(rq_out_valid && rq_out_ready);
 
