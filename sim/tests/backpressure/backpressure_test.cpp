@@ -13,8 +13,8 @@
 namespace nncosim::sim::testing {
 namespace {
 
-// A 16-byte beat every four cycles.
-constexpr uint32_t kBytesPerCycle = 4;
+// A beat every four cycles.
+constexpr uint32_t kBytesPerCycle = npu::kDramBusBytes / 4;
 
 driver::HardwareAccess& slowPlatform() {
     static std::shared_ptr<driver::HardwareAccess> hw = [] {
@@ -102,7 +102,7 @@ TEST_CASE("sim_npu_conv_dram_backpressure") {
     // Weight-heavy (few pixels, many channels): the weight stream, loads, stores and the
     // descriptor fetches all wait for the DRAM, which is busy most of the job.
     {
-        const ConvCase c = convCase(6, 6, 64, 48, 3, 1, 1);
+        const ConvCase c = convCase(4, 4, 64, 48, 3, 1, 1);
         const ConvRun r = runConv(c, rng);
         CHECK(r.mismatches == 0);
         CAPTURE(r.cycles);
