@@ -50,8 +50,8 @@ ConvRun runConv(const ConvCase& c, std::mt19937& rng) {
     const size_t outBytes = size_t{c.outH} * c.outW * c.outC;
     const uint32_t outAddr = arena.alloc(outBytes);
     REQUIRE(hw.writeMemory(inAddr, input.data(), input.size()).ok());
-    const std::vector<uint8_t> stream = npu::packConvWeights(
-        weights.data(), c.outC, c.g.kernelH, c.g.kernelW, c.inC, c.wZero, quant);
+    const std::vector<uint8_t> stream = npu::packConvWeights(weights.data(), c.outC, c.g.kernelH,
+                                                             c.g.kernelW, c.inC, c.wZero, quant);
     const uint32_t wAddr = arena.alloc(stream.size());
     REQUIRE(hw.writeMemory(wAddr, stream.data(), stream.size()).ok());
 
