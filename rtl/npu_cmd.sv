@@ -83,21 +83,22 @@ module npu_cmd
     StResetting
   } state_e;
 
-  state_e      state_q;
+  state_e      state_q, state_d;
   logic [31:0] tag_q, desc_done_q, cycles_q, watchdog_q;
-  logic [7:0]  error_code_q;
-  logic [31:0] error_desc_q, error_addr_q;
+  logic [31:0] tag_d, desc_done_d, cycles_d, watchdog_d;
+  logic [7:0]  error_code_q, error_code_d;
+  logic [31:0] error_desc_q, error_addr_q, error_desc_d, error_addr_d;
 
   // ------------------------------------------------------------------------------------------
   // Descriptor fetch: one descriptor at a time into desc_q, decoded into next_q.
-  logic [31:0]          fetch_addr_q, fetch_index_q;
-  logic                 fetch_done_q;        // LAST fetched: nothing more to fetch
-  logic [BeatW-1:0]     fetch_req_q, fetch_rsp_q;
+  logic [31:0]          fetch_addr_q, fetch_index_q, fetch_addr_d, fetch_index_d;
+  logic                 fetch_done_q, fetch_done_d;  // LAST fetched: nothing more to fetch
+  logic [BeatW-1:0]     fetch_req_q, fetch_rsp_q, fetch_req_d, fetch_rsp_d;
   logic [DescBytes*8-1:0] desc_bits_q;
-  logic                 decode_q;            // desc_bits_q complete, decode this cycle
+  logic                 decode_q, decode_d;  // desc_bits_q complete, decode this cycle
   job_t                 next_q;
-  logic                 next_valid_q;
-  logic [31:0]          last_index_q;
+  logic                 next_valid_q, next_valid_d;
+  logic [31:0]          last_index_q, last_index_d;
 
   logic fetching;
   assign fetching = state_q == StRun && !fetch_done_q && !next_valid_q && !decode_q;
@@ -113,7 +114,7 @@ module npu_cmd
   logic [47:0] w_words;
   logic        bad_opcode, bad_field, taps, chain_out, chain_in;
   // The previous descriptor of the chain, for the CHAIN_IN rules.
-  logic        prev_chain_out_q;
+  logic        prev_chain_out_q, prev_chain_out_d;
   logic [15:0] prev_out_inner_q, prev_out_count1_q, prev_out_count2_q;
 
   // Helpers look at some fields of their tensors only.
@@ -209,65 +210,96 @@ module npu_cmd
     decoded.w_words  = w_words[31:0];
   end
 
-  logic fetch_fire;
+  logic fetch_fire, desc_we, next_load;
   assign fetch_fire = req_valid_o && req_ready_i && !req_write_o;
+  assign desc_we    = rsp_valid_i && fetching;
+  // A valid descriptor moves on to next_q (an invalid one faults).
+  assign next_load  = state_q == StRun && decode_q && !bad_opcode && !bad_field;
 
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      fetch_addr_q  <= '0;
-      fetch_index_q <= '0;
-      fetch_done_q  <= 1'b0;
-      fetch_req_q   <= '0;
-      fetch_rsp_q   <= '0;
-      decode_q      <= 1'b0;
-      next_valid_q  <= 1'b0;
-      last_index_q  <= '0;
-      prev_chain_out_q <= 1'b0;
-    end else if (state_q != StRun) begin
-      prev_chain_out_q <= 1'b0;
-      fetch_addr_q  <= queue_base_i;
-      fetch_index_q <= '0;
-      fetch_done_q  <= 1'b0;
-      fetch_req_q   <= '0;
-      fetch_rsp_q   <= '0;
-      decode_q      <= 1'b0;
-      next_valid_q  <= 1'b0;
+  always_comb begin
+    fetch_addr_d     = fetch_addr_q;
+    fetch_index_d    = fetch_index_q;
+    fetch_done_d     = fetch_done_q;
+    fetch_req_d      = fetch_req_q;
+    fetch_rsp_d      = fetch_rsp_q;
+    decode_d         = decode_q;
+    next_valid_d     = next_valid_q;
+    last_index_d     = last_index_q;
+    prev_chain_out_d = prev_chain_out_q;
+    if (state_q != StRun) begin
+      // Ready for the next job: fetching starts at QUEUE_BASE.
+      fetch_addr_d     = queue_base_i;
+      fetch_index_d    = '0;
+      fetch_done_d     = 1'b0;
+      fetch_req_d      = '0;
+      fetch_rsp_d      = '0;
+      decode_d         = 1'b0;
+      next_valid_d     = 1'b0;
+      prev_chain_out_d = 1'b0;
     end else begin
       if (fetch_fire) begin
-        fetch_req_q <= fetch_req_q + 1'b1;
+        fetch_req_d = fetch_req_q + 1'b1;
       end
-      if (rsp_valid_i && fetching) begin
-        fetch_rsp_q <= fetch_rsp_q + 1'b1;
+      if (desc_we) begin
+        fetch_rsp_d = fetch_rsp_q + 1'b1;
         if (fetch_rsp_q == BeatW'(DescBeats - 1)) begin
-          decode_q <= 1'b1;
+          decode_d = 1'b1;
         end
       end
-      if (decode_q && !bad_opcode && !bad_field) begin
-        decode_q      <= 1'b0;
-        next_valid_q  <= 1'b1;
-        next_q        <= decoded;
-        fetch_req_q   <= '0;
-        fetch_rsp_q   <= '0;
-        fetch_addr_q  <= fetch_addr_q + DescBytes;
-        fetch_index_q <= fetch_index_q + 1;
-        prev_chain_out_q  <= chain_out;
-        prev_out_inner_q  <= d.out.inner;
-        prev_out_count1_q <= d.out.count1;
-        prev_out_count2_q <= d.out.count2;
+      if (next_load) begin
+        decode_d         = 1'b0;
+        next_valid_d     = 1'b1;
+        fetch_req_d      = '0;
+        fetch_rsp_d      = '0;
+        fetch_addr_d     = fetch_addr_q + DescBytes;
+        fetch_index_d    = fetch_index_q + 1;
+        prev_chain_out_d = chain_out;
         if (d.flags[FlagLastBit]) begin
-          fetch_done_q <= 1'b1;
-          last_index_q <= fetch_index_q;
+          fetch_done_d = 1'b1;
+          last_index_d = fetch_index_q;
         end
       end
       if (load_take) begin
-        next_valid_q <= 1'b0;
+        next_valid_d = 1'b0;
       end
     end
   end
 
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      fetch_addr_q     <= '0;
+      fetch_index_q    <= '0;
+      fetch_done_q     <= 1'b0;
+      fetch_req_q      <= '0;
+      fetch_rsp_q      <= '0;
+      decode_q         <= 1'b0;
+      next_valid_q     <= 1'b0;
+      last_index_q     <= '0;
+      prev_chain_out_q <= 1'b0;
+    end else begin
+      fetch_addr_q     <= fetch_addr_d;
+      fetch_index_q    <= fetch_index_d;
+      fetch_done_q     <= fetch_done_d;
+      fetch_req_q      <= fetch_req_d;
+      fetch_rsp_q      <= fetch_rsp_d;
+      decode_q         <= decode_d;
+      next_valid_q     <= next_valid_d;
+      last_index_q     <= last_index_d;
+      prev_chain_out_q <= prev_chain_out_d;
+    end
+  end
+
+  // The descriptor's beats as they arrive, and the decoded descriptor with what the CHAIN_IN
+  // rules need of it.
   always_ff @(posedge clk_i) begin
-    if (rsp_valid_i && fetching) begin
+    if (desc_we) begin
       desc_bits_q[32'(fetch_rsp_q) * VecBits +: VecBits] <= rsp_data_i;
+    end
+    if (next_load) begin
+      next_q            <= decoded;
+      prev_out_inner_q  <= d.out.inner;
+      prev_out_count1_q <= d.out.count1;
+      prev_out_count2_q <= d.out.count2;
     end
   end
 
@@ -280,9 +312,9 @@ module npu_cmd
     LdLoaded
   } load_state_e;
 
-  load_state_e load_state_q;
+  load_state_e load_state_q, load_state_d;
   job_t        load_q;
-  logic        buf_toggle_q;
+  logic        buf_toggle_q, buf_toggle_d;
   logic        load_take;
 
   // A FENCE descriptor loads once every earlier descriptor has retired.
@@ -293,37 +325,49 @@ module npu_cmd
   // A CHAIN_IN descriptor's input is written into its buffer by the previous descriptor.
   assign needs_load = op_uses_a(load_q.desc.opcode) && !load_q.desc.flags[FlagChainInBit];
 
+  always_comb begin
+    load_state_d = load_state_q;
+    buf_toggle_d = buf_toggle_q;
+    if (state_q != StRun) begin
+      load_state_d = LdEmpty;
+      buf_toggle_d = 1'b0;
+    end else begin
+      unique case (load_state_q)
+        LdEmpty: begin
+          if (load_take) begin
+            buf_toggle_d = ~buf_toggle_q;
+            load_state_d = LdStart;
+          end
+        end
+        LdStart: load_state_d = needs_load ? LdBusy : LdLoaded;
+        LdBusy: begin
+          if (!load_busy_i) begin
+            load_state_d = LdLoaded;
+          end
+        end
+        LdLoaded: begin
+          if (compute_ready_i) begin
+            load_state_d = LdEmpty;
+          end
+        end
+        default: load_state_d = LdEmpty;
+      endcase
+    end
+  end
+
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       load_state_q <= LdEmpty;
       buf_toggle_q <= 1'b0;
       load_q       <= '0;
-    end else if (state_q != StRun) begin
-      load_state_q <= LdEmpty;
-      buf_toggle_q <= 1'b0;
     end else begin
-      unique case (load_state_q)
-        LdEmpty: begin
-          if (load_take) begin
-            load_q         <= next_q;
-            load_q.buf_sel <= buf_toggle_q;
-            buf_toggle_q   <= ~buf_toggle_q;
-            load_state_q   <= LdStart;
-          end
-        end
-        LdStart: load_state_q <= needs_load ? LdBusy : LdLoaded;
-        LdBusy: begin
-          if (!load_busy_i) begin
-            load_state_q <= LdLoaded;
-          end
-        end
-        LdLoaded: begin
-          if (compute_ready_i) begin
-            load_state_q <= LdEmpty;
-          end
-        end
-        default: load_state_q <= LdEmpty;
-      endcase
+      load_state_q <= load_state_d;
+      buf_toggle_q <= buf_toggle_d;
+      // The descriptor, in the buffer it loads into.
+      if (load_take) begin
+        load_q         <= next_q;
+        load_q.buf_sel <= buf_toggle_q;
+      end
     end
   end
 
@@ -338,7 +382,7 @@ module npu_cmd
   // ------------------------------------------------------------------------------------------
   // Job state, errors, watchdog, completion record.
   logic [RecBytes*8-1:0]  record;
-  logic [$clog2(RecBeats+1)-1:0] rec_beat_q;
+  logic [$clog2(RecBeats+1)-1:0] rec_beat_q, rec_beat_d;
   logic                   job_finished;
   logic                   fault_any;
   logic [7:0]             fault_code;
@@ -385,9 +429,82 @@ module npu_cmd
   logic doorbell_ok;
   assign doorbell_ok = queue_base_i[3:0] == '0 && completion_addr_i[3:0] == '0;
 
-  logic rec_fire;
+  logic rec_fire, rec_last;
   assign rec_fire = req_valid_o && req_ready_i && req_write_o;
+  // The record's last beat is written (or, outside the window, skipped: not a second fault).
+  assign rec_last = fault_i || (rec_fire && 32'(rec_beat_q) == RecBeats - 1);
 
+  always_comb begin
+    state_d      = state_q;
+    tag_d        = tag_q;
+    desc_done_d  = desc_done_q;
+    cycles_d     = cycles_q;
+    watchdog_d   = watchdog_q;
+    error_code_d = error_code_q;
+    error_desc_d = error_desc_q;
+    error_addr_d = error_addr_q;
+    rec_beat_d   = rec_beat_q;
+    unique case (state_q)
+      StIdle: begin
+        if (doorbell_i) begin
+          tag_d       = doorbell_tag_i;
+          desc_done_d = '0;
+          cycles_d    = '0;
+          watchdog_d  = '0;
+          rec_beat_d  = '0;
+          if (doorbell_ok) begin
+            state_d = StRun;
+          end else begin
+            error_code_d = ErrBadQueue;
+            error_desc_d = '0;
+            error_addr_d = queue_base_i;
+            state_d      = StHalted;  // no record: its address is the bad one
+          end
+        end
+      end
+      StRun: begin
+        cycles_d   = cycles_q + 1;
+        watchdog_d = compute_retire_i ? '0 : watchdog_q + 1;
+        if (compute_retire_i) begin
+          desc_done_d = desc_done_q + 1;
+        end
+        if (fault_any) begin
+          error_code_d = fault_code;
+          error_desc_d = fault_desc;
+          error_addr_d = fault_addr;
+          state_d      = StAbort;
+        end else if (job_finished) begin
+          state_d = StRecord;
+        end
+      end
+      StAbort: begin
+        if (!reads_pending_i) begin
+          state_d = StRecord;
+        end
+      end
+      StRecord: begin
+        if (rec_fire) begin
+          rec_beat_d = rec_beat_q + 1'b1;
+        end
+        if (rec_last) begin
+          state_d = error_code_q == ErrNone ? StIdle : StHalted;
+        end
+      end
+      StHalted: ;
+      StResetting: begin
+        if (!reads_pending_i) begin
+          state_d      = StIdle;
+          error_code_d = ErrNone;
+          error_desc_d = '0;
+          error_addr_d = '0;
+          desc_done_d  = '0;
+        end
+      end
+      default: state_d = StIdle;
+    endcase
+  end
+
+  // A soft reset (a register write) preempts whatever the job does, like a reset of the state.
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       state_q      <= StIdle;
@@ -402,67 +519,15 @@ module npu_cmd
     end else if (soft_reset_i) begin
       state_q <= StResetting;
     end else begin
-      if (state_q == StRun) begin
-        cycles_q <= cycles_q + 1;
-      end
-      unique case (state_q)
-        StIdle: begin
-          if (doorbell_i) begin
-            tag_q       <= doorbell_tag_i;
-            desc_done_q <= '0;
-            cycles_q    <= '0;
-            watchdog_q  <= '0;
-            rec_beat_q  <= '0;
-            if (doorbell_ok) begin
-              state_q <= StRun;
-            end else begin
-              error_code_q <= ErrBadQueue;
-              error_desc_q <= '0;
-              error_addr_q <= queue_base_i;
-              state_q      <= StHalted;  // no record: its address is the bad one
-            end
-          end
-        end
-        StRun: begin
-          watchdog_q <= compute_retire_i ? '0 : watchdog_q + 1;
-          if (compute_retire_i) begin
-            desc_done_q <= desc_done_q + 1;
-          end
-          if (fault_any) begin
-            error_code_q <= fault_code;
-            error_desc_q <= fault_desc;
-            error_addr_q <= fault_addr;
-            state_q      <= StAbort;
-          end else if (job_finished) begin
-            state_q <= StRecord;
-          end
-        end
-        StAbort: begin
-          if (!reads_pending_i) begin
-            state_q <= StRecord;
-          end
-        end
-        StRecord: begin
-          // A record outside the window is skipped, not a second fault.
-          if (rec_fire) begin
-            rec_beat_q <= rec_beat_q + 1'b1;
-          end
-          if (fault_i || (rec_fire && 32'(rec_beat_q) == RecBeats - 1)) begin
-            state_q <= error_code_q == ErrNone ? StIdle : StHalted;
-          end
-        end
-        StHalted: ;
-        StResetting: begin
-          if (!reads_pending_i) begin
-            state_q      <= StIdle;
-            error_code_q <= ErrNone;
-            error_desc_q <= '0;
-            error_addr_q <= '0;
-            desc_done_q  <= '0;
-          end
-        end
-        default: state_q <= StIdle;
-      endcase
+      state_q      <= state_d;
+      tag_q        <= tag_d;
+      desc_done_q  <= desc_done_d;
+      cycles_q     <= cycles_d;
+      watchdog_q   <= watchdog_d;
+      error_code_q <= error_code_d;
+      error_desc_q <= error_desc_d;
+      error_addr_q <= error_addr_d;
+      rec_beat_q   <= rec_beat_d;
     end
   end
 
@@ -498,10 +563,8 @@ module npu_cmd
   assign error_code_o = error_code_q;
   assign error_desc_o = error_desc_q;
   assign error_addr_o = error_addr_q;
-  assign irq_done_o   = state_q == StRecord && error_code_q == ErrNone &&
-                        (fault_i || (rec_fire && 32'(rec_beat_q) == RecBeats - 1));
-  assign irq_error_o  = (state_q == StRecord && error_code_q != ErrNone &&
-                         (fault_i || (rec_fire && 32'(rec_beat_q) == RecBeats - 1))) ||
+  assign irq_done_o   = state_q == StRecord && error_code_q == ErrNone && rec_last;
+  assign irq_error_o  = (state_q == StRecord && error_code_q != ErrNone && rec_last) ||
                         (state_q == StIdle && doorbell_i && !doorbell_ok);
 
   // Busy cycles in which the compute stage has nothing to do, by cause.
@@ -515,16 +578,25 @@ module npu_cmd
   // a CHAIN_IN descriptor starts right after a CHAIN_OUT producer, in the other buffer (the one
   // the producer's drain writes); a producer is never LAST and is always followed by its
   // consumer; only array operations produce and only a CONV consumes.
-  logic started_chain_out_q, started_buf_sel_q;
+  logic started_chain_out_q, started_buf_sel_q, started_chain_out_d, started_buf_sel_d;
+  always_comb begin
+    started_chain_out_d = started_chain_out_q;
+    started_buf_sel_d   = started_buf_sel_q;
+    if (state_q != StRun) begin
+      started_chain_out_d = 1'b0;
+    end else if (compute_start_o) begin
+      started_chain_out_d = compute_job_o.desc.flags[FlagChainOutBit];
+      started_buf_sel_d   = compute_job_o.buf_sel;
+    end
+  end
+
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       started_chain_out_q <= 1'b0;
       started_buf_sel_q   <= 1'b0;
-    end else if (state_q != StRun) begin
-      started_chain_out_q <= 1'b0;
-    end else if (compute_start_o) begin
-      started_chain_out_q <= compute_job_o.desc.flags[FlagChainOutBit];
-      started_buf_sel_q   <= compute_job_o.buf_sel;
+    end else begin
+      started_chain_out_q <= started_chain_out_d;
+      started_buf_sel_q   <= started_buf_sel_d;
     end
   end
 

@@ -35,6 +35,52 @@ package npu_core_pkg;
     logic         buf_sel;    // scratchpad buffer, set by the load stage
   } job_t;
 
+  // The compute stage (npu_compute and its units).
+  // Types of the array-valued ports between the units. Verilator connects two ports of the same
+  // declared type by sharing one variable, but copies an array between ports whose types are
+  // equal yet declared apart, every cycle: declare such ports with these.
+  typedef logic signed [8:0]          act_t;          // an input byte, widened, zero point off
+  typedef logic [ArrayRows-1:0][8:0]  act_vec_t;      // one input vector of the array
+  typedef logic [ArrayCols-1:0][8:0]  wload_row_t;    // one row of weights
+  typedef act_t                       act_lanes_t  [Vec];
+  typedef act_t                       act_grid_t   [ArrayRows][ArrayCols];  // TAPS: one per PE
+  typedef logic                       row_bits_t   [ArrayRows];
+  typedef logic [31:0]                word_lanes_t [Vec];   // int32 per lane
+  typedef logic [5:0]                 shift_lanes_t [Vec];
+  typedef logic                       spad_re_t    [DwTapPorts];
+  typedef logic [SpadAw-1:0]          spad_addr_t  [DwTapPorts];
+  typedef logic [VecBits-1:0]         spad_data_t  [DwTapPorts];
+
+  // An output-channel block in an accumulator bank: what the drain needs to empty it. The feeder
+  // fills one in when it claims the bank (npu_accum keeps it), the drain copies it when it starts.
+  typedef struct packed {
+    tensor_t           out;         // this block's channels of the output
+    logic [31:0]       p_count;
+    logic [31:0]       index;
+    logic [7:0]        opcode;
+    logic [8:0]        zero_point;
+    logic [8:0]        act_min;
+    logic [8:0]        act_max;
+    logic              last;        // the descriptor retires after this block
+    logic              chain;       // CHAIN_OUT: drain into the next descriptor's buffer
+    logic [SpadAw-1:0] chain_addr;  // there: the word of pixel 0 of this block
+    logic [15:0]       chain_wpr;   // words per pixel there
+  } bank_job_t;
+
+  // What travels with one vector from the feeder through the array (or past it, for pooling) to
+  // the accumulators.
+  typedef struct packed {
+    logic             valid;
+    logic [AccAw-1:0] p;
+    logic             bank;
+    logic             tag;
+    logic             first;      // first K step: overwrite the accumulator
+    logic             bank_done;  // last vector of the bank
+    logic             pool;       // to the accumulators directly
+    logic             maxpool;    // MAXPOOL (else AVGPOOL), for the accumulators
+    logic             pad;        // position outside the input (pooling skips it)
+  } vec_meta_t;
+
   // x * multiplier * 2^(shift - 31) with TFLite's double rounding, bit-exact with
   // multiplyByQuantizedMultiplier() in golden/FixedPoint.h (npu_requant.sv pipelines the same
   // steps). shift must be in [-31, 31].

@@ -5,7 +5,8 @@
 // Requests are beat-sized and beat-aligned (Vec bytes); writes carry byte strobes and get no
 // response (the memory applies them in order with reads). A request outside
 // [window_base_i, window_limit_i) is never issued: it raises fault_o and stays pending until the
-// command processor flushes the clients.
+// command processor flushes the clients. A request the memory does not take at once stays on the
+// port, unchanged, until it does (valid/ready): the grant holds while the memory stalls.
 module npu_mem_arb
   import npu_core_pkg::*;
 #(
@@ -52,22 +53,27 @@ module npu_mem_arb
   logic [NumClients-1:0] eligible;
   assign eligible = req_valid_i & (req_write_i | {NumClients{route_ready}});
 
-  // Round robin starting at rr_q.
-  logic [ClientW-1:0] rr_q, grant;
-  logic               any;
+  // Round robin starting at rr_q; while the memory stalls a request, its client keeps the grant.
+  logic [ClientW-1:0] rr_q, rr_d, rr_grant, grant;
+  logic               rr_any, any;
+  logic               lock_q, lock_d;
+  logic [ClientW-1:0] lock_client_q;
 
   always_comb begin
-    grant = rr_q;
-    any   = 1'b0;
+    rr_grant = rr_q;
+    rr_any   = 1'b0;
     for (int unsigned k = 0; k < NumClients; k++) begin
       logic [ClientW-1:0] c;
       c = ClientW'((32'(rr_q) + k) % NumClients);
-      if (!any && eligible[c]) begin
-        grant = c;
-        any   = 1'b1;
+      if (!rr_any && eligible[c]) begin
+        rr_grant = c;
+        rr_any   = 1'b1;
       end
     end
   end
+
+  assign grant = lock_q ? lock_client_q : rr_grant;
+  assign any   = lock_q ? eligible[lock_client_q] : rr_any;
 
   // Window check on the chosen beat (16-byte granularity registers, beat-aligned addresses).
   logic [31:0] addr;
@@ -95,11 +101,18 @@ module npu_mem_arb
   assign fault_client_o = grant;
   assign fault_addr_o   = addr;
 
+  assign rr_d   = accepted ? ClientW'((32'(grant) + 1) % NumClients) : rr_q;
+  assign lock_d = mem_req_valid_o && !mem_req_ready_i;
+
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      rr_q <= '0;
-    end else if (accepted) begin
-      rr_q <= ClientW'((32'(grant) + 1) % NumClients);
+      rr_q          <= '0;
+      lock_q        <= 1'b0;
+      lock_client_q <= '0;
+    end else begin
+      rr_q          <= rr_d;
+      lock_q        <= lock_d;
+      lock_client_q <= grant;
     end
   end
 
@@ -147,12 +160,13 @@ module npu_mem_arb
       else $error("memory client %0d changed or dropped a request before it was taken", c);
   end
 
-  // The memory port: a request stays valid until the memory takes it (unless flushed or the next
-  // pending beat is outside the window). Its address may change while the memory stalls: a
-  // client nearer the round-robin pointer that becomes ready meanwhile goes first.
+  // The memory port: a request stays valid, unchanged, until the memory takes it (unless the
+  // clients are flushed).
   a_mem_req_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      mem_req_valid_o && !mem_req_ready_i |=> mem_req_valid_o || flush_i || fault_o)
-    else $error("memory request dropped before the memory took it");
+      mem_req_valid_o && !mem_req_ready_i |=> flush_i ||
+      (mem_req_valid_o && $stable(mem_req_write_o) && $stable(mem_req_addr_o) &&
+       (!mem_req_write_o || ($stable(mem_req_wdata_o) && $stable(mem_req_wstrb_o)))))
+    else $error("memory request dropped or changed before the memory took it");
   // Read responses come in order, one per read the memory took.
   a_rsp_has_read: assert property (@(posedge clk_i) disable iff (!rst_ni)
       mem_rsp_valid_i |-> route_valid)

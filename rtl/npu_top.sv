@@ -204,9 +204,9 @@ module npu_top
   logic               spad_we    [2];
   logic [SpadAw-1:0]  spad_waddr [2];
   logic [VecBits-1:0] spad_wdata [2];
-  logic               spad_re    [DwTapPorts];
-  logic [SpadAw-1:0]  spad_raddr [DwTapPorts];
-  logic [VecBits-1:0] spad_rdata [DwTapPorts];
+  spad_re_t           spad_re;
+  spad_addr_t         spad_raddr;
+  spad_data_t         spad_rdata;
 
   npu_dma_load u_dma_load (
     .clk_i,

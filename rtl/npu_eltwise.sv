@@ -1,0 +1,247 @@
+// Element-wise unit of the compute stage: ADD, MUL and LUT descriptors.
+//
+// Once the drain is idle it starts the store job, loads the table (LUT: the descriptor's
+// 256-byte stream) and reads the buffer word by word (ADD and MUL: A, then B, of each word), a
+// word's lanes computed in two stages into a small result FIFO: ADD and MUL results go through
+// npu_compute's requantizer, LUT bytes straight to the store. The descriptor is done once its
+// last word is stored.
+module npu_eltwise
+  import npu_pkg::*;
+  import npu_core_pkg::*;
+(
+  input  logic                  clk_i,
+  input  logic                  rst_ni,
+  input  logic                  flush_i,
+
+  // The descriptor: start_i when npu_compute takes an element-wise descriptor; job_i is that
+  // descriptor from the next cycle on.
+  input  logic                  start_i,
+  input  job_t                  job_i,
+  output logic                  active_o,     // its results own the requantizer and the store
+  output logic                  done_o,       // its last word is stored
+
+  input  logic                  drain_idle_i,
+  output logic                  st_start_o,
+  input  logic                  st_busy_i,
+
+  // The table stream.
+  input  logic                  ws_valid_i,
+  output logic                  ws_ready_o,
+  input  logic [VecBits-1:0]    ws_data_i,
+
+  // Scratchpad port 0, lent by the feeder while reading_o.
+  output logic                  reading_o,
+  output logic [SpadAw-1:0]     spad_raddr_o,
+  input  logic [VecBits-1:0]    spad_rdata_i,
+
+  // Results: ADD and MUL values to requantize (res_valid_o, rq_ready_i), LUT words to store
+  // (res_valid_o, st_ready_i).
+  output logic                  res_valid_o,
+  output logic [Vec*32-1:0]     res_data_o,
+  output logic [VecBits-1:0]    lut_data_o,
+  input  logic                  rq_ready_i,
+  input  logic                  rq_busy_i,
+  input  logic                  st_ready_i
+);
+
+  localparam int unsigned TableWords = 256 / Vec;
+
+  typedef enum logic [2:0] {
+    ElIdle,
+    ElWait,
+    ElTable,
+    ElRun,
+    ElDone
+  } elem_state_e;
+
+  desc_t dq;
+  assign dq = job_i.desc;
+
+  logic two, is_lut;
+  assign two    = op_uses_b(dq.opcode);  // two reads per word (ADD, MUL)
+  assign is_lut = dq.opcode == OpLut;
+
+  elem_state_e state_q, state_d;
+  logic [31:0] word_q, word_d;          // next word to read
+  logic        second_q, second_d;      // reading B of the word
+  logic [2:0]  inflight_q, inflight_d;  // words read but not yet in the result FIFO
+  logic [7:0]  table_word_q, table_word_d;
+
+  logic can_start, table_take, table_done, issue, all_issued, finished;
+  logic fifo_valid, fifo_take;
+  logic [2:0] fifo_count;
+
+  assign can_start  = state_q == ElWait && drain_idle_i;
+  assign table_take = state_q == ElTable && ws_valid_i && 32'(table_word_q) < TableWords;
+  assign table_done = state_q == ElTable && 32'(table_word_q) == TableWords;
+  assign issue      = state_q == ElRun && word_q != job_i.a_words &&
+                      (second_q || 32'(fifo_count) + 32'(inflight_q) < 4);
+  assign all_issued = state_q == ElRun && word_q == job_i.a_words;
+  assign finished   = state_q == ElDone && inflight_q == '0 && !fifo_valid && !rq_busy_i &&
+                      !st_busy_i;
+
+  always_comb begin
+    state_d = state_q;
+    unique case (state_q)
+      ElIdle:  if (start_i)    state_d = ElWait;
+      ElWait:  if (can_start)  state_d = is_lut ? ElTable : ElRun;
+      ElTable: if (table_done) state_d = ElRun;
+      ElRun:   if (all_issued) state_d = ElDone;
+      ElDone:  if (finished)   state_d = ElIdle;
+      default: state_d = ElIdle;
+    endcase
+  end
+
+  always_comb begin
+    word_d       = word_q;
+    second_d     = second_q;
+    table_word_d = table_word_q;
+    if (state_q == ElIdle) begin
+      word_d       = '0;
+      second_d     = 1'b0;
+      table_word_d = '0;
+    end else begin
+      if (table_take) begin
+        table_word_d = table_word_q + 1;
+      end
+      if (issue) begin
+        if (two && !second_q) begin
+          second_d = 1'b1;
+        end else begin
+          second_d = 1'b0;
+          word_d   = word_q + 1;
+        end
+      end
+    end
+  end
+
+  // ------------------------------------------------------------------------------------------
+  // Pipeline: e1 = data of the read issued last cycle (A is held until its B), e2 = the word's
+  // result.
+  logic               e1_valid_q, e1_valid_d, e1_b_q, e1_b_d, e2_valid_q, e2_valid_d;
+  logic               e1_last;
+  logic [VecBits-1:0] e1_a_q;
+  logic [Vec*32-1:0]  e2_value_q, e2_value_d;  // a 32-bit value per lane
+  logic [7:0]         lut_q [256];
+
+  assign e1_last = e1_valid_q && (e1_b_q || !two);
+
+  assign e1_valid_d = issue;
+  assign e1_b_d     = second_q;
+  assign e2_valid_d = e1_last;
+  assign inflight_d = inflight_q + 3'(issue && (second_q || !two)) - 3'(e2_valid_q);
+
+  // A word's lanes; only computed for a word's last read.
+  always_comb begin
+    e2_value_d = '0;
+    if (e1_last) begin
+      for (int unsigned l = 0; l < Vec; l++) begin
+        logic [7:0]         a_byte, b_byte;
+        logic signed [31:0] a_c, b_c;
+        a_byte = two ? e1_a_q[l*8 +: 8] : spad_rdata_i[l*8 +: 8];
+        b_byte = spad_rdata_i[l*8 +: 8];
+        a_c = 32'(widen(a_byte, dq.a_signed)) - 32'(signed'(dq.a_zero_point));
+        b_c = 32'(widen(b_byte, dq.b_signed)) - 32'(signed'(dq.b_zero_point));
+        unique case (dq.opcode)
+          OpAdd: e2_value_d[l*32 +: 32] =
+              mul_by_quantized_multiplier(32'(a_c) << dq.left_shift, dq.a_multiplier, dq.a_shift) +
+              mul_by_quantized_multiplier(32'(b_c) << dq.left_shift, dq.b_multiplier, dq.b_shift);
+          OpMul:   e2_value_d[l*32 +: 32] = 32'(a_c * b_c);
+          default: e2_value_d[l*32 +: 32] = {24'd0, lut_q[a_byte]};
+        endcase
+      end
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      state_q      <= ElIdle;
+      word_q       <= '0;
+      second_q     <= 1'b0;
+      table_word_q <= '0;
+      inflight_q   <= '0;
+      e1_valid_q   <= 1'b0;
+      e1_b_q       <= 1'b0;
+      e2_valid_q   <= 1'b0;
+    end else if (flush_i) begin
+      state_q      <= ElIdle;
+      word_q       <= '0;
+      second_q     <= 1'b0;
+      table_word_q <= '0;
+      inflight_q   <= '0;
+      e1_valid_q   <= 1'b0;
+      e2_valid_q   <= 1'b0;
+    end else begin
+      state_q      <= state_d;
+      word_q       <= word_d;
+      second_q     <= second_d;
+      table_word_q <= table_word_d;
+      inflight_q   <= inflight_d;
+      e1_valid_q   <= e1_valid_d;
+      e1_b_q       <= e1_b_d;
+      e2_valid_q   <= e2_valid_d;
+    end
+  end
+
+  // Datapath registers and the table (written a stream word at a time).
+  logic [7:0] lut_wbase;
+  assign lut_wbase = 8'(32'(table_word_q) * Vec);
+
+  always_ff @(posedge clk_i) begin
+    if (e1_valid_q && !e1_b_q) begin
+      e1_a_q <= spad_rdata_i;
+    end
+    if (e1_last) begin
+      e2_value_q <= e2_value_d;
+    end
+    if (table_take) begin
+      for (int unsigned b = 0; b < Vec; b++) begin
+        lut_q[lut_wbase + 8'(b)] <= ws_data_i[b*8 +: 8];
+      end
+    end
+  end
+
+  // ------------------------------------------------------------------------------------------
+  // Results wait in a small FIFO; the credit check above keeps it from overflowing.
+  logic fifo_in_ready;
+
+  npu_fifo #(
+    .Width(Vec * 32),
+    .Depth(4)
+  ) u_fifo (
+    .clk_i,
+    .rst_ni,
+    .flush_i,
+    .in_valid_i (e2_valid_q),
+    .in_ready_o (fifo_in_ready),
+    .in_data_i  (e2_value_q),
+    .out_valid_o(fifo_valid),
+    .out_ready_i(fifo_take),
+    .out_data_o (res_data_o),
+    .count_o    (fifo_count)
+  );
+
+  assign fifo_take = fifo_valid && (is_lut ? st_ready_i : rq_ready_i) && active_o;
+
+  always_comb begin
+    for (int unsigned l = 0; l < Vec; l++) begin
+      lut_data_o[l*8 +: 8] = res_data_o[l*32 +: 8];
+    end
+  end
+
+  // ------------------------------------------------------------------------------------------
+  // Outputs.
+  assign active_o     = state_q == ElRun || state_q == ElDone;
+  assign done_o       = finished;
+  assign st_start_o   = can_start;
+  assign ws_ready_o   = table_take;
+  assign res_valid_o  = fifo_valid;
+  assign reading_o    = state_q == ElRun;
+  assign spad_raddr_o = (job_i.buf_sel ? SpadAw'(SpadWords) : '0) +
+                        SpadAw'(word_q + (second_q ? job_i.a_words : 32'd0));
+
+  // The unit reads few fields of its job; results carry their credit in the count.
+  logic unused_signals;
+  assign unused_signals = ^{job_i, dq, fifo_in_ready};
+
+endmodule

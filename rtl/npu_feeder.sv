@@ -1,0 +1,572 @@
+// Feeder of the compute stage: runs a window descriptor's loops and feeds the array (or, for
+// pooling, the accumulators) one vector per cycle.
+//
+// Loops: output-channel blocks (nb) x K steps (kt: kernel taps, and input-channel words for CONV)
+// x the tile's output pixels (p). Each block first claims an accumulator bank (block s uses bank
+// s % 2); a block's vectors issue once the weight loader has written its weights (array
+// operations) and, for CHAIN_IN, once the producer's drain has written the input word.
+// Three stages: 1 computes the input position (implicit im2col with padding), 2 reads the
+// scratchpad, 3 subtracts the zero point and zeroes padding and lanes past the channel count.
+//
+// DWCONV with the TAPS flag puts kernel tap t = ky*KW + kx on array row t and channel c on
+// column c (the depthwise weights themselves are the stationary block). Each cycle the feeder
+// steps one output pixel ox and reads, per kernel row ky and phase f < STRIDE_W, the word of
+// input column ox*STRIDE_W + f (one scratchpad port each). Row t needs column
+// ox*STRIDE_W + kx, which is phase kx % STRIDE_W of step ox + kx / STRIDE_W; the pixel reaches
+// row t t cycles after row 0, so that word is delayed t - kx / STRIDE_W cycles: each port's words
+// go down a delay line and row t reads entry t - kx / STRIDE_W of its port's line. Output rows
+// are extended by (KW-1) / STRIDE_W steps so the last pixels get their right-hand taps.
+module npu_feeder
+  import npu_pkg::*;
+  import npu_core_pkg::*;
+(
+  input  logic                      clk_i,
+  input  logic                      rst_ni,
+  input  logic                      flush_i,
+
+  // The descriptor: start_i when npu_compute takes a window descriptor; job_i is that
+  // descriptor from the next cycle on.
+  input  logic                      start_i,
+  input  job_t                      job_i,
+  output logic                      done_o,         // its last vector issues
+
+  // Accumulator banks (npu_accum): the feeder claims them in order.
+  input  logic [1:0]                bank_busy_i,
+  output logic                      claim_o,
+  output logic                      claim_bank_o,
+  output bank_job_t                 claim_job_o,
+  output logic [15:0]               seq_o,          // number of the current or next block
+
+  // Weight loader: blocks are numbered in issue order; the array's weight buffer is bit 0.
+  output logic [15:0]               block_o,
+  input  logic [15:0]               ld_block_i,     // blocks whose weights are written
+  output logic                      block_end_o,    // the current block's last vector issues
+
+  // CHAIN_IN: input words the producer's drain has written.
+  input  logic [31:0]               chain_written_i,
+
+  output spad_re_t                  spad_re_o,
+  output spad_addr_t                spad_raddr_o,
+  input  spad_data_t                spad_rdata_i,
+
+  // The array (weight-stationary and TAPS inputs) and the accumulators.
+  output act_vec_t                  act_o,
+  output vec_meta_t                 meta_o,
+  output act_lanes_t                pool_act_o,
+  output logic                      dw_mode_o,
+  output act_grid_t                 dw_act_o,
+  output row_bits_t                 dw_tag_o,
+  input  logic                      array_out_i,    // a vector leaves the array
+
+  output logic                      issue_o,
+  output logic [15:0]               perf_macs_o,
+  output logic                      perf_array_active_o,
+  output logic                      perf_stall_weight_o,
+  output logic                      perf_stall_output_o
+);
+
+  typedef enum logic [1:0] {
+    FdIdle,
+    FdNbStart,
+    FdStream
+  } feed_state_e;
+
+  desc_t dq;
+  assign dq = job_i.desc;
+
+  logic is_array, is_pool, is_dw, is_taps, is_chain_in;
+  assign is_array    = op_uses_array(dq.opcode);
+  // Window operations off the array (pooling) take the feeder's values to the accumulators.
+  assign is_pool     = op_is_window(dq.opcode) && !op_uses_array(dq.opcode);
+  assign is_dw       = dq.opcode != OpConv;  // the input word follows nb (DWCONV, pooling)
+  assign is_taps     = dq.opcode == OpDwconv && dq.flags[FlagTapsBit];
+  assign is_chain_in = dq.flags[FlagChainInBit];
+
+  // ------------------------------------------------------------------------------------------
+  // Loop counters.
+  feed_state_e state_q, state_d;
+  logic [15:0] nb_q, kt_q, ky_q, kx_q, cb_q, oy_q, ox_q;
+  logic [15:0] nb_d, kt_d, ky_d, kx_d, cb_d, oy_d, ox_d;
+  logic [31:0] p_q, p_d;
+  logic [15:0] block_q, block_d;  // global block numbers (the array buffer is bit 0)
+  logic [15:0] seq_q, seq_d;      // global block numbers of the accumulator banks (bank is bit 0)
+  // Input word of the block (K step x pixels + pixel, as a CHAIN_OUT drain numbers its writes).
+  logic [31:0] word_q, word_d;
+  logic [7:0]  inflight_q, inflight_d;  // vectors in the feeder and the array
+
+  logic last_p, last_kt, last_nb, block_ready, chain_ready, issue;
+  logic taps_row_end, taps_last, step_valid, last_step;
+  assign last_p       = p_q + 1 == job_i.p_count;
+  // TAPS steps are the row's output pixels plus (KW - 1) / STRIDE_W for the last ones'
+  // right-hand taps.
+  assign taps_row_end = 32'(ox_q) + 1 ==
+                        32'(dq.out.count1) + (32'(dq.kernel_w) - 1) / 32'(dq.stride_w);
+  assign taps_last    = taps_row_end && oy_q + 1 == dq.out.count2;
+  assign step_valid   = !is_taps || ox_q < dq.out.count1;
+  assign last_step    = is_taps ? taps_last : last_p;
+  assign last_kt      = kt_q + 1 == job_i.kt_count;
+  assign last_nb      = nb_q + 1 == job_i.nb_count;
+  assign block_ready  = !is_array || ld_block_i != block_q;
+  assign chain_ready  = !is_chain_in || word_q < chain_written_i;
+  assign issue        = state_q == FdStream && block_ready && chain_ready;
+
+  // The array changes mode (weight-stationary / TAPS) and pooling starts only on an empty array.
+  // So does a TAPS shape (the ports' and rows' configuration) change.
+  logic        nb_go, same_array_mode, bank;
+  logic        array_dw_q, array_dw_d;
+  logic [23:0] taps_shape_q, taps_shape_d;  // KERNEL_H, KERNEL_W, STRIDE_W of the TAPS setup
+  assign bank            = seq_q[0];
+  assign same_array_mode = is_array && is_taps == array_dw_q &&
+                           (!is_taps || taps_shape_q == {dq.kernel_h, dq.kernel_w, dq.stride_w});
+  assign nb_go           = state_q == FdNbStart && !bank_busy_i[bank] &&
+                           (same_array_mode || inflight_q == '0);
+
+  always_comb begin
+    state_d = state_q;
+    nb_d    = nb_q;
+    kt_d    = kt_q;
+    ky_d    = ky_q;
+    kx_d    = kx_q;
+    cb_d    = cb_q;
+    oy_d    = oy_q;
+    ox_d    = ox_q;
+    p_d     = p_q;
+    block_d = block_q;
+    seq_d   = seq_q;
+    word_d  = word_q;
+    unique case (state_q)
+      FdIdle: begin
+        if (start_i) begin
+          nb_d    = '0;
+          state_d = FdNbStart;
+        end
+      end
+      FdNbStart: begin
+        if (nb_go) begin
+          kt_d    = '0;
+          ky_d    = '0;
+          kx_d    = '0;
+          cb_d    = '0;
+          oy_d    = '0;
+          ox_d    = '0;
+          p_d     = '0;
+          word_d  = '0;
+          state_d = FdStream;
+        end
+      end
+      FdStream: begin
+        if (issue) begin
+          word_d = word_q + 1;
+          if (!last_step) begin
+            if (step_valid) begin
+              p_d = p_q + 1;
+            end
+            if (is_taps ? taps_row_end : ox_q + 1 == dq.out.count1) begin
+              ox_d = '0;
+              oy_d = oy_q + 1;
+            end else begin
+              ox_d = ox_q + 1;
+            end
+          end else begin
+            p_d  = '0;
+            ox_d = '0;
+            oy_d = '0;
+            if (is_array) begin
+              block_d = block_q + 1;
+            end
+            if (!last_kt) begin
+              kt_d = kt_q + 1;
+              if (!is_dw && cb_q + 1 != job_i.a_wpr) begin
+                cb_d = cb_q + 1;
+              end else begin
+                cb_d = '0;
+                if (kx_q + 1 == 16'(dq.kernel_w)) begin
+                  kx_d = '0;
+                  ky_d = ky_q + 1;
+                end else begin
+                  kx_d = kx_q + 1;
+                end
+              end
+            end else begin
+              seq_d   = seq_q + 1;
+              nb_d    = nb_q + 1;
+              state_d = last_nb ? FdIdle : FdNbStart;
+            end
+          end
+        end
+      end
+      default: state_d = FdIdle;
+    endcase
+  end
+
+  assign done_o      = issue && last_step && last_kt && last_nb;
+  assign block_end_o = issue && is_array && last_step;
+
+  // Vectors between the feeder's first stage and the array's output: the array changes mode only
+  // when there are none.
+  assign inflight_d = inflight_q + 8'(issue && is_array && step_valid) - 8'(array_out_i);
+
+  // Lanes of the current input word and of the current output block that hold real channels.
+  logic [15:0] in_lanes, out_lanes;
+  always_comb begin
+    logic [15:0] in_base, out_base;
+    in_base   = (is_dw ? nb_q : cb_q) << VecIdxW;
+    out_base  = nb_q << VecIdxW;
+    in_lanes  = dq.a.inner - in_base > 16'(Vec) ? 16'(Vec) : dq.a.inner - in_base;
+    out_lanes = dq.out.inner - out_base > 16'(Vec) ? 16'(Vec) : dq.out.inner - out_base;
+  end
+
+  // The block's bank job, for the drain.
+  assign claim_o      = nb_go;
+  assign claim_bank_o = bank;
+  always_comb begin
+    claim_job_o.out        = '{addr:    dq.out.addr + (32'(nb_q) << VecIdxW),
+                               inner:   out_lanes,
+                               count1:  dq.out.count1,
+                               stride1: dq.out.stride1,
+                               count2:  dq.out.count2,
+                               count3:  16'd1,
+                               stride2: dq.out.stride2,
+                               stride3: '0};
+    claim_job_o.p_count    = job_i.p_count;
+    claim_job_o.index      = job_i.index;
+    claim_job_o.opcode     = dq.opcode;
+    claim_job_o.zero_point = dq.out_zero_point;
+    claim_job_o.act_min    = dq.act_min;
+    claim_job_o.act_max    = dq.act_max;
+    claim_job_o.last       = last_nb;
+    claim_job_o.chain      = dq.flags[FlagChainOutBit];
+    claim_job_o.chain_addr = (job_i.buf_sel ? '0 : SpadAw'(SpadWords)) + SpadAw'(nb_q);
+    claim_job_o.chain_wpr  = job_i.nb_count;
+  end
+
+  assign seq_o   = seq_q;
+  assign block_o = block_q;
+
+  // ------------------------------------------------------------------------------------------
+  // Array mode and the TAPS configuration of read ports and array rows, set when a block starts.
+  localparam int unsigned PortW  = DwTapPorts > 1 ? $clog2(DwTapPorts) : 1;
+  localparam int unsigned DelayW = $clog2(ArrayRows);
+
+  typedef struct packed {
+    logic       on;     // the port serves a kernel row
+    logic [7:0] ky;
+    logic [7:0] phase;
+  } port_cfg_t;
+
+  typedef struct packed {
+    logic              on;     // the row holds a tap
+    logic [PortW-1:0]  port;   // the port feeding it
+    logic [DelayW-1:0] delay;  // its delay in cycles: the entry of the delay line it reads
+  } row_cfg_t;
+
+  logic                            taps_load;
+  port_cfg_t [DwTapPorts-1:0]      port_cfg_q, port_cfg_d;
+  row_cfg_t  [ArrayRows-1:0]       row_cfg_q, row_cfg_d;
+
+  assign array_dw_d = nb_go && is_array ? is_taps : array_dw_q;
+  assign taps_load  = nb_go && is_taps;
+
+  // Computed only while loading: the divisions would cost simulation time every cycle.
+  always_comb begin
+    logic [31:0] ky, kx;
+    ky           = '0;
+    kx           = '0;
+    taps_shape_d = '0;
+    port_cfg_d   = '0;
+    row_cfg_d    = '0;
+    if (taps_load) begin
+      taps_shape_d = {dq.kernel_h, dq.kernel_w, dq.stride_w};
+      for (int unsigned k = 0; k < DwTapPorts; k++) begin
+        port_cfg_d[k].on    = k / 32'(dq.stride_w) < 32'(dq.kernel_h);
+        port_cfg_d[k].ky    = 8'(k / 32'(dq.stride_w));
+        port_cfg_d[k].phase = 8'(k % 32'(dq.stride_w));
+      end
+      for (int unsigned r = 0; r < ArrayRows; r++) begin
+        ky                 = r / 32'(dq.kernel_w);
+        kx                 = r % 32'(dq.kernel_w);
+        row_cfg_d[r].on    = ky < 32'(dq.kernel_h);
+        row_cfg_d[r].port  = PortW'(ky * 32'(dq.stride_w) + kx % 32'(dq.stride_w));
+        row_cfg_d[r].delay = DelayW'(r - kx / 32'(dq.stride_w));
+      end
+    end
+  end
+
+  // ------------------------------------------------------------------------------------------
+  // Stage 1: the input position; stage 2: the scratchpad read; stage 3: the vector.
+  vec_meta_t          s1_q, s2_q, s3_q, s1_d, s2_d, s3_d;
+  logic signed [17:0] s1_iy_q, s1_ix_q, s1_iy_d, s1_ix_d;
+  logic [15:0]        s1_word_q, s1_word_d, s1_lanes_q, s2_lanes_q, s2_lanes_d;
+  // A's type and zero point travel with the vectors: the next descriptor may start while this
+  // one's last vectors are still in stages 2 and 3.
+  logic               s1_a_signed_q, s2_a_signed_q;
+  logic signed [8:0]  s1_a_zero_q, s2_a_zero_q;
+  act_lanes_t         s3_act_q, s3_act_d;
+  logic               in_bounds;
+  logic [31:0]        win_addr;
+
+  always_comb begin
+    s1_d           = '0;
+    s1_d.valid     = issue && step_valid;
+    s1_d.p         = AccAw'(p_q);
+    s1_d.bank      = bank;
+    s1_d.tag       = block_q[0];
+    s1_d.first     = kt_q == '0;
+    s1_d.bank_done = is_taps ? oy_q + 1 == dq.out.count2 && ox_q + 1 == dq.out.count1
+                             : last_p && last_kt;
+    s1_d.pool      = is_pool;
+    s1_d.maxpool   = dq.opcode == OpMaxpool;
+    s2_d           = s1_q;
+    s2_d.pad       = !in_bounds;
+    s3_d           = s2_q;
+  end
+
+  assign s1_iy_d = 18'(signed'({1'b0, oy_q}) * signed'({1'b0, dq.stride_h}) +
+                       signed'({1'b0, ky_q}) * signed'({1'b0, dq.dilation_h}) -
+                       18'(signed'({1'b0, dq.pad_top})));
+  assign s1_ix_d = 18'(signed'({1'b0, ox_q}) * signed'({1'b0, dq.stride_w}) +
+                       signed'({1'b0, kx_q}) * signed'({1'b0, dq.dilation_w}) -
+                       18'(signed'({1'b0, dq.pad_left})));
+
+  assign s1_word_d = is_dw ? nb_q : cb_q;
+
+  assign in_bounds  = !s1_iy_q[17] && !s1_ix_q[17] && s1_iy_q < 18'(dq.a.count2) &&
+                      s1_ix_q < 18'(dq.a.count1);
+  assign win_addr   = (32'(s1_iy_q) * 32'(dq.a.count1) + 32'(s1_ix_q)) * 32'(job_i.a_wpr) +
+                      32'(s1_word_q);
+  assign s2_lanes_d = in_bounds ? s1_lanes_q : '0;
+
+  always_comb begin
+    for (int unsigned l = 0; l < Vec; l++) begin
+      s3_act_d[l] = '0;
+      if (s2_q.valid) begin
+        if (s2_q.pool) begin
+          s3_act_d[l] = widen(spad_rdata_i[0][l*8 +: 8], s2_a_signed_q);
+        end else if (32'(l) < 32'(s2_lanes_q)) begin
+          s3_act_d[l] = widen(spad_rdata_i[0][l*8 +: 8], s2_a_signed_q) - s2_a_zero_q;
+        end
+      end
+    end
+  end
+
+  // ------------------------------------------------------------------------------------------
+  // TAPS words: one per kernel row and phase (port k = ky * STRIDE_W + f), through a delay line
+  // per port; array row r takes the word of its port delayed by its delay.
+  logic               s1_step_q, s1_tag_q, s2_tag_q, tw_tag_q;
+  logic [15:0]        s2_word_lanes_q;
+  logic [31:0]        tap_addr [DwTapPorts];
+  logic               tap_inb  [DwTapPorts];
+  logic               s2_inb_q [DwTapPorts];
+  act_t               tw_q     [DwTapPorts][Vec];
+  act_t               tw_d     [DwTapPorts][Vec];
+  act_t               tdel_q   [DwTapPorts][ArrayRows][Vec];
+  logic               tdel_tag_q [DwTapPorts][ArrayRows];
+
+  always_comb begin
+    for (int unsigned k = 0; k < DwTapPorts; k++) begin
+      logic signed [17:0] iy, ix;
+      iy          = '0;
+      ix          = '0;
+      tap_addr[k] = '0;
+      tap_inb[k]  = 1'b0;
+      if (array_dw_q) begin
+        iy          = s1_iy_q + 18'(32'(port_cfg_q[k].ky) * 32'(dq.dilation_h));
+        ix          = s1_ix_q + 18'(port_cfg_q[k].phase);
+        tap_inb[k]  = !iy[17] && !ix[17] && iy < 18'(dq.a.count2) &&
+                      ix < 18'(dq.a.count1) && port_cfg_q[k].on;
+        tap_addr[k] = (32'(iy) * 32'(dq.a.count1) + 32'(ix)) * 32'(job_i.a_wpr) +
+                      32'(s1_word_q);
+      end
+    end
+  end
+
+  // The ports' words (zero point subtracted, padding zeroed) and the rows' operands, only in TAPS
+  // mode: the delay lines hold still otherwise, and the array ignores its TAPS inputs.
+  always_comb begin
+    for (int unsigned k = 0; k < DwTapPorts; k++) begin
+      for (int unsigned l = 0; l < Vec; l++) begin
+        tw_d[k][l] = '0;
+      end
+    end
+    for (int unsigned r = 0; r < ArrayRows; r++) begin
+      for (int unsigned l = 0; l < Vec; l++) begin
+        dw_act_o[r][l] = '0;
+      end
+      dw_tag_o[r] = 1'b0;
+    end
+    if (array_dw_q) begin
+      for (int unsigned k = 0; k < DwTapPorts; k++) begin
+        for (int unsigned l = 0; l < Vec; l++) begin
+          tw_d[k][l] = s2_inb_q[k] && 32'(l) < 32'(s2_word_lanes_q)
+                           ? widen(spad_rdata_i[k][l*8 +: 8], s2_a_signed_q) - s2_a_zero_q
+                           : '0;
+        end
+      end
+      for (int unsigned r = 0; r < ArrayRows; r++) begin
+        if (row_cfg_q[r].on) begin
+          dw_act_o[r] = tdel_q[row_cfg_q[r].port][row_cfg_q[r].delay];
+          dw_tag_o[r] = tdel_tag_q[row_cfg_q[r].port][row_cfg_q[r].delay];
+        end
+      end
+    end
+  end
+
+  // ------------------------------------------------------------------------------------------
+  // Registers. A flush (an abort or a soft reset) clears the control state like a reset; the loop
+  // counters keep their values (every block starts by clearing them).
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      state_q    <= FdIdle;
+      nb_q       <= '0;
+      kt_q       <= '0;
+      ky_q       <= '0;
+      kx_q       <= '0;
+      cb_q       <= '0;
+      oy_q       <= '0;
+      ox_q       <= '0;
+      p_q        <= '0;
+      block_q    <= '0;
+      seq_q      <= '0;
+      word_q     <= '0;
+      inflight_q <= '0;
+      s1_q       <= '0;
+      s2_q       <= '0;
+      s3_q       <= '0;
+    end else if (flush_i) begin
+      state_q    <= FdIdle;
+      block_q    <= '0;
+      seq_q      <= '0;
+      inflight_q <= '0;
+      s1_q       <= '0;
+      s2_q       <= '0;
+      s3_q       <= '0;
+    end else begin
+      state_q    <= state_d;
+      nb_q       <= nb_d;
+      kt_q       <= kt_d;
+      ky_q       <= ky_d;
+      kx_q       <= kx_d;
+      cb_q       <= cb_d;
+      oy_q       <= oy_d;
+      ox_q       <= ox_d;
+      p_q        <= p_d;
+      block_q    <= block_d;
+      seq_q      <= seq_d;
+      word_q     <= word_d;
+      inflight_q <= inflight_d;
+      s1_q       <= s1_d;
+      s2_q       <= s2_d;
+      s3_q       <= s3_d;
+    end
+  end
+
+  // The array mode is kept through a flush, which empties the count of vectors in flight: the
+  // next block may set the mode at once.
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      array_dw_q <= 1'b0;
+    end else begin
+      array_dw_q <= array_dw_d;
+    end
+  end
+
+  // Datapath registers: no reset (the valid bits above say what they hold).
+  always_ff @(posedge clk_i) begin
+    if (issue) begin
+      s1_iy_q       <= s1_iy_d;
+      s1_ix_q       <= s1_ix_d;
+      s1_word_q     <= s1_word_d;
+      s1_lanes_q    <= in_lanes;
+      s1_a_signed_q <= dq.a_signed;
+      s1_a_zero_q   <= dq.a_zero_point;
+    end
+    s2_a_signed_q <= s1_a_signed_q;
+    s2_a_zero_q   <= s1_a_zero_q;
+    if (s1_q.valid) begin
+      s2_lanes_q <= s2_lanes_d;
+    end
+    s3_act_q <= s3_act_d;
+
+    s1_step_q <= issue;
+    s1_tag_q  <= block_q[0];
+    s2_tag_q  <= s1_tag_q;
+    if (s1_step_q) begin
+      s2_word_lanes_q <= s1_lanes_q;
+      s2_inb_q        <= tap_inb;
+    end
+    if (taps_load) begin
+      taps_shape_q <= taps_shape_d;
+      port_cfg_q   <= port_cfg_d;
+      row_cfg_q    <= row_cfg_d;
+    end
+    if (array_dw_q) begin
+      tw_tag_q <= s2_tag_q;
+      tw_q     <= tw_d;
+      // Delay lines: plain shift registers.
+      for (int unsigned k = 0; k < DwTapPorts; k++) begin
+        tdel_q[k][0]     <= tw_q[k];
+        tdel_tag_q[k][0] <= tw_tag_q;
+        for (int unsigned d = 1; d < ArrayRows; d++) begin
+          tdel_q[k][d]     <= tdel_q[k][d-1];
+          tdel_tag_q[k][d] <= tdel_tag_q[k][d-1];
+        end
+      end
+    end
+  end
+
+  // ------------------------------------------------------------------------------------------
+  // Outputs.
+  always_comb begin
+    for (int unsigned l = 0; l < Vec; l++) begin
+      act_o[l] = s3_q.valid && !s3_q.pool ? s3_act_q[l] : '0;
+    end
+  end
+  assign meta_o     = s3_q;
+  assign pool_act_o = s3_act_q;
+  assign dw_mode_o  = array_dw_q;
+
+  // Port 0 reads the window word (npu_compute lends it to element-wise operations); the others
+  // the TAPS words.
+  always_comb begin
+    spad_re_o[0]    = 1'b1;
+    spad_raddr_o[0] = (job_i.buf_sel ? SpadAw'(SpadWords) : '0) + SpadAw'(win_addr);
+    for (int unsigned k = 1; k < DwTapPorts; k++) begin
+      spad_re_o[k]    = tap_inb[k];
+      spad_raddr_o[k] = (job_i.buf_sel ? SpadAw'(SpadWords) : '0) + SpadAw'(tap_addr[k]);
+    end
+  end
+
+  assign issue_o = issue;
+
+  // Performance events.
+  always_comb begin
+    perf_macs_o = '0;
+    if (issue && is_array) begin
+      if (is_taps) begin
+        perf_macs_o = step_valid ? 16'(dq.kernel_h * dq.kernel_w) * out_lanes : '0;
+      end else begin
+        perf_macs_o = dq.opcode == OpDwconv ? out_lanes : 16'(in_lanes * out_lanes);
+      end
+    end
+  end
+  assign perf_array_active_o = issue && is_array;
+  assign perf_stall_weight_o = state_q == FdStream && !block_ready;
+  assign perf_stall_output_o = state_q == FdNbStart && !nb_go;
+
+  // Fields of the job other units use; the scratchpad index width drops the high bits; port 0
+  // of the TAPS address is the window address.
+  logic unused_signals;
+  assign unused_signals = ^{job_i, dq, win_addr[31:SpadAw], tap_addr[0], tap_inb[0]};
+
+`ifndef SYNTHESIS
+  // A CHAIN_IN consumer reads exactly the words its CHAIN_OUT producer's drain wrote: when it
+  // issues the last input word of an output-channel block, every word has been written and no
+  // more (the feeder only issues written words; a shape mismatch would leave some unread).
+  a_chain_in_reads_all: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      issue && is_chain_in && last_step && last_kt && !flush_i |->
+      chain_written_i == word_q + 1)
+    else $error("CHAIN_IN descriptor %0d read %0d words, its producer wrote %0d", job_i.index,
+                word_q + 1, chain_written_i);
+`endif
+
+endmodule
