@@ -338,9 +338,13 @@ class NpuDevice : public IDevice {
         operand.dimensions = dims;
         if (isScalarType(operand.type) && !dims.empty())
             return invalidArgument("allocate: dimensions for a scalar");
-        if (isExtension(operand.type) || hasUnknownDimensions(operand))
-            return invalidArgument("allocate: the buffer's shape ", toString(dims),
-                                   " is not fully specified (unsupported by this driver)");
+        // Valid requests this driver does not support are GENERAL_FAILURE, as the HAL says.
+        if (isExtension(operand.type))
+            return fail(ErrorStatus::GENERAL_FAILURE,
+                        "allocate: buffers of extension types are not supported by this driver");
+        if (hasUnknownDimensions(operand))
+            return fail(ErrorStatus::GENERAL_FAILURE, "allocate: the buffer's shape ",
+                        toString(dims), " is not fully specified (unsupported by this driver)");
         const uint64_t size = byteSize(operand.type, dims);
         if (size == 0 || size > (uint64_t{1} << 31))
             return invalidArgument("allocate: buffer of ", size, " bytes");

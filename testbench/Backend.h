@@ -31,14 +31,27 @@ class Backend {
     /// Whether every operation of the model's main graph can run on this backend.
     virtual Result<bool> supportsModel(const Model& model) = 0;
     virtual Result<std::unique_ptr<PreparedBackendModel>> prepare(const Model& model) = 0;
+    /// Whether executions report output shapes and accept short output buffers (the CTS
+    /// runner's dynamic-shape and insufficient-buffer variants need both).
+    virtual bool reportsOutputShapes() const { return true; }
 };
+
+/// The HAL execution path the `npu` backend runs each execution on.
+enum class ExecutionPath { SYNC, ASYNC, FENCED, BURST, REUSABLE };
+/// Where the `npu` backend's requests keep their tensors: the caller's shared memory, or
+/// driver-managed buffers (IDevice::allocate) filled with copyFrom and read with copyTo.
+enum class RequestMemory { SHARED, DEVICE };
+
+const char* nameOf(ExecutionPath path);
+const char* nameOf(RequestMemory memory);
 
 /// The Eigen golden reference executor on the CPU.
 std::unique_ptr<Backend> makeGoldenBackend();
 
 /// The driver on the NPU (the process's platform, HostRuntime.h's openNpu): supports a model
 /// when the driver supports every operation; requests go to the driver as they are.
-std::unique_ptr<Backend> makeNpuBackend();
+std::unique_ptr<Backend> makeNpuBackend(ExecutionPath path = ExecutionPath::SYNC,
+                                        RequestMemory memory = RequestMemory::SHARED);
 
 /// The host runtime (HostRuntime.h): the NPU where the driver supports an operation, the
 /// golden on the CPU for the rest, as Android's runtime partitions a model.

@@ -30,6 +30,8 @@ struct CtsOptions {
     unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
     bool verbose = false;
     uint64_t memoryLimitBytes = kDefaultMemoryLimitBytes;
+    std::string execution = "sync";  // npu backend: a HAL execution path, or all
+    std::string memory = "shared";   // npu backend: shared, device, or all
 };
 
 struct Tally {
@@ -40,14 +42,48 @@ struct Tally {
     size_t total() const { return passed + failed + unsupported; }
 };
 
-std::unique_ptr<Backend> makeBackend(const std::string& name) {
-    if (name == "golden") return makeGoldenBackend();
-    if (name == "npu") return makeNpuBackend();
-    if (name == "auto") return makeAutoBackend();
-    return nullptr;
+// The backends every test runs on: one, or for the npu backend one per execution path and
+// request memory asked for.
+std::vector<std::unique_ptr<Backend>> makeBackends(const CtsOptions& options) {
+    std::vector<std::unique_ptr<Backend>> backends;
+    if (options.backend == "golden") backends.push_back(makeGoldenBackend());
+    if (options.backend == "auto") backends.push_back(makeAutoBackend());
+    if (options.backend != "npu") return backends;
+    for (ExecutionPath path : {ExecutionPath::SYNC, ExecutionPath::ASYNC, ExecutionPath::FENCED,
+                               ExecutionPath::BURST, ExecutionPath::REUSABLE}) {
+        if (options.execution != "all" && options.execution != nameOf(path)) continue;
+        for (RequestMemory memory : {RequestMemory::SHARED, RequestMemory::DEVICE}) {
+            if (options.memory == "all" || options.memory == nameOf(memory))
+                backends.push_back(makeNpuBackend(path, memory));
+        }
+    }
+    return backends;
+}
+
+// A test on every backend: the first failure, else unsupported if one does not support it.
+CtsTestResult runOnEach(const std::vector<std::unique_ptr<Backend>>& backends, const CtsTest& test,
+                        const std::string& file, uint64_t memoryLimitBytes) {
+    CtsTestResult combined;
+    for (const auto& backend : backends) {
+        CtsTestResult r =
+            runCtsTest(*backend, test, file, kDefaultLoopTimeoutDuration, memoryLimitBytes);
+        if (backends.size() > 1 && r.verdict == Verdict::FAILED)
+            r.message = backend->name() + ": " + r.message;
+        const double seconds = combined.seconds + r.seconds;
+        if (&backend == &backends.front() || r.verdict == Verdict::FAILED ||
+            (r.verdict == Verdict::UNSUPPORTED && combined.verdict == Verdict::PASSED))
+            combined = std::move(r);
+        combined.seconds = seconds;
+        if (combined.verdict == Verdict::FAILED) break;
+    }
+    return combined;
 }
 
 int runCts(const CtsOptions& options) {
+    if (options.backend != "npu" && (options.execution != "sync" || options.memory != "shared")) {
+        std::cerr << "nncosim cts: --execution and --memory apply to --backend npu only\n";
+        return 2;
+    }
     auto files = findJsonFiles(options.paths);
     if (!files) {
         std::cerr << "nncosim cts: " << files.status().message << "\n";
@@ -61,7 +97,7 @@ int runCts(const CtsOptions& options) {
     const bool tty = isatty(STDERR_FILENO);
 
     auto worker = [&] {
-        auto backend = makeBackend(options.backend);
+        const auto backends = makeBackends(options);
         for (size_t f; (f = nextFile++) < files->size();) {
             auto file = readCtsFile((*files)[f]);
             if (!file) {
@@ -70,8 +106,7 @@ int runCts(const CtsOptions& options) {
             } else {
                 for (const CtsTest& test : file->tests) {
                     CtsTestResult r =
-                        runCtsTest(*backend, test, (*files)[f], kDefaultLoopTimeoutDuration,
-                                   options.memoryLimitBytes);
+                        runOnEach(backends, test, (*files)[f], options.memoryLimitBytes);
                     testsFailed += r.verdict == Verdict::FAILED;
                     ++testsDone;
                     if (options.verbose) {
@@ -169,6 +204,13 @@ void addCtsCommand(CLI::App& app) {
                     "Write the summary (totals, by_operation) as JSON");
     cmd->add_option("--junit", options->junitPath, "Write JUnit XML for CI");
     cmd->add_option("-j,--jobs", options->jobs, "Parallel workers")->check(CLI::Range(1u, 256u));
+    cmd->add_option("--execution", options->execution,
+                    "npu backend: the HAL execution path of every execution")
+        ->check(CLI::IsMember({"sync", "async", "fenced", "burst", "reusable", "all"}));
+    cmd->add_option("--memory", options->memory,
+                    "npu backend: request tensors in shared memory or in driver-allocated "
+                    "buffers (device)")
+        ->check(CLI::IsMember({"shared", "device", "all"}));
     addMemoryLimitOption(*cmd, options->memoryLimitBytes);
     cmd->add_flag("-v,--verbose", options->verbose, "Print every test's verdict");
     cmd->callback([options] { gExitStatus = runCts(*options); });
