@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "driver/ChainBuilder.h"
+#include "driver/CostModel.h"
 #include "model/FixedPoint.h"
 #include "model/NpuExtension.h"
 
@@ -384,20 +385,9 @@ std::optional<std::vector<uint32_t>> broadcastShape(const std::vector<uint32_t>&
     return out;
 }
 
-// Cycles a window descriptor (CONV, DWCONV, pooling) takes, roughly: its input load (none when
-// chained) and one vector per output pixel, output-channel block and K step.
+// Cycles a window descriptor takes: the cost model shared with the functional model.
 uint64_t windowCycles(const npu::Descriptor& d) {
-    const auto has = [&](npu::DescFlag f) { return (d.flags & static_cast<uint32_t>(f)) != 0; };
-    const uint64_t words = ceilDiv(d.a.inner, npu::kDramBusBytes);
-    const uint64_t load =
-        has(npu::DescFlag::CHAIN_IN) ? 0 : uint64_t{d.a.count1} * d.a.count2 * words;
-    const uint64_t pixels = uint64_t{d.out.count1} * d.out.count2;
-    const uint64_t blocks = ceilDiv(d.out.inner, kLanes);
-    const uint64_t taps = uint64_t{d.kernelH} * d.kernelW;
-    uint64_t steps = taps * words;  // pooling: every tap of every input word
-    if (d.opcode == npu::Opcode::CONV) steps = blocks * taps * words;
-    if (d.opcode == npu::Opcode::DWCONV) steps = blocks * (has(npu::DescFlag::TAPS) ? 1 : taps);
-    return load + pixels * steps + 40;
+    return estimateWindowCycles(d);
 }
 
 // ---------------------------------------------------------------------------------------------
