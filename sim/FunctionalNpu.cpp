@@ -209,18 +209,17 @@ bool loadTensor(const DmaPort& port, const TensorDesc& t, std::vector<uint8_t>* 
 }
 
 /// The weight stream's block parameters for output-channel block `nb` at `block`.
-struct BlockQuant {
-    uint32_t bias[kLanes];
-    int32_t multiplier[kLanes];
-    uint32_t shift[kLanes];
-};
+using BlockQuant = datapath::LaneQuant;
+static_assert(kLanes <= 64, "LaneQuant holds 64 lanes");
 
 BlockQuant blockQuant(const uint8_t* block) {
     BlockQuant q;
     for (uint32_t l = 0; l < kLanes; ++l) {
         std::memcpy(&q.bias[l], block + 4 * l, 4);
         std::memcpy(&q.multiplier[l], block + 4 * kBeat + 4 * l, 4);
-        q.shift[l] = block[8 * kBeat + l] & 0x3fu;
+        const datapath::SplitShift shift = datapath::splitShift(block[8 * kBeat + l] & 0x3fu);
+        q.left[l] = shift.left;
+        q.right[l] = shift.right;
     }
     return q;
 }
@@ -387,6 +386,7 @@ class Executor {
         std::vector<uint8_t> out(uint64_t{pixels} * nb * kBeat, 0);
         const uint32_t outRow = nb * kBeat;
 
+        prepareTaps();
         if (conv) {
             convolve(weights, input, rowBytes, out.data());
         } else if (dw) {
@@ -424,12 +424,19 @@ class Executor {
     /// Requantizes a block's accumulators into `out` (pixel-major rows of outRow bytes).
     void drain(const int32_t* acc, uint32_t count, const BlockQuant& q, uint8_t* out,
                uint32_t outRow) const {
-        for (uint32_t p = 0; p < count; ++p) {
-            for (uint32_t l = 0; l < kLanes; ++l) {
-                out[uint64_t{p} * outRow + l] = datapath::requantize(
-                    static_cast<uint32_t>(acc[p * kLanes + l]), q.bias[l], q.multiplier[l],
-                    q.shift[l], mD.outZeroPoint, mD.actMin, mD.actMax);
-            }
+        datapath::requantizeRows(acc, count, kLanes, q, mD.outZeroPoint, mD.actMin, mD.actMax, out,
+                                 outRow);
+    }
+
+    /// Tap t's offsets from an output pixel's (oy * STRIDE_H, ox * STRIDE_W).
+    void prepareTaps() {
+        const Descriptor& d = mD;
+        const uint32_t taps = d.kernelH * d.kernelW;
+        mTapY.resize(taps);
+        mTapX.resize(taps);
+        for (uint32_t t = 0; t < taps; ++t) {
+            mTapY[t] = int64_t{t / d.kernelW} * d.dilationH - d.padTop;
+            mTapX[t] = int64_t{t % d.kernelW} * d.dilationW - d.padLeft;
         }
     }
 
@@ -437,15 +444,17 @@ class Executor {
     /// feeder's 18-bit coordinates.
     int32_t position(uint32_t p, uint32_t t) const {
         const Descriptor& d = mD;
-        const uint32_t oy = p / d.out.count1, ox = p % d.out.count1;
-        const uint32_t ky = t / d.kernelW, kx = t % d.kernelW;
-        const int32_t iy =
-            coordinate18(int64_t{oy} * d.strideH + int64_t{ky} * d.dilationH - d.padTop);
-        const int32_t ix =
-            coordinate18(int64_t{ox} * d.strideW + int64_t{kx} * d.dilationW - d.padLeft);
-        const bool in = iy >= 0 && ix >= 0 && static_cast<uint32_t>(iy) < d.a.count2 &&
-                        static_cast<uint32_t>(ix) < d.a.count1;
-        return in ? iy * static_cast<int32_t>(d.a.count1) + ix : -1;
+        int64_t iy = int64_t{p / d.out.count1} * d.strideH + mTapY[t];
+        int64_t ix = int64_t{p % d.out.count1} * d.strideW + mTapX[t];
+        if (iy >= (1 << 17) || iy < -(1 << 17)) iy = coordinate18(iy);
+        if (ix >= (1 << 17) || ix < -(1 << 17)) ix = coordinate18(ix);
+        const bool in = iy >= 0 && ix >= 0 && iy < d.a.count2 && ix < d.a.count1;
+        return in ? static_cast<int32_t>(iy * d.a.count1 + ix) : -1;
+    }
+
+    /// position() of every tap of pixel p.
+    void positions(uint32_t p, int32_t* out) const {
+        for (uint32_t t = 0; t < mTapY.size(); ++t) out[t] = position(p, t);
     }
 
     void convolve(const std::vector<uint8_t>& weights, const uint8_t* input, uint32_t rowBytes,
@@ -484,20 +493,21 @@ class Executor {
         std::vector<int16_t> lut(256);
         for (int v = 0; v < 256; ++v) lut[v] = static_cast<int16_t>(act(static_cast<uint8_t>(v)));
         std::vector<int16_t> cols(uint64_t{kPixelChunk} * kEven);
+        std::vector<int32_t> pos(kTaps);
         std::vector<int32_t> acc(uint64_t{kPixelChunk} * kLanes);
         const uint32_t outRow = nb * kBeat;
         for (uint32_t p0 = 0; p0 < pixels; p0 += kPixelChunk) {
             const uint32_t count = std::min(kPixelChunk, pixels - p0);
             for (uint32_t i = 0; i < count; ++i) {
                 int16_t* row = cols.data() + uint64_t{i} * kEven;
+                positions(p0 + i, pos.data());
                 for (uint32_t t = 0; t < kTaps; ++t) {
-                    const int32_t pos = position(p0 + i, t);
                     int16_t* dst = row + uint64_t{t} * channels;
-                    if (pos < 0) {
+                    if (pos[t] < 0) {
                         std::fill(dst, dst + channels, 0);
                         continue;
                     }
-                    const uint8_t* src = input + uint64_t(pos) * rowBytes;
+                    const uint8_t* src = input + uint64_t(pos[t]) * rowBytes;
                     for (uint32_t c = 0; c < channels; ++c) dst[c] = lut[src[c]];
                 }
                 if (kEven != k) row[k] = 0;
@@ -524,6 +534,8 @@ class Executor {
         const uint32_t outRow = nb * kBeat;
         std::vector<uint32_t> acc(uint64_t{pixels} * kLanes);
         std::vector<int32_t> diag(uint64_t{kTaps} * kLanes);  // per tap, channel c's weight
+        std::vector<int32_t> pos(kTaps), lut(256);
+        for (int v = 0; v < 256; ++v) lut[v] = act(static_cast<uint8_t>(v));
         for (uint32_t b = 0; b < nb; ++b) {
             const uint8_t* block = weights.data() + b * blockBytes;
             const BlockQuant q = blockQuant(block);
@@ -548,17 +560,17 @@ class Executor {
             std::fill(acc.begin(), acc.end(), 0);
             for (uint32_t p = 0; p < pixels; ++p) {
                 uint32_t* sum = acc.data() + uint64_t{p} * kLanes;
+                positions(p, pos.data());
                 for (uint32_t t = 0; t < kTaps; ++t) {
-                    const int32_t pos = position(p, t);
-                    if (pos < 0) continue;
-                    const uint8_t* src = input + uint64_t(pos) * rowBytes + b * kBeat;
+                    if (pos[t] < 0) continue;
+                    const uint8_t* src = input + uint64_t(pos[t]) * rowBytes + b * kBeat;
                     if (taps || diagonal) {
                         const int32_t* wt = diag.data() + uint64_t{t} * kLanes;
                         for (uint32_t c = 0; c < lanes; ++c)
-                            sum[c] += static_cast<uint32_t>(act(src[c]) * wt[c]);
+                            sum[c] += static_cast<uint32_t>(lut[src[c]] * wt[c]);
                     } else {
                         for (uint32_t r = 0; r < lanes; ++r) {
-                            const int32_t x = act(src[r]);
+                            const int32_t x = lut[src[r]];
                             for (uint32_t c = 0; c < kLanes; ++c)
                                 sum[c] += static_cast<uint32_t>(x * blockWeight(t, r, c));
                         }
@@ -576,6 +588,7 @@ class Executor {
         const uint32_t nb = wordsOf(d.out.inner);
         const uint32_t pixels = d.out.count1 * d.out.count2;
         const uint32_t outRow = nb * kBeat;
+        std::vector<int32_t> pos(kTaps);
         for (uint32_t b = 0; b < nb; ++b) {
             const uint32_t lanes = std::min(kLanes, d.out.inner - b * kLanes);
             for (uint32_t p = 0; p < pixels; ++p) {
@@ -584,10 +597,10 @@ class Executor {
                 uint32_t sum[kLanes] = {};
                 uint32_t count = 0;
                 std::fill(best, best + kLanes, INT32_MIN);
+                positions(p, pos.data());
                 for (uint32_t t = 0; t < kTaps; ++t) {
-                    const int32_t pos = position(p, t);
-                    if (pos < 0) continue;
-                    const uint8_t* src = input + uint64_t(pos) * rowBytes + b * kBeat;
+                    if (pos[t] < 0) continue;
+                    const uint8_t* src = input + uint64_t(pos[t]) * rowBytes + b * kBeat;
                     for (uint32_t l = 0; l < lanes; ++l) {
                         const int32_t x = datapath::widen(src[l], d.aSigned);
                         best[l] = std::max(best[l], x);
@@ -613,9 +626,9 @@ class Executor {
         const uint32_t rowBytes = wordsOf(d.a.inner) * kBeat;
         const uint64_t rows = uint64_t{d.a.count1} * d.a.count2 * d.a.count3;
         std::vector<uint8_t> out(rows * rowBytes);
-        const uint32_t aShift = datapath::shiftBits(d.aShift),
-                       bShift = datapath::shiftBits(d.bShift),
-                       outShift = datapath::shiftBits(d.outShift);
+        const datapath::SplitShift aShift = datapath::splitShift(datapath::shiftBits(d.aShift)),
+                                   bShift = datapath::splitShift(datapath::shiftBits(d.bShift)),
+                                   outShift = datapath::splitShift(datapath::shiftBits(d.outShift));
         for (uint64_t i = 0; i < rows * rowBytes; ++i) {
             const uint8_t a = mA[i];
             if (d.opcode == Opcode::LUT) {
@@ -653,6 +666,7 @@ class Executor {
     DescriptorTrace* mTrace;
     Counts* mCounts;
     std::vector<uint8_t> mA, mB;
+    std::vector<int64_t> mTapY, mTapX;
 };
 
 void* allocateDram(uint64_t bytes) {

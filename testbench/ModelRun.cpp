@@ -654,7 +654,11 @@ Result<RunReport> runModel(const std::string& name, const Model& model,
     if (!outputs) return outputs.status();
     if (options.placement != Placement::kGolden) {
         auto npu = openNpu();
-        if (npu) report.clockPeriodPs = (*npu)->hardware->clockPeriodPs();
+        if (npu) {
+            report.clockPeriodPs = (*npu)->hardware->clockPeriodPs();
+            report.npu = sim::nameOf((*npu)->implementation);
+            report.cyclesEstimated = (*npu)->cyclesEstimated();
+        }
     }
     if (options.compareGolden) {
         std::vector<std::vector<TensorData>> goldenResults(model.main.operations.size());
@@ -702,11 +706,16 @@ std::string formatReport(const RunReport& r) {
     out << "model " << r.modelName << ": " << rec.operations.size() << " operations, backend "
         << r.backend << " (" << npuOps << " on the NPU, " << rec.operations.size() - npuOps
         << " on the CPU, " << rec.partitions.size()
-        << (rec.partitions.size() == 1 ? " partition" : " partitions") << ")\n\n";
+        << (rec.partitions.size() == 1 ? " partition" : " partitions") << ")\n";
+    if (r.cyclesEstimated) {
+        out << "NPU: the functional model (--npu func): cycles, utilization and device time are "
+               "the cost model's estimates, not measurements\n";
+    }
+    out << "\n";
 
     out << std::left << std::setw(5) << "  #" << std::setw(26) << "operation" << std::setw(9)
-        << "device" << std::right << std::setw(13) << "cycles" << std::setw(15) << "MACs"
-        << std::setw(8) << "util" << std::setw(13) << "DMA bytes"
+        << "device" << std::right << std::setw(13) << (r.cyclesEstimated ? "est. cycles" : "cycles")
+        << std::setw(15) << "MACs" << std::setw(8) << "util" << std::setw(13) << "DMA bytes"
         << "\n";
     for (const OperationRecord& op : rec.operations) {
         out << std::left << "  " << std::setw(3) << op.index << std::setw(26) << nameOf(op.type)
@@ -784,8 +793,10 @@ std::string formatReport(const RunReport& r) {
 
     out << "\ntotal: ";
     if (r.clockPeriodPs > 0) {
-        out << withCommas(rec.npuCycles) << " NPU cycles, device time " << std::fixed
-            << std::setprecision(3)
+        out << withCommas(rec.npuCycles)
+            << (r.cyclesEstimated ? " NPU cycles (estimated), device time "
+                                  : " NPU cycles, device time ")
+            << std::fixed << std::setprecision(3)
             << static_cast<double>(rec.npuCycles) * static_cast<double>(r.clockPeriodPs) * 1e-9
             << " ms at " << std::setprecision(0) << 1e6 / static_cast<double>(r.clockPeriodPs)
             << " MHz, utilization " << percent(npuTotal.utilization()) << ", ";
@@ -801,6 +812,7 @@ nlohmann::json reportJson(const RunReport& r) {
     nlohmann::json j;
     j["model"] = r.modelName;
     j["backend"] = r.backend;
+    if (!r.npu.empty()) j["npu"] = r.npu;
     j["verdict"] = !r.compared ? "not compared" : r.passed() ? "pass" : "fail";
     nlohmann::json ops = nlohmann::json::array();
     for (const OperationRecord& op : rec.operations) {
@@ -835,6 +847,7 @@ nlohmann::json reportJson(const RunReport& r) {
                    {"device_time_ns", static_cast<double>(rec.npuCycles) *
                                           static_cast<double>(r.clockPeriodPs) * 1e-3},
                    {"clock_period_ps", r.clockPeriodPs},
+                   {"cycles_estimated", r.cyclesEstimated},
                    {"macs", npuTotal.macs},
                    {"utilization", npuTotal.utilization()},
                    {"dma_bytes_read", npuTotal.dmaBytesRead},

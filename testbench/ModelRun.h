@@ -87,7 +87,9 @@ struct RunReport {
     std::string backend;
     ExecutionRecord record;
     double wallSeconds = 0.0;
-    uint64_t clockPeriodPs = 0;  ///< 0 when the NPU was not used
+    uint64_t clockPeriodPs = 0;    ///< 0 when the NPU was not used
+    std::string npu;               ///< "rtl" or "func" when the NPU was used
+    bool cyclesEstimated = false;  ///< the functional model's cycles: cost-model estimates
     bool compared = false;
     std::vector<TensorCheck> outputs;
     bool divergenceSearched = false;

@@ -18,6 +18,7 @@
 #include "testbench/CtsRunner.h"
 #include "testbench/JUnit.h"
 #include "testbench/commands/Commands.h"
+#include "testbench/runtime/HostRuntime.h"
 
 namespace nncosim::cli {
 namespace {
@@ -30,6 +31,7 @@ struct CtsOptions {
     unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
     bool verbose = false;
     uint64_t memoryLimitBytes = kDefaultMemoryLimitBytes;
+    std::string npu = "rtl";
 };
 
 struct Tally {
@@ -52,6 +54,13 @@ int runCts(const CtsOptions& options) {
     if (!files) {
         std::cerr << "nncosim cts: " << files.status().message << "\n";
         return 2;
+    }
+    if (options.backend != "golden") {
+        // The process's NPU, before any worker opens it.
+        if (auto npu = openNpu(platformFor(options.npu)); !npu) {
+            std::cerr << "nncosim cts: cannot open the NPU: " << npu.status().message << "\n";
+            return 2;
+        }
     }
     const auto start = std::chrono::steady_clock::now();
     std::vector<std::vector<CtsTestResult>> resultsPerFile(files->size());
@@ -128,8 +137,10 @@ int runCts(const CtsOptions& options) {
         byOperationJson[op] = {
             {"passed", t.passed}, {"failed", t.failed}, {"unsupported", t.unsupported}};
     }
-    std::cout << "\ncts (" << options.backend << "): " << total.total() << " tests, "
-              << total.passed << " passed, " << total.failed << " failed, " << total.unsupported
+    const std::string label =
+        options.backend + (options.backend == "golden" ? "" : ", --npu " + options.npu);
+    std::cout << "\ncts (" << label << "): " << total.total() << " tests, " << total.passed
+              << " passed, " << total.failed << " failed, " << total.unsupported
               << " unsupported in " << std::fixed << std::setprecision(1) << seconds << " s"
               << (unreadable.empty()
                       ? ""
@@ -137,10 +148,15 @@ int runCts(const CtsOptions& options) {
               << "\n";
 
     if (!options.summaryPath.empty()) {
-        nlohmann::json summary = {{"backend", options.backend},       {"total", total.total()},
-                                  {"passed", total.passed},           {"failed", total.failed},
-                                  {"unsupported", total.unsupported}, {"seconds", seconds},
-                                  {"by_operation", byOperationJson},  {"failures", failures}};
+        nlohmann::json summary = {{"backend", options.backend},
+                                  {"total", total.total()},
+                                  {"npu", options.backend == "golden" ? "" : options.npu},
+                                  {"passed", total.passed},
+                                  {"failed", total.failed},
+                                  {"unsupported", total.unsupported},
+                                  {"seconds", seconds},
+                                  {"by_operation", byOperationJson},
+                                  {"failures", failures}};
         std::ofstream out(options.summaryPath);
         out << summary.dump(2) << "\n";
         if (!out) {
@@ -170,6 +186,7 @@ void addCtsCommand(CLI::App& app) {
     cmd->add_option("--junit", options->junitPath, "Write JUnit XML for CI");
     cmd->add_option("-j,--jobs", options->jobs, "Parallel workers")->check(CLI::Range(1u, 256u));
     addMemoryLimitOption(*cmd, options->memoryLimitBytes);
+    addNpuOption(*cmd, options->npu);
     cmd->add_flag("-v,--verbose", options->verbose, "Print every test's verdict");
     cmd->callback([options] { gExitStatus = runCts(*options); });
 }

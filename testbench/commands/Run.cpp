@@ -1,5 +1,6 @@
-// `nncosim run MODEL.json|.tflite [--backend npu|auto|golden] [--compare golden|none]
-// [--waves DIR] [--json FILE] [--inputs file|random] [--seed S] [--fault SPEC]`: runs one model
+// `nncosim run MODEL.json|.tflite [--backend npu|auto|golden] [--npu rtl|func]
+// [--compare golden|none] [--waves DIR] [--json FILE] [--inputs file|random] [--seed S]
+// [--fault SPEC]`: runs one model
 // through the host runtime, compares it with the golden, names the first diverging operation
 // and dumps its waves (ModelRun.h).
 #include <fstream>
@@ -29,6 +30,7 @@ struct RunCommandOptions {
     uint64_t traceCycles = 0;
     uint64_t traceStart = 0;
     uint64_t memoryLimitBytes = kDefaultMemoryLimitBytes;
+    std::string npu = "rtl";
 };
 
 Placement placementOf(const std::string& backend) {
@@ -76,7 +78,14 @@ int runRun(const RunCommandOptions& options) {
     }
 
     // The platform is configured once per process: faults and the trace window go in first.
-    sim::PlatformConfig platform;
+    sim::PlatformConfig platform = platformFor(options.npu);
+    const bool functional = platform.npu == sim::NpuImplementation::kFunctional;
+    if (functional && (!options.fault.empty() || !options.tracePath.empty())) {
+        std::cerr << "nncosim run: " << (options.fault.empty() ? "--trace" : "--fault")
+                  << " needs the RTL (--npu rtl): the functional model has no signals and no "
+                     "injected faults\n";
+        return 2;
+    }
     RunOptions run;
     run.placement = placementOf(options.backend);
     run.compareGolden = options.compare == "golden";
@@ -95,6 +104,9 @@ int runRun(const RunCommandOptions& options) {
                      std::to_string(options.seed),
                      "--sample-cycles",
                      std::to_string(options.sampleCycles)};
+    // The waves of a divergence come from the RTL (a child process): the functional model's
+    // estimated cycles cannot place a window inside a repetition of this run.
+    if (functional) run.rerunArgs.clear();
     if (!options.fault.empty()) {
         auto fault = parseFaultSpec(options.fault);
         if (!fault) {
@@ -186,6 +198,7 @@ void addRunCommand(CLI::App& app) {
         ->capture_default_str();
     cmd->add_option("--seed", options->seed, "Seed of random inputs")->capture_default_str();
     addMemoryLimitOption(*cmd, options->memoryLimitBytes);
+    addNpuOption(*cmd, options->npu);
     cmd->add_option(
         "--fault", options->fault,
         "Make the hardware misbehave: write-bit:N[=0|1] (bit N of the NPU's DRAM write data stuck "

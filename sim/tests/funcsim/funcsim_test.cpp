@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstring>
+#include <random>
 #include <vector>
 
 #include "driver/Callbacks.h"
@@ -15,6 +16,7 @@
 #include "driver/NpuDevice.h"
 #include "golden/Executor.h"
 #include "model/Builder.h"
+#include "sim/FunctionalDatapath.h"
 #include "sim/FunctionalNpu.h"
 
 namespace nncosim::sim {
@@ -277,6 +279,52 @@ TEST_CASE("funcsim_driver_runs_a_model_without_systemc") {
     const uint8_t* device_out = (*pool)->data() + input.bytes.size();
     CHECK(std::vector<uint8_t>(device_out, device_out + 9 * 7 * 24) == (*golden)[0].bytes);
     CHECK(npu.get()->performanceCounters().macs == uint64_t{9} * 7 * 24 * 3 * 3 * 20);
+}
+
+}  // namespace nncosim::sim
+
+namespace nncosim::sim {
+
+TEST_CASE("funcsim_kernels_agree") {
+    // The AVX2 kernels (when the CPU has them) and the portable ones, on random operands over
+    // the fields' whole ranges.
+    std::mt19937 rng(11);
+    constexpr size_t kRows = 37, kK = 46, kCols = npu::kArrayCols;
+    std::vector<int16_t> a(kRows * kK), w(kK * kCols), packed(kK * kCols);
+    for (auto& v : a) v = static_cast<int16_t>(static_cast<int>(rng() % 512) - 256);
+    for (auto& v : w) v = static_cast<int16_t>(static_cast<int>(rng() % 512) - 256);
+    datapath::packPairs(w.data(), kK, packed.data());
+    datapath::LaneQuant q;
+    for (size_t l = 0; l < 64; ++l) {
+        q.bias[l] = static_cast<uint32_t>(rng());
+        q.multiplier[l] = l % 7 == 0 ? INT32_MIN : static_cast<int32_t>(rng());
+        const datapath::SplitShift shift = datapath::splitShift(static_cast<uint32_t>(rng() % 64));
+        q.left[l] = shift.left;
+        q.right[l] = shift.right;
+    }
+    std::vector<int32_t> fast(kRows * kCols), portable(kRows * kCols);
+    std::vector<uint8_t> fastOut(kRows * 20), portableOut(kRows * 20);
+    for (int round = 0; round < 2; ++round) {
+        auto& acc = round == 0 ? fast : portable;
+        auto& out = round == 0 ? fastOut : portableOut;
+        datapath::setPortableKernels(round == 1);
+        datapath::gemm(a.data(), kRows, kK, kK, packed.data(), acc.data());
+        acc[5] = INT32_MIN;  // any bias: extremes through the shifts and the saturation
+        datapath::requantizeRows(acc.data(), kRows, kCols, q, -17, -200, 180, out.data(), 20);
+    }
+    datapath::setPortableKernels(false);
+    CHECK(fast == portable);
+    CHECK(fastOut == portableOut);
+    // The portable GEMM against a plain triple loop.
+    for (size_t r = 0; r < kRows; ++r) {
+        for (size_t c = 0; c < kCols; ++c) {
+            uint32_t sum = 0;
+            for (size_t k = 0; k < kK; ++k)
+                sum += static_cast<uint32_t>(a[r * kK + k] * w[k * kCols + c]);
+            if (r * kCols + c != 5) CHECK(static_cast<int32_t>(sum) == portable[r * kCols + c]);
+        }
+    }
+    MESSAGE("AVX2 kernels " << (datapath::usingAvx2() ? "used" : "not available"));
 }
 
 }  // namespace nncosim::sim
