@@ -71,9 +71,17 @@ const char* nameOf(NpuImplementation npu);
 /// The implementation named `name` ("rtl", "func"), or nullopt.
 std::optional<NpuImplementation> npuImplementationFromName(std::string_view name);
 
+/// The RTL and the functional model together (sim/Cosim.h): jobs in lockstep, compared after
+/// every retired descriptor, and jobs started on the model and finished on the RTL.
+struct CosimOptions {
+    bool enabled = false;   ///< createPlatform returns a sim::CosimPlatform (npu must be kRtl)
+    bool lockstep = false;  ///< compare every descriptor the RTL retires with the model's
+};
+
 /// Configuration of the platform.
 struct PlatformConfig {
     NpuImplementation npu = NpuImplementation::kRtl;
+    CosimOptions cosim;
     uint64_t clockPeriodPs = 1000;      ///< 1 GHz
     uint64_t dramBytes = 256ull << 20;  ///< device DRAM size
     uint32_t dramLatencyCycles = 100;   ///< request to first data
@@ -91,9 +99,11 @@ Result<std::shared_ptr<driver::HardwareAccess>> createSystemCPlatform(
     const PlatformConfig& config = {});
 
 /// The one factory choosing the implementation: `config.npu` kRtl returns the SystemC platform
-/// (createSystemCPlatform, with its once-per-process rules); kFunctional a new functional model
-/// with the configuration's clock period and DRAM size. The functional model has no waveforms and
-/// no injected faults: asking it for either fails with INVALID_ARGUMENT.
+/// (createSystemCPlatform, with its once-per-process rules), or with `config.cosim.enabled` a
+/// sim::CosimPlatform around it and a functional model (one per process as well); kFunctional a
+/// new functional model with the configuration's clock period and DRAM size. The functional
+/// model has no waveforms and no injected faults, and co-simulation needs the RTL: asking
+/// kFunctional for any of them fails with INVALID_ARGUMENT.
 Result<std::shared_ptr<driver::HardwareAccess>> createPlatform(const PlatformConfig& config = {});
 
 }  // namespace nncosim::sim

@@ -1,4 +1,5 @@
 // The factory choosing the NPU's implementation (sim/Platform.h).
+#include "sim/Cosim.h"
 #include "sim/FunctionalNpu.h"
 #include "sim/Platform.h"
 
@@ -15,7 +16,16 @@ std::optional<NpuImplementation> npuImplementationFromName(std::string_view name
 }
 
 Result<std::shared_ptr<driver::HardwareAccess>> createPlatform(const PlatformConfig& config) {
+    if (config.npu == NpuImplementation::kRtl && config.cosim.enabled) {
+        auto cosim = CosimPlatform::create(config, config.cosim.lockstep);
+        if (!cosim) return cosim.status();
+        return std::shared_ptr<driver::HardwareAccess>(*cosim);
+    }
     if (config.npu == NpuImplementation::kRtl) return createSystemCPlatform(config);
+    if (config.cosim.enabled)
+        return invalidArgument(
+            "co-simulation runs the RTL beside the functional model: it needs "
+            "the RTL (--npu rtl)");
     if (config.trace.enabled)
         return invalidArgument("waveforms need the RTL: the functional model has no signals");
     if (config.fault.kind != FaultOptions::Kind::kNone)

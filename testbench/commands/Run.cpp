@@ -1,6 +1,6 @@
 // `nncosim run MODEL.json|.tflite [--backend npu|auto|golden] [--npu rtl|func]
 // [--compare golden|none] [--waves DIR] [--json FILE] [--inputs file|random] [--seed S]
-// [--fault SPEC]`: runs one model
+// [--fault SPEC] [--cosim] [--rtl-from OP]`: runs one model
 // through the host runtime, compares it with the golden, names the first diverging operation
 // and dumps its waves (ModelRun.h).
 #include <fstream>
@@ -31,6 +31,8 @@ struct RunCommandOptions {
     uint64_t traceStart = 0;
     uint64_t memoryLimitBytes = kDefaultMemoryLimitBytes;
     std::string npu = "rtl";
+    bool cosim = false;
+    std::string rtlFrom;
 };
 
 Placement placementOf(const std::string& backend) {
@@ -80,6 +82,27 @@ int runRun(const RunCommandOptions& options) {
     // The platform is configured once per process: faults and the trace window go in first.
     sim::PlatformConfig platform = platformFor(options.npu);
     const bool functional = platform.npu == sim::NpuImplementation::kFunctional;
+    if (functional && (options.cosim || !options.rtlFrom.empty())) {
+        std::cerr << "nncosim run: " << (options.cosim ? "--cosim" : "--rtl-from")
+                  << " runs the RTL beside the functional model: it needs --npu rtl\n";
+        return 2;
+    }
+    if ((options.cosim || !options.rtlFrom.empty()) && options.backend == "golden") {
+        std::cerr << "nncosim run: " << (options.cosim ? "--cosim" : "--rtl-from")
+                  << " needs the NPU (--backend npu or auto)\n";
+        return 2;
+    }
+    std::optional<uint32_t> rtlFrom;
+    if (!options.rtlFrom.empty()) {
+        auto op = resolveOperation(test->model, options.rtlFrom);
+        if (!op) {
+            std::cerr << "nncosim run: " << op.status().message << "\n";
+            return 2;
+        }
+        rtlFrom = *op;
+    }
+    platform.cosim.enabled = options.cosim || rtlFrom.has_value();
+    platform.cosim.lockstep = options.cosim;
     if (functional && (!options.fault.empty() || !options.tracePath.empty())) {
         std::cerr << "nncosim run: " << (options.fault.empty() ? "--trace" : "--fault")
                   << " needs the RTL (--npu rtl): the functional model has no signals and no "
@@ -87,6 +110,8 @@ int runRun(const RunCommandOptions& options) {
         return 2;
     }
     RunOptions run;
+    run.cosim = options.cosim;
+    run.rtlFrom = rtlFrom;
     run.placement = placementOf(options.backend);
     run.compareGolden = options.compare == "golden";
     run.wavesDir = options.wavesDir;
@@ -199,6 +224,14 @@ void addRunCommand(CLI::App& app) {
     cmd->add_option("--seed", options->seed, "Seed of random inputs")->capture_default_str();
     addMemoryLimitOption(*cmd, options->memoryLimitBytes);
     addNpuOption(*cmd, options->npu);
+    cmd->add_flag("--cosim", options->cosim,
+                  "Lockstep co-simulation: the RTL and the functional model run the same jobs, "
+                  "compared after every retired descriptor; the first difference is reported "
+                  "with its descriptor's waves (into --waves DIR, default waves)");
+    cmd->add_option("--rtl-from", options->rtlFrom,
+                    "Fast-forward: operations before OP run on the functional model, the RTL from "
+                    "OP on (OP: an operation index, TYPE or TYPE:N, N-th of the type from 0, "
+                    "negative from the end)");
     cmd->add_option(
         "--fault", options->fault,
         "Make the hardware misbehave: write-bit:N[=0|1] (bit N of the NPU's DRAM write data stuck "

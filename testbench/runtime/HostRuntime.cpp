@@ -22,7 +22,8 @@ Result<std::shared_ptr<NpuContext>> makeNpuContext(const sim::PlatformConfig& co
     auto profiler = std::make_shared<NpuProfiler>(*platform);
     auto device = driver::makeNpuDevice(profiler);
     if (!device) return device.status();
-    return std::make_shared<NpuContext>(NpuContext{profiler, *device, config.npu});
+    return std::make_shared<NpuContext>(NpuContext{
+        profiler, *device, config.npu, std::dynamic_pointer_cast<sim::CosimPlatform>(*platform)});
 }
 
 Result<std::shared_ptr<NpuContext>> openNpu(const sim::PlatformConfig& config) {
@@ -273,6 +274,7 @@ Result<std::vector<TensorData>> HostRuntime::execute(const std::vector<TensorDat
         const auto start = std::chrono::steady_clock::now();
         Result<std::vector<TensorData>> outputs = std::vector<TensorData>{};
         if (step.npu) {
+            if (mOptions.beforeNpuPartition) mOptions.beforeNpuPartition(s, part);
             outputs = executeOnDriver(*step.prepared, part.model, stepInputs, loopTimeout);
             pr.job = mNpu->hardware->takeLastJob();
         } else {

@@ -5,6 +5,7 @@
 // boundaries between them. It reports where every operation ran and what the NPU measured.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -13,6 +14,7 @@
 #include "driver/IDevice.h"
 #include "model/Model.h"
 #include "model/Status.h"
+#include "sim/Cosim.h"
 #include "sim/Platform.h"
 #include "testbench/NpuProfiler.h"
 #include "testbench/runtime/Partitioner.h"
@@ -25,6 +27,8 @@ struct NpuContext {
     std::shared_ptr<NpuProfiler> hardware;
     driver::SharedDevice device;
     sim::NpuImplementation implementation = sim::NpuImplementation::kRtl;
+    /// Co-simulation (sim::PlatformConfig::cosim): the platform under the profiler.
+    std::shared_ptr<sim::CosimPlatform> cosim;
     /// The functional model's cycles are the cost model's estimates, not measurements.
     bool cyclesEstimated() const { return implementation != sim::NpuImplementation::kRtl; }
 };
@@ -58,6 +62,9 @@ struct RuntimeOptions {
     uint64_t profileSampleCycles = 0;
     /// The NPU to run on; empty: the process's (openNpu()).
     std::shared_ptr<NpuContext> npu;
+    /// Called before each NPU partition executes (partition index, its model), e.g. to tell a
+    /// co-simulation platform where the partition's job runs.
+    std::function<void(size_t, const PartitionModel&)> beforeNpuPartition;
 };
 
 struct OperationRecord {
