@@ -113,13 +113,14 @@ TEST_CASE("funcsim_job_timing_and_counters") {
     std::vector<uint8_t> out(n);
     REQUIRE(npu.readMemory(kDst + 0x200, out.data(), n).ok());
     for (uint32_t i = 0; i < n; ++i) CHECK(out[i] == static_cast<uint8_t>(255 - i * 7));
-    // Counters: three fetches, loads of 7 beats and tables of 16 beats; stores of 7 beats and
-    // the record's beat.
+    // Counters: three fetches, loads of the row's beats and the tables' beats; stores of the
+    // row's beats and the record's.
     const uint32_t rowBeats = (n + kDramBusBytes - 1) / kDramBusBytes;
     const auto c = npu.performanceCounters();
     CHECK(c.dmaBytesRead ==
           3 * (kDescriptorWords * 4 + (rowBeats + 256 / kDramBusBytes) * kDramBusBytes));
-    CHECK(c.dmaBytesWritten == (3 * rowBeats + 1) * kDramBusBytes);
+    const uint32_t recordBeats = (kCompletionWords * 4 + kDramBusBytes - 1) / kDramBusBytes;
+    CHECK(c.dmaBytesWritten == (3 * rowBeats + recordBeats) * kDramBusBytes);
     CHECK(c.macs == 0);
     CHECK(c.busyCycles == estimate);
     // PERF_*_LO latches the high word.
@@ -152,7 +153,7 @@ TEST_CASE("funcsim_faults") {
     CHECK(job->irqStatus == field::kIrqStatusError);
     CHECK(job->errorCode == static_cast<uint32_t>(ErrorCode::DMA_WINDOW));
     CHECK(job->errorDesc == 1);
-    CHECK(job->errorAddr == 0x200000);
+    CHECK(job->errorAddr == 0x200008 / kDramBusBytes * kDramBusBytes);
     uint32_t record[kCompletionWords];
     REQUIRE(npu.readMemory(kRecord, record, sizeof(record)).ok());
     CHECK(record[completion::kStatusWord] == static_cast<uint32_t>(ErrorCode::DMA_WINDOW));
@@ -324,7 +325,8 @@ TEST_CASE("funcsim_kernels_agree") {
             if (r * kCols + c != 5) CHECK(static_cast<int32_t>(sum) == portable[r * kCols + c]);
         }
     }
-    MESSAGE("AVX2 kernels " << (datapath::usingAvx2() ? "used" : "not available"));
+    const std::string kernels = datapath::usingAvx2() ? "AVX2 kernels used" : "no AVX2 kernels";
+    MESSAGE(kernels);
 }
 
 }  // namespace nncosim::sim
