@@ -494,28 +494,6 @@ Status ChainBuilder::stream(const Descriptor& op, const StridedTensor& a,
     return okStatus();
 }
 
-uint64_t estimateCycles(const Descriptor& d) {
-    const auto has = [&](DescFlag f) { return (d.flags & static_cast<uint32_t>(f)) != 0; };
-    const auto words = [](const TensorDesc& t) {
-        return uint64_t{t.count1} * t.count2 * t.count3 * wordsPerRow(t.inner);
-    };
-    if (d.opcode == Opcode::NOP) return 0;
-    if (!op::isWindow(d.opcode)) {  // streaming: load, lane work and store per word
-        return words(d.out) * (op::usesB(d.opcode) ? 3 : 2) + 30;
-    }
-    // Window descriptors: the input load (none when chained) and one vector per output pixel,
-    // output-channel block and K step.
-    const uint64_t inWords = wordsPerRow(d.a.inner);
-    const uint64_t load = has(DescFlag::CHAIN_IN) ? 0 : uint64_t{d.a.count1} * d.a.count2 * inWords;
-    const uint64_t pixels = uint64_t{d.out.count1} * d.out.count2;
-    const uint64_t blocks = ceilDiv(d.out.inner, kArrayCols);
-    const uint64_t taps = uint64_t{d.kernelH} * d.kernelW;
-    uint64_t steps = taps * inWords;  // pooling: every tap of every input word
-    if (d.opcode == Opcode::CONV) steps = blocks * taps * inWords;
-    if (d.opcode == Opcode::DWCONV) steps = blocks * (has(DescFlag::TAPS) ? 1 : taps);
-    return load + pixels * steps + 40;
-}
-
 Result<JobResult> runJob(driver::HardwareAccess& hw, const ChainBuilder& program,
                          const JobLayout& layout, uint32_t tag, uint64_t timeoutCycles) {
     if (program.empty()) {

@@ -107,10 +107,6 @@ struct StridedTensor {
     std::array<uint32_t, 4> strides{};
 };
 
-/// Estimated cycles of one descriptor (its loads, array or lane work and stores), the cost model
-/// of the compiler's estimates and of the functional model's: an estimate, never a measurement.
-uint64_t estimateCycles(const Descriptor& d);
-
 /// A chain under construction. Descriptors are appended in execution order; operations that
 /// read a tensor an earlier descriptor writes must call fence() first.
 class ChainBuilder {

@@ -25,6 +25,10 @@ class DramModel : public sc_core::sc_module {
 
     uint64_t size() const { return mBytes; }
 
+    /// The storage, for comparisons made from inside the simulation (lockstep co-simulation),
+    /// where transport_dbg would re-enter the platform.
+    const uint8_t* data() const { return mData.get(); }
+
     /// Forgets queued bandwidth (a platform reset).
     void resetTiming() { mChannelFree = sc_core::SC_ZERO_TIME; }
 

@@ -1,5 +1,6 @@
 // Verilated headers come before <systemc> (pulled in by NpuPlatform.h).
 #include "Vnpu_top.h"
+#include "Vnpu_top___024root.h"
 #include "verilated.h"
 #include "verilated_fst_c.h"
 
@@ -160,6 +161,9 @@ void NpuPlatform::runCycle() {
     const bool doorbell = csr && mCsr.write && mCsr.offset == npu::reg::kDoorbell;
     if (doorbell) {
         mWriteBeatsInJob = 0;
+        if (mObserver) {
+            mObserver->doorbell(mCycle);
+        }
     }
     if (csr && mCsr.write && mCsr.offset == npu::reg::kCompletionAddr) {
         mCompletionAddr = mCsr.value;
@@ -174,6 +178,19 @@ void NpuPlatform::runCycle() {
     m.eval();
     ++mCycle;
 
+    if (mObserver) {
+        // The command processor's fetch index and retirement count (public read-only signals).
+        const uint32_t fetchIndex = m.rootp->npu_top__DOT__u_cmd__DOT__fetch_index_q;
+        const uint32_t descDone = m.rootp->npu_top__DOT__u_cmd__DOT__desc_done_q;
+        if (fetchIndex != mSeenFetchIndex) {
+            mSeenFetchIndex = fetchIndex;
+            mObserver->fetchStarted(fetchIndex, mCycle);
+        }
+        while (descDone > mSeenDescDone) {
+            mObserver->retired(++mSeenDescDone, mCycle);
+        }
+        mSeenDescDone = descDone;
+    }
     const bool irqNow = m.irq_o;
     const bool errorNow = m.error_o;
     const bool irqRose = irqNow && !mIrq;
@@ -209,6 +226,10 @@ void NpuPlatform::issueMemoryRequest() {
             byte = fault.value ? byte | mask : byte & static_cast<uint8_t>(~mask);
         }
         const uint32_t strobes = dropped ? 0 : static_cast<uint32_t>(m.mem_req_wstrb_o);
+        if (mObserver) {
+            mObserver->wrote(mCycle, m.mem_req_addr_o, mBeat.data(),
+                             static_cast<uint32_t>(m.mem_req_wstrb_o), strobes);
+        }
         for (uint32_t b = 0; b < kVec; ++b) {
             mStrobes[b] = (strobes >> b) & 1 ? TLM_BYTE_ENABLED : TLM_BYTE_DISABLED;
         }

@@ -34,6 +34,23 @@ namespace nncosim::sim {
 class DramModel;
 class NpuTrace;
 
+/// What lockstep co-simulation (sim/Cosim.h) watches, called from inside the simulation: the
+/// callbacks must not call back into the platform.
+class PlatformObserver {
+  public:
+    virtual ~PlatformObserver() = default;
+    /// A doorbell was written in this cycle.
+    virtual void doorbell(uint64_t cycle) = 0;
+    /// The command processor started fetching descriptor `index` (of the running job).
+    virtual void fetchStarted(uint32_t index, uint64_t cycle) = 0;
+    /// DESC_DONE became `retired`: descriptor retired - 1 retired in this cycle.
+    virtual void retired(uint32_t retired, uint64_t cycle) = 0;
+    /// A DRAM write beat: the data as written (after any injected fault), the byte strobes the
+    /// NPU drove and the ones that reached the DRAM (none for a dropped beat).
+    virtual void wrote(uint64_t cycle, uint32_t address, const uint8_t* data,
+                       uint32_t intendedStrobes, uint32_t strobes) = 0;
+};
+
 class NpuPlatform : public sc_core::sc_module {
   public:
     SC_HAS_PROCESS(NpuPlatform);
@@ -57,6 +74,9 @@ class NpuPlatform : public sc_core::sc_module {
 
     /// Closes an open waveform dump (the platform lives until the process ends).
     void finishTrace();
+
+    /// Watches fetches, retirements and write beats (nullptr: none). Costs nothing when unset.
+    void setObserver(PlatformObserver* observer) { mObserver = observer; }
 
     bool irq() const { return mIrq; }
     uint64_t cycles() const { return mCycle; }
@@ -106,6 +126,10 @@ class NpuPlatform : public sc_core::sc_module {
     bool mError = false;
     bool mInReset = false;
 
+    PlatformObserver* mObserver = nullptr;
+    uint32_t mSeenFetchIndex = 0;
+    uint32_t mSeenDescDone = 0;
+
     CsrOp mCsr;
     std::deque<ReadResponse> mResponses;
     uint64_t mChannelFreeCycle = 0;
@@ -116,5 +140,8 @@ class NpuPlatform : public sc_core::sc_module {
     std::vector<uint8_t> mBeat;
     std::vector<uint8_t> mStrobes;
 };
+
+/// The process's SystemC platform once createSystemCPlatform has built it, else nullptr.
+NpuPlatform* systemCPlatformInstance();
 
 }  // namespace nncosim::sim

@@ -1,11 +1,15 @@
-// The SystemC platform as software sees it: its configuration (clock, DRAM, waveforms, injected
-// faults) and the factory that returns it behind the driver's hardware-access interface. No
-// SystemC in this header: users of the platform compile without it.
+// The NPU as software sees it: the platform's configuration (implementation, clock, DRAM,
+// waveforms, injected faults) and the factories that return it behind the driver's
+// hardware-access interface: the SystemC platform around the Verilated RTL, or the
+// descriptor-level functional model (sim/FunctionalNpu.h). No SystemC in this header: users of
+// the platform compile without it.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "driver/HardwareAccess.h"
@@ -56,8 +60,28 @@ struct FaultOptions {
     uint64_t beat = 0;  ///< kDropWriteBeat
 };
 
-/// Configuration of the SystemC platform.
+/// What implements the NPU behind the hardware-access interface.
+enum class NpuImplementation {
+    kRtl,         ///< the Verilated RTL in the SystemC platform (cycle-accurate)
+    kFunctional,  ///< the functional model: the same results, cycles estimated by the cost model
+};
+
+/// "rtl" or "func" (the CLI's --npu spelling).
+const char* nameOf(NpuImplementation npu);
+/// The implementation named `name` ("rtl", "func"), or nullopt.
+std::optional<NpuImplementation> npuImplementationFromName(std::string_view name);
+
+/// The RTL and the functional model together (sim/Cosim.h): jobs in lockstep, compared after
+/// every retired descriptor, and jobs started on the model and finished on the RTL.
+struct CosimOptions {
+    bool enabled = false;   ///< createPlatform returns a sim::CosimPlatform (npu must be kRtl)
+    bool lockstep = false;  ///< compare every descriptor the RTL retires with the model's
+};
+
+/// Configuration of the platform.
 struct PlatformConfig {
+    NpuImplementation npu = NpuImplementation::kRtl;
+    CosimOptions cosim;
     uint64_t clockPeriodPs = 1000;      ///< 1 GHz
     uint64_t dramBytes = 256ull << 20;  ///< device DRAM size
     uint32_t dramLatencyCycles = 100;   ///< request to first data
@@ -73,5 +97,13 @@ struct PlatformConfig {
 /// The device is reset (hardware reset, registers at their reset values) before being returned.
 Result<std::shared_ptr<driver::HardwareAccess>> createSystemCPlatform(
     const PlatformConfig& config = {});
+
+/// The one factory choosing the implementation: `config.npu` kRtl returns the SystemC platform
+/// (createSystemCPlatform, with its once-per-process rules), or with `config.cosim.enabled` a
+/// sim::CosimPlatform around it and a functional model (one per process as well); kFunctional a
+/// new functional model with the configuration's clock period and DRAM size. The functional
+/// model has no waveforms and no injected faults, and co-simulation needs the RTL: asking
+/// kFunctional for any of them fails with INVALID_ARGUMENT.
+Result<std::shared_ptr<driver::HardwareAccess>> createPlatform(const PlatformConfig& config = {});
 
 }  // namespace nncosim::sim

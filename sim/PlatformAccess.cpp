@@ -116,11 +116,19 @@ bool sameHardware(const PlatformConfig& a, const PlatformConfig& b) {
 
 }  // namespace
 
+namespace {
+// Never destroyed: SystemC objects must outlive the simulation kernel's own teardown.
+NpuPlatform* gPlatform = nullptr;
+}  // namespace
+
+NpuPlatform* systemCPlatformInstance() {
+    return gPlatform;
+}
+
 Result<std::shared_ptr<driver::HardwareAccess>> createSystemCPlatform(
     const PlatformConfig& config) {
     static std::mutex mutex;
-    // Never destroyed: SystemC objects must outlive the simulation kernel's own teardown.
-    static NpuPlatform* platform = nullptr;
+    NpuPlatform*& platform = gPlatform;
     static std::shared_ptr<SystemCAccess> access;
     std::lock_guard<std::mutex> lock(mutex);
 

@@ -431,6 +431,175 @@ WavesReport dumpWaves(const std::string& name, const Model& model, const Diverge
     return w;
 }
 
+/// Coordinates of byte `offset` of a tensor of `dims` (8-bit elements), e.g. "[0,12,3,40]".
+std::string coordinatesOf(const std::vector<uint32_t>& dims, uint64_t offset) {
+    return coordinates(dims, offset);
+}
+
+/// The co-simulation's figures and first divergence, in NNAPI terms.
+CosimReport cosimReport(const Model& model, const ExecutionRecord& record,
+                        const sim::CosimPlatform& cosim, const RunOptions& options) {
+    CosimReport c;
+    c.lockstep = cosim.lockstep();
+    c.rtlFrom = options.rtlFrom;
+    c.stats = cosim.stats();
+    const auto d = cosim.divergence();
+    if (!d) return c;
+    c.diverged = true;
+    c.partition = d->label;
+    c.descriptor = d->descriptor;
+    c.opcode = npu::op::name(d->desc.opcode);
+    c.flags = d->desc.flags;
+    c.kind = d->kind;
+    c.address = d->address;
+    c.rtlValue = d->rtlValue;
+    c.modelValue = d->modelValue;
+    c.firstCycle = d->firstCycle;
+    c.retireCycle = d->retireCycle;
+    c.wrongWriteCycle = d->wrongWriteCycle;
+    c.note = d->note;
+    c.jobDescriptors = d->jobDescriptors;
+    if (c.partition < record.partitions.size()) {
+        const auto& ops = record.partitions[c.partition].operations;
+        if (d->desc.tag < ops.size()) {
+            c.operation = ops[d->desc.tag];
+            c.type = model.main.operations[*c.operation].type;
+        }
+    }
+    const npu::TensorDesc& out = d->desc.out;
+    // The operation's output as NHWC 8-bit elements from the lowest address its descriptors
+    // write: the tile's origin and the element's coordinates.
+    std::vector<uint32_t> dims;
+    if (c.operation) {
+        const Operation& op = model.main.operations[*c.operation];
+        if (!op.outputs.empty()) dims = model.main.operands[op.outputs[0]].dimensions;
+    }
+    const bool window = npu::op::isWindow(d->desc.opcode);
+    std::ostringstream tile;
+    if (window) {
+        tile << out.count2 << " output rows x " << out.count1 << " columns x " << out.inner
+             << " channels";
+    } else {
+        tile << out.count1 * out.count2 * out.count3 << " rows of " << out.inner << " bytes";
+    }
+    if (!dims.empty() && out.addr >= d->operationBase) {
+        tile << " from element " << coordinatesOf(dims, out.addr - d->operationBase)
+             << " of the operation's output " << toString(dims);
+    }
+    c.tile = tile.str();
+    if (c.kind == "output" || c.kind == "stray write") {
+        std::ostringstream e;
+        if (c.kind == "output" && window) {
+            const uint32_t oy = d->row.row / std::max<uint32_t>(out.count1, 1);
+            const uint32_t ox = d->row.row % std::max<uint32_t>(out.count1, 1);
+            e << "tile pixel (row " << oy << ", column " << ox << "), channel "
+              << d->row.channel + d->byteInRow << " of the tile";
+        } else if (c.kind == "output") {
+            e << "byte " << d->byteInRow << " of row " << d->row.row << " of OUT";
+        } else {
+            e << "a byte outside the descriptor's output";
+        }
+        if (!dims.empty() && c.address >= d->operationBase &&
+            c.address - d->operationBase < byteSize(OperandType::TENSOR_QUANT8_ASYMM, dims))
+            e << ", element " << coordinatesOf(dims, c.address - d->operationBase)
+              << " of the operation's output";
+        e << " at DRAM 0x" << std::hex << c.address << std::dec;
+        c.element = e.str();
+    }
+    return c;
+}
+
+/// The waves of the diverging descriptor: its cycle window (its fetch to its retirement) dumped
+/// by a repetition of the run on the RTL in a process of its own (same arguments, same faults:
+/// the same cycles), with a screenshot zoomed on the first wrong write and a marker there.
+WavesReport dumpCosimWaves(const std::string& name, const CosimReport& c, const RunOptions& options,
+                           uint64_t clockPeriodPs) {
+    WavesReport w;
+    if (options.rerunArgs.empty()) {
+        w.error = "no arguments to repeat the run with";
+        return w;
+    }
+    const std::string dir = options.wavesDir.empty() ? "waves" : options.wavesDir;
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    const std::string base = (std::filesystem::path(dir) /
+                              (fileStem(name) + "_cosim_desc" + std::to_string(c.descriptor)))
+                                 .string();
+    w.fst = base + ".fst";
+    w.gtkw = w.fst + ".gtkw";
+    std::filesystem::remove(w.fst, ec);
+    std::filesystem::remove(w.gtkw, ec);
+    constexpr uint64_t kMargin = 16;
+    w.windowStart = c.firstCycle > kMargin ? c.firstCycle - kMargin : 0;
+    const uint64_t end = std::max(c.retireCycle, c.wrongWriteCycle) + kMargin;
+    w.windowCycles = end - w.windowStart;
+    w.jobCycles = c.retireCycle - c.firstCycle;
+    std::string executable = options.executable;
+    if (executable == "/proc/self/exe")
+        executable = std::filesystem::read_symlink(executable, ec).string();
+    std::vector<std::string> argv = {executable, "run"};
+    argv.insert(argv.end(), options.rerunArgs.begin(), options.rerunArgs.end());
+    if (c.rtlFrom) argv.insert(argv.end(), {"--rtl-from", std::to_string(*c.rtlFrom)});
+    argv.insert(argv.end(), {"--trace", w.fst, "--trace-start", std::to_string(w.windowStart),
+                             "--trace-cycles", std::to_string(w.windowCycles)});
+    argv.insert(argv.end(), options.childArgs.begin(), options.childArgs.end());
+    w.command = quoted(argv);
+    const std::string log = base + ".log";
+    const sim::ChildExit rerun = sim::runChild(argv, log, kWavesRunTimeoutSeconds);
+    if (rerun.timedOut) {
+        w.error = "the waves run did not finish and was killed (see " + log + ")";
+        return w;
+    }
+    if (rerun.status != 0 && rerun.status != 1) {
+        w.error = "the waves run failed (exit status " + std::to_string(rerun.status) + "; see " +
+                  log + ")";
+        return w;
+    }
+    if (!std::filesystem::exists(w.fst) || std::filesystem::file_size(w.fst, ec) == 0) {
+        w.error = "the waves run wrote no dump (see " + log + ")";
+        w.fst.clear();
+        w.gtkw.clear();
+        return w;
+    }
+    if (!std::filesystem::exists(w.gtkw)) w.gtkw.clear();
+    // The view opens on the wrong write: marker there, window around it.
+    const uint64_t marker = c.wrongWriteCycle ? c.wrongWriteCycle : c.retireCycle;
+    constexpr uint64_t kZoomCycles = 48;
+    const uint64_t zoomFrom =
+        std::max(w.windowStart, marker > kZoomCycles ? marker - kZoomCycles : 0);
+    const uint64_t zoomTo = std::min(end, marker + kZoomCycles);
+    // The dump's time unit is the picosecond; cycle k is at k x the clock period.
+    const uint64_t period = clockPeriodPs ? clockPeriodPs : 1000;
+    if (!w.gtkw.empty()) {
+        std::ifstream in(w.gtkw);
+        std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        in.close();
+        // A zoom factor gtkwave reads as log2 of time units per pixel (about 1000 pixels).
+        const double unitsPerPixel = static_cast<double>((zoomTo - zoomFrom) * period) / 1000.0;
+        std::ostringstream head;
+        head << "[timestart] " << zoomFrom * period << "\n*" << std::fixed << std::setprecision(6)
+             << -std::log2(std::max(unitsPerPixel, 1.0)) << " " << marker * period;
+        for (int i = 0; i < 26; ++i) head << " -1";
+        head << "\n";
+        const size_t after = text.find('\n', text.find("[dumpfile]"));
+        text.insert(after == std::string::npos ? 0 : after + 1, head.str());
+        std::ofstream(w.gtkw) << text;
+    }
+    if (!w.gtkw.empty() && isExecutable("xvfb-run") && isExecutable("gtkwave")) {
+        const std::string tcl = base + ".grab.tcl";
+        const std::string png = base + ".png";
+        std::ofstream(tcl) << "gtkwave::setZoomRangeTimes " << zoomFrom * period << " "
+                           << zoomTo * period << "\n"
+                           << "gtkwave::setMarker " << marker * period << "\n"
+                           << "gtkwave::/File/Grab_To_File " << sim::tclQuoted(png) << "\n"
+                           << "gtkwave::/File/Quit\n";
+        sim::runChild({"xvfb-run", "-a", "gtkwave", "-a", w.gtkw, "-S", tcl, w.fst},
+                      base + ".png.log", kScreenshotTimeoutSeconds);
+        if (std::filesystem::exists(png)) w.png = png;
+    }
+    return w;
+}
+
 std::string percent(double v) {
     std::ostringstream s;
     s << std::fixed << std::setprecision(1) << 100.0 * v << "%";
@@ -567,7 +736,9 @@ nlohmann::json countersJson(const NpuCounters& c) {
 }  // namespace
 
 bool RunReport::passed() const {
-    return std::all_of(outputs.begin(), outputs.end(), [](const TensorCheck& c) { return c.ok(); });
+    return std::all_of(outputs.begin(), outputs.end(),
+                       [](const TensorCheck& c) { return c.ok(); }) &&
+           !(cosim && cosim->diverged);
 }
 
 Result<std::vector<TensorData>> randomModelInputs(const Model& model, uint32_t seed) {
@@ -658,14 +829,57 @@ Result<RunReport> runModel(const std::string& name, const Model& model,
     RuntimeOptions runtimeOptions;
     runtimeOptions.placement = options.placement;
     runtimeOptions.profileSampleCycles = options.sampleCycles;
+    std::shared_ptr<sim::CosimPlatform> cosim;
+    if (options.cosim || options.rtlFrom) {
+        if (options.placement == Placement::kGolden)
+            return invalidArgument("--cosim and --rtl-from need the NPU (--backend npu or auto)");
+        auto npu = openNpu();
+        if (!npu) return npu.status();
+        cosim = (*npu)->cosim;
+        if (!cosim || (options.cosim && !cosim->lockstep()))
+            return fail(ErrorStatus::GENERAL_FAILURE,
+                        "the process's NPU was not opened for co-simulation");
+        if (options.rtlFrom && *options.rtlFrom >= model.main.operations.size())
+            return invalidArgument("--rtl-from: the model has no operation ", *options.rtlFrom);
+        // Where each NPU partition's job runs: operations before rtlFrom on the model.
+        runtimeOptions.beforeNpuPartition = [cosim, rtlFrom = options.rtlFrom](
+                                                size_t s, const PartitionModel& part) {
+            sim::JobPlan plan;
+            plan.label = static_cast<uint32_t>(s);
+            if (rtlFrom) {
+                const auto& ops = part.operations;
+                const auto at = std::find(ops.begin(), ops.end(), *rtlFrom);
+                if (at != ops.end()) {
+                    plan.mode = sim::JobPlan::Mode::kSplit;
+                    plan.fromTag = static_cast<uint32_t>(at - ops.begin());
+                } else if (*std::max_element(ops.begin(), ops.end()) < *rtlFrom) {
+                    plan.mode = sim::JobPlan::Mode::kModel;
+                }
+            }
+            cosim->planJobs(plan);
+        };
+    }
     auto runtime = HostRuntime::create(model, runtimeOptions);
     if (!runtime) return runtime.status();
+    if (options.rtlFrom) {
+        const std::string& why = (*runtime)->cpuReasons().at(*options.rtlFrom);
+        if (!why.empty())
+            return invalidArgument("--rtl-from: operation ", *options.rtlFrom, " (",
+                                   nameOf(model.main.operations[*options.rtlFrom].type),
+                                   ") runs on the CPU (", why, "): name an operation the NPU runs");
+    }
     auto outputs = (*runtime)->execute(inputs, &report.record);
+    if (cosim) cosim->planJobs({});
     if (!outputs) return outputs.status();
     report.outputValues = *outputs;
+    if (cosim) report.cosim = cosimReport(model, report.record, *cosim, options);
     if (options.placement != Placement::kGolden) {
         auto npu = openNpu();
-        if (npu) report.clockPeriodPs = (*npu)->hardware->clockPeriodPs();
+        if (npu) {
+            report.clockPeriodPs = (*npu)->hardware->clockPeriodPs();
+            report.npu = sim::nameOf((*npu)->implementation);
+            report.cyclesEstimated = (*npu)->cyclesEstimated();
+        }
     }
     if (options.compareGolden) {
         std::vector<std::vector<TensorData>> goldenResults(model.main.operations.size());
@@ -686,7 +900,9 @@ Result<RunReport> runModel(const std::string& name, const Model& model,
             report.outputs.push_back(checkTensor("output " + std::to_string(i), k, g.operands[k],
                                                  relaxed, (*outputs)[i], &(*reference)[i]));
         }
-        if (!report.passed() && options.findDivergence && options.placement != Placement::kGolden) {
+        const bool cosimFound = report.cosim && report.cosim->diverged;
+        if (!report.passed() && !cosimFound && options.findDivergence &&
+            options.placement != Placement::kGolden) {
             report.divergenceSearched = true;
             DivergenceFinder finder(model, inputs, goldenResults);
             report.divergence = finder.find(runtimeOptions, &report.divergenceNote);
@@ -702,8 +918,55 @@ Result<RunReport> runModel(const std::string& name, const Model& model,
             }
         }
     }
+    if (report.cosim && report.cosim->diverged) {
+        report.cosim->waves = dumpCosimWaves(name, *report.cosim, options, report.clockPeriodPs);
+    }
     report.wallSeconds = secondsSince(start);
     return report;
+}
+
+Result<uint32_t> resolveOperation(const Model& model, const std::string& spec) {
+    const auto& ops = model.main.operations;
+    const auto typesPresent = [&] {
+        std::string list;
+        for (const Operation& op : ops) {
+            const std::string name = nameOf(op.type);
+            if (list.find(name) == std::string::npos) list += (list.empty() ? "" : ", ") + name;
+        }
+        return list;
+    };
+    if (!spec.empty() && std::all_of(spec.begin(), spec.end(), ::isdigit)) {
+        const unsigned long long index = std::strtoull(spec.c_str(), nullptr, 10);
+        if (spec.size() > 9 || index >= ops.size())
+            return invalidArgument("--rtl-from ", spec, ": the model has operations 0 to ",
+                                   ops.size() - 1);
+        return static_cast<uint32_t>(index);
+    }
+    const size_t colon = spec.find(':');
+    const std::string type = spec.substr(0, colon);
+    long long occurrence = 0;
+    if (colon != std::string::npos) {
+        const std::string n = spec.substr(colon + 1);
+        char* end = nullptr;
+        occurrence = std::strtoll(n.c_str(), &end, 10);
+        if (n.empty() || *end != '\0')
+            return invalidArgument("--rtl-from ", spec,
+                                   ": expected an operation index, TYPE or TYPE:N (N-th of the "
+                                   "type from 0, negative from the end)");
+    }
+    std::vector<uint32_t> matching;
+    for (uint32_t i = 0; i < ops.size(); ++i)
+        if (nameOf(ops[i].type) == type) matching.push_back(i);
+    if (matching.empty())
+        return invalidArgument("--rtl-from ", spec, ": the model has no ", type,
+                               " operation (it has ", typesPresent(), "; or give an index 0 to ",
+                               ops.size() - 1, ")");
+    const long long count = static_cast<long long>(matching.size());
+    const long long k = occurrence < 0 ? count + occurrence : occurrence;
+    if (k < 0 || k >= count)
+        return invalidArgument("--rtl-from ", spec, ": the model has ", count, " ", type,
+                               count == 1 ? " operation" : " operations");
+    return matching[static_cast<size_t>(k)];
 }
 
 std::string formatReport(const RunReport& r) {
@@ -714,11 +977,16 @@ std::string formatReport(const RunReport& r) {
     out << "model " << r.modelName << ": " << rec.operations.size() << " operations, backend "
         << r.backend << " (" << npuOps << " on the NPU, " << rec.operations.size() - npuOps
         << " on the CPU, " << rec.partitions.size()
-        << (rec.partitions.size() == 1 ? " partition" : " partitions") << ")\n\n";
+        << (rec.partitions.size() == 1 ? " partition" : " partitions") << ")\n";
+    if (r.cyclesEstimated) {
+        out << "NPU: the functional model (--npu func): cycles, utilization and device time are "
+               "the cost model's estimates, not measurements\n";
+    }
+    out << "\n";
 
     out << std::left << std::setw(5) << "  #" << std::setw(26) << "operation" << std::setw(9)
-        << "device" << std::right << std::setw(13) << "cycles" << std::setw(15) << "MACs"
-        << std::setw(8) << "util" << std::setw(13) << "DMA bytes"
+        << "device" << std::right << std::setw(13) << (r.cyclesEstimated ? "est. cycles" : "cycles")
+        << std::setw(15) << "MACs" << std::setw(8) << "util" << std::setw(13) << "DMA bytes"
         << "\n";
     for (const OperationRecord& op : rec.operations) {
         out << std::left << "  " << std::setw(3) << op.index << std::setw(26) << nameOf(op.type)
@@ -794,10 +1062,61 @@ std::string formatReport(const RunReport& r) {
         }
     }
 
+    if (r.cosim) {
+        const CosimReport& c = *r.cosim;
+        const sim::CosimStats& st = c.stats;
+        out << "\nco-simulation";
+        if (c.rtlFrom) {
+            out << ": operations before " << *c.rtlFrom << " on the functional model, the RTL from "
+                << "there (" << st.modelJobs << " jobs on the model alone, " << st.splitJobs
+                << " split, the last at descriptor " << st.lastSplitAt
+                << "; cycles of the model's part are its estimates)";
+        }
+        if (c.lockstep) {
+            out << (c.rtlFrom ? "; " : ": ") << "lockstep, " << st.comparedJobs << " jobs, "
+                << withCommas(st.descriptors) << " descriptors and " << withCommas(st.bytes)
+                << " bytes compared";
+        }
+        out << "\n";
+        if (c.diverged) {
+            out << "  FIRST DIVERGENCE (" << c.kind << ") in NPU partition " << c.partition;
+            if (c.operation) out << ", operation " << *c.operation << " " << nameOf(c.type);
+            out << "\n  descriptor " << c.descriptor << " " << c.opcode << " (flags " << c.flags
+                << "), cycles " << withCommas(c.firstCycle) << " to " << withCommas(c.retireCycle)
+                << " (its fetch to its retirement)\n";
+            out << "  tile: " << c.tile << "\n";
+            if (!c.element.empty()) {
+                out << "  first differing element: " << c.element << ": RTL " << c.rtlValue
+                    << ", functional model " << c.modelValue << "\n";
+            }
+            if (c.wrongWriteCycle)
+                out << "  first wrong write: cycle " << withCommas(c.wrongWriteCycle) << "\n";
+            if (!c.note.empty()) out << "  " << c.note << "\n";
+            out << "  comparison stopped there; later jobs ran on the functional model\n";
+            if (c.waves) {
+                const WavesReport& w = *c.waves;
+                if (!w.error.empty()) {
+                    out << "  waves: " << w.error << "\n";
+                } else {
+                    out << "  waves: " << w.fst << " (cycles " << withCommas(w.windowStart)
+                        << " to " << withCommas(w.windowStart + w.windowCycles) << ")\n";
+                    if (!w.gtkw.empty())
+                        out << "  view:  gtkwave " << w.fst << " " << w.gtkw << "\n";
+                    if (!w.png.empty()) out << "  image: " << w.png << "\n";
+                    out << "  made by: " << w.command << "\n";
+                }
+            }
+        } else if (c.lockstep) {
+            out << "  no divergence: the RTL and the functional model agree on every descriptor\n";
+        }
+    }
+
     out << "\ntotal: ";
     if (r.clockPeriodPs > 0) {
-        out << withCommas(rec.npuCycles) << " NPU cycles, device time " << std::fixed
-            << std::setprecision(3)
+        out << withCommas(rec.npuCycles)
+            << (r.cyclesEstimated ? " NPU cycles (estimated), device time "
+                                  : " NPU cycles, device time ")
+            << std::fixed << std::setprecision(3)
             << static_cast<double>(rec.npuCycles) * static_cast<double>(r.clockPeriodPs) * 1e-9
             << " ms at " << std::setprecision(0) << 1e6 / static_cast<double>(r.clockPeriodPs)
             << " MHz, utilization " << percent(npuTotal.utilization()) << ", ";
@@ -813,6 +1132,7 @@ nlohmann::json reportJson(const RunReport& r) {
     nlohmann::json j;
     j["model"] = r.modelName;
     j["backend"] = r.backend;
+    if (!r.npu.empty()) j["npu"] = r.npu;
     j["verdict"] = !r.compared ? "not compared" : r.passed() ? "pass" : "fail";
     nlohmann::json ops = nlohmann::json::array();
     for (const OperationRecord& op : rec.operations) {
@@ -847,6 +1167,7 @@ nlohmann::json reportJson(const RunReport& r) {
                    {"device_time_ns", static_cast<double>(rec.npuCycles) *
                                           static_cast<double>(r.clockPeriodPs) * 1e-3},
                    {"clock_period_ps", r.clockPeriodPs},
+                   {"cycles_estimated", r.cyclesEstimated},
                    {"macs", npuTotal.macs},
                    {"utilization", npuTotal.utilization()},
                    {"dma_bytes_read", npuTotal.dmaBytesRead},
@@ -868,6 +1189,57 @@ nlohmann::json reportJson(const RunReport& r) {
     } else {
         j["first_divergence"] = nullptr;
         if (!r.divergenceNote.empty()) j["divergence_note"] = r.divergenceNote;
+    }
+    if (r.cosim) {
+        const CosimReport& c = *r.cosim;
+        const sim::CosimStats& st = c.stats;
+        nlohmann::json cj = {
+            {"lockstep", c.lockstep},           {"jobs", st.jobs},
+            {"compared_jobs", st.comparedJobs}, {"descriptors_compared", st.descriptors},
+            {"bytes_compared", st.bytes},       {"model_jobs", st.modelJobs},
+            {"split_jobs", st.splitJobs},       {"diverged", c.diverged}};
+        if (c.rtlFrom) {
+            cj["rtl_from"] = *c.rtlFrom;
+            cj["split_at_descriptor"] = st.lastSplitAt;
+        }
+        if (c.diverged) {
+            nlohmann::json descriptors = nlohmann::json::array();
+            for (const sim::CosimDescriptor& d : c.jobDescriptors) {
+                descriptors.push_back({{"index", d.index},
+                                       {"opcode", npu::op::name(d.opcode)},
+                                       {"flags", d.flags},
+                                       {"tag", d.tag},
+                                       {"write_beats", d.writeBeats}});
+            }
+            cj["divergence"] = {{"kind", c.kind},
+                                {"partition", c.partition},
+                                {"operation", c.operation ? nlohmann::json(*c.operation) : nullptr},
+                                {"type", c.operation ? nameOf(c.type) : ""},
+                                {"descriptor", c.descriptor},
+                                {"opcode", c.opcode},
+                                {"flags", c.flags},
+                                {"tile", c.tile},
+                                {"element", c.element},
+                                {"address", c.address},
+                                {"rtl_value", c.rtlValue},
+                                {"model_value", c.modelValue},
+                                {"first_cycle", c.firstCycle},
+                                {"retire_cycle", c.retireCycle},
+                                {"wrong_write_cycle", c.wrongWriteCycle},
+                                {"note", c.note},
+                                {"job_descriptors", descriptors}};
+            if (c.waves) {
+                const WavesReport& w = *c.waves;
+                cj["divergence"]["waves"] = {{"fst", w.fst},
+                                             {"gtkw", w.gtkw},
+                                             {"png", w.png},
+                                             {"command", w.command},
+                                             {"window_start", w.windowStart},
+                                             {"window_cycles", w.windowCycles},
+                                             {"error", w.error}};
+            }
+        }
+        j["cosim"] = std::move(cj);
     }
     if (r.waves) {
         const WavesReport& w = *r.waves;

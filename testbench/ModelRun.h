@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/CtsReader.h"
+#include "sim/Cosim.h"
 #include "testbench/Accuracy.h"
 #include "testbench/runtime/HostRuntime.h"
 
@@ -33,6 +34,13 @@ struct RunOptions {
     /// sampling): when the diverging operation behaves alone, its window inside this run is
     /// dumped by repeating the run (empty: no such fallback).
     std::vector<std::string> rerunArgs;
+    /// Lockstep co-simulation: the process's NPU must be a sim::CosimPlatform with lockstep on
+    /// (openNpu with PlatformConfig::cosim); the first divergence is reported in
+    /// RunReport::cosim with waves of its descriptor (into wavesDir, "waves" when empty).
+    bool cosim = false;
+    /// Fast-forward: the main-graph operations before this one run on the functional model, the
+    /// rest on the RTL (the process's NPU must be a sim::CosimPlatform).
+    std::optional<uint32_t> rtlFrom;
 };
 
 struct TensorStats {
@@ -82,12 +90,38 @@ struct WavesReport {
     std::string error;  ///< why there are no waves
 };
 
+/// What lockstep co-simulation (and fast-forward) did, and the first divergence it found.
+struct CosimReport {
+    bool lockstep = false;
+    std::optional<uint32_t> rtlFrom;  ///< main-graph operation the RTL started at
+    sim::CosimStats stats;
+    bool diverged = false;
+    // The first divergence (when diverged).
+    uint32_t partition = 0;
+    std::optional<uint32_t> operation;  ///< main-graph operation of the descriptor's TAG
+    OperationType type = OperationType::ADD;
+    uint32_t descriptor = 0;
+    std::string opcode;
+    uint32_t flags = 0;
+    std::string kind;     ///< output, stray write, missing retirement, job end
+    std::string tile;     ///< the descriptor's tile in the operation's output
+    std::string element;  ///< the first differing element
+    uint32_t address = 0;
+    int rtlValue = 0, modelValue = 0;
+    uint64_t firstCycle = 0, retireCycle = 0, wrongWriteCycle = 0;
+    std::string note;
+    std::vector<sim::CosimDescriptor> jobDescriptors;
+    std::optional<WavesReport> waves;
+};
+
 struct RunReport {
     std::string modelName;
     std::string backend;
     ExecutionRecord record;
     double wallSeconds = 0.0;
-    uint64_t clockPeriodPs = 0;  ///< 0 when the NPU was not used
+    uint64_t clockPeriodPs = 0;    ///< 0 when the NPU was not used
+    std::string npu;               ///< "rtl" or "func" when the NPU was used
+    bool cyclesEstimated = false;  ///< the functional model's cycles: cost-model estimates
     bool compared = false;
     std::vector<TensorCheck> outputs;
     /// The values of the main graph's outputs, in order: the device's, and the golden's when
@@ -97,8 +131,14 @@ struct RunReport {
     std::optional<Divergence> divergence;
     std::string divergenceNote;  ///< why no divergence is named despite a mismatch
     std::optional<WavesReport> waves;
+    std::optional<CosimReport> cosim;
     bool passed() const;
 };
+
+/// Resolves `--rtl-from`'s spelling: an operation index ("42"), or an operation type with an
+/// optional occurrence ("FULLY_CONNECTED" is the first, "CONV_2D:3" the fourth, "CONV_2D:-1" the
+/// last). Fails with INVALID_ARGUMENT naming what the model has.
+Result<uint32_t> resolveOperation(const Model& model, const std::string& spec);
 
 /// Random inputs for every main-graph input from `seed`: floats uniform in [-1, 1], quantized
 /// types over their whole range, int32 in [0, 4), booleans. Fails with INVALID_ARGUMENT for an

@@ -414,15 +414,20 @@ struct ItemRunner::State {
 ItemRunner::ItemRunner(WorkerOptions options) : mState(std::make_unique<State>()) {
     mState->options = std::move(options);
     mState->backend = makeBackendNamed(mState->options.backend);
-    if (!mState->options.fault.empty() && mState->options.backend != "golden") {
-        // The process's platform takes its fault when it is created, before any item opens it.
-        auto fault = parseFaultSpec(mState->options.fault);
-        if (!fault) {
-            mState->setupError = fault.status();
-            return;
-        }
+    if (mState->options.backend != "golden") {
+        // The process's platform takes its implementation and fault when it is created, before
+        // any item opens it.
         sim::PlatformConfig platform;
-        platform.fault = *fault;
+        platform.npu = sim::npuImplementationFromName(mState->options.npu)
+                           .value_or(sim::NpuImplementation::kRtl);
+        if (!mState->options.fault.empty()) {
+            auto fault = parseFaultSpec(mState->options.fault);
+            if (!fault) {
+                mState->setupError = fault.status();
+                return;
+            }
+            platform.fault = *fault;
+        }
         if (auto npu = openNpu(platform); !npu) mState->setupError = npu.status();
     }
 }

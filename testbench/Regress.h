@@ -86,6 +86,7 @@ Result<ItemResult> itemResultFromJson(const nlohmann::json& json);
 /// How a worker process runs items.
 struct WorkerOptions {
     std::string backend = "golden";  ///< golden, npu or auto
+    std::string npu = "rtl";         ///< rtl or func: what implements the NPU (--npu)
     uint32_t seed = 1;               ///< the run's seed (model items draw missing inputs from it)
     /// NPU sampling period for per-operation figures (NpuProfiler); 0: per job only.
     uint64_t profileSampleCycles = 256;

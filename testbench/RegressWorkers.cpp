@@ -425,6 +425,7 @@ std::string rerunCommand(const RegressOptions& options, const std::string& id) {
                           options.worker.backend + " --seed " + std::to_string(options.worker.seed);
     if (options.timeoutSeconds != RegressOptions{}.timeoutSeconds)
         command += " --timeout " + formatNumber(options.timeoutSeconds);
+    if (options.worker.npu != WorkerOptions{}.npu) command += " --npu " + options.worker.npu;
     if (!options.worker.fault.empty()) command += " --fault " + shellQuote(options.worker.fault);
     return command + " " + shellQuote(id);
 }
@@ -440,11 +441,16 @@ Result<RegressRun> runRegression(const RegressOptions& options, std::ostream& ou
     const std::vector<std::string> ids =
         selectShard(std::move(*all), options.shardIndex, options.shardCount);
 
-    std::vector<std::string> argv = {
-        options.executable, kRegressWorkerCommand,
-        "--backend",        options.worker.backend,
-        "--seed",           std::to_string(options.worker.seed),
-        "--profile-cycles", std::to_string(options.worker.profileSampleCycles)};
+    std::vector<std::string> argv = {options.executable,
+                                     kRegressWorkerCommand,
+                                     "--backend",
+                                     options.worker.backend,
+                                     "--npu",
+                                     options.worker.npu,
+                                     "--seed",
+                                     std::to_string(options.worker.seed),
+                                     "--profile-cycles",
+                                     std::to_string(options.worker.profileSampleCycles)};
     if (!options.worker.fault.empty()) argv.insert(argv.end(), {"--fault", options.worker.fault});
     if (!options.worker.wavesDir.empty())
         argv.insert(argv.end(), {"--waves", options.worker.wavesDir});

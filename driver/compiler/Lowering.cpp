@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "driver/CostModel.h"
 #include "model/NpuExtension.h"
 
 namespace nncosim::driver {
@@ -159,7 +160,7 @@ Result<Program> Lowering::run() {
                              byteSizeText(arena), " of device memory, more than ",
                              byteSizeText(kMaxArenaBytes));
     mProgram.arenaSize = alignUp(arena, kAlign);
-    mProgram.estimatedCycles += 200;  // doorbell, first fetch and completion record
+    mProgram.estimatedCycles += kJobOverheadCycles;
     return std::move(mProgram);
 }
 
@@ -273,7 +274,7 @@ void Lowering::emit(npu::Descriptor d, std::optional<uint32_t> tag) {
     if (mFenceNext && !mProgram.descriptors.empty())
         d.flags |= static_cast<uint32_t>(npu::DescFlag::FENCE);
     mFenceNext = false;
-    mProgram.estimatedCycles += npu::estimateCycles(d);
+    mProgram.estimatedCycles += estimateDescriptorCycles(d);
     mProgram.descriptors.push_back(d);
 }
 

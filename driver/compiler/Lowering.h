@@ -2,7 +2,7 @@
 // program, and the registration of every NNAPI operation the NPU executes. Each operation family
 // lives in its own file (Convolution.cpp, FullyConnected.cpp, Elementwise.cpp, Lookup.cpp,
 // DataMovement.cpp) and is registered once, in Operations.cpp, with its support check, output
-// shape and lowering together; the cycle estimate is per descriptor (npu::estimateCycles).
+// shape and lowering together; the cycle estimate is per descriptor (driver/CostModel.h).
 #pragma once
 
 #include <array>

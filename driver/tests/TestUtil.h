@@ -1,9 +1,11 @@
-// Helpers of the driver tests: a device on the behavioral NPU, small models, requests in
-// shared memory.
+// Helpers of the driver tests: a device on the NPU's functional model (sim/FunctionalNpu.h, the
+// product's model, without SystemC) or on the RTL platform, small models, requests in shared
+// memory.
 #pragma once
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -15,22 +17,32 @@
 #include "driver/IExecution.h"
 #include "driver/IPreparedModel.h"
 #include "driver/NpuDevice.h"
-#include "driver/tests/FakeNpu.h"
 #include "model/Builder.h"
+#include "sim/FunctionalNpu.h"
 #include "sim/Platform.h"
 
 namespace nncosim::driver::testing {
 
 struct TestDevice {
-    std::shared_ptr<FakeNpu> npu;
+    std::shared_ptr<sim::FunctionalNpu> npu;
     SharedDevice device;
 };
 
+/// The driver on a functional model of its own (64 MB of DRAM).
 inline TestDevice makeTestDevice(DeviceOptions options = {}) {
-    auto npu = std::make_shared<FakeNpu>();
+    sim::FunctionalNpuConfig config;
+    config.dramBytes = 64ull << 20;
+    auto npu = std::make_shared<sim::FunctionalNpu>(config);
     auto device = makeNpuDevice(npu, options);
     REQUIRE(device.ok());
     return {npu, *device};
+}
+
+/// Bytes of the model's DRAM that are not zero (the driver clears what a job used).
+inline size_t nonZeroBytes(const sim::FunctionalNpu& npu) {
+    const uint8_t* dram = npu.dram();
+    return static_cast<size_t>(
+        std::count_if(dram, dram + npu.memorySize(), [](uint8_t b) { return b != 0; }));
 }
 
 /// The device on the process's SystemC platform (the Verilated NPU), created on first use.

@@ -254,12 +254,12 @@ TEST_CASE("driver_caching_key_file_survives_a_restart") {
 
     // A key file others can read, or of the wrong size, is refused, naming the file.
     REQUIRE(chmod(path.c_str(), 0644) == 0);
-    auto exposed = makeNpuDevice(std::make_shared<FakeNpu>(), options);
+    auto exposed = makeNpuDevice(std::make_shared<sim::FunctionalNpu>(), options);
     REQUIRE_FALSE(exposed.ok());
     CHECK(exposed.status().message.find(path) != std::string::npos);
     REQUIRE(chmod(path.c_str(), 0600) == 0);
     REQUIRE(truncate(path.c_str(), 5) == 0);
-    CHECK(makeNpuDevice(std::make_shared<FakeNpu>(), options).status().code ==
+    CHECK(makeNpuDevice(std::make_shared<sim::FunctionalNpu>(), options).status().code ==
           ErrorStatus::GENERAL_FAILURE);
     unlink(path.c_str());
     rmdir(dir);

@@ -27,9 +27,8 @@ Model addChain(uint32_t elements, int adds) {
 }  // namespace
 
 TEST_CASE("driver_claims_respect_device_memory") {
-    auto npu = std::make_shared<FakeNpu>(64ull << 20);
-    auto device = makeNpuDevice(npu);
-    REQUIRE(device.ok());
+    auto t = makeTestDevice();  // 64 MiB of device memory
+    const SharedDevice* device = &t.device;
 
     // Three 25 MB tensors cannot be on a 64 MiB device together: not claimed.
     auto big = (*device)->getSupportedOperations(addChain(25'000'000, 1));

@@ -1,6 +1,5 @@
 // VTS-equivalent memory domain: allocate with bad roles, the copy rules, uninitialized use,
 // buffers chained between executions, tokens of other devices.
-#include "driver/tests/FakeNpu.h"
 #include "driver/tests/TestUtil.h"
 
 using namespace nncosim;

@@ -113,7 +113,7 @@ void expectInvalidEverywhere(const SharedPreparedModel& prepared, const Request&
 TEST_CASE("driver_validation_request_mutations_on_every_path") {
     auto t = makeTestDevice();
     auto prepared = prepare(*t.device, addModel());
-    const int jobsBefore = t.npu->jobs();
+    const uint64_t jobsBefore = t.npu->jobCount();
     for (const Mutation& mutation : requestMutations()) {
         CAPTURE(mutation.name);
         auto r = addRequest();
@@ -121,7 +121,7 @@ TEST_CASE("driver_validation_request_mutations_on_every_path") {
         mutation.apply(bad);
         expectInvalidEverywhere(prepared, bad, r);
     }
-    CHECK(t.npu->jobs() == jobsBefore);  // nothing reached the device
+    CHECK(t.npu->jobCount() == jobsBefore);  // nothing reached the device
     // The unmutated request still works on every path.
     auto r = addRequest();
     REQUIRE(prepared->execute(r.request, MeasureTiming::NO, {}, {}).ok());

@@ -2,6 +2,9 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <string>
+
+#include "sim/Platform.h"
 
 namespace nncosim::cli {
 
@@ -14,6 +17,22 @@ inline void addMemoryLimitOption(CLI::App& cmd, uint64_t& limitBytes) {
                    "Refuse models whose tensors need more memory than this (e.g. 8GiB)")
         ->transform(CLI::AsSizeValue(false))
         ->capture_default_str();
+}
+
+/// `--npu rtl|func`: what implements the NPU behind backends npu and auto.
+inline void addNpuOption(CLI::App& cmd, std::string& npu) {
+    cmd.add_option("--npu", npu,
+                   "What the driver drives for backends npu and auto: rtl (the RTL in SystemC) or "
+                   "func (the functional model: identical results, estimated cycles)")
+        ->check(CLI::IsMember({"rtl", "func"}))
+        ->capture_default_str();
+}
+
+/// The platform configuration for an `--npu` value (checked by addNpuOption).
+inline sim::PlatformConfig platformFor(const std::string& npu) {
+    sim::PlatformConfig config;
+    config.npu = sim::npuImplementationFromName(npu).value_or(sim::NpuImplementation::kRtl);
+    return config;
 }
 
 void addValidateCommand(CLI::App& app);

@@ -18,6 +18,7 @@
 #include "testbench/CtsRunner.h"
 #include "testbench/JUnit.h"
 #include "testbench/commands/Commands.h"
+#include "testbench/runtime/HostRuntime.h"
 
 namespace nncosim::cli {
 namespace {
@@ -32,6 +33,7 @@ struct CtsOptions {
     uint64_t memoryLimitBytes = kDefaultMemoryLimitBytes;
     std::string execution = "sync";  // npu backend: a HAL execution path, or all
     std::string memory = "shared";   // npu backend: shared, device, or all
+    std::string npu = "rtl";
 };
 
 struct Tally {
@@ -88,6 +90,13 @@ int runCts(const CtsOptions& options) {
     if (!files) {
         std::cerr << "nncosim cts: " << files.status().message << "\n";
         return 2;
+    }
+    if (options.backend != "golden") {
+        // The process's NPU, before any worker opens it.
+        if (auto npu = openNpu(platformFor(options.npu)); !npu) {
+            std::cerr << "nncosim cts: cannot open the NPU: " << npu.status().message << "\n";
+            return 2;
+        }
     }
     const auto start = std::chrono::steady_clock::now();
     std::vector<std::vector<CtsTestResult>> resultsPerFile(files->size());
@@ -163,8 +172,10 @@ int runCts(const CtsOptions& options) {
         byOperationJson[op] = {
             {"passed", t.passed}, {"failed", t.failed}, {"unsupported", t.unsupported}};
     }
-    std::cout << "\ncts (" << options.backend << "): " << total.total() << " tests, "
-              << total.passed << " passed, " << total.failed << " failed, " << total.unsupported
+    const std::string label =
+        options.backend + (options.backend == "golden" ? "" : ", --npu " + options.npu);
+    std::cout << "\ncts (" << label << "): " << total.total() << " tests, " << total.passed
+              << " passed, " << total.failed << " failed, " << total.unsupported
               << " unsupported in " << std::fixed << std::setprecision(1) << seconds << " s"
               << (unreadable.empty()
                       ? ""
@@ -172,10 +183,15 @@ int runCts(const CtsOptions& options) {
               << "\n";
 
     if (!options.summaryPath.empty()) {
-        nlohmann::json summary = {{"backend", options.backend},       {"total", total.total()},
-                                  {"passed", total.passed},           {"failed", total.failed},
-                                  {"unsupported", total.unsupported}, {"seconds", seconds},
-                                  {"by_operation", byOperationJson},  {"failures", failures}};
+        nlohmann::json summary = {{"backend", options.backend},
+                                  {"total", total.total()},
+                                  {"npu", options.backend == "golden" ? "" : options.npu},
+                                  {"passed", total.passed},
+                                  {"failed", total.failed},
+                                  {"unsupported", total.unsupported},
+                                  {"seconds", seconds},
+                                  {"by_operation", byOperationJson},
+                                  {"failures", failures}};
         std::ofstream out(options.summaryPath);
         out << summary.dump(2) << "\n";
         if (!out) {
@@ -212,6 +228,7 @@ void addCtsCommand(CLI::App& app) {
                     "buffers (device)")
         ->check(CLI::IsMember({"shared", "device", "all"}));
     addMemoryLimitOption(*cmd, options->memoryLimitBytes);
+    addNpuOption(*cmd, options->npu);
     cmd->add_flag("-v,--verbose", options->verbose, "Print every test's verdict");
     cmd->callback([options] { gExitStatus = runCts(*options); });
 }

@@ -77,8 +77,10 @@ int runRegress(RegressCliOptions options) {
     }
     std::map<std::string, size_t> byKind;
     for (const ItemResult& r : run->results) ++byKind[kindName(r.kind)];
-    std::cout << "\nregress (" << o.worker.backend << "): " << run->results.size()
-              << (run->results.size() == 1 ? " item" : " items");
+    std::cout << "\nregress (" << o.worker.backend
+              << (o.worker.backend != "golden" && o.worker.npu != "rtl" ? ", --npu " + o.worker.npu
+                                                                        : "")
+              << "): " << run->results.size() << (run->results.size() == 1 ? " item" : " items");
     if (!byKind.empty()) {
         std::cout << " (";
         for (auto it = byKind.begin(); it != byKind.end(); ++it)
@@ -119,6 +121,7 @@ void addWorkerCommand(CLI::App& app) {
         app.add_subcommand(kRegressWorkerCommand, "Internal: runs regression items for `regress`");
     cmd->group("");  // hidden: only `regress` starts it
     cmd->add_option("--backend", options->backend)->check(CLI::IsMember({"golden", "npu", "auto"}));
+    cmd->add_option("--npu", options->npu)->check(CLI::IsMember({"rtl", "func"}));
     cmd->add_option("--seed", options->seed);
     cmd->add_option("--profile-cycles", options->profileSampleCycles);
     cmd->add_option("--fault", options->fault);
@@ -149,6 +152,7 @@ void addRegressCommand(CLI::App& app) {
                     "Run shard I of N (items sorted by id, every N-th from I)");
     cmd->add_option("--backend", options->run.worker.backend, "Where models run")
         ->check(CLI::IsMember({"golden", "npu", "auto"}));
+    addNpuOption(*cmd, options->run.worker.npu);
     cmd->add_option("--junit", options->junitPath, "Write JUnit XML for CI");
     cmd->add_option(
         "--report", options->reportDir,

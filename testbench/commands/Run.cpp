@@ -1,7 +1,8 @@
-// `nncosim run MODEL.json|.tflite [--backend npu|auto|golden] [--compare golden|none]
-// [--waves DIR] [--json FILE] [--inputs file|random | --input FILE...] [--seed S]
-// [--save-outputs DIR] [--fault SPEC]`: runs one model through the host runtime, compares it
-// with the golden, names the first diverging operation and dumps its waves (ModelRun.h).
+// `nncosim run MODEL.json|.tflite [--backend npu|auto|golden] [--npu rtl|func]
+// [--compare golden|none] [--waves DIR] [--json FILE] [--inputs file|random | --input FILE...]
+// [--seed S] [--save-outputs DIR] [--fault SPEC] [--cosim] [--rtl-from OP]`: runs one model
+// through the host runtime, compares it with the golden, names the first diverging operation
+// and dumps its waves (ModelRun.h).
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -33,6 +34,9 @@ struct RunCommandOptions {
     uint64_t traceCycles = 0;
     uint64_t traceStart = 0;
     uint64_t memoryLimitBytes = kDefaultMemoryLimitBytes;
+    std::string npu = "rtl";
+    bool cosim = false;
+    std::string rtlFrom;
 };
 
 Placement placementOf(const std::string& backend) {
@@ -123,8 +127,38 @@ int runRun(const RunCommandOptions& options) {
     }
 
     // The platform is configured once per process: faults and the trace window go in first.
-    sim::PlatformConfig platform;
+    sim::PlatformConfig platform = platformFor(options.npu);
+    const bool functional = platform.npu == sim::NpuImplementation::kFunctional;
+    if (functional && (options.cosim || !options.rtlFrom.empty())) {
+        std::cerr << "nncosim run: " << (options.cosim ? "--cosim" : "--rtl-from")
+                  << " runs the RTL beside the functional model: it needs --npu rtl\n";
+        return 2;
+    }
+    if ((options.cosim || !options.rtlFrom.empty()) && options.backend == "golden") {
+        std::cerr << "nncosim run: " << (options.cosim ? "--cosim" : "--rtl-from")
+                  << " needs the NPU (--backend npu or auto)\n";
+        return 2;
+    }
+    std::optional<uint32_t> rtlFrom;
+    if (!options.rtlFrom.empty()) {
+        auto op = resolveOperation(test->model, options.rtlFrom);
+        if (!op) {
+            std::cerr << "nncosim run: " << op.status().message << "\n";
+            return 2;
+        }
+        rtlFrom = *op;
+    }
+    platform.cosim.enabled = options.cosim || rtlFrom.has_value();
+    platform.cosim.lockstep = options.cosim;
+    if (functional && (!options.fault.empty() || !options.tracePath.empty())) {
+        std::cerr << "nncosim run: " << (options.fault.empty() ? "--trace" : "--fault")
+                  << " needs the RTL (--npu rtl): the functional model has no signals and no "
+                     "injected faults\n";
+        return 2;
+    }
     RunOptions run;
+    run.cosim = options.cosim;
+    run.rtlFrom = rtlFrom;
     run.placement = placementOf(options.backend);
     run.compareGolden = options.compare == "golden";
     run.wavesDir = options.wavesDir;
@@ -141,6 +175,9 @@ int runRun(const RunCommandOptions& options) {
                      "--sample-cycles",
                      std::to_string(options.sampleCycles)};
     run.rerunArgs.insert(run.rerunArgs.end(), inputArgs.begin(), inputArgs.end());
+    // The waves of a divergence come from the RTL (a child process): the functional model's
+    // estimated cycles cannot place a window inside a repetition of this run.
+    if (functional) run.rerunArgs.clear();
     if (!options.fault.empty()) {
         auto fault = parseFaultSpec(options.fault);
         if (!fault) {
@@ -251,6 +288,15 @@ void addRunCommand(CLI::App& app) {
                     "Write output_<i>.npy (device) and golden_<i>.npy (when compared) here");
     cmd->add_option("--seed", options->seed, "Seed of random inputs")->capture_default_str();
     addMemoryLimitOption(*cmd, options->memoryLimitBytes);
+    addNpuOption(*cmd, options->npu);
+    cmd->add_flag("--cosim", options->cosim,
+                  "Lockstep co-simulation: the RTL and the functional model run the same jobs, "
+                  "compared after every retired descriptor; the first difference is reported "
+                  "with its descriptor's waves (into --waves DIR, default waves)");
+    cmd->add_option("--rtl-from", options->rtlFrom,
+                    "Fast-forward: operations before OP run on the functional model, the RTL from "
+                    "OP on (OP: an operation index, TYPE or TYPE:N, N-th of the type from 0, "
+                    "negative from the end)");
     cmd->add_option(
         "--fault", options->fault,
         "Make the hardware misbehave: write-bit:N[=0|1] (bit N of the NPU's DRAM write data stuck "

@@ -16,17 +16,24 @@
 
 namespace nncosim {
 
+Result<std::shared_ptr<NpuContext>> makeNpuContext(const sim::PlatformConfig& config) {
+    auto platform = sim::createPlatform(config);
+    if (!platform) return platform.status();
+    auto profiler = std::make_shared<NpuProfiler>(*platform);
+    auto device = driver::makeNpuDevice(profiler);
+    if (!device) return device.status();
+    return std::make_shared<NpuContext>(NpuContext{
+        profiler, *device, config.npu, std::dynamic_pointer_cast<sim::CosimPlatform>(*platform)});
+}
+
 Result<std::shared_ptr<NpuContext>> openNpu(const sim::PlatformConfig& config) {
     static std::mutex mutex;
     static std::shared_ptr<NpuContext> context;
     std::lock_guard<std::mutex> lock(mutex);
     if (context) return context;
-    auto platform = sim::createSystemCPlatform(config);
-    if (!platform) return platform.status();
-    auto profiler = std::make_shared<NpuProfiler>(*platform);
-    auto device = driver::makeNpuDevice(profiler);
-    if (!device) return device.status();
-    context = std::make_shared<NpuContext>(NpuContext{profiler, *device});
+    auto made = makeNpuContext(config);
+    if (!made) return made.status();
+    context = *made;
     return context;
 }
 
@@ -130,9 +137,13 @@ Result<std::unique_ptr<HostRuntime>> HostRuntime::create(const Model& model,
     std::vector<bool> onNpu(n, false);
     rt->mCpuReasons.assign(n, "--backend golden");
     if (options.placement != Placement::kGolden) {
-        auto npu = openNpu();
-        if (!npu) return npu.status();
-        rt->mNpu = *npu;
+        if (options.npu) {
+            rt->mNpu = options.npu;
+        } else {
+            auto npu = openNpu();
+            if (!npu) return npu.status();
+            rt->mNpu = *npu;
+        }
         rt->mNpu->hardware->setSampleCycles(options.profileSampleCycles);
         auto supported = rt->mNpu->device->getSupportedOperations(model);
         if (!supported) return supported.status();
@@ -263,6 +274,7 @@ Result<std::vector<TensorData>> HostRuntime::execute(const std::vector<TensorDat
         const auto start = std::chrono::steady_clock::now();
         Result<std::vector<TensorData>> outputs = std::vector<TensorData>{};
         if (step.npu) {
+            if (mOptions.beforeNpuPartition) mOptions.beforeNpuPartition(s, part);
             outputs = executeOnDriver(*step.prepared, part.model, stepInputs, loopTimeout);
             pr.job = mNpu->hardware->takeLastJob();
         } else {

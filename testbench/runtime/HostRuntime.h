@@ -5,6 +5,7 @@
 // boundaries between them. It reports where every operation ran and what the NPU measured.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -13,22 +14,34 @@
 #include "driver/IDevice.h"
 #include "model/Model.h"
 #include "model/Status.h"
+#include "sim/Cosim.h"
 #include "sim/Platform.h"
 #include "testbench/NpuProfiler.h"
 #include "testbench/runtime/Partitioner.h"
 
 namespace nncosim {
 
-/// The process's NPU: the SystemC platform, watched by a profiler, with the driver on it.
+/// An NPU (the SystemC platform or the functional model), watched by a profiler, with the
+/// driver on it.
 struct NpuContext {
     std::shared_ptr<NpuProfiler> hardware;
     driver::SharedDevice device;
+    sim::NpuImplementation implementation = sim::NpuImplementation::kRtl;
+    /// Co-simulation (sim::PlatformConfig::cosim): the platform under the profiler.
+    std::shared_ptr<sim::CosimPlatform> cosim;
+    /// The functional model's cycles are the cost model's estimates, not measurements.
+    bool cyclesEstimated() const { return implementation != sim::NpuImplementation::kRtl; }
 };
 
 /// Opens the process's NPU. SystemC elaborates once per process: the first call creates the
-/// platform with `config` (trace and fault options included); later calls return the same
-/// context and fail with GENERAL_FAILURE when `config`'s hardware differs.
+/// platform with `config` (implementation, trace and fault options included, sim::createPlatform);
+/// later calls return the same context whatever their `config`.
 Result<std::shared_ptr<NpuContext>> openNpu(const sim::PlatformConfig& config = {});
+
+/// A context of its own (not the process's) on sim::createPlatform(config): for running the same
+/// model on two implementations in one process (the RTL one is still the process's one SystemC
+/// platform).
+Result<std::shared_ptr<NpuContext>> makeNpuContext(const sim::PlatformConfig& config);
 
 /// Where the runtime may place operations.
 enum class Placement {
@@ -47,6 +60,11 @@ struct RuntimeOptions {
     /// Sample the NPU every this many cycles to attribute its counters to operations
     /// (NpuProfiler); 0: per partition only.
     uint64_t profileSampleCycles = 0;
+    /// The NPU to run on; empty: the process's (openNpu()).
+    std::shared_ptr<NpuContext> npu;
+    /// Called before each NPU partition executes (partition index, its model), e.g. to tell a
+    /// co-simulation platform where the partition's job runs.
+    std::function<void(size_t, const PartitionModel&)> beforeNpuPartition;
 };
 
 struct OperationRecord {

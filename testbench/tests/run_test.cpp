@@ -337,3 +337,128 @@ TEST_CASE("run_first_divergence_inside_one_npu_partition") {
     CHECK(last / periodPs <= start + cycles + 1);
     std::filesystem::remove_all(dir);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Lockstep co-simulation (`run --cosim`) and fast-forward (`run --rtl-from`).
+
+namespace {
+
+/// The co-simulation's divergence in a failed run's report.
+const nlohmann::json& cosimDivergence(int status, nlohmann::json& report) {
+    CHECK(status == 1);
+    REQUIRE(report["cosim"].is_object());
+    CHECK(report["cosim"]["diverged"] == true);
+    REQUIRE(report["cosim"]["divergence"].is_object());
+    return report["cosim"]["divergence"];
+}
+
+/// Write beats of the job's descriptors before the diverging one (which the list ends with).
+uint64_t beatsBefore(const nlohmann::json& d) {
+    uint64_t beats = 0;
+    const auto& list = d["job_descriptors"];
+    for (size_t i = 0; i + 1 < list.size(); ++i) beats += list[i]["write_beats"].get<uint64_t>();
+    return beats;
+}
+
+}  // namespace
+
+TEST_CASE("run_cosim_catches_each_fault_at_its_descriptor") {
+    const std::string dir = runDir();
+    const std::string model = writeModel(dir, "pool_conv", poolConvModel());
+
+    // Clean hardware: every descriptor agrees.
+    auto [cleanStatus, clean] = runCli(model, dir, "--backend npu --cosim");
+    CHECK(cleanStatus == 0);
+    CHECK(clean["cosim"]["diverged"] == false);
+    CHECK(clean["cosim"]["descriptors_compared"].get<uint64_t>() >= 2);
+
+    // A requantization bit stuck: the pooling (no requantization) agrees, the convolution's
+    // first word differs in that bit.
+    {
+        auto [status, report] =
+            runCli(model, dir, "--backend npu --cosim --fault requant-bit:5=1 --waves " + dir);
+        const auto& d = cosimDivergence(status, report);
+        CHECK(d["kind"] == "output");
+        CHECK(d["operation"] == 1);
+        CHECK(d["type"] == "CONV_2D");
+        CHECK(d["opcode"] == "CONV");
+        CHECK((d["rtl_value"].get<int>() ^ d["model_value"].get<int>()) == 32);
+        CHECK(d["first_cycle"].get<uint64_t>() < d["retire_cycle"].get<uint64_t>());
+        CHECK(d["wrong_write_cycle"].get<uint64_t>() >= d["first_cycle"].get<uint64_t>());
+        CHECK(d["wrong_write_cycle"].get<uint64_t>() <= d["retire_cycle"].get<uint64_t>());
+        for (const auto& earlier : d["job_descriptors"])
+            if (earlier["index"] != d["descriptor"]) CHECK(earlier["opcode"] != "CONV");
+        // The waves of that descriptor's cycles only, with a view and a picture.
+        const auto& w = d["waves"];
+        CHECK(w["error"] == "");
+        const std::string fst = w["fst"];
+        REQUIRE(std::filesystem::exists(fst));
+        CHECK(std::filesystem::exists(w["gtkw"].get<std::string>()));
+        REQUIRE(w["png"].is_string());
+        CHECK(std::filesystem::file_size(w["png"].get<std::string>()) > 0);
+        const auto [first, last] = dumpTimes(fst);
+        const uint64_t periodPs = report["totals"]["clock_period_ps"];
+        CHECK(first / periodPs <= d["wrong_write_cycle"].get<uint64_t>());
+        CHECK(last / periodPs >= d["retire_cycle"].get<uint64_t>());
+        CHECK((last - first) / periodPs <= w["window_cycles"].get<uint64_t>() + 1);
+    }
+
+    // A DRAM write bit stuck at 1: the first descriptor that writes anything.
+    {
+        auto [status, report] = runCli(model, dir, "--backend npu --cosim --fault write-bit:0=1");
+        const auto& d = cosimDivergence(status, report);
+        CHECK(d["kind"] == "output");
+        CHECK((d["rtl_value"].get<int>() ^ d["model_value"].get<int>()) == 1);
+        CHECK(beatsBefore(d) == 0);
+        CHECK(d["job_descriptors"].back()["write_beats"].get<uint64_t>() > 0);
+    }
+
+    // The 20th write beat of the job dropped: the descriptor whose stores hold it.
+    {
+        auto [status, report] =
+            runCli(model, dir, "--backend npu --cosim --fault drop-write-beat:20");
+        const auto& d = cosimDivergence(status, report);
+        CHECK(d["kind"] == "output");
+        const uint64_t before = beatsBefore(d);
+        const uint64_t own = d["job_descriptors"].back()["write_beats"];
+        CHECK(before <= 20);
+        CHECK(20 < before + own);
+        CHECK(d["note"].get<std::string>().find("never reached DRAM") != std::string::npos);
+    }
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("run_rtl_from_and_its_errors") {
+    const std::string dir = runDir();
+    const std::string model = writeModel(dir, "softmax_conv_pool", softmaxConvPoolModel());
+
+    // The convolution on the model, the pooling after it on the RTL (one NPU partition split),
+    // compared in lockstep from there: the golden's outputs.
+    auto [status, report] = runCli(model, dir, "--backend auto --rtl-from MAX_POOL_2D --cosim");
+    CHECK(status == 0);
+    CHECK(report["verdict"] == "pass");
+    CHECK(report["cosim"]["rtl_from"] == 2);
+    CHECK(report["cosim"]["split_jobs"] == 1);
+    CHECK(report["cosim"]["split_at_descriptor"].get<uint32_t>() > 0);
+    CHECK(report["cosim"]["diverged"] == false);
+
+    // Bad operations are usage errors naming what the model has.
+    const auto usage = [&](const std::string& args, const std::string& expected) {
+        const std::string log = dir + "/usage.log";
+        const std::string command =
+            nncosimBinary() + " run " + model + " " + args + " > " + log + " 2>&1";
+        CHECK(WEXITSTATUS(std::system(command.c_str())) == 2);
+        std::ifstream in(log);
+        const std::string text((std::istreambuf_iterator<char>(in)),
+                               std::istreambuf_iterator<char>());
+        CHECK_MESSAGE(text.find(expected) != std::string::npos, text);
+    };
+    usage("--rtl-from 7", "the model has operations 0 to 2");
+    usage("--rtl-from LSTM", "the model has no LSTM operation (it has SOFTMAX, CONV_2D");
+    usage("--rtl-from CONV_2D:1", "the model has 1 CONV_2D operation");
+    usage("--rtl-from SOFTMAX", "runs on the CPU");
+    usage("--rtl-from CONV_2D:x", "expected an operation index, TYPE or TYPE:N");
+    usage("--cosim --npu func", "--cosim runs the RTL beside the functional model");
+    usage("--cosim --backend golden", "--cosim needs the NPU");
+    std::filesystem::remove_all(dir);
+}

@@ -1,0 +1,34 @@
+#include "driver/CostModel.h"
+
+namespace nncosim::driver {
+namespace {
+
+uint64_t ceilDiv(uint64_t a, uint64_t b) {
+    return (a + b - 1) / b;
+}
+
+}  // namespace
+
+uint64_t estimateWindowCycles(const npu::Descriptor& d) {
+    const auto has = [&](npu::DescFlag f) { return (d.flags & static_cast<uint32_t>(f)) != 0; };
+    const uint64_t words = ceilDiv(d.a.inner, npu::kDramBusBytes);
+    const uint64_t load =
+        has(npu::DescFlag::CHAIN_IN) ? 0 : uint64_t{d.a.count1} * d.a.count2 * words;
+    const uint64_t pixels = uint64_t{d.out.count1} * d.out.count2;
+    const uint64_t blocks = ceilDiv(d.out.inner, npu::kArrayCols);
+    const uint64_t taps = uint64_t{d.kernelH} * d.kernelW;
+    uint64_t steps = taps * words;  // pooling: every tap of every input word
+    if (d.opcode == npu::Opcode::CONV) steps = blocks * taps * words;
+    if (d.opcode == npu::Opcode::DWCONV) steps = blocks * (has(npu::DescFlag::TAPS) ? 1 : taps);
+    return load + pixels * steps + 40;
+}
+
+uint64_t estimateDescriptorCycles(const npu::Descriptor& d) {
+    if (npu::op::isWindow(d.opcode)) return estimateWindowCycles(d);
+    if (d.opcode == npu::Opcode::NOP) return 1;
+    const uint64_t rows = uint64_t{d.a.count1} * d.a.count2 * d.a.count3;
+    const uint64_t words = rows * ceilDiv(d.a.inner, npu::kDramBusBytes);
+    return words * (npu::op::usesB(d.opcode) ? 3 : 2) + 30;
+}
+
+}  // namespace nncosim::driver

@@ -1,0 +1,263 @@
+#include "sim/FunctionalDatapath.h"
+
+#include <climits>
+#include <cstring>
+
+#include "driver/NpuRegisters.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define NNCOSIM_HAVE_AVX2_KERNELS 1
+#endif
+
+namespace nncosim::sim::datapath {
+
+int32_t averageFinish(uint32_t sum, uint32_t count) {
+    constexpr int kQuotientBits = 10;
+    const bool negative = (sum >> 31) != 0;
+    const uint32_t magnitude = negative ? 0u - sum : sum;
+    const uint32_t den = count & 0xffffu;
+    uint64_t num = uint32_t{magnitude + (den >> 1)};
+    uint32_t quotient = 0;
+    if (den != 0 && num / den < (1u << kQuotientBits)) {
+        quotient = static_cast<uint32_t>(num / den);
+    } else {
+        for (int bit = kQuotientBits - 1; bit >= 0; --bit) {
+            const uint64_t step = uint64_t{den} << bit;
+            if (num >= step) {
+                num -= step;
+                quotient |= 1u << bit;
+            }
+        }
+    }
+    return negative ? -static_cast<int32_t>(quotient) : static_cast<int32_t>(quotient);
+}
+
+void packPairs(const int16_t* w, size_t k, int16_t* packed) {
+    constexpr size_t kCols = npu::kArrayCols;
+    for (size_t j = 0; j < k / 2; ++j) {
+        for (size_t c = 0; c < kCols; ++c) {
+            packed[(j * kCols + c) * 2] = w[(2 * j) * kCols + c];
+            packed[(j * kCols + c) * 2 + 1] = w[(2 * j + 1) * kCols + c];
+        }
+    }
+}
+
+namespace {
+
+bool gPortable = false;
+
+bool avx2() {
+#if defined(NNCOSIM_HAVE_AVX2_KERNELS)
+    static const bool has = __builtin_cpu_supports("avx2");
+    return has && !gPortable;
+#else
+    return false;
+#endif
+}
+
+void requantizeRowsPortable(const int32_t* acc, size_t rows, size_t lanes, const LaneQuant& q,
+                            int32_t zeroPoint, int32_t actMin, int32_t actMax, uint8_t* out,
+                            size_t outStride) {
+    for (size_t r = 0; r < rows; ++r) {
+        for (size_t l = 0; l < lanes; ++l) {
+            out[r * outStride + l] =
+                requantize(static_cast<uint32_t>(acc[r * lanes + l]), q.bias[l], q.multiplier[l],
+                           {q.left[l], q.right[l]}, zeroPoint, actMin, actMax);
+        }
+    }
+}
+
+void gemmPortable(const int16_t* a, size_t rows, size_t k, size_t stride, const int16_t* w,
+                  int32_t* acc);
+
+#if defined(NNCOSIM_HAVE_AVX2_KERNELS)
+// The AVX2 helpers are inlined into AVX2 functions only: no vector crosses a call boundary.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+/// Eight lanes of npu_requant.sv at once.
+__attribute__((target("avx2"), always_inline)) inline __m256i requant8(__m256i acc,
+                                                                       const LaneQuant& q, size_t l,
+                                                                       __m256i zeroPoint,
+                                                                       __m256i lo, __m256i hi) {
+    const __m256i bias = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q.bias + l));
+    const __m256i mult = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q.multiplier + l));
+    const __m256i left = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q.left + l));
+    const __m256i right = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q.right + l));
+    const __m256i shifted = _mm256_sllv_epi32(_mm256_add_epi32(acc, bias), left);
+    // 64-bit products of the even and the odd lanes; bits 62..31 of product + 2^30.
+    const __m256i nudge = _mm256_set1_epi64x(int64_t{1} << 30);
+    const __m256i even =
+        _mm256_srli_epi64(_mm256_add_epi64(_mm256_mul_epi32(shifted, mult), nudge), 31);
+    const __m256i odd = _mm256_srli_epi64(
+        _mm256_add_epi64(
+            _mm256_mul_epi32(_mm256_srli_epi64(shifted, 32), _mm256_srli_epi64(mult, 32)), nudge),
+        31);
+    __m256i high = _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xaa);
+    const __m256i minimum = _mm256_set1_epi32(INT32_MIN);
+    const __m256i saturate =
+        _mm256_and_si256(_mm256_cmpeq_epi32(shifted, minimum), _mm256_cmpeq_epi32(mult, minimum));
+    high = _mm256_blendv_epi8(high, _mm256_set1_epi32(INT32_MAX), saturate);
+    const __m256i one = _mm256_set1_epi32(1);
+    const __m256i mask = _mm256_sub_epi32(_mm256_sllv_epi32(one, right), one);
+    const __m256i remainder = _mm256_and_si256(high, mask);
+    // threshold = mask / 2 + (high < 0); remainder and threshold are below 2^31.
+    const __m256i threshold =
+        _mm256_sub_epi32(_mm256_srli_epi32(mask, 1), _mm256_srai_epi32(high, 31));
+    const __m256i rounded =
+        _mm256_sub_epi32(_mm256_srav_epi32(high, right), _mm256_cmpgt_epi32(remainder, threshold));
+    const __m256i offset = _mm256_add_epi32(rounded, zeroPoint);
+    return _mm256_min_epi32(_mm256_max_epi32(offset, lo), hi);
+}
+
+__attribute__((target("avx2"))) void requantizeRowsAvx2(const int32_t* acc, size_t rows,
+                                                        size_t lanes, const LaneQuant& q,
+                                                        int32_t zeroPoint, int32_t actMin,
+                                                        int32_t actMax, uint8_t* out,
+                                                        size_t outStride) {
+    const __m256i zp = _mm256_set1_epi32(zeroPoint), lo = _mm256_set1_epi32(actMin),
+                  hi = _mm256_set1_epi32(actMax);
+    // The low byte of every int32 lane, packed into the low 8 bytes of each 128-bit half.
+    const __m256i bytes =
+        _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 4, 8, 12,
+                         -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+    for (size_t r = 0; r < rows; ++r) {
+        const int32_t* a = acc + r * lanes;
+        uint8_t* o = out + r * outStride;
+        size_t l = 0;
+        for (; l + 8 <= lanes; l += 8) {
+            const __m256i v = requant8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + l)),
+                                       q, l, zp, lo, hi);
+            const __m256i packed = _mm256_shuffle_epi8(v, bytes);
+            const uint32_t low = static_cast<uint32_t>(_mm256_extract_epi32(packed, 0));
+            const uint32_t high = static_cast<uint32_t>(_mm256_extract_epi32(packed, 4));
+            std::memcpy(o + l, &low, 4);
+            std::memcpy(o + l + 4, &high, 4);
+        }
+        for (; l < lanes; ++l) {
+            o[l] = requantize(static_cast<uint32_t>(a[l]), q.bias[l], q.multiplier[l],
+                              {q.left[l], q.right[l]}, zeroPoint, actMin, actMax);
+        }
+    }
+}
+
+/// Four rows at a time against the interleaved column pairs, 8 columns per register.
+__attribute__((target("avx2"))) void gemmAvx2(const int16_t* a, size_t rows, size_t k,
+                                              size_t stride, const int16_t* w, int32_t* acc) {
+    constexpr size_t kCols = npu::kArrayCols;
+    constexpr size_t kVectors = kCols / 8;
+    const size_t pairs = k / 2;
+    const auto* wv = reinterpret_cast<const __m256i*>(w);
+    size_t r = 0;
+    for (; r + 4 <= rows; r += 4) {
+        __m256i s[4][kVectors];
+        for (auto& row : s)
+            for (auto& v : row) v = _mm256_setzero_si256();
+        for (size_t j = 0; j < pairs; ++j) {
+            __m256i x[4];
+            for (size_t i = 0; i < 4; ++i) {
+                int32_t pair;
+                std::memcpy(&pair, a + (r + i) * stride + 2 * j, sizeof(pair));
+                x[i] = _mm256_set1_epi32(pair);
+            }
+            for (size_t v = 0; v < kVectors; ++v) {
+                const __m256i col = _mm256_loadu_si256(wv + kVectors * j + v);
+                for (size_t i = 0; i < 4; ++i)
+                    s[i][v] = _mm256_add_epi32(s[i][v], _mm256_madd_epi16(x[i], col));
+            }
+        }
+        for (size_t i = 0; i < 4; ++i)
+            for (size_t v = 0; v < kVectors; ++v)
+                _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + kCols * (r + i)) + v, s[i][v]);
+    }
+    if (r < rows) gemmPortable(a + r * stride, rows - r, k, stride, w, acc + kCols * r);
+}
+#pragma GCC diagnostic pop
+#endif
+
+}  // namespace
+
+void setPortableKernels(bool portable) {
+    gPortable = portable;
+}
+
+bool usingAvx2() {
+    return avx2();
+}
+
+void requantizeRows(const int32_t* acc, size_t rows, size_t lanes, const LaneQuant& q,
+                    int32_t zeroPoint, int32_t actMin, int32_t actMax, uint8_t* out,
+                    size_t outStride) {
+#if defined(NNCOSIM_HAVE_AVX2_KERNELS)
+    if (avx2()) {
+        requantizeRowsAvx2(acc, rows, lanes, q, zeroPoint, actMin, actMax, out, outStride);
+        return;
+    }
+#endif
+    requantizeRowsPortable(acc, rows, lanes, q, zeroPoint, actMin, actMax, out, outStride);
+}
+
+void gemm(const int16_t* a, size_t rows, size_t k, size_t stride, const int16_t* w, int32_t* acc) {
+#if defined(NNCOSIM_HAVE_AVX2_KERNELS)
+    if constexpr (npu::kArrayCols % 8 == 0 && npu::kArrayCols <= 32) {
+        if (avx2()) {
+            gemmAvx2(a, rows, k, stride, w, acc);
+            return;
+        }
+    }
+#endif
+    gemmPortable(a, rows, k, stride, w, acc);
+}
+
+namespace {
+
+void gemmPortable(const int16_t* a, size_t rows, size_t k, size_t stride, const int16_t* w,
+                  int32_t* acc) {
+    constexpr size_t kCols = npu::kArrayCols;
+    const size_t pairs = k / 2;
+#if defined(__SSE2__)
+    if constexpr (kCols % 4 == 0 && kCols <= 32) {
+        // One pair of a's values against the interleaved column pairs: multiply-adds of eight
+        // 16-bit products into four int32 lanes each. Products of 9-bit values never overflow
+        // the pair sums; the accumulation wraps like the RTL's.
+        constexpr size_t kVectors = kCols / 4;
+        const auto* wv = reinterpret_cast<const __m128i*>(w);
+        for (size_t r = 0; r < rows; ++r) {
+            const int16_t* row = a + r * stride;
+            __m128i s[kVectors];
+            for (size_t v = 0; v < kVectors; ++v) s[v] = _mm_setzero_si128();
+            for (size_t j = 0; j < pairs; ++j) {
+                int32_t pair;
+                std::memcpy(&pair, row + 2 * j, sizeof(pair));
+                const __m128i x = _mm_set1_epi32(pair);
+                const __m128i* col = wv + kVectors * j;
+                for (size_t v = 0; v < kVectors; ++v)
+                    s[v] = _mm_add_epi32(s[v], _mm_madd_epi16(x, _mm_loadu_si128(col + v)));
+            }
+            auto* out = reinterpret_cast<__m128i*>(acc + kCols * r);
+            for (size_t v = 0; v < kVectors; ++v) _mm_storeu_si128(out + v, s[v]);
+        }
+        return;
+    }
+#endif
+    for (size_t r = 0; r < rows; ++r) {
+        const int16_t* row = a + r * stride;
+        uint32_t sums[kCols] = {};
+        for (size_t j = 0; j < pairs; ++j) {
+            const int32_t x0 = row[2 * j], x1 = row[2 * j + 1];
+            for (size_t c = 0; c < kCols; ++c) {
+                sums[c] += static_cast<uint32_t>(x0 * w[(j * kCols + c) * 2] +
+                                                 x1 * w[(j * kCols + c) * 2 + 1]);
+            }
+        }
+        for (size_t c = 0; c < kCols; ++c) acc[kCols * r + c] = static_cast<int32_t>(sums[c]);
+    }
+}
+
+}  // namespace
+
+}  // namespace nncosim::sim::datapath

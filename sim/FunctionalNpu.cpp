@@ -1,0 +1,1133 @@
+#include "sim/FunctionalNpu.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include "driver/CostModel.h"
+#include "sim/FunctionalDatapath.h"
+
+namespace nncosim::sim {
+namespace {
+
+using npu::Descriptor;
+using npu::ErrorCode;
+using npu::Opcode;
+using npu::TensorDesc;
+
+constexpr uint32_t kBeat = npu::kDramBusBytes;
+constexpr uint32_t kLanes = npu::kArrayCols;
+constexpr uint32_t kDescriptorBytes = npu::kDescriptorWords * 4;
+constexpr uint32_t kRecordBytes = npu::kCompletionWords * 4;
+constexpr uint32_t kTableBytes = 256;
+// Pixels whose im2col rows are built and multiplied at a time (bounds the model's memory).
+constexpr uint32_t kPixelChunk = 64;
+
+constexpr uint32_t flag(npu::DescFlag f) {
+    return static_cast<uint32_t>(f);
+}
+
+uint32_t wordsOf(uint32_t bytes) {
+    return (bytes + kBeat - 1) / kBeat;
+}
+
+/// Beats of a row of `inner` bytes at `addr` (any alignment).
+uint32_t beatsOf(uint32_t addr, uint32_t inner) {
+    return (addr % kBeat + inner + kBeat - 1) / kBeat;
+}
+
+bool empty(const TensorDesc& t) {
+    return t.inner == 0 || t.count1 == 0 || t.count2 == 0 || t.count3 == 0;
+}
+
+bool sameShape(const TensorDesc& x, const TensorDesc& y) {
+    return x.inner == y.inner && x.count1 == y.count1 && x.count2 == y.count2 &&
+           x.count3 == y.count3;
+}
+
+/// Row addresses of a 4-D strided tensor in walk order (dimension 1 fastest), 32-bit wrapping.
+template <typename F>
+void forEachRow(const TensorDesc& t, F&& f) {
+    uint32_t row = 0;
+    for (uint32_t i3 = 0; i3 < t.count3; ++i3) {
+        for (uint32_t i2 = 0; i2 < t.count2; ++i2) {
+            uint32_t addr = t.addr + i3 * t.stride3 + i2 * t.stride2;
+            for (uint32_t i1 = 0; i1 < t.count1; ++i1, addr += t.stride1) {
+                if (!f(row++, addr)) return;
+            }
+        }
+    }
+}
+
+/// An 18-bit signed window coordinate of the feeder: v modulo 2^18, sign-extended.
+int32_t coordinate18(int64_t v) {
+    return static_cast<int32_t>((static_cast<uint32_t>(v) & 0x3ffffu) ^ 0x20000u) - 0x20000;
+}
+
+struct Fault {
+    ErrorCode code = ErrorCode::NONE;
+    uint32_t desc = 0;
+    uint32_t addr = 0;
+};
+
+/// DRAM as the NPU's DMA sees it: beats checked against the job's window, reads outside the
+/// DRAM (inside the window) returning zeros and writes there vanishing, as on the platform.
+struct DmaPort {
+    uint8_t* dram;
+    uint64_t size;
+    uint64_t base, limit;
+
+    bool inWindow(uint32_t beat) const { return beat >= base && uint64_t{beat} + kBeat <= limit; }
+
+    /// The first beat of [addr, addr + bytes) outside the window, if any.
+    std::optional<uint32_t> firstOutside(uint32_t addr, uint64_t bytes) const {
+        const uint32_t first = addr / kBeat * kBeat;
+        const uint64_t beats = (addr % kBeat + bytes + kBeat - 1) / kBeat;
+        const uint64_t end = uint64_t{first} + beats * kBeat;
+        if (first >= base && end <= limit && end <= (uint64_t{1} << 32)) return std::nullopt;
+        for (uint64_t b = 0; b < beats; ++b) {
+            const auto beat = static_cast<uint32_t>(first + b * kBeat);
+            if (!inWindow(beat)) return beat;
+        }
+        return std::nullopt;
+    }
+
+    void read(uint32_t addr, uint32_t bytes, uint8_t* out) const {
+        if (uint64_t{addr} + bytes <= size) {
+            std::memcpy(out, dram + addr, bytes);
+            return;
+        }
+        for (uint32_t i = 0; i < bytes; ++i) {
+            const uint32_t a = addr + i;
+            out[i] = a < size ? dram[a] : 0;
+        }
+    }
+
+    void write(uint32_t addr, uint32_t bytes, const uint8_t* data) const {
+        if (uint64_t{addr} + bytes <= size) {
+            std::memcpy(dram + addr, data, bytes);
+            return;
+        }
+        for (uint32_t i = 0; i < bytes; ++i) {
+            const uint32_t a = addr + i;
+            if (a < size) dram[a] = data[i];
+        }
+    }
+};
+
+/// What one descriptor's execution counted.
+struct Counts {
+    uint64_t macs = 0, read = 0, written = 0, active = 0;
+};
+
+/// The RTL's decode-time validation (rtl/npu_cmd.sv): BAD_OPCODE, BAD_FIELD or NONE.
+struct ChainContext {
+    bool prevChainOut = false;
+    uint32_t prevOutInner = 0, prevOutCount1 = 0, prevOutCount2 = 0;
+};
+
+ErrorCode validate(const Descriptor& d, const ChainContext& chain) {
+    const auto opcode = static_cast<uint32_t>(d.opcode);
+    const bool badOpcode = opcode >= npu::kOpcodeCount;
+    const Opcode op = d.opcode;
+    const bool window = !badOpcode && npu::op::isWindow(op);
+    const bool usesArray = !badOpcode && npu::op::usesArray(op);
+    const uint64_t aWpr = wordsOf(d.a.inner);
+    const uint64_t nb = wordsOf(d.out.inner);
+    const uint64_t aRows = uint64_t{d.a.count1} * d.a.count2 * d.a.count3;
+    const uint64_t aWords = aRows * aWpr;
+    const uint64_t pCount = uint64_t{d.out.count1} * d.out.count2;
+    const bool taps = d.flags & flag(npu::DescFlag::TAPS);
+    const bool chainOut = d.flags & flag(npu::DescFlag::CHAIN_OUT);
+    const bool chainIn = d.flags & flag(npu::DescFlag::CHAIN_IN);
+    const bool last = d.flags & flag(npu::DescFlag::LAST);
+    const uint64_t kt =
+        taps ? 1 : uint64_t{d.kernelW} * d.kernelH * (op == Opcode::CONV ? aWpr : 1);
+    const uint64_t wWords =
+        op == Opcode::LUT ? kTableBytes / kBeat : nb * (npu::kWeightQuantWords + kt * kBeat);
+    const auto minusThirtyTwo = [](int32_t shift) { return datapath::shiftBits(shift) == 0x20; };
+
+    bool bad = false;
+    if (op != Opcode::NOP && !badOpcode) {
+        bad = empty(d.a) || empty(d.out) || minusThirtyTwo(d.outShift) || d.actMin > d.actMax;
+    }
+    if (window) {
+        bad |= d.kernelW == 0 || d.kernelH == 0 || d.strideW == 0 || d.strideH == 0 ||
+               d.dilationW == 0 || d.dilationH == 0 || d.a.count3 != 1 || d.out.count3 != 1 ||
+               pCount > npu::kAccDepth || aWords > npu::kSpadWords || kt > 0xffff;
+        if (op != Opcode::CONV) bad |= d.out.inner != d.a.inner;
+        if (usesArray) bad |= d.wAddr % kBeat != 0 || wWords > 0xffffffffull;
+        if (taps) {
+            bad |= op != Opcode::DWCONV || d.kernelH * d.strideW > npu::kDwTapPorts ||
+                   d.kernelH * d.kernelW > npu::kArrayRows || d.dilationW != 1;
+        }
+    }
+    if (taps && !window) bad = true;
+    if (chainOut) {
+        bad |= !usesArray || chainIn || last || pCount * nb > npu::kSpadWords;
+    }
+    if (chainIn) {
+        bad |= op != Opcode::CONV || !chain.prevChainOut || d.kernelW != 1 || d.kernelH != 1 ||
+               d.strideW != 1 || d.strideH != 1 || d.padTop != 0 || d.padLeft != 0 ||
+               d.a.inner != chain.prevOutInner || d.a.count1 != chain.prevOutCount1 ||
+               d.a.count2 != chain.prevOutCount2 || d.out.count1 != d.a.count1 ||
+               d.out.count2 != d.a.count2;
+    } else if (chain.prevChainOut) {
+        bad = true;  // the chained result would have no reader
+    }
+    if (!badOpcode && npu::op::usesB(op)) {
+        bad |= !sameShape(d.a, d.b) || !sameShape(d.a, d.out) || empty(d.b) ||
+               2 * aWords > npu::kSpadWords || minusThirtyTwo(d.aShift) || minusThirtyTwo(d.bShift);
+    }
+    if (op == Opcode::LUT) {
+        bad |= !sameShape(d.a, d.out) || aWords > npu::kSpadWords || d.wAddr % kBeat != 0;
+    }
+    if (badOpcode) return ErrorCode::BAD_OPCODE;
+    return bad ? ErrorCode::BAD_FIELD : ErrorCode::NONE;
+}
+
+/// Loads a tensor as the load DMA does: every row ceil(INNER / Vec) words, zero-filled tails.
+bool loadTensor(const DmaPort& port, const TensorDesc& t, std::vector<uint8_t>* buffer,
+                Counts* counts, uint32_t* faultAddr) {
+    const uint32_t rowBytes = wordsOf(t.inner) * kBeat;
+    const uint64_t rows = uint64_t{t.count1} * t.count2 * t.count3;
+    buffer->assign(rows * rowBytes, 0);
+    bool ok = true;
+    forEachRow(t, [&](uint32_t row, uint32_t addr) {
+        if (auto beat = port.firstOutside(addr, t.inner)) {
+            *faultAddr = *beat;
+            ok = false;
+            return false;
+        }
+        port.read(addr, t.inner, buffer->data() + uint64_t{row} * rowBytes);
+        counts->read += uint64_t{beatsOf(addr, t.inner)} * kBeat;
+        return true;
+    });
+    return ok;
+}
+
+/// The weight stream's block parameters for output-channel block `nb` at `block`.
+using BlockQuant = datapath::LaneQuant;
+static_assert(kLanes <= 64, "LaneQuant holds 64 lanes");
+
+BlockQuant blockQuant(const uint8_t* block) {
+    BlockQuant q;
+    for (uint32_t l = 0; l < kLanes; ++l) {
+        std::memcpy(&q.bias[l], block + 4 * l, 4);
+        std::memcpy(&q.multiplier[l], block + 4 * kBeat + 4 * l, 4);
+        const datapath::SplitShift shift = datapath::splitShift(block[8 * kBeat + l] & 0x3fu);
+        q.left[l] = shift.left;
+        q.right[l] = shift.right;
+    }
+    return q;
+}
+
+}  // namespace
+
+struct FunctionalNpu::Event {
+    uint64_t cycle = 0;
+    bool end = false;
+    Counts counts;
+};
+
+struct FunctionalNpu::Job {
+    FunctionalJob info;
+    DmaPort port{};
+    uint32_t next = 0;      // index of the next descriptor to execute
+    bool haveNext = false;  // descriptor `next` is fetched and validated
+    Descriptor nextDesc;
+    ChainContext chain;              // of the last validated descriptor
+    std::vector<uint8_t> chainData;  // a CHAIN_OUT result: pixels x words-per-pixel words
+    bool hanging = false;
+    uint64_t elapsed = 0;  // estimated cycles from the doorbell to the last retirement
+
+    /// Fetches and validates descriptor `index` (the RTL fetches one ahead).
+    bool fetch(uint32_t index, Counts* counts, Fault* fault) {
+        const uint32_t addr = info.queueBase + index * kDescriptorBytes;
+        for (uint32_t b = 0; b < kDescriptorBytes / kBeat; ++b) {
+            const uint32_t beat = addr + b * kBeat;
+            if (!port.inWindow(beat)) {
+                *fault = {ErrorCode::DMA_WINDOW, index, beat};
+                return false;
+            }
+            counts->read += kBeat;
+        }
+        npu::DescriptorWords words;
+        port.read(addr, kDescriptorBytes, reinterpret_cast<uint8_t*>(words.data()));
+        nextDesc = Descriptor::decode(words);
+        const ErrorCode code = validate(nextDesc, chain);
+        if (code != ErrorCode::NONE) {
+            *fault = {code, index, addr};
+            return false;
+        }
+        chain.prevChainOut = nextDesc.flags & flag(npu::DescFlag::CHAIN_OUT);
+        chain.prevOutInner = nextDesc.out.inner;
+        chain.prevOutCount1 = nextDesc.out.count1;
+        chain.prevOutCount2 = nextDesc.out.count2;
+        haveNext = true;
+        next = index;
+        return true;
+    }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Descriptor execution.
+
+namespace {
+
+/// One descriptor on the model's datapath: loads, compute, stores.
+class Executor {
+  public:
+    Executor(const DmaPort& port, const Descriptor& d, uint32_t index, bool recordWrites,
+             DescriptorTrace* trace, Counts* counts)
+        : mPort(port),
+          mD(d),
+          mIndex(index),
+          mRecord(recordWrites),
+          mTrace(trace),
+          mCounts(counts) {}
+
+    /// Loads (a CHAIN_IN descriptor takes `chained`); false with `fault` on a DMA fault.
+    bool load(std::vector<uint8_t>* chained, Fault* fault) {
+        uint32_t addr = 0;
+        if (!npu::op::usesA(mD.opcode)) return true;
+        if (mD.flags & flag(npu::DescFlag::CHAIN_IN)) {
+            mA = std::move(*chained);
+            return true;
+        }
+        if (!loadTensor(mPort, mD.a, &mA, mCounts, &addr) ||
+            (npu::op::usesB(mD.opcode) && !loadTensor(mPort, mD.b, &mB, mCounts, &addr))) {
+            *fault = {ErrorCode::DMA_WINDOW, mIndex, addr};
+            return false;
+        }
+        return true;
+    }
+
+    /// Weight or table stream, compute and stores; false with `fault` on a DMA fault. A
+    /// CHAIN_OUT result goes to `chainOut` instead of DRAM.
+    bool run(std::vector<uint8_t>* chainOut, Fault* fault) {
+        switch (mD.opcode) {
+            case Opcode::NOP:
+                return true;
+            case Opcode::CONV:
+            case Opcode::DWCONV:
+            case Opcode::MAXPOOL:
+            case Opcode::AVGPOOL:
+                return window(chainOut, fault);
+            case Opcode::ADD:
+            case Opcode::MUL:
+            case Opcode::LUT:
+                return elementwise(fault);
+        }
+        return true;
+    }
+
+  private:
+    bool stream(uint32_t addr, uint64_t words, std::vector<uint8_t>* data, Fault* fault) {
+        if (auto beat = mPort.firstOutside(addr, words * kBeat)) {
+            *fault = {ErrorCode::DMA_WINDOW, mIndex, *beat};
+            return false;
+        }
+        data->resize(words * kBeat);
+        mPort.read(addr, static_cast<uint32_t>(words * kBeat), data->data());
+        mCounts->read += words * kBeat;
+        return true;
+    }
+
+    /// Checks every store row of `rows` (addr, bytes), then writes them.
+    struct StoreRow {
+        uint32_t addr, size;
+        const uint8_t* data;
+        uint32_t row, channel;
+    };
+    bool store(const std::vector<StoreRow>& rows, Fault* fault) {
+        for (const StoreRow& r : rows) {
+            if (auto beat = mPort.firstOutside(r.addr, r.size)) {
+                *fault = {ErrorCode::DMA_WINDOW, mIndex, *beat};
+                return false;
+            }
+        }
+        for (const StoreRow& r : rows) {
+            mPort.write(r.addr, r.size, r.data);
+            mCounts->written += uint64_t{beatsOf(r.addr, r.size)} * kBeat;
+            if (mRecord) mTrace->writes.push_back({r.addr, r.size, r.row, r.channel});
+        }
+        return true;
+    }
+
+    int32_t act(uint8_t byte) const {
+        return datapath::wrap9(datapath::widen(byte, mD.aSigned) - mD.aZeroPoint);
+    }
+    int32_t weight(uint8_t byte) const {
+        return datapath::wrap9(datapath::widen(byte, mD.bSigned) - mD.bZeroPoint);
+    }
+
+    bool window(std::vector<uint8_t>* chainOut, Fault* fault) {
+        const Descriptor& d = mD;
+        const bool conv = d.opcode == Opcode::CONV, dw = d.opcode == Opcode::DWCONV;
+        const bool array = conv || dw;
+        const bool taps = d.flags & flag(npu::DescFlag::TAPS);
+        const uint32_t channels = d.a.inner;
+        const uint32_t aWpr = wordsOf(channels);
+        const uint32_t outW = d.out.count1, outH = d.out.count2, outC = d.out.inner;
+        const uint32_t nb = wordsOf(outC);
+        const uint32_t pixels = outW * outH;
+        const uint32_t kTaps = d.kernelH * d.kernelW;
+        const uint32_t kt = taps ? 1 : kTaps * (conv ? aWpr : 1);
+        const uint64_t blockWords = npu::kWeightQuantWords + uint64_t{kt} * npu::kArrayRows;
+        std::vector<uint8_t> weights;
+        if (array && !stream(d.wAddr, nb * blockWords, &weights, fault)) return false;
+
+        const uint32_t rowBytes = aWpr * kBeat;
+        const uint8_t* input = mA.data();
+        // The output tile, pixel-major, nb words per pixel (also the CHAIN_OUT layout).
+        std::vector<uint8_t> out(uint64_t{pixels} * nb * kBeat, 0);
+        const uint32_t outRow = nb * kBeat;
+
+        prepareTaps();
+        if (conv) {
+            convolve(weights, input, rowBytes, out.data());
+        } else if (dw) {
+            depthwise(weights, input, rowBytes, out.data());
+        } else {
+            pool(input, rowBytes, out.data());
+        }
+        if (array) {
+            // Per vector: valid rows x valid columns (CONV), the block's columns (DWCONV).
+            mCounts->macs += uint64_t{pixels} * kTaps * (conv ? channels : 1) * outC;
+            const uint64_t steps =
+                taps ? uint64_t{outH} * (outW + (d.kernelW - 1) / d.strideW) : pixels;
+            mCounts->active += uint64_t{nb} * (taps ? 1 : kt) * steps;
+        }
+        if (d.flags & flag(npu::DescFlag::CHAIN_OUT)) {
+            *chainOut = std::move(out);
+            return true;
+        }
+        std::vector<StoreRow> rows;
+        rows.reserve(uint64_t{nb} * pixels);
+        for (uint32_t b = 0; b < nb; ++b) {
+            const uint32_t lanes = std::min(kLanes, outC - b * kLanes);
+            for (uint32_t oy = 0; oy < outH; ++oy) {
+                for (uint32_t ox = 0; ox < outW; ++ox) {
+                    const uint32_t p = oy * outW + ox;
+                    rows.push_back(
+                        {d.out.addr + b * kBeat + ox * d.out.stride1 + oy * d.out.stride2, lanes,
+                         out.data() + uint64_t{p} * outRow + b * kBeat, p, b * kLanes});
+                }
+            }
+        }
+        return store(rows, fault);
+    }
+
+    /// Requantizes a block's accumulators into `out` (pixel-major rows of outRow bytes).
+    void drain(const int32_t* acc, uint32_t count, const BlockQuant& q, uint8_t* out,
+               uint32_t outRow) const {
+        datapath::requantizeRows(acc, count, kLanes, q, mD.outZeroPoint, mD.actMin, mD.actMax, out,
+                                 outRow);
+    }
+
+    /// Tap t's offsets from an output pixel's (oy * STRIDE_H, ox * STRIDE_W).
+    void prepareTaps() {
+        const Descriptor& d = mD;
+        const uint32_t taps = d.kernelH * d.kernelW;
+        mTapY.resize(taps);
+        mTapX.resize(taps);
+        for (uint32_t t = 0; t < taps; ++t) {
+            mTapY[t] = int64_t{t / d.kernelW} * d.dilationH - d.padTop;
+            mTapX[t] = int64_t{t % d.kernelW} * d.dilationW - d.padLeft;
+        }
+    }
+
+    /// The input pixel (scratchpad row) of output pixel p's tap t, or -1 for padding, with the
+    /// feeder's 18-bit coordinates.
+    int32_t position(uint32_t p, uint32_t t) const {
+        const Descriptor& d = mD;
+        int64_t iy = int64_t{p / d.out.count1} * d.strideH + mTapY[t];
+        int64_t ix = int64_t{p % d.out.count1} * d.strideW + mTapX[t];
+        if (iy >= (1 << 17) || iy < -(1 << 17)) iy = coordinate18(iy);
+        if (ix >= (1 << 17) || ix < -(1 << 17)) ix = coordinate18(ix);
+        const bool in = iy >= 0 && ix >= 0 && iy < d.a.count2 && ix < d.a.count1;
+        return in ? static_cast<int32_t>(iy * d.a.count1 + ix) : -1;
+    }
+
+    /// position() of every tap of pixel p.
+    void positions(uint32_t p, int32_t* out) const {
+        for (uint32_t t = 0; t < mTapY.size(); ++t) out[t] = position(p, t);
+    }
+
+    void convolve(const std::vector<uint8_t>& weights, const uint8_t* input, uint32_t rowBytes,
+                  uint8_t* out) const {
+        const Descriptor& d = mD;
+        const uint32_t channels = d.a.inner, aWpr = wordsOf(channels);
+        const uint32_t kTaps = d.kernelH * d.kernelW;
+        const uint32_t nb = wordsOf(d.out.inner);
+        const uint32_t pixels = d.out.count1 * d.out.count2;
+        const uint64_t k = uint64_t{kTaps} * channels;
+        const uint64_t kEven = (k + 1) / 2 * 2;
+        const uint64_t blockBytes =
+            (npu::kWeightQuantWords + uint64_t{kTaps} * aWpr * npu::kArrayRows) * kBeat;
+        // Weights of every block as k x lanes matrices (row = tap-major input channel), packed.
+        std::vector<int16_t> packed(nb * kEven * kLanes), matrix(kEven * kLanes);
+        std::vector<BlockQuant> quant(nb);
+        for (uint32_t b = 0; b < nb; ++b) {
+            const uint8_t* block = weights.data() + b * blockBytes;
+            quant[b] = blockQuant(block);
+            std::fill(matrix.begin(), matrix.end(), 0);
+            for (uint32_t t = 0; t < kTaps; ++t) {
+                for (uint32_t c = 0; c < channels; ++c) {
+                    const uint8_t* row =
+                        block + npu::kWeightQuantWords * kBeat +
+                        ((uint64_t{t} * aWpr + c / npu::kArrayRows) * npu::kArrayRows +
+                         c % npu::kArrayRows) *
+                            kBeat;
+                    int16_t* dst = matrix.data() + (uint64_t{t} * channels + c) * kLanes;
+                    for (uint32_t l = 0; l < kLanes; ++l)
+                        dst[l] = static_cast<int16_t>(weight(row[l]));
+                }
+            }
+            datapath::packPairs(matrix.data(), kEven, packed.data() + b * kEven * kLanes);
+        }
+        // Activations: im2col rows of kPixelChunk pixels at a time.
+        std::vector<int16_t> lut(256);
+        for (int v = 0; v < 256; ++v) lut[v] = static_cast<int16_t>(act(static_cast<uint8_t>(v)));
+        std::vector<int16_t> cols(uint64_t{kPixelChunk} * kEven);
+        std::vector<int32_t> pos(kTaps);
+        std::vector<int32_t> acc(uint64_t{kPixelChunk} * kLanes);
+        const uint32_t outRow = nb * kBeat;
+        for (uint32_t p0 = 0; p0 < pixels; p0 += kPixelChunk) {
+            const uint32_t count = std::min(kPixelChunk, pixels - p0);
+            for (uint32_t i = 0; i < count; ++i) {
+                int16_t* row = cols.data() + uint64_t{i} * kEven;
+                positions(p0 + i, pos.data());
+                for (uint32_t t = 0; t < kTaps; ++t) {
+                    int16_t* dst = row + uint64_t{t} * channels;
+                    if (pos[t] < 0) {
+                        std::fill(dst, dst + channels, 0);
+                        continue;
+                    }
+                    const uint8_t* src = input + uint64_t(pos[t]) * rowBytes;
+                    for (uint32_t c = 0; c < channels; ++c) dst[c] = lut[src[c]];
+                }
+                if (kEven != k) row[k] = 0;
+            }
+            for (uint32_t b = 0; b < nb; ++b) {
+                datapath::gemm(cols.data(), count, kEven, kEven, packed.data() + b * kEven * kLanes,
+                               acc.data());
+                drain(acc.data(), count, quant[b], out + uint64_t{p0} * outRow + b * kBeat, outRow);
+            }
+        }
+    }
+
+    void depthwise(const std::vector<uint8_t>& weights, const uint8_t* input, uint32_t rowBytes,
+                   uint8_t* out) const {
+        const Descriptor& d = mD;
+        const bool taps = d.flags & flag(npu::DescFlag::TAPS);
+        const uint32_t channels = d.a.inner;
+        const uint32_t kTaps = d.kernelH * d.kernelW;
+        const uint32_t nb = wordsOf(d.out.inner);
+        const uint32_t pixels = d.out.count1 * d.out.count2;
+        const uint32_t kt = taps ? 1 : kTaps;
+        const uint64_t blockBytes =
+            (npu::kWeightQuantWords + uint64_t{kt} * npu::kArrayRows) * kBeat;
+        const uint32_t outRow = nb * kBeat;
+        std::vector<uint32_t> acc(uint64_t{pixels} * kLanes);
+        std::vector<int32_t> diag(uint64_t{kTaps} * kLanes);  // per tap, channel c's weight
+        std::vector<int32_t> pos(kTaps), lut(256);
+        for (int v = 0; v < 256; ++v) lut[v] = act(static_cast<uint8_t>(v));
+        for (uint32_t b = 0; b < nb; ++b) {
+            const uint8_t* block = weights.data() + b * blockBytes;
+            const BlockQuant q = blockQuant(block);
+            const uint8_t* rows = block + npu::kWeightQuantWords * kBeat;
+            const uint32_t lanes = std::min(kLanes, channels - b * kLanes);
+            // TAPS: row t of the one block is tap t, column c channel c. Otherwise tap t has a
+            // block of its own, row r input lane r, column c output lane c: the RTL multiplies
+            // the whole block, so weights off the diagonal count unless they are zero.
+            const auto blockWeight = [&](uint32_t t, uint32_t r, uint32_t c) {
+                return weight(rows[(uint64_t{t} * npu::kArrayRows + r) * kBeat + c]);
+            };
+            bool diagonal = true;
+            for (uint32_t t = 0; t < kTaps; ++t) {
+                for (uint32_t c = 0; c < kLanes; ++c) {
+                    diag[uint64_t{t} * kLanes + c] =
+                        taps ? weight(rows[t * kBeat + c]) : blockWeight(t, c, c);
+                    if (taps) continue;
+                    for (uint32_t r = 0; r < lanes && diagonal && c < lanes; ++r)
+                        diagonal = r == c || blockWeight(t, r, c) == 0;
+                }
+            }
+            std::fill(acc.begin(), acc.end(), 0);
+            for (uint32_t p = 0; p < pixels; ++p) {
+                uint32_t* sum = acc.data() + uint64_t{p} * kLanes;
+                positions(p, pos.data());
+                for (uint32_t t = 0; t < kTaps; ++t) {
+                    if (pos[t] < 0) continue;
+                    const uint8_t* src = input + uint64_t(pos[t]) * rowBytes + b * kBeat;
+                    if (taps || diagonal) {
+                        const int32_t* wt = diag.data() + uint64_t{t} * kLanes;
+                        for (uint32_t c = 0; c < lanes; ++c)
+                            sum[c] += static_cast<uint32_t>(lut[src[c]] * wt[c]);
+                    } else {
+                        for (uint32_t r = 0; r < lanes; ++r) {
+                            const int32_t x = lut[src[r]];
+                            for (uint32_t c = 0; c < kLanes; ++c)
+                                sum[c] += static_cast<uint32_t>(x * blockWeight(t, r, c));
+                        }
+                    }
+                }
+            }
+            drain(reinterpret_cast<const int32_t*>(acc.data()), pixels, q, out + b * kBeat, outRow);
+        }
+    }
+
+    void pool(const uint8_t* input, uint32_t rowBytes, uint8_t* out) const {
+        const Descriptor& d = mD;
+        const bool maxpool = d.opcode == Opcode::MAXPOOL;
+        const uint32_t kTaps = d.kernelH * d.kernelW;
+        const uint32_t nb = wordsOf(d.out.inner);
+        const uint32_t pixels = d.out.count1 * d.out.count2;
+        const uint32_t outRow = nb * kBeat;
+        std::vector<int32_t> pos(kTaps);
+        for (uint32_t b = 0; b < nb; ++b) {
+            const uint32_t lanes = std::min(kLanes, d.out.inner - b * kLanes);
+            for (uint32_t p = 0; p < pixels; ++p) {
+                // Max over valid taps (INT32_MIN when none); sum and count of valid taps.
+                int32_t best[kLanes];
+                uint32_t sum[kLanes] = {};
+                uint32_t count = 0;
+                std::fill(best, best + kLanes, INT32_MIN);
+                positions(p, pos.data());
+                for (uint32_t t = 0; t < kTaps; ++t) {
+                    if (pos[t] < 0) continue;
+                    const uint8_t* src = input + uint64_t(pos[t]) * rowBytes + b * kBeat;
+                    for (uint32_t l = 0; l < lanes; ++l) {
+                        const int32_t x = datapath::widen(src[l], d.aSigned);
+                        best[l] = std::max(best[l], x);
+                        sum[l] += static_cast<uint32_t>(x);
+                    }
+                    ++count;
+                }
+                uint8_t* dst = out + uint64_t{p} * outRow + b * kBeat;
+                for (uint32_t l = 0; l < lanes; ++l) {
+                    const int32_t value =
+                        maxpool ? best[l] : datapath::averageFinish(sum[l], count & 0xffffu);
+                    dst[l] = datapath::clampByte(value, d.actMin, d.actMax);
+                }
+            }
+        }
+    }
+
+    bool elementwise(Fault* fault) {
+        const Descriptor& d = mD;
+        std::vector<uint8_t> table;
+        if (d.opcode == Opcode::LUT && !stream(d.wAddr, kTableBytes / kBeat, &table, fault))
+            return false;
+        const uint32_t rowBytes = wordsOf(d.a.inner) * kBeat;
+        const uint64_t rows = uint64_t{d.a.count1} * d.a.count2 * d.a.count3;
+        std::vector<uint8_t> out(rows * rowBytes);
+        const datapath::SplitShift aShift = datapath::splitShift(datapath::shiftBits(d.aShift)),
+                                   bShift = datapath::splitShift(datapath::shiftBits(d.bShift)),
+                                   outShift = datapath::splitShift(datapath::shiftBits(d.outShift));
+        for (uint64_t i = 0; i < rows * rowBytes; ++i) {
+            const uint8_t a = mA[i];
+            if (d.opcode == Opcode::LUT) {
+                out[i] = table[a];
+                continue;
+            }
+            const uint8_t b = mB[i];
+            const auto ac = static_cast<uint32_t>(datapath::widen(a, d.aSigned) - d.aZeroPoint);
+            const auto bc = static_cast<uint32_t>(datapath::widen(b, d.bSigned) - d.bZeroPoint);
+            uint32_t value;
+            if (d.opcode == Opcode::ADD) {
+                value = static_cast<uint32_t>(datapath::mulByQuantizedMultiplier(
+                            ac << d.leftShift, d.aMultiplier, aShift)) +
+                        static_cast<uint32_t>(datapath::mulByQuantizedMultiplier(
+                            bc << d.leftShift, d.bMultiplier, bShift));
+            } else {
+                value = ac * bc;
+            }
+            out[i] = datapath::requantize(value, 0, d.outMultiplier, outShift, d.outZeroPoint,
+                                          d.actMin, d.actMax);
+        }
+        std::vector<StoreRow> store_;
+        store_.reserve(rows);
+        forEachRow(d.out, [&](uint32_t row, uint32_t addr) {
+            store_.push_back({addr, d.out.inner, out.data() + uint64_t{row} * rowBytes, row, 0});
+            return true;
+        });
+        return store(store_, fault);
+    }
+
+    const DmaPort& mPort;
+    const Descriptor& mD;
+    const uint32_t mIndex;
+    const bool mRecord;
+    DescriptorTrace* mTrace;
+    Counts* mCounts;
+    std::vector<uint8_t> mA, mB;
+    std::vector<int64_t> mTapY, mTapX;
+};
+
+void* allocateDram(uint64_t bytes) {
+    // Zeroed lazily by the OS: a 256 MB DRAM costs only the pages jobs touch.
+    void* p = std::calloc(static_cast<size_t>(bytes), 1);
+    if (p == nullptr) throw std::bad_alloc();
+    return p;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// The device.
+
+FunctionalNpu::FunctionalNpu(const FunctionalNpuConfig& config)
+    : mDramBytes(config.dramBytes),
+      mClockPeriodPs(config.clockPeriodPs),
+      mDram(static_cast<uint8_t*>(allocateDram(config.dramBytes)), &std::free) {}
+
+FunctionalNpu::~FunctionalNpu() = default;
+
+bool FunctionalNpu::irqLine() const {
+    return (mIrqStatus & mIrqEnable) != 0;
+}
+
+uint32_t FunctionalNpu::readRegister(uint32_t offset) {
+    std::lock_guard<std::mutex> lock(mMutex);
+    syncTo(mCycle);
+    const uint32_t value = readRegisterLocked(offset);
+    syncTo(++mCycle);
+    return value;
+}
+
+uint32_t FunctionalNpu::readRegisterLocked(uint32_t offset) {
+    offset &= (1u << npu::kCsrAddrBits) - 1;
+    if (offset >= npu::reg::kPerfBusyLo && offset < npu::reg::kPerfBusyLo + 8 * kCounters) {
+        const uint32_t k = (offset - npu::reg::kPerfBusyLo) / 8;
+        uint64_t value = mPerf[k];
+        if (k == 0 && mBusy) value += mCycle - mBusySince;
+        if ((offset - npu::reg::kPerfBusyLo) % 8 != 0) return mPerfHigh[k];
+        mPerfHigh[k] = static_cast<uint32_t>(value >> 32);
+        return static_cast<uint32_t>(value);
+    }
+    switch (offset) {
+        case npu::reg::kId:
+            return npu::reset::kId;
+        case npu::reg::kVersion:
+            return npu::reset::kVersion;
+        case npu::reg::kConfigArray:
+            return npu::reset::kConfigArray;
+        case npu::reg::kConfigSpad:
+            return npu::reset::kConfigSpad;
+        case npu::reg::kConfigAcc:
+            return npu::reset::kConfigAcc;
+        case npu::reg::kStatus:
+            return (mBusy ? npu::field::kStatusBusy : 0) |
+                   (mHalted || mErrorCode != 0 ? npu::field::kStatusError : 0);
+        case npu::reg::kQueueBase:
+            return mQueueBase;
+        case npu::reg::kCompletionAddr:
+            return mCompletionAddr;
+        case npu::reg::kJobTag:
+            return mJobTag;
+        case npu::reg::kDescDone:
+            return mDescDone;
+        case npu::reg::kErrorCode:
+            return mErrorCode & npu::field::kErrorCodeCode;
+        case npu::reg::kErrorDesc:
+            return mErrorDesc;
+        case npu::reg::kErrorAddr:
+            return mErrorAddr;
+        case npu::reg::kIrqStatus:
+            return mIrqStatus;
+        case npu::reg::kIrqEnable:
+            return mIrqEnable;
+        case npu::reg::kDmaWindowBase:
+            return mWindowBase;
+        case npu::reg::kDmaWindowLimit:
+            return mWindowLimit;
+        case npu::reg::kWatchdogLimit:
+            return mWatchdogLimit;
+        default:
+            return 0;
+    }
+}
+
+void FunctionalNpu::writeRegister(uint32_t offset, uint32_t value) {
+    std::lock_guard<std::mutex> lock(mMutex);
+    syncTo(mCycle);
+    constexpr uint32_t kIrqMask = npu::field::kIrqStatusDone | npu::field::kIrqStatusError;
+    switch (offset & ((1u << npu::kCsrAddrBits) - 1)) {
+        case npu::reg::kQueueBase:
+            mQueueBase = value;
+            break;
+        case npu::reg::kCompletionAddr:
+            mCompletionAddr = value;
+            break;
+        case npu::reg::kDmaWindowBase:
+            mWindowBase = value & npu::field::kDmaWindowBaseAddr;
+            break;
+        case npu::reg::kDmaWindowLimit:
+            mWindowLimit = value & npu::field::kDmaWindowLimitAddr;
+            break;
+        case npu::reg::kWatchdogLimit:
+            mWatchdogLimit = value;
+            break;
+        case npu::reg::kIrqEnable:
+            mIrqEnable = value & kIrqMask;
+            break;
+        case npu::reg::kIrqStatus:
+            mIrqStatus &= ~(value & kIrqMask);
+            break;
+        case npu::reg::kDoorbell:
+            doorbell(value);
+            break;
+        case npu::reg::kControl:
+            if (value & npu::field::kControlSoftReset) {
+                softReset();
+            } else if (value & npu::field::kControlPerfClear) {
+                std::fill(std::begin(mPerf), std::end(mPerf), 0);
+                mBusySince = mCycle;
+            }
+            break;
+        default:
+            break;
+    }
+    syncTo(++mCycle);
+}
+
+void FunctionalNpu::softReset() {
+    // Everything in flight is dropped at once (the RTL waits for in-flight reads first).
+    mJob.reset();
+    mEvents.clear();
+    mNextEvent = 0;
+    mBusy = mHalted = false;
+    mErrorCode = mErrorDesc = mErrorAddr = 0;
+    mDescDone = 0;
+    mIrqStatus = 0;
+    std::fill(std::begin(mPerf), std::end(mPerf), 0);
+    mBusySince = mCycle;
+    if (mLastJob && !mLastJob->ended) mLastJob->ended = true;
+}
+
+void FunctionalNpu::doorbell(uint32_t tag) {
+    if (mBusy || mHalted || mErrorCode != 0) return;  // ignored unless idle
+    ++mJobCount;
+    mJobTag = tag;
+    mDescDone = 0;
+    FunctionalJob info;
+    info.tag = tag;
+    info.queueBase = mQueueBase;
+    info.completionAddr = mCompletionAddr;
+    info.windowBase = mWindowBase;
+    info.windowLimit = mWindowLimit;
+    info.doorbellCycle = mCycle;
+    if (mQueueBase % kBeat != 0 || mCompletionAddr % kBeat != 0) {
+        // No record: its address is the bad one.
+        info.error = ErrorCode::BAD_QUEUE;
+        info.errorAddr = mQueueBase;
+        info.ended = true;
+        info.endCycle = mCycle;
+        mLastJob = info;
+        mErrorCode = static_cast<uint32_t>(ErrorCode::BAD_QUEUE);
+        mErrorDesc = 0;
+        mErrorAddr = mQueueBase;
+        mHalted = true;
+        mIrqStatus |= npu::field::kIrqStatusError;
+        return;
+    }
+    mJob = std::make_unique<Job>();
+    mJob->info = info;
+    mJob->port = {mDram.get(), mDramBytes, mWindowBase, mWindowLimit};
+    mJob->hanging = std::exchange(mHangNext, false);
+    mLastJob = info;
+    mBusy = true;
+    mBusySince = mCycle;
+    mEvents.clear();
+    mNextEvent = 0;
+    if (!mStepping) scheduleJob();
+}
+
+void FunctionalNpu::scheduleJob() {
+    Job& job = *mJob;
+    const uint64_t start = job.info.doorbellCycle;
+    if (job.hanging) {
+        const uint64_t limit = mWatchdogLimit ? mWatchdogLimit : uint64_t{1} << 32;
+        job.info.error = ErrorCode::WATCHDOG;
+        job.info.errorDesc = 0;
+        job.info.errorAddr = 0;
+        job.info.endCycle = start + limit;
+        mEvents.push_back({job.info.endCycle, true, {}});
+        return;
+    }
+    runJobToEnd();
+}
+
+void FunctionalNpu::runJobToEnd() {
+    while (mJob && !mJob->info.ended) stepLocked();
+}
+
+DescriptorTrace FunctionalNpu::stepLocked() {
+    Job& job = *mJob;
+    DescriptorTrace trace;
+    Counts counts;
+    Fault fault;
+    const uint64_t half = driver::kJobOverheadCycles / 2;
+    // Ends the job; `tail` is what the job did since the last retirement.
+    auto end = [&](const Fault& f, const Counts& tail) {
+        job.info.error = f.code;
+        job.info.errorDesc = f.desc;
+        job.info.errorAddr = f.addr;
+        job.info.ended = true;
+        job.info.endCycle = job.info.doorbellCycle + half + job.elapsed + half;
+        trace.error = f.code;
+        trace.errorDesc = f.desc;
+        trace.errorAddr = f.addr;
+        if (mStepping) {
+            mPerf[1] += tail.macs;
+            mPerf[2] += tail.read;
+            mPerf[3] += tail.written;
+            mPerf[8] += tail.active;
+            applyEndOfJob();
+        } else {
+            mEvents.push_back({job.info.endCycle, true, tail});
+        }
+    };
+    const uint32_t index = job.next;
+    trace.index = index;
+    trace.address = job.info.queueBase + index * kDescriptorBytes;
+    if (!job.haveNext && !job.fetch(index, &counts, &fault)) {
+        trace.dmaBytesRead = counts.read;
+        end(fault, counts);
+        return trace;
+    }
+    const Descriptor d = job.nextDesc;
+    job.haveNext = false;
+    trace.descriptor = d;
+    trace.estimatedCycles = driver::estimateDescriptorCycles(d);
+    Executor executor(job.port, d, index, mRecordWrites, &trace, &counts);
+    std::vector<uint8_t> chainOut;
+    const bool last = d.flags & flag(npu::DescFlag::LAST);
+    bool ok = executor.load(&job.chainData, &fault);
+    // The RTL fetches and validates the next descriptor while this one loads.
+    Counts fetchCounts;
+    if (ok && !last && !job.fetch(index + 1, &fetchCounts, &fault)) ok = false;
+    ok = ok && executor.run(&chainOut, &fault);
+    counts.read += fetchCounts.read;
+    trace.macs = counts.macs;
+    trace.dmaBytesRead = counts.read;
+    trace.dmaBytesWritten = counts.written;
+    trace.arrayActiveCycles = counts.active;
+    if (!ok) {
+        job.next = fault.desc;
+        end(fault, counts);
+        if (mObserver) mObserver(trace, mDram.get());
+        return trace;
+    }
+    job.chainData = std::move(chainOut);
+    job.elapsed += trace.estimatedCycles;
+    ++job.info.retired;
+    job.next = index + 1;
+    if (mStepping) {
+        ++mDescDone;
+        mPerf[1] += counts.macs;
+        mPerf[2] += counts.read;
+        mPerf[3] += counts.written;
+        mPerf[8] += counts.active;
+    } else {
+        mEvents.push_back({job.info.doorbellCycle + half + job.elapsed, false, counts});
+    }
+    if (mObserver) mObserver(trace, mDram.get());
+    if (last) end(Fault{}, Counts{});
+    return trace;
+}
+
+void FunctionalNpu::applyEndOfJob() {
+    Job& job = *mJob;
+    const FunctionalJob& info = job.info;
+    const uint32_t record[npu::kCompletionWords] = {
+        info.tag, static_cast<uint32_t>(info.error), info.retired,
+        static_cast<uint32_t>(info.endCycle - info.doorbellCycle)};
+    // A record beat outside the window is skipped, not a second fault.
+    const auto* bytes = reinterpret_cast<const uint8_t*>(record);
+    for (uint32_t b = 0; b * kBeat < kRecordBytes; ++b) {
+        const uint32_t beat = info.completionAddr + b * kBeat;
+        if (!job.port.inWindow(beat)) break;
+        job.port.write(beat, std::min(kBeat, kRecordBytes - b * kBeat), bytes + b * kBeat);
+        mPerf[3] += kBeat;
+    }
+    mDescDone = info.retired;
+    if (mBusy) mPerf[0] += mCycle - mBusySince;
+    mBusy = false;
+    if (info.error == ErrorCode::NONE) {
+        mIrqStatus |= npu::field::kIrqStatusDone;
+    } else {
+        mErrorCode = static_cast<uint32_t>(info.error);
+        mErrorDesc = info.errorDesc;
+        mErrorAddr = info.errorAddr;
+        mHalted = true;
+        mIrqStatus |= npu::field::kIrqStatusError;
+    }
+    mLastJob = info;
+    mJob.reset();
+    mEvents.clear();
+    mNextEvent = 0;
+}
+
+void FunctionalNpu::syncTo(uint64_t cycle) {
+    while (mJob && mNextEvent < mEvents.size() && mEvents[mNextEvent].cycle <= cycle) {
+        const Event& e = mEvents[mNextEvent++];
+        mPerf[1] += e.counts.macs;
+        mPerf[2] += e.counts.read;
+        mPerf[3] += e.counts.written;
+        mPerf[8] += e.counts.active;
+        if (!e.end) {
+            ++mDescDone;
+            continue;
+        }
+        // The interrupt rises at the event's cycle: account busy time up to it.
+        const uint64_t now = mCycle;
+        mCycle = e.cycle;
+        applyEndOfJob();
+        mCycle = now;
+    }
+}
+
+Status FunctionalNpu::writeMemory(uint64_t address, const void* data, size_t size) {
+    std::lock_guard<std::mutex> lock(mMutex);
+    if (address > mDramBytes || size > mDramBytes - address)
+        return invalidArgument("device memory access [", address, ", ", address + size,
+                               ") outside the DRAM of ", mDramBytes, " bytes");
+    if (size) std::memcpy(mDram.get() + address, data, size);
+    return okStatus();
+}
+
+Status FunctionalNpu::readMemory(uint64_t address, void* data, size_t size) {
+    std::lock_guard<std::mutex> lock(mMutex);
+    if (address > mDramBytes || size > mDramBytes - address)
+        return invalidArgument("device memory access [", address, ", ", address + size,
+                               ") outside the DRAM of ", mDramBytes, " bytes");
+    if (size) std::memcpy(data, mDram.get() + address, size);
+    return okStatus();
+}
+
+bool FunctionalNpu::waitForInterrupt(uint64_t timeoutCycles) {
+    bool hanging = false;
+    {
+        std::lock_guard<std::mutex> lock(mMutex);
+        syncTo(mCycle);
+        if (irqLine()) return true;
+        const uint64_t deadline = mCycle + timeoutCycles;
+        if (mJob && !mStepping && !mEvents.empty() && mEvents.back().cycle <= deadline) {
+            syncTo(mEvents.back().cycle);
+            mCycle = std::max(mCycle, mLastJob ? mLastJob->endCycle : mCycle);
+            if (irqLine()) return true;
+        }
+        hanging = mJob && mJob->hanging;
+        mCycle = deadline;
+        syncTo(mCycle);
+        if (irqLine()) return true;
+    }
+    // Simulating a hanging job's cycles takes wall time: deadlines can pass meanwhile.
+    if (hanging) std::this_thread::sleep_for(std::chrono::milliseconds(3));
+    return false;
+}
+
+bool FunctionalNpu::interruptPending() {
+    std::lock_guard<std::mutex> lock(mMutex);
+    syncTo(mCycle);
+    return irqLine();
+}
+
+void FunctionalNpu::advance(uint64_t cycles) {
+    std::lock_guard<std::mutex> lock(mMutex);
+    mCycle += cycles;
+    syncTo(mCycle);
+}
+
+uint64_t FunctionalNpu::cycleCount() {
+    std::lock_guard<std::mutex> lock(mMutex);
+    return mCycle;
+}
+
+driver::PerformanceCounters FunctionalNpu::performanceCounters() {
+    std::lock_guard<std::mutex> lock(mMutex);
+    syncTo(mCycle);
+    driver::PerformanceCounters c;
+    c.busyCycles = mPerf[0] + (mBusy ? mCycle - mBusySince : 0);
+    c.macs = mPerf[1];
+    c.dmaBytesRead = mPerf[2];
+    c.dmaBytesWritten = mPerf[3];
+    c.arrayActiveCycles = mPerf[8];
+    // The platform reads the nine counters as 18 register accesses.
+    mCycle += 2 * kCounters;
+    syncTo(mCycle);
+    return c;
+}
+
+uint64_t FunctionalNpu::jobCount() const {
+    std::lock_guard<std::mutex> lock(mMutex);
+    return mJobCount;
+}
+
+std::optional<FunctionalJob> FunctionalNpu::lastJob() const {
+    std::lock_guard<std::mutex> lock(mMutex);
+    return mLastJob;
+}
+
+void FunctionalNpu::setDescriptorObserver(DescriptorObserver observer) {
+    std::lock_guard<std::mutex> lock(mMutex);
+    mObserver = std::move(observer);
+}
+
+void FunctionalNpu::setRecordWrites(bool on) {
+    std::lock_guard<std::mutex> lock(mMutex);
+    mRecordWrites = on;
+}
+
+void FunctionalNpu::hangNextJob() {
+    std::lock_guard<std::mutex> lock(mMutex);
+    mHangNext = true;
+}
+
+void FunctionalNpu::setStepping(bool on) {
+    std::lock_guard<std::mutex> lock(mMutex);
+    mStepping = on;
+}
+
+bool FunctionalNpu::jobRunning() const {
+    std::lock_guard<std::mutex> lock(mMutex);
+    return mJob != nullptr;
+}
+
+std::optional<DescriptorTrace> FunctionalNpu::step() {
+    std::lock_guard<std::mutex> lock(mMutex);
+    if (!mJob || mJob->info.ended) return std::nullopt;
+    return stepLocked();
+}
+
+void FunctionalNpu::finishJob() {
+    std::lock_guard<std::mutex> lock(mMutex);
+    if (!mJob) return;
+    const bool stepping = mStepping;
+    mStepping = true;  // apply everything now
+    runJobToEnd();
+    mStepping = stepping;
+}
+
+void FunctionalNpu::abandonJob() {
+    std::lock_guard<std::mutex> lock(mMutex);
+    if (!mJob) return;
+    mJob.reset();
+    mEvents.clear();
+    mNextEvent = 0;
+    mBusy = false;
+    mDescDone = 0;
+}
+
+uint32_t FunctionalNpu::nextDescriptor() const {
+    std::lock_guard<std::mutex> lock(mMutex);
+    return mJob ? mJob->next : 0;
+}
+
+}  // namespace nncosim::sim

@@ -1,0 +1,332 @@
+// The functional model on its own (this executable links nncosim_funcsim, the driver and the
+// golden: no SystemC, no Verilator): its registers, interrupt and error handling, its estimated
+// timing, the lockstep stepping interface, and the driver running a model on it. Its results
+// are checked against the RTL in sim_funcsim_matches_rtl_random_descriptors.
+#include <doctest/doctest.h>
+
+#include <array>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "driver/Callbacks.h"
+#include "driver/ChainBuilder.h"
+#include "driver/CostModel.h"
+#include "driver/IPreparedModel.h"
+#include "driver/NpuDevice.h"
+#include "golden/Executor.h"
+#include "model/Builder.h"
+#include "sim/FunctionalDatapath.h"
+#include "sim/FunctionalNpu.h"
+
+namespace nncosim::sim {
+namespace {
+
+using namespace npu;
+
+constexpr uint32_t kQueue = 0x10000, kRecord = 0x11000, kTable = 0x12000;
+constexpr uint32_t kSrc = 0x13000, kDst = 0x14000;
+
+/// A LUT copy (out = 255 - in) of `n` bytes as a ChainBuilder program, the table written.
+ChainBuilder invertCopy(FunctionalNpu& npu, uint32_t n, int copies = 1) {
+    std::array<uint8_t, 256> table{};
+    for (int v = 0; v < 256; ++v) table[v] = static_cast<uint8_t>(255 - v);
+    REQUIRE(npu.writeMemory(kTable, table.data(), table.size()).ok());
+    std::vector<uint8_t> src(n);
+    for (uint32_t i = 0; i < n; ++i) src[i] = static_cast<uint8_t>(i * 7);
+    REQUIRE(npu.writeMemory(kSrc, src.data(), n).ok());
+    ChainBuilder program;
+    for (int c = 0; c < copies; ++c) {
+        REQUIRE(program
+                    .lookup({kSrc, 1, 1, 1, n},
+                            {kDst + static_cast<uint32_t>(c) * 0x100, 1, 1, 1, n}, kTable)
+                    .ok());
+    }
+    return program;
+}
+
+}  // namespace
+
+TEST_CASE("funcsim_registers") {
+    FunctionalNpu npu;
+    CHECK(npu.readRegister(reg::kId) == kNpuId);
+    CHECK(npu.readRegister(reg::kVersion) == reset::kVersion);
+    CHECK(npu.readRegister(reg::kConfigArray) == reset::kConfigArray);
+    CHECK(npu.readRegister(reg::kConfigSpad) == kSpadWords);
+    CHECK(npu.readRegister(reg::kConfigAcc) == kAccDepth);
+    CHECK(npu.readRegister(reg::kIrqEnable) == reset::kIrqEnable);
+    CHECK(npu.readRegister(reg::kWatchdogLimit) == reset::kWatchdogLimit);
+    // Window registers keep bits 31:4; read-only registers ignore writes.
+    npu.writeRegister(reg::kDmaWindowBase, 0x1234567f);
+    CHECK(npu.readRegister(reg::kDmaWindowBase) == 0x12345670);
+    npu.writeRegister(reg::kId, 0);
+    CHECK(npu.readRegister(reg::kId) == kNpuId);
+    CHECK(npu.readRegister(0x3fc) == 0);
+    // A register access takes one cycle.
+    const uint64_t before = npu.cycleCount();
+    npu.readRegister(reg::kStatus);
+    CHECK(npu.cycleCount() == before + 1);
+
+    // BAD_QUEUE: misaligned queue, error interrupt at once, doorbells ignored until soft reset.
+    npu.writeRegister(reg::kQueueBase, kQueue + 4);
+    npu.writeRegister(reg::kCompletionAddr, kRecord);
+    npu.writeRegister(reg::kDoorbell, 77);
+    CHECK(npu.interruptPending());
+    CHECK(npu.readRegister(reg::kErrorCode) == static_cast<uint32_t>(ErrorCode::BAD_QUEUE));
+    CHECK(npu.readRegister(reg::kErrorAddr) == kQueue + 4);
+    CHECK(npu.readRegister(reg::kStatus) == field::kStatusError);
+    CHECK(npu.readRegister(reg::kJobTag) == 77);
+    npu.writeRegister(reg::kQueueBase, kQueue);
+    npu.writeRegister(reg::kDoorbell, 78);
+    CHECK(npu.readRegister(reg::kJobTag) == 77);  // ignored
+    // IRQ_STATUS is write-one-to-clear; IRQ_ENABLE masks the line.
+    npu.writeRegister(reg::kIrqEnable, 0);
+    CHECK_FALSE(npu.interruptPending());
+    npu.writeRegister(reg::kIrqEnable, field::kIrqEnableDone | field::kIrqEnableError);
+    CHECK(npu.interruptPending());
+    npu.writeRegister(reg::kControl, field::kControlSoftReset);
+    CHECK(npu.readRegister(reg::kStatus) == 0);
+    CHECK(npu.readRegister(reg::kErrorCode) == 0);
+    CHECK(npu.readRegister(reg::kIrqStatus) == 0);
+    CHECK(npu.jobCount() == 1);
+}
+
+TEST_CASE("funcsim_job_timing_and_counters") {
+    FunctionalNpu npu;
+    const uint32_t n = 100;
+    const ChainBuilder program = invertCopy(npu, n, 3);
+    uint64_t estimate = driver::kJobOverheadCycles;
+    for (const Descriptor& d : program.descriptors())
+        estimate += driver::estimateDescriptorCycles(d);
+    auto job = runJob(npu, program, {kQueue, kRecord, 0, 0x100000}, 5, 1'000'000);
+    REQUIRE(job.ok());
+    CHECK(job->interrupted);
+    CHECK(job->errorCode == 0);
+    CHECK(job->descDone == 3);
+    // The job takes the cost model's estimate, reported as its cycles.
+    uint32_t record[kCompletionWords];
+    REQUIRE(npu.readMemory(kRecord, record, sizeof(record)).ok());
+    CHECK(record[completion::kTagWord] == 5);
+    CHECK(record[completion::kDescDoneWord] == 3);
+    CHECK(record[completion::kCyclesWord] == estimate);
+    CHECK(job->cycles >= estimate);
+    std::vector<uint8_t> out(n);
+    REQUIRE(npu.readMemory(kDst + 0x200, out.data(), n).ok());
+    for (uint32_t i = 0; i < n; ++i) CHECK(out[i] == static_cast<uint8_t>(255 - i * 7));
+    // Counters: three fetches, loads of the row's beats and the tables' beats; stores of the
+    // row's beats and the record's.
+    const uint32_t rowBeats = (n + kDramBusBytes - 1) / kDramBusBytes;
+    const auto c = npu.performanceCounters();
+    CHECK(c.dmaBytesRead ==
+          3 * (kDescriptorWords * 4 + (rowBeats + 256 / kDramBusBytes) * kDramBusBytes));
+    const uint32_t recordBeats = (kCompletionWords * 4 + kDramBusBytes - 1) / kDramBusBytes;
+    CHECK(c.dmaBytesWritten == (3 * rowBeats + recordBeats) * kDramBusBytes);
+    CHECK(c.macs == 0);
+    CHECK(c.busyCycles == estimate);
+    // PERF_*_LO latches the high word.
+    CHECK(npu.readRegister(reg::kPerfDmaRdLo) == c.dmaBytesRead);
+    CHECK(npu.readRegister(reg::kPerfDmaRdHi) == 0);
+
+    // While the job runs, DESC_DONE and BUSY follow the estimates; a short wait times out.
+    npu.writeRegister(reg::kDoorbell, 6);
+    CHECK(npu.readRegister(reg::kStatus) == field::kStatusBusy);
+    CHECK(npu.readRegister(reg::kDescDone) == 0);
+    const uint64_t start = npu.cycleCount();
+    CHECK_FALSE(npu.waitForInterrupt(10));
+    CHECK(npu.cycleCount() == start + 10);
+    CHECK(npu.waitForInterrupt(1'000'000));
+    CHECK(npu.readRegister(reg::kDescDone) == 3);
+}
+
+TEST_CASE("funcsim_faults") {
+    FunctionalNpu npu;
+    ChainBuilder program = invertCopy(npu, 64, 2);
+    // The second descriptor stores outside the window: the first retires, ERROR_ADDR is the
+    // faulting beat.
+    ChainBuilder bad;
+    bad.append(program.descriptors()[0]);
+    Descriptor d = program.descriptors()[1];
+    d.out.addr = 0x200008;
+    bad.append(d);
+    auto job = runJob(npu, bad, {kQueue, kRecord, 0, 0x100000}, 1, 1'000'000);
+    REQUIRE(job.ok());
+    CHECK(job->irqStatus == field::kIrqStatusError);
+    CHECK(job->errorCode == static_cast<uint32_t>(ErrorCode::DMA_WINDOW));
+    CHECK(job->errorDesc == 1);
+    CHECK(job->errorAddr == 0x200008 / kDramBusBytes * kDramBusBytes);
+    uint32_t record[kCompletionWords];
+    REQUIRE(npu.readMemory(kRecord, record, sizeof(record)).ok());
+    CHECK(record[completion::kStatusWord] == static_cast<uint32_t>(ErrorCode::DMA_WINDOW));
+    npu.writeRegister(reg::kControl, field::kControlSoftReset);
+
+    // A bad field in the second descriptor stops the job before the first computes (the RTL
+    // validates one descriptor ahead).
+    d = program.descriptors()[1];
+    d.kernelW = 0;
+    d.opcode = Opcode::CONV;
+    ChainBuilder badField;
+    badField.append(program.descriptors()[0]);
+    badField.append(d);
+    job = runJob(npu, badField, {kQueue, kRecord, 0, 0x100000}, 2, 1'000'000);
+    REQUIRE(job.ok());
+    CHECK(job->errorCode == static_cast<uint32_t>(ErrorCode::BAD_FIELD));
+    CHECK(job->errorDesc == 1);
+    CHECK(job->errorAddr == kQueue + kDescriptorWords * 4);
+    CHECK(job->descDone == 0);
+    npu.writeRegister(reg::kControl, field::kControlSoftReset);
+
+    // An injected hang ends with WATCHDOG after WATCHDOG_LIMIT cycles.
+    npu.writeRegister(reg::kWatchdogLimit, 5000);
+    npu.hangNextJob();
+    job = runJob(npu, program, {kQueue, kRecord, 0, 0x100000}, 3, 1'000'000);
+    REQUIRE(job.ok());
+    CHECK(job->errorCode == static_cast<uint32_t>(ErrorCode::WATCHDOG));
+    CHECK(job->cycles >= 5000);
+    CHECK(job->cycles < 6000);
+}
+
+TEST_CASE("funcsim_stepping") {
+    FunctionalNpu npu;
+    const ChainBuilder program = invertCopy(npu, 40, 3);
+    npu.setStepping(true);
+    npu.setRecordWrites(true);
+    std::vector<uint32_t> observed;
+    npu.setDescriptorObserver(
+        [&observed](const DescriptorTrace& t, const uint8_t*) { observed.push_back(t.index); });
+    // runJob would wait for the interrupt: write the chain and ring by hand.
+    std::vector<uint32_t> words;
+    for (size_t i = 0; i < program.descriptors().size(); ++i) {
+        Descriptor d = program.descriptors()[i];
+        if (i + 1 == program.descriptors().size()) d.flags |= static_cast<uint32_t>(DescFlag::LAST);
+        const auto w = d.encode();
+        words.insert(words.end(), w.begin(), w.end());
+    }
+    REQUIRE(npu.writeMemory(kQueue, words.data(), words.size() * 4).ok());
+    npu.writeRegister(reg::kDmaWindowBase, 0);
+    npu.writeRegister(reg::kDmaWindowLimit, 0x100000);
+    npu.writeRegister(reg::kQueueBase, kQueue);
+    npu.writeRegister(reg::kCompletionAddr, kRecord);
+    npu.writeRegister(reg::kDoorbell, 9);
+    CHECK(npu.jobRunning());
+    CHECK(npu.readRegister(reg::kDescDone) == 0);
+    auto first = npu.step();
+    REQUIRE(first.has_value());
+    CHECK(first->index == 0);
+    CHECK(first->error == ErrorCode::NONE);
+    REQUIRE(first->writes.size() == 1);
+    CHECK(first->writes[0].addr == kDst);
+    CHECK(first->writes[0].size == 40);
+    CHECK(npu.readRegister(reg::kDescDone) == 1);
+    CHECK(npu.nextDescriptor() == 1);
+    CHECK_FALSE(npu.interruptPending());
+    npu.finishJob();
+    CHECK_FALSE(npu.jobRunning());
+    CHECK(npu.interruptPending());
+    CHECK(npu.readRegister(reg::kDescDone) == 3);
+    CHECK(observed == std::vector<uint32_t>{0, 1, 2});
+    // abandonJob forgets a job without an interrupt.
+    npu.writeRegister(reg::kIrqStatus, field::kIrqStatusDone);
+    npu.writeRegister(reg::kDoorbell, 10);
+    REQUIRE(npu.step().has_value());
+    npu.abandonJob();
+    CHECK_FALSE(npu.jobRunning());
+    CHECK_FALSE(npu.interruptPending());
+    CHECK(npu.readRegister(reg::kStatus) == 0);
+}
+
+TEST_CASE("funcsim_driver_runs_a_model_without_systemc") {
+    // A 3x3 uint8 convolution with RELU, prepared and executed through the driver.
+    ModelBuilder b;
+    const uint32_t in = b.addInput(OperandType::TENSOR_QUANT8_ASYMM, {1, 9, 7, 20}, 0.5f, 10);
+    std::vector<uint8_t> weights(24 * 3 * 3 * 20);
+    for (size_t i = 0; i < weights.size(); ++i)
+        weights[i] = static_cast<uint8_t>((i * 37 + 11) % 256);
+    const uint32_t filter =
+        b.addConstant(OperandType::TENSOR_QUANT8_ASYMM, {24, 3, 3, 20}, weights, 0.25f, 5);
+    std::vector<int32_t> biasValues(24);
+    for (int i = 0; i < 24; ++i) biasValues[i] = (i * 917) % 2000 - 1000;
+    const uint32_t bias = b.addConstant(OperandType::TENSOR_INT32, {24}, biasValues, 0.125f, 0);
+    std::vector<uint32_t> inputs{in, filter, bias};
+    for (int32_t v : {1, 1, 1, 1, 1, 1}) inputs.push_back(b.addInt32(v));
+    inputs.push_back(b.addInt32(1));
+    const uint32_t out = b.addOutput(OperandType::TENSOR_QUANT8_ASYMM, {1, 9, 7, 24}, 8.0f, 3);
+    b.addOperation(OperationType::CONV_2D, inputs, {out});
+    const Model model = b.build();
+
+    auto npu = std::make_shared<FunctionalNpu>();
+    auto device = driver::makeNpuDevice(npu);
+    REQUIRE(device.ok());
+    auto prepared = driver::prepareModelBlocking(**device, model);
+    REQUIRE_MESSAGE(prepared.ok(), prepared.status().message);
+    TensorData input{{1, 9, 7, 20}, std::vector<uint8_t>(9 * 7 * 20)};
+    for (size_t i = 0; i < input.bytes.size(); ++i)
+        input.bytes[i] = static_cast<uint8_t>(i * 29 + 3);
+    auto pool = Memory::create(input.bytes.size() + 9 * 7 * 24);
+    REQUIRE(pool.ok());
+    std::memcpy((*pool)->data(), input.bytes.data(), input.bytes.size());
+    Request request;
+    request.pools.push_back(*pool);
+    Request::Argument a;
+    a.location.poolIndex = 0;
+    a.location.length = static_cast<uint32_t>(input.bytes.size());
+    request.inputs.push_back(a);
+    a.location.offset = a.location.length;
+    a.location.length = 9 * 7 * 24;
+    request.outputs.push_back(a);
+    auto result = (*prepared)->execute(request, MeasureTiming::YES, {}, {});
+    REQUIRE_MESSAGE(result.ok(), result.status.message);
+    auto golden = golden::execute(model, {input});
+    REQUIRE(golden.ok());
+    const uint8_t* device_out = (*pool)->data() + input.bytes.size();
+    CHECK(std::vector<uint8_t>(device_out, device_out + 9 * 7 * 24) == (*golden)[0].bytes);
+    CHECK(npu.get()->performanceCounters().macs == uint64_t{9} * 7 * 24 * 3 * 3 * 20);
+}
+
+}  // namespace nncosim::sim
+
+namespace nncosim::sim {
+
+TEST_CASE("funcsim_kernels_agree") {
+    // The AVX2 kernels (when the CPU has them) and the portable ones, on random operands over
+    // the fields' whole ranges.
+    std::mt19937 rng(11);
+    constexpr size_t kRows = 37, kK = 46, kCols = npu::kArrayCols;
+    std::vector<int16_t> a(kRows * kK), w(kK * kCols), packed(kK * kCols);
+    for (auto& v : a) v = static_cast<int16_t>(static_cast<int>(rng() % 512) - 256);
+    for (auto& v : w) v = static_cast<int16_t>(static_cast<int>(rng() % 512) - 256);
+    datapath::packPairs(w.data(), kK, packed.data());
+    datapath::LaneQuant q;
+    for (size_t l = 0; l < 64; ++l) {
+        q.bias[l] = static_cast<uint32_t>(rng());
+        q.multiplier[l] = l % 7 == 0 ? INT32_MIN : static_cast<int32_t>(rng());
+        const datapath::SplitShift shift = datapath::splitShift(static_cast<uint32_t>(rng() % 64));
+        q.left[l] = shift.left;
+        q.right[l] = shift.right;
+    }
+    std::vector<int32_t> fast(kRows * kCols), portable(kRows * kCols);
+    std::vector<uint8_t> fastOut(kRows * 20), portableOut(kRows * 20);
+    for (int round = 0; round < 2; ++round) {
+        auto& acc = round == 0 ? fast : portable;
+        auto& out = round == 0 ? fastOut : portableOut;
+        datapath::setPortableKernels(round == 1);
+        datapath::gemm(a.data(), kRows, kK, kK, packed.data(), acc.data());
+        acc[5] = INT32_MIN;  // any bias: extremes through the shifts and the saturation
+        datapath::requantizeRows(acc.data(), kRows, kCols, q, -17, -200, 180, out.data(), 20);
+    }
+    datapath::setPortableKernels(false);
+    CHECK(fast == portable);
+    CHECK(fastOut == portableOut);
+    // The portable GEMM against a plain triple loop.
+    for (size_t r = 0; r < kRows; ++r) {
+        for (size_t c = 0; c < kCols; ++c) {
+            uint32_t sum = 0;
+            for (size_t k = 0; k < kK; ++k)
+                sum += static_cast<uint32_t>(a[r * kK + k] * w[k * kCols + c]);
+            if (r * kCols + c != 5) CHECK(static_cast<int32_t>(sum) == portable[r * kCols + c]);
+        }
+    }
+    const std::string kernels = datapath::usingAvx2() ? "AVX2 kernels used" : "no AVX2 kernels";
+    MESSAGE(kernels);
+}
+
+}  // namespace nncosim::sim

@@ -1,0 +1,443 @@
+// The functional model (sim/FunctionalNpu.h) against the RTL, descriptor for descriptor: random
+// chains of every opcode and flag (CONV, DWCONV with and without TAPS and with non-diagonal
+// blocks, CHAIN_OUT/CHAIN_IN pairs, pooling, ADD, MUL, LUT, NOP, FENCE), with operands, zero
+// points, clamps, multipliers and shifts drawn over the whole range of their fields (9-bit
+// operand wrap, 6-bit shifts, saturating requantization), strided and misaligned tensors, run
+// on both from the same DRAM image. Every byte of the job's memory, the completion record, the
+// error registers and the counters the model knows (MACs, DMA bytes, array-active cycles) must
+// be identical; chains with a bad field, a bad opcode or a DMA access outside the window must
+// stop with the same error code, descriptor and address.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <random>
+#include <sstream>
+#include <vector>
+
+#include "driver/ChainBuilder.h"
+#include "sim/FunctionalNpu.h"
+#include "sim/tests/TestBench.h"
+
+namespace nncosim::sim::testing {
+namespace {
+
+using namespace npu;
+
+constexpr uint32_t kBase = 0x200000;        // the job's window starts here
+constexpr uint32_t kInputBytes = 0x20000;   // random tensors the descriptors read
+constexpr uint32_t kWeightBytes = 0x40000;  // weight streams and tables
+constexpr uint32_t kOutputBytes = 0x40000;  // each descriptor's output region
+constexpr uint32_t kArenaBytes = kInputBytes + kWeightBytes + kOutputBytes + 0x10000;
+constexpr uint32_t kVec = kDramBusBytes;
+
+class ChainGenerator {
+  public:
+    explicit ChainGenerator(uint32_t seed) : mRng(seed) {}
+
+    int range(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(mRng); }
+    bool chance(int percent) { return range(0, 99) < percent; }
+
+    std::vector<Descriptor> chain() {
+        mWeights = kBase + kInputBytes;
+        mOutputs = kBase + kInputBytes + kWeightBytes;
+        std::vector<Descriptor> out;
+        const int count = range(1, 6);
+        while (static_cast<int>(out.size()) < count) {
+            if (chance(12)) {
+                auto pair = chainPair();
+                out.insert(out.end(), pair.begin(), pair.end());
+                continue;
+            }
+            out.push_back(single());
+        }
+        for (Descriptor& d : out) {
+            if (chance(20)) d.flags |= static_cast<uint32_t>(DescFlag::FENCE);
+            d.tag = static_cast<uint32_t>(mRng());
+        }
+        return out;
+    }
+
+    /// Makes the chain fail: a bad field, a bad opcode or a DMA outside the window.
+    std::string breakChain(std::vector<Descriptor>& chain) {
+        Descriptor& d = chain[range(0, static_cast<int>(chain.size()) - 1)];
+        switch (range(0, 4)) {
+            case 0:
+                d.opcode = static_cast<Opcode>(range(kOpcodeCount, 255));
+                return "bad opcode";
+            case 1:
+                if (d.opcode == Opcode::NOP) d.opcode = Opcode::LUT;
+                d.out.count1 = 0;
+                return "bad field";
+            case 2:
+                if (!op::usesA(d.opcode) || (d.flags & static_cast<uint32_t>(DescFlag::CHAIN_IN)))
+                    return "nothing";
+                d.a.addr = kBase - range(1, 4096);
+                return "load outside the window";
+            case 3:
+                if (d.opcode == Opcode::NOP ||
+                    (d.flags & static_cast<uint32_t>(DescFlag::CHAIN_OUT)))
+                    return "nothing";
+                d.out.addr = kBase + kArenaBytes + range(-8, 64);
+                return "store outside the window";
+            default:
+                if (!op::usesW(d.opcode)) return "nothing";
+                d.wAddr = (kBase + kArenaBytes - range(0, 4) * kVec) / kVec * kVec;
+                return "stream outside the window";
+        }
+    }
+
+  private:
+    int32_t zeroPoint(bool isSigned) {
+        if (chance(25)) return range(-256, 255);  // anything the 9-bit field holds
+        return isSigned ? range(-128, 127) : range(0, 255);
+    }
+
+    void clamp(Descriptor& d) {
+        if (chance(30)) {
+            int a = range(-256, 255), b = range(-256, 255);
+            d.actMin = std::min(a, b);
+            d.actMax = std::max(a, b);
+        } else {
+            d.actMin = d.outSigned ? -128 : 0;
+            d.actMax = d.outSigned ? 127 : 255;
+            if (chance(30)) d.actMin += range(0, 40);
+        }
+    }
+
+    uint32_t inputAddr(uint64_t span) {
+        const uint32_t room =
+            kInputBytes - static_cast<uint32_t>(std::min<uint64_t>(span, kInputBytes));
+        return kBase + static_cast<uint32_t>(range(0, static_cast<int>(room)));
+    }
+
+    /// A tensor of `inner` x c1 x c2 x c3 rows somewhere in the input area.
+    TensorDesc inputTensor(uint32_t inner, uint32_t c1, uint32_t c2, uint32_t c3) {
+        TensorDesc t;
+        t.inner = inner;
+        t.count1 = c1;
+        t.count2 = c2;
+        t.count3 = c3;
+        t.stride1 = inner + (chance(50) ? 0 : range(0, 20));
+        if (chance(5)) t.stride1 = range(0, static_cast<int>(inner));  // overlapping rows
+        t.stride2 = c1 * t.stride1 + (chance(50) ? 0 : range(0, 40));
+        t.stride3 = c2 * t.stride2 + (chance(50) ? 0 : range(0, 40));
+        const uint64_t span = uint64_t{c3 - 1} * t.stride3 + uint64_t{c2 - 1} * t.stride2 +
+                              uint64_t{c1 - 1} * t.stride1 + inner;
+        t.addr = inputAddr(span);
+        return t;
+    }
+
+    /// An output region of its own (never overlapping another descriptor's).
+    TensorDesc outputTensor(uint32_t inner, uint32_t c1, uint32_t c2, uint32_t c3) {
+        TensorDesc t;
+        t.inner = inner;
+        t.count1 = c1;
+        t.count2 = c2;
+        t.count3 = c3;
+        t.stride1 = inner + (chance(60) ? 0 : range(1, 9));
+        t.stride2 = c1 * t.stride1 + (chance(60) ? 0 : range(1, 9));
+        t.stride3 = c2 * t.stride2 + (chance(60) ? 0 : range(1, 9));
+        const uint64_t span = uint64_t{c3 - 1} * t.stride3 + uint64_t{c2 - 1} * t.stride2 +
+                              uint64_t{c1 - 1} * t.stride1 + inner;
+        mOutputs += static_cast<uint32_t>(range(0, 15));
+        t.addr = mOutputs;
+        mOutputs += static_cast<uint32_t>(span) + 16;
+        return t;
+    }
+
+    /// Room for a weight stream or table of `bytes` (16-byte aligned); filled with random bytes
+    /// by the test, then quantization words written by quantWords().
+    uint32_t weightAddr(uint64_t bytes) {
+        if (mWeights + bytes > kBase + kInputBytes + kWeightBytes) mWeights = kBase + kInputBytes;
+        const uint32_t addr = mWeights;
+        mWeights += static_cast<uint32_t>((bytes + kVec - 1) / kVec * kVec);
+        return addr;
+    }
+
+    void window(Descriptor& d, Opcode op) {
+        d.opcode = op;
+        d.aSigned = chance(50);
+        d.bSigned = chance(50);
+        d.outSigned = chance(50);
+        d.kernelH = range(1, 3);
+        d.kernelW = range(1, 3);
+        if (chance(10)) d.kernelW = range(4, 5);
+        d.strideH = range(1, 3);
+        d.strideW = range(1, 3);
+        d.dilationH = chance(70) ? 1 : 2;
+        d.dilationW = chance(70) ? 1 : 2;
+        d.padTop = range(0, 2);
+        d.padLeft = range(0, 2);
+        d.aZeroPoint = zeroPoint(d.aSigned);
+        d.bZeroPoint = zeroPoint(d.bSigned);
+        d.outZeroPoint = zeroPoint(d.outSigned);
+        clamp(d);
+    }
+
+    Descriptor conv(uint32_t inner, uint32_t outC, uint32_t outW, uint32_t outH) {
+        Descriptor d;
+        window(d, Opcode::CONV);
+        const uint32_t inW = range(1, 9), inH = range(1, 9);
+        d.a = inputTensor(inner, inW, inH, 1);
+        d.out = outputTensor(outC, outW, outH, 1);
+        const uint32_t kt = d.kernelH * d.kernelW * ((inner + kVec - 1) / kVec);
+        d.wAddr =
+            weightAddr(uint64_t{(outC + kVec - 1) / kVec} * (kWeightQuantWords + kt * kVec) * kVec);
+        return d;
+    }
+
+    Descriptor depthwise(uint32_t channels, uint32_t outW, uint32_t outH) {
+        Descriptor d;
+        window(d, Opcode::DWCONV);
+        const bool taps = chance(50);
+        if (taps) {
+            d.dilationW = 1;
+            d.kernelH = range(1, std::min<int>(3, kDwTapPorts));
+            d.strideW = range(1, std::min<int>(3, kDwTapPorts / d.kernelH));
+            d.kernelW = range(1, std::min<int>(5, kArrayRows / d.kernelH));
+            d.flags |= static_cast<uint32_t>(DescFlag::TAPS);
+        }
+        const uint32_t inW = range(1, 9), inH = range(1, 9);
+        d.a = inputTensor(channels, inW, inH, 1);
+        d.out = outputTensor(channels, outW, outH, 1);
+        const uint32_t kt = taps ? 1 : d.kernelH * d.kernelW;
+        d.wAddr = weightAddr(uint64_t{(channels + kVec - 1) / kVec} *
+                             (kWeightQuantWords + kt * kVec) * kVec);
+        mDiagonal[d.wAddr] = !taps && chance(50);
+        return d;
+    }
+
+    Descriptor single() {
+        const int pick = range(0, 99);
+        Descriptor d;
+        // Now and then a tile of several hundred pixels and more channel blocks.
+        const bool big = chance(12);
+        const auto side = [&] { return big ? range(7, 24) : range(1, 6); };
+        if (pick < 28)
+            return conv(range(1, big ? 70 : 40), range(1, big ? 70 : 40), side(), side());
+        if (pick < 48) return depthwise(range(1, big ? 70 : 40), side(), side());
+        if (pick < 64) {
+            window(d, chance(50) ? Opcode::MAXPOOL : Opcode::AVGPOOL);
+            const uint32_t c = range(1, 40);
+            d.a = inputTensor(c, range(1, 9), range(1, 9), 1);
+            d.out = outputTensor(c, range(1, 6), range(1, 6), 1);
+            return d;
+        }
+        if (pick < 90) {
+            const int kind = range(0, 2);
+            d.opcode = kind == 0 ? Opcode::ADD : kind == 1 ? Opcode::MUL : Opcode::LUT;
+            d.aSigned = chance(50);
+            d.bSigned = chance(50);
+            d.outSigned = chance(50);
+            const uint32_t inner = range(1, 40), c1 = range(1, 4), c2 = range(1, 3),
+                           c3 = range(1, 2);
+            d.a = inputTensor(inner, c1, c2, c3);
+            d.out = outputTensor(inner, c1, c2, c3);
+            if (d.opcode == Opcode::LUT) {
+                d.wAddr = weightAddr(256);
+                return d;
+            }
+            d.b = inputTensor(inner, c1, c2, c3);
+            if (chance(20)) d.b.stride1 = 0;  // broadcast
+            d.aZeroPoint = zeroPoint(d.aSigned);
+            d.bZeroPoint = zeroPoint(d.bSigned);
+            d.outZeroPoint = zeroPoint(d.outSigned);
+            clamp(d);
+            d.leftShift = chance(70) ? 20 : range(0, 31);
+            d.aMultiplier = range(1 << 29, INT32_MAX);
+            d.bMultiplier = chance(20) ? -range(1 << 29, INT32_MAX) : range(1 << 29, INT32_MAX);
+            d.outMultiplier = chance(90) ? range(1 << 30, INT32_MAX) : static_cast<int32_t>(mRng());
+            d.aShift = chance(80) ? range(-12, 0) : range(-31, 31);
+            d.bShift = chance(80) ? range(-12, 0) : range(-31, 31);
+            d.outShift = d.opcode == Opcode::ADD ? (chance(80) ? range(-25, -10) : range(-31, 31))
+                                                 : (chance(80) ? range(-14, -2) : range(-31, 31));
+            return d;
+        }
+        d.opcode = Opcode::NOP;
+        return d;
+    }
+
+    /// A CHAIN_OUT producer (CONV or DWCONV) and its CHAIN_IN 1x1 consumer.
+    std::vector<Descriptor> chainPair() {
+        const uint32_t outW = range(1, 6), outH = range(1, 6);
+        Descriptor p = chance(50) ? depthwise(range(1, 40), outW, outH)
+                                  : conv(range(1, 40), range(1, 40), outW, outH);
+        p.flags |= static_cast<uint32_t>(DescFlag::CHAIN_OUT);
+        Descriptor c;
+        window(c, Opcode::CONV);
+        c.kernelH = c.kernelW = c.strideH = c.strideW = 1;
+        c.padTop = c.padLeft = 0;
+        c.aSigned = p.outSigned;
+        c.a = inputTensor(p.out.inner, outW, outH, 1);
+        c.flags |= static_cast<uint32_t>(DescFlag::CHAIN_IN);
+        const uint32_t outC = range(1, 40);
+        c.out = outputTensor(outC, outW, outH, 1);
+        const uint32_t kt = (p.out.inner + kVec - 1) / kVec;
+        c.wAddr =
+            weightAddr(uint64_t{(outC + kVec - 1) / kVec} * (kWeightQuantWords + kt * kVec) * kVec);
+        return {p, c};
+    }
+
+  public:
+    /// The weight streams' quantization words and diagonal blocks, written over the random
+    /// weight area.
+    void shapeWeights(const std::vector<Descriptor>& chain, std::vector<uint8_t>& arena) {
+        for (const Descriptor& d : chain) {
+            if (d.opcode != Opcode::CONV && d.opcode != Opcode::DWCONV) continue;
+            const bool taps = d.flags & static_cast<uint32_t>(DescFlag::TAPS);
+            const uint32_t wpr = (d.a.inner + kVec - 1) / kVec;
+            const uint32_t kt =
+                taps ? 1 : d.kernelH * d.kernelW * (d.opcode == Opcode::CONV ? wpr : 1);
+            const uint32_t nb = (d.out.inner + kVec - 1) / kVec;
+            const uint64_t blockBytes = (kWeightQuantWords + uint64_t{kt} * kVec) * kVec;
+            for (uint32_t b = 0; b < nb; ++b) {
+                const uint64_t at = d.wAddr - kBase + b * blockBytes;
+                if (at + blockBytes > arena.size()) continue;  // a broken chain's stream
+                uint8_t* q = arena.data() + at;
+                for (uint32_t l = 0; l < kVec; ++l) {
+                    const int32_t bias =
+                        chance(80) ? range(-20000, 20000) : static_cast<int32_t>(mRng());
+                    const int32_t mult =
+                        chance(85) ? range(1 << 30, INT32_MAX) : static_cast<int32_t>(mRng());
+                    std::memcpy(q + 4 * l, &bias, 4);
+                    std::memcpy(q + 4 * kVec + 4 * l, &mult, 4);
+                    q[8 * kVec + l] =
+                        static_cast<uint8_t>(chance(85) ? range(-12, -4) : range(-128, 127));
+                }
+                if (mDiagonal.count(d.wAddr) && mDiagonal[d.wAddr]) {
+                    for (uint32_t k = 0; k < kt; ++k) {
+                        uint8_t* block = q + (kWeightQuantWords + k * kVec) * kVec;
+                        for (uint32_t r = 0; r < kVec; ++r)
+                            for (uint32_t c = 0; c < kVec; ++c)
+                                if (r != c)
+                                    block[r * kVec + c] = static_cast<uint8_t>(d.bZeroPoint);
+                    }
+                }
+            }
+        }
+    }
+
+  private:
+    std::mt19937 mRng;
+    uint32_t mWeights = 0, mOutputs = 0;
+    std::map<uint32_t, bool> mDiagonal;
+};
+
+struct Outcome {
+    JobResult job;
+    std::vector<uint8_t> arena;
+    driver::PerformanceCounters counters;
+};
+
+Outcome runOn(driver::HardwareAccess& hw, const std::vector<uint8_t>& image,
+              const std::vector<Descriptor>& chain, uint32_t tag) {
+    Outcome o;
+    REQUIRE(hw.writeMemory(kBase, image.data(), image.size()).ok());
+    ChainBuilder program;
+    for (const Descriptor& d : chain) program.append(d);
+    const uint32_t queue = kBase + kArenaBytes - 0x8000;
+    const uint32_t record = kBase + kArenaBytes - 0x10;
+    hw.writeRegister(reg::kControl, field::kControlPerfClear);
+    auto job = runJob(hw, program, {queue, record, kBase, kBase + kArenaBytes}, tag, 5'000'000);
+    REQUIRE(job.ok());
+    o.job = *job;
+    o.counters = hw.performanceCounters();
+    o.arena.resize(image.size());
+    REQUIRE(hw.readMemory(kBase, o.arena.data(), o.arena.size()).ok());
+    if (o.job.errorCode != 0) {
+        hw.writeRegister(reg::kControl, field::kControlSoftReset);
+        for (int i = 0; i < 1000 && hw.readRegister(reg::kStatus) != 0; ++i) hw.advance(64);
+        hw.writeRegister(reg::kIrqStatus, field::kIrqStatusDone | field::kIrqStatusError);
+    }
+    return o;
+}
+
+std::string describe(const std::vector<Descriptor>& chain) {
+    std::ostringstream s;
+    for (size_t i = 0; i < chain.size(); ++i) {
+        const Descriptor& d = chain[i];
+        s << i << ": " << op::name(d.opcode) << " flags " << d.flags << " a " << d.a.inner << "x"
+          << d.a.count1 << "x" << d.a.count2 << "x" << d.a.count3 << " out " << d.out.inner << "x"
+          << d.out.count1 << "x" << d.out.count2 << " k " << d.kernelH << "x" << d.kernelW << " s "
+          << d.strideH << "x" << d.strideW << " d " << d.dilationH << "x" << d.dilationW << " pad "
+          << d.padTop << "," << d.padLeft << " zp " << d.aZeroPoint << "," << d.bZeroPoint << ","
+          << d.outZeroPoint << " act " << d.actMin << ".." << d.actMax << " signed " << d.aSigned
+          << d.bSigned << d.outSigned << "\n";
+    }
+    return s.str();
+}
+
+}  // namespace
+
+TEST_CASE("sim_funcsim_matches_rtl_random_descriptors") {
+    driver::HardwareAccess& rtl = *testBench().npu;
+    FunctionalNpu model;
+    // NNCOSIM_FUNCSIM_CHAINS=N runs N chains, NNCOSIM_FUNCSIM_SEED=S from seed S.
+    int chains = 160, first = 1, faults = 0, descriptors = 0;
+    if (const char* n = std::getenv("NNCOSIM_FUNCSIM_CHAINS")) chains = std::atoi(n);
+    if (const char* s = std::getenv("NNCOSIM_FUNCSIM_SEED")) first = std::atoi(s);
+    for (int seed = first; seed < first + chains; ++seed) {
+        ChainGenerator gen(seed);
+        std::vector<Descriptor> chain = gen.chain();
+        // The RTL starts each chain from a hardware reset: without it, state one job leaves behind
+        // makes later ones go wrong (NNCOSIM_FUNCSIM_NO_HARD_RESET=1 shows it: seed 57 after 56
+        // stores wrong words, a later chain trips npu_dma_store's a_in_held; a soft reset does not
+        // help). That is an RTL bug, not a difference of the model.
+        if (!std::getenv("NNCOSIM_FUNCSIM_NO_HARD_RESET")) REQUIRE(createSystemCPlatform().ok());
+        std::string broken = "nothing";
+        if (seed % 8 == 0) broken = gen.breakChain(chain);
+        std::vector<uint8_t> image(kArenaBytes);
+        std::mt19937 fill(seed * 7919u);
+        for (auto& b : image) b = static_cast<uint8_t>(fill());
+        gen.shapeWeights(chain, image);
+        CAPTURE(seed);
+        CAPTURE(broken);
+        INFO(describe(chain));
+        const Outcome r = runOn(rtl, image, chain, seed);
+        const Outcome m = runOn(model, image, chain, seed);
+        REQUIRE(r.job.interrupted);
+        REQUIRE(m.job.interrupted);
+        CHECK(m.job.irqStatus == r.job.irqStatus);
+        CHECK(m.job.errorCode == r.job.errorCode);
+        CHECK(m.job.errorDesc == r.job.errorDesc);
+        CHECK(m.job.errorAddr == r.job.errorAddr);
+        descriptors += static_cast<int>(chain.size());
+        if (r.job.errorCode != 0) {
+            ++faults;
+            continue;  // what an aborted job wrote is the RTL's timing
+        }
+        CHECK(m.job.descDone == r.job.descDone);
+        CHECK(m.counters.macs == r.counters.macs);
+        CHECK(m.counters.dmaBytesRead == r.counters.dmaBytesRead);
+        CHECK(m.counters.dmaBytesWritten == r.counters.dmaBytesWritten);
+        CHECK(m.counters.arrayActiveCycles == r.counters.arrayActiveCycles);
+        // Everything but the record's cycle word (the model's is an estimate).
+        const size_t cyclesWord = kArenaBytes - 0x10 + 4 * completion::kCyclesWord;
+        size_t differ = image.size();
+        for (size_t i = 0; i < image.size(); ++i) {
+            if (i / 4 == cyclesWord / 4) continue;
+            if (m.arena[i] != r.arena[i]) {
+                differ = i;
+                break;
+            }
+        }
+        if (differ != image.size() && std::getenv("NNCOSIM_FUNCSIM_VERBOSE")) {
+            for (size_t i = differ; i < image.size(); ++i) {
+                if (m.arena[i] != r.arena[i] && i / 4 != cyclesWord / 4)
+                    MESSAGE("  differs at +" << i << ": RTL " << int(r.arena[i]) << ", model "
+                                             << int(m.arena[i]));
+            }
+        }
+        if (differ != image.size()) {
+            FAIL_CHECK("DRAM differs at " << kBase + differ << ": RTL " << int(r.arena[differ])
+                                          << ", model " << int(m.arena[differ]));
+        }
+    }
+    MESSAGE(chains << " chains, " << descriptors << " descriptors, " << faults
+                   << " stopped by a fault");
+    CHECK(faults > 0);
+}
+
+}  // namespace nncosim::sim::testing
