@@ -284,6 +284,43 @@ std::optional<std::pair<uint64_t, uint64_t>> operationWindow(const ExecutionReco
     return std::make_pair(from, to - from);
 }
 
+// This program's own path, for the child runs that dump waves.
+std::string selfExecutable(const std::string& executable) {
+    std::error_code ec;
+    if (executable == "/proc/self/exe")
+        return std::filesystem::read_symlink(executable, ec).string();
+    return executable;
+}
+
+// Runs `argv` (a `run` that dumps waves to w.fst) as a child logging to `base`.log; false with
+// w.error set when it failed, timed out or wrote no dump.
+bool runWavesChild(const std::vector<std::string>& argv, const std::string& base, WavesReport& w) {
+    std::error_code ec;
+    w.command = quoted(argv);
+    const std::string log = base + ".log";
+    const sim::ChildExit rerun = sim::runChild(argv, log, kWavesRunTimeoutSeconds);
+    // Exit status 1 is the mismatch the waves are about.
+    if (rerun.timedOut) {
+        w.error = "the waves run did not finish within " +
+                  std::to_string(int(kWavesRunTimeoutSeconds)) + " s and was killed (see " + log +
+                  ")";
+        return false;
+    }
+    if (rerun.status != 0 && rerun.status != 1) {
+        w.error = "the waves run failed (exit status " + std::to_string(rerun.status) + "; see " +
+                  log + ")";
+        return false;
+    }
+    if (!std::filesystem::exists(w.fst) || std::filesystem::file_size(w.fst, ec) == 0) {
+        w.error = "the waves run wrote no dump (see " + log + ")";
+        w.fst.clear();
+        w.gtkw.clear();
+        return false;
+    }
+    if (!std::filesystem::exists(w.gtkw)) w.gtkw.clear();
+    return true;
+}
+
 /// The diverging operation alone, as a model file with the device's inputs and the golden's
 /// outputs, measured here; its waves dumped by a process of its own, of the operation alone
 /// when it diverges alone, else of its window in a repetition of the whole run.
@@ -356,10 +393,7 @@ WavesReport dumpWaves(const std::string& name, const Model& model, const Diverge
     w.gtkw = w.fst + ".gtkw";
     std::filesystem::remove(w.fst, ec);
     std::filesystem::remove(w.gtkw, ec);
-    std::string executable = options.executable;
-    if (executable == "/proc/self/exe")
-        executable = std::filesystem::read_symlink(executable, ec).string();
-    std::vector<std::string> argv = {executable, "run"};
+    std::vector<std::string> argv = {selfExecutable(options.executable), "run"};
     if (w.reproducesAlone || options.rerunArgs.empty()) {
         w.windowCycles = w.jobCycles + kWindowMarginCycles;
         argv.insert(argv.end(), {w.model, "--backend", "npu", "--trace", w.fst, "--trace-cycles",
@@ -379,28 +413,7 @@ WavesReport dumpWaves(const std::string& name, const Model& model, const Diverge
     argv.insert(argv.end(), options.childArgs.begin(), options.childArgs.end());
     const std::string childReport = base + ".run.json";
     argv.insert(argv.end(), {"--json", childReport});
-    w.command = quoted(argv);
-    const std::string log = base + ".log";
-    const sim::ChildExit rerun = sim::runChild(argv, log, kWavesRunTimeoutSeconds);
-    // Exit status 1 is the mismatch the waves are about.
-    if (rerun.timedOut) {
-        w.error = "the waves run did not finish within " +
-                  std::to_string(int(kWavesRunTimeoutSeconds)) + " s and was killed (see " + log +
-                  ")";
-        return w;
-    }
-    if (rerun.status != 0 && rerun.status != 1) {
-        w.error = "the waves run failed (exit status " + std::to_string(rerun.status) + "; see " +
-                  log + ")";
-        return w;
-    }
-    if (!std::filesystem::exists(w.fst) || std::filesystem::file_size(w.fst, ec) == 0) {
-        w.error = "the waves run wrote no dump (see " + log + ")";
-        w.fst.clear();
-        w.gtkw.clear();
-        return w;
-    }
-    if (!std::filesystem::exists(w.gtkw)) w.gtkw.clear();
+    if (!runWavesChild(argv, base, w)) return w;
     if (w.windowStart > 0) {
         // The repetition must have run the operation's job at the same cycle as this run.
         const PartitionRecord& p =
@@ -534,34 +547,13 @@ WavesReport dumpCosimWaves(const std::string& name, const CosimReport& c, const 
     const uint64_t end = std::max(c.retireCycle, c.wrongWriteCycle) + kMargin;
     w.windowCycles = end - w.windowStart;
     w.jobCycles = c.retireCycle - c.firstCycle;
-    std::string executable = options.executable;
-    if (executable == "/proc/self/exe")
-        executable = std::filesystem::read_symlink(executable, ec).string();
-    std::vector<std::string> argv = {executable, "run"};
+    std::vector<std::string> argv = {selfExecutable(options.executable), "run"};
     argv.insert(argv.end(), options.rerunArgs.begin(), options.rerunArgs.end());
     if (c.rtlFrom) argv.insert(argv.end(), {"--rtl-from", std::to_string(*c.rtlFrom)});
     argv.insert(argv.end(), {"--trace", w.fst, "--trace-start", std::to_string(w.windowStart),
                              "--trace-cycles", std::to_string(w.windowCycles)});
     argv.insert(argv.end(), options.childArgs.begin(), options.childArgs.end());
-    w.command = quoted(argv);
-    const std::string log = base + ".log";
-    const sim::ChildExit rerun = sim::runChild(argv, log, kWavesRunTimeoutSeconds);
-    if (rerun.timedOut) {
-        w.error = "the waves run did not finish and was killed (see " + log + ")";
-        return w;
-    }
-    if (rerun.status != 0 && rerun.status != 1) {
-        w.error = "the waves run failed (exit status " + std::to_string(rerun.status) + "; see " +
-                  log + ")";
-        return w;
-    }
-    if (!std::filesystem::exists(w.fst) || std::filesystem::file_size(w.fst, ec) == 0) {
-        w.error = "the waves run wrote no dump (see " + log + ")";
-        w.fst.clear();
-        w.gtkw.clear();
-        return w;
-    }
-    if (!std::filesystem::exists(w.gtkw)) w.gtkw.clear();
+    if (!runWavesChild(argv, base, w)) return w;
     // The view opens on the wrong write: marker there, window around it.
     const uint64_t marker = c.wrongWriteCycle ? c.wrongWriteCycle : c.retireCycle;
     constexpr uint64_t kZoomCycles = 48;

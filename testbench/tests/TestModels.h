@@ -1,13 +1,21 @@
 // Small quantized models for the host runtime and `nncosim run` tests, with deterministic
-// weights, and the path of the nncosim executable for tests that run it.
+// weights, and running the nncosim executable for tests of the CLI.
 #pragma once
 
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <doctest/doctest.h>
+
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "model/Builder.h"
 
@@ -20,6 +28,30 @@ inline std::string nncosimBinary() {
 #else
     return (std::filesystem::read_symlink("/proc/self/exe").parent_path() / "nncosim").string();
 #endif
+}
+
+struct CliResult {
+    int status = -1;     ///< exit status; -1 when killed by a signal
+    std::string output;  ///< stdout and stderr
+};
+
+/// Runs `nncosim ARGS` in `dir` (ARGS as a shell would split them), its output logged there.
+inline CliResult cli(const std::string& dir, const std::string& args) {
+    const std::string log = dir + "/cli.log";
+    const std::string command =
+        "cd " + dir + " && " + nncosimBinary() + " " + args + " > " + log + " 2>&1";
+    CliResult r;
+    const int raw = std::system(command.c_str());
+    r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+    std::ifstream in(log);
+    r.output.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    return r;
+}
+
+inline nlohmann::json readJson(const std::string& path) {
+    std::ifstream in(path);
+    REQUIRE_MESSAGE(in.good(), "missing ", path);
+    return nlohmann::json::parse(in);
 }
 
 /// A fresh directory under the system's temporary directory.

@@ -19,20 +19,6 @@ using namespace nncosim::testing;
 
 namespace {
 
-struct CliResult {
-    int status = -1;  ///< exit status; -1 when killed by a signal
-    std::string output;
-};
-
-CliResult runNncosim(const std::string& dir, const std::string& args) {
-    const std::string log = dir + "/cli.log";
-    const int raw = std::system((nncosimBinary() + " " + args + " > " + log + " 2>&1").c_str());
-    std::ifstream in(log);
-    std::ostringstream text;
-    text << in.rdbuf();
-    return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, text.str()};
-}
-
 /// A one-operation model file: out = RELU(in) over `shape` (no inputs or outputs in the file).
 std::string reluFile(const std::string& dir, OperandType type, const std::vector<uint32_t>& shape) {
     ModelBuilder b;
@@ -57,10 +43,10 @@ TEST_CASE("cli_overflowing_sizes_are_invalid") {
     const std::string dir = makeTempDir("nncosim-hostile-");
     const std::string model =
         reluFile(dir, OperandType::TENSOR_FLOAT32, {65536, 65536, 65536, 65536});
-    const CliResult validate = runNncosim(dir, "validate " + model);
+    const CliResult validate = cli(dir, "validate " + model);
     CHECK(validate.status == 1);
     CHECK(contains(validate.output, "more than 2^64 bytes, more than 4 GiB"));
-    const CliResult run = runNncosim(dir, "run " + model + " --backend golden --inputs random");
+    const CliResult run = cli(dir, "run " + model + " --backend golden --inputs random");
     INFO(run.output);
     CHECK(run.status == 2);
     CHECK(contains(run.output, "invalid model"));
@@ -72,12 +58,12 @@ TEST_CASE("cli_memory_limit_refuses_before_allocating") {
     // 3 GiB per tensor: valid NNAPI, but 6 GiB in all.
     const std::string model =
         reluFile(dir, OperandType::TENSOR_QUANT8_ASYMM, {3, 1024, 1024, 1024});
-    const CliResult run = runNncosim(dir, "run " + model + " --backend golden --memory-limit 1GiB");
+    const CliResult run = cli(dir, "run " + model + " --backend golden --memory-limit 1GiB");
     INFO(run.output);
     CHECK(run.status == 2);
     CHECK(contains(run.output, "operand 0 (TENSOR_QUANT8_ASYMM [3,1024,1024,1024]) needs 3.0 GiB"));
     CHECK(contains(run.output, "over the memory limit of 1.0 GiB"));
-    const CliResult cts = runNncosim(dir, "cts " + model + " --memory-limit 1GiB");
+    const CliResult cts = cli(dir, "cts " + model + " --memory-limit 1GiB");
     CHECK(cts.status == 1);
     CHECK(contains(cts.output, "over the memory limit"));
     std::filesystem::remove_all(dir);
@@ -99,7 +85,7 @@ TEST_CASE("cli_broken_test_spoils_only_itself") {
     const std::string path = dir + "/mixed.json";
     std::ofstream(path) << file.dump();
 
-    const CliResult validate = runNncosim(dir, "validate " + path);
+    const CliResult validate = cli(dir, "validate " + path);
     INFO(validate.output);
     CHECK(validate.status == 1);
     CHECK(contains(validate.output, "INVALID " + path + " broken: input index out of range"));
@@ -109,7 +95,7 @@ TEST_CASE("cli_broken_test_spoils_only_itself") {
     CHECK_FALSE(contains(validate.output, "UNREADABLE"));
 
     const std::string summary = dir + "/summary.json";
-    const CliResult cts = runNncosim(dir, "cts " + path + " --summary " + summary);
+    const CliResult cts = cli(dir, "cts " + path + " --summary " + summary);
     INFO(cts.output);
     CHECK(cts.status == 1);
     std::ifstream in(summary);

@@ -21,29 +21,7 @@ using namespace nncosim::testing;
 
 namespace {
 
-struct CliResult {
-    int status = -1;
-    std::string output;
-};
-
 /// Runs the CLI with `args` in `dir`; its exit status and what it printed.
-CliResult cli(const std::string& dir, const std::string& args) {
-    const std::string log = dir + "/cli.log";
-    const std::string command =
-        "cd " + dir + " && " + nncosimBinary() + " " + args + " > " + log + " 2>&1";
-    CliResult r;
-    r.status = WEXITSTATUS(std::system(command.c_str()));
-    std::ifstream in(log);
-    r.output.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    return r;
-}
-
-nlohmann::json readJson(const std::string& path) {
-    std::ifstream in(path);
-    REQUIRE_MESSAGE(in.good(), "no ", path);
-    return nlohmann::json::parse(in);
-}
-
 }  // namespace
 
 TEST_CASE("npu_func_runs_cts_samples_and_a_zoo_network") {

@@ -18,6 +18,7 @@
 #include "testbench/tests/TestModels.h"
 
 using namespace nncosim;
+using namespace nncosim::testing;
 
 namespace {
 
@@ -25,28 +26,7 @@ std::string modelPath(const std::string& name) {
     return std::string(NNCOSIM_MODELS_DIR) + "/" + name + ".tflite";
 }
 
-struct CliResult {
-    int status = -1;
-    std::string output;  ///< stdout and stderr
-};
-
 /// Runs `nncosim ARGS` with its output captured in `dir`.
-CliResult cli(const std::string& dir, const std::string& args) {
-    const std::string log = dir + "/cli.log";
-    const std::string command = testing::nncosimBinary() + " " + args + " > " + log + " 2>&1";
-    CliResult r;
-    r.status = WEXITSTATUS(std::system(command.c_str()));
-    std::ifstream in(log);
-    r.output.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    return r;
-}
-
-nlohmann::json readJson(const std::string& path) {
-    std::ifstream in(path);
-    REQUIRE_MESSAGE(in.good(), "missing ", path);
-    return nlohmann::json::parse(in);
-}
-
 class TempDir {
   public:
     TempDir() : mPath(testing::makeTempDir("nncosim-models-")) { REQUIRE_FALSE(mPath.empty()); }
