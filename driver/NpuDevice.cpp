@@ -207,6 +207,8 @@ class NpuDevice : public IDevice {
                         std::shared_ptr<IPreparedModelCallback> callback) const override {
         if (!callback) return invalidArgument("prepareModel: null callback");
         Status st = validateFullModel(model);
+        // A declared shape its operation contradicts would only fail at execution.
+        if (st.ok()) st = validateDeclaredShapes(model);
         if (st.ok()) st = validateExecutionPreference(preference);
         if (st.ok()) st = validatePriority(priority);
         if (st.ok()) st = validateDeadline(deadline);

@@ -14,6 +14,12 @@ namespace nncosim {
 /// names and prefixes). Returns the minimum feature level the model needs.
 Result<FeatureLevel> validateModel(const Model& model);
 
+/// Stricter than NNAPI (which lets such models fail at execution): each main-graph operation's
+/// output shape, computed from the known shapes by the shared per-operation code, must agree
+/// with the shape the model declares. INVALID_ARGUMENT naming the operation, the output and both
+/// shapes. For `validate --strict` and the driver's prepareModel. The model must be valid.
+Status validateDeclaredShapes(const Model& model);
+
 /// Validates a request on its own and against the model's main graph: argument counts and
 /// lifetimes, pool indexes and bounds, dimensions compatible with the model, lengths.
 /// `allowUnspecifiedOutput`: outputs may leave dimensions unknown (true for all HAL 1.2+ paths).

@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "driver/tests/TestUtil.h"
+#include "model/Validation.h"
 
 using namespace nncosim;
 using namespace nncosim::driver;
@@ -171,6 +172,15 @@ TEST_CASE("driver_validation_prepare_arguments") {
     bad = addModel();
     bad.main.inputIndexes.push_back(42);
     check(bad, ExecutionPreference::SUSTAINED_SPEED, Priority::HIGH);
+    // A declared output shape the operation contradicts: valid NNAPI (it is claimed), but
+    // preparation rejects it with validateDeclaredShapes' message.
+    bad = addModel(OperandType::TENSOR_QUANT8_ASYMM, {3, 2});
+    REQUIRE(t.device->getSupportedOperations(bad).ok());
+    check(bad, ExecutionPreference::FAST_SINGLE_ANSWER, Priority::MEDIUM);
+    auto callback = std::make_shared<PreparedModelCallback>();
+    t.device->prepareModel(bad, ExecutionPreference::FAST_SINGLE_ANSWER, Priority::MEDIUM, {}, {},
+                           {}, {}, callback);
+    CHECK(callback->status().message == validateDeclaredShapes(bad).message);
     CHECK(t.device
               ->prepareModel(addModel(), ExecutionPreference::LOW_POWER, Priority::LOW, {}, {}, {},
                              {}, nullptr)

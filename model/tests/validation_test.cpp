@@ -222,3 +222,32 @@ TEST_CASE("model_validation_enums_and_times") {
     CHECK(validateBufferRole({0, 0, 0.0f}).code == ErrorStatus::INVALID_ARGUMENT);
     CHECK(validateBufferRole({0, 0, 1.0f}).ok());
 }
+
+TEST_CASE("model_validation_strict_declared_shapes") {
+    // A 3x3 VALID convolution of [1,5,5,1] computes [1,3,3,2]; the model declares [1,4,4,2].
+    ModelBuilder b;
+    const uint32_t in = b.addInput(OperandType::TENSOR_FLOAT32, {1, 5, 5, 1});
+    const uint32_t filter =
+        b.addConstant(OperandType::TENSOR_FLOAT32, {2, 3, 3, 1}, std::vector<float>(18, 0.5f));
+    const uint32_t bias =
+        b.addConstant(OperandType::TENSOR_FLOAT32, {2}, std::vector<float>{0.0f, 1.0f});
+    std::vector<uint32_t> inputs{in, filter, bias, b.addInt32(2)};  // VALID
+    for (int32_t v : {1, 1, 0}) inputs.push_back(b.addInt32(v));
+    const uint32_t conv = b.addOperand(OperandType::TENSOR_FLOAT32, {1, 4, 4, 2});
+    b.addOperation(OperationType::CONV_2D, inputs, {conv});
+    const uint32_t out = b.addOutput(OperandType::TENSOR_FLOAT32, {1, 4, 4, 2});
+    b.addOperation(OperationType::RELU, {conv}, {out});
+    Model m = b.build();
+    REQUIRE(validateModel(m).ok());  // NNAPI lets it fail at execution
+    Status st = validateDeclaredShapes(m);
+    CHECK(st.code == ErrorStatus::INVALID_ARGUMENT);
+    CHECK(st.message.find("operation 0 (CONV_2D): output 0 (operand " + std::to_string(conv) +
+                          ") has the computed shape [1,3,3,2] but the model declares "
+                          "[1,4,4,2]") != std::string::npos);
+    // Declared unknown (0) dimensions agree with anything; the computed shape flows on.
+    m.main.operands[conv].dimensions = {1, 0, 0, 2};
+    m.main.operands[out].dimensions = {1, 3, 3, 2};
+    CHECK(validateDeclaredShapes(m).ok());
+    m.main.operands[out].dimensions = {1, 3, 4, 2};
+    CHECK(validateDeclaredShapes(m).message.find("operation 1 (RELU)") != std::string::npos);
+}

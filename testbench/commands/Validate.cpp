@@ -1,5 +1,6 @@
-// `nncosim validate [--summary FILE.json] PATH...`: checks every model (CTS JSON or .tflite)
-// against the NNAPI validation rules; one line per invalid model naming the rule.
+// `nncosim validate [--strict] [--summary FILE.json] PATH...`: checks every model (CTS JSON or
+// .tflite) against the NNAPI validation rules (with --strict also the declared output shapes
+// against the computed ones); one line per invalid model naming the rule.
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -15,6 +16,7 @@ namespace {
 struct ValidateOptions {
     std::vector<std::string> paths;
     std::string summaryPath;
+    bool strict = false;  // also the declared shapes against the computed ones
 };
 
 int runValidate(const ValidateOptions& options) {
@@ -41,6 +43,9 @@ int runValidate(const ValidateOptions& options) {
                 continue;
             }
             auto level = validateModel(test.model);
+            if (level && options.strict) {
+                if (Status st = validateDeclaredShapes(test.model); !st.ok()) level = st;
+            }
             if (level) {
                 ++valid;
             } else {
@@ -80,6 +85,9 @@ void addValidateCommand(CLI::App& app) {
         ->required();
     cmd->add_option("--summary", options->summaryPath,
                     "Write {total, valid, invalid} as JSON to this file");
+    cmd->add_flag("--strict", options->strict,
+                  "Also reject output shapes the model declares that its operations contradict "
+                  "(NNAPI lets those fail at execution)");
     cmd->callback([options] { gExitStatus = runValidate(*options); });
 }
 
