@@ -354,7 +354,6 @@ module npu_compute
   logic [Vec-1:0][5:0]  rq_shift;
   logic [8:0]           rq_zp, rq_min, rq_max;
   logic [Vec-1:0][7:0]  rq_data;
-  logic [2:0]           rq_inflight_q, rq_inflight_d;
   logic                 el_lut;
 
   assign el_lut      = dq.opcode == OpLut;
@@ -379,11 +378,14 @@ module npu_compute
     rq_max = el_active ? dq.act_max : dj.act_max;
   end
 
+  // The requantizer is busy while words are inside; the drain and the element-wise unit wait for
+  // it before they retire.
   npu_requant #(
     .Lanes(Vec)
   ) u_requant (
     .clk_i,
     .rst_ni,
+    .flush_i,
     .in_valid_i  (rq_in_valid),
     .in_ready_o  (rq_in_ready),
     .acc_i       (rq_acc),
@@ -395,24 +397,10 @@ module npu_compute
     .act_max_i   (rq_max),
     .out_valid_o (rq_out_valid),
     .out_ready_i (rq_out_ready),
-    .data_o      (rq_data)
+    .data_o      (rq_data),
+    .busy_o      (rq_busy)
   );
 
-  // Words inside the requantizer.
-  assign rq_inflight_d = rq_inflight_q + 3'(rq_in_valid && rq_in_ready) -
-                         3'(rq_out_valid && rq_out_ready);
-
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      rq_inflight_q <= '0;
-    end else if (flush_i) begin
-      rq_inflight_q <= '0;
-    end else begin
-      rq_inflight_q <= rq_inflight_d;
-    end
-  end
-
-  assign rq_busy = rq_inflight_q != '0;
   // Injected datapath faults (stuck bits) act on every requantized word.
   assign rq_word = (rq_data & ~fault_rq_mask_i) | (fault_rq_value_i & fault_rq_mask_i);
   assign chain_wdata_o = rq_word;
@@ -461,5 +449,15 @@ module npu_compute
   // Fields of the job other operations use.
   logic unused_signals;
   assign unused_signals = ^{job_q, dq, dj, issue};
+
+`ifndef SYNTHESIS
+  // A flush (an abort or a soft reset) leaves nothing of the job in the compute stage: no
+  // descriptor, claimed bank or weight block, and no result word in the drain, the requantizer,
+  // the pooling finish, the element-wise FIFO or on its way to the store or the CHAIN_OUT buffer.
+  a_flush_empties: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      flush_i |=> idle_o && !rq_busy && !rq_in_valid && !pool_valid && !el_res_valid &&
+                  !st_valid_o && !chain_we_o)
+    else $error("compute stage holds work of a flushed job");
+`endif
 
 endmodule

@@ -13,11 +13,14 @@
 // Four stages (add/shift, multiply, round high half, rounding shift + offset + clamp) with a
 // valid/ready handshake; a stage accepts a beat when it is empty or its beat moves on, so
 // bubbles collapse and throughput is one beat per cycle while out_ready_i is high.
+// flush_i (an abort or a soft reset) empties the pipeline: the beats in it are dropped, and
+// busy_o says whether any beat is inside.
 module npu_requant #(
   parameter int unsigned Lanes = 16
 ) (
   input  logic                   clk_i,
   input  logic                   rst_ni,
+  input  logic                   flush_i,
 
   input  logic                   in_valid_i,
   output logic                   in_ready_o,
@@ -31,7 +34,8 @@ module npu_requant #(
 
   output logic                   out_valid_o,
   input  logic                   out_ready_i,
-  output logic [Lanes-1:0][7:0]  data_o
+  output logic [Lanes-1:0][7:0]  data_o,
+  output logic                   busy_o
 );
 
   localparam int unsigned NumStages = 4;
@@ -49,6 +53,7 @@ module npu_requant #(
 
   assign in_ready_o  = load[0];
   assign out_valid_o = valid_q[NumStages-1];
+  assign busy_o      = valid_q != '0;
 
   always_comb begin
     valid_d = valid_q;
@@ -62,8 +67,11 @@ module npu_requant #(
     end
   end
 
+  // A flush drops every beat; the data registers keep stale values that no valid bit marks.
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
+      valid_q <= '0;
+    end else if (flush_i) begin
       valid_q <= '0;
     end else begin
       valid_q <= valid_d;
@@ -193,10 +201,14 @@ module npu_requant #(
   end
 
 `ifndef SYNTHESIS
-  // A result waits, unchanged, until it is taken.
+  // A result waits, unchanged, until it is taken (or flushed).
   a_out_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      out_valid_o && !out_ready_i |=> out_valid_o && $stable(data_o))
+      out_valid_o && !out_ready_i && !flush_i |=> out_valid_o && $stable(data_o))
     else $error("requantized beat changed or dropped before it was taken");
+  // Nothing survives a flush: no beat of an aborted job reaches the next one.
+  a_flush_empties: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      flush_i |=> valid_q == '0)
+    else $error("requantizer holds beats after a flush");
 `endif
 
 endmodule

@@ -127,6 +127,7 @@ void RequantBlock::clockThread() {
 }
 
 void RequantBlock::reset() {
+    mModel->flush_i = 0;
     mModel->in_valid_i = 0;
     mModel->out_ready_i = 0;
     mModel->rst_ni = 0;

@@ -1,6 +1,7 @@
 // Faults are reported, never hung: invalid descriptors, DMA outside the job's window and the
 // watchdog each stop the job with an error code, the faulting descriptor and an interrupt; the
-// device then works again after a soft reset.
+// device then works again after a soft reset, with nothing of the aborted job left inside it.
+#include "driver/Runtime.h"
 #include "sim/tests/NpuTestUtil.h"
 #include "sim/tests/TestBench.h"
 
@@ -60,6 +61,17 @@ void softReset(driver::HardwareAccess& hw) {
     for (int i = 0; i < 1000 && hw.readRegister(reg::kStatus) != 0; ++i) {
         hw.advance(10);
     }
+}
+
+// The driver's soft reset (driver::Runtime::softReset): wait while RESETTING, clear the
+// interrupts.
+void driverSoftReset(driver::HardwareAccess& hw) {
+    hw.writeRegister(reg::kControl, field::kControlSoftReset);
+    for (int i = 0; i < 1000 && (hw.readRegister(reg::kStatus) & field::kStatusResetting); ++i) {
+        hw.advance(64);
+    }
+    CHECK((hw.readRegister(reg::kStatus) & field::kStatusResetting) == 0);
+    hw.writeRegister(reg::kIrqStatus, 0xffffffff);
 }
 
 // Checks the error state a fault leaves, then that the device is usable after a soft reset.
@@ -246,6 +258,174 @@ TEST_CASE("sim_fault_bad_queue") {
     CHECK(hw.readRegister(reg::kIrqStatus) == field::kIrqStatusError);
     softReset(hw);
     CHECK(deviceWorks(hw));
+}
+
+// A 3x3 convolution, 8x8x32 -> 8x8x32 (int8, per-channel), staged at `arena`: two output-channel
+// blocks whose results stream through the requantizer to the store, 2,048 output bytes.
+struct ConvJob {
+    ConvCase c{};
+    std::vector<uint8_t> input, weights;
+    std::vector<ChannelQuant> quant;
+    uint32_t outAddr = 0;
+    ChainBuilder program;
+};
+
+ConvJob stageConv(driver::HardwareAccess& hw, DeviceArena& arena, std::mt19937& rng) {
+    ConvJob j;
+    ConvCase& c = j.c;
+    c.h = c.w = c.outH = c.outW = 8;
+    c.inC = c.outC = 32;
+    c.g.kernelH = c.g.kernelW = 3;
+    c.g.padTop = c.g.padLeft = 1;
+    c.inSigned = c.wSigned = c.outSigned = true;
+    c.inZero = 3;
+    c.stage = {-5, -128, 127};
+    j.input = randomBytes(rng, size_t{c.h} * c.w * c.inC);
+    j.weights = randomBytes(rng, size_t{c.outC} * 9 * c.inC);
+    j.quant.resize(c.outC);
+    for (ChannelQuant& q : j.quant) {
+        q.bias = static_cast<int32_t>(rng() % 20001) - 10000;
+        q.multiplier = (1 << 30) + static_cast<int32_t>(rng() % (1u << 30));
+        q.shift = -10 + static_cast<int32_t>(rng() % 3);
+    }
+    const std::vector<uint8_t> stream =
+        packConvWeights(j.weights.data(), c.outC, 3, 3, c.inC, c.wZero, j.quant);
+    const uint32_t inAddr = arena.alloc(j.input.size());
+    const uint32_t wAddr = arena.alloc(stream.size());
+    REQUIRE(hw.writeMemory(inAddr, j.input.data(), j.input.size()).ok());
+    REQUIRE(hw.writeMemory(wAddr, stream.data(), stream.size()).ok());
+    j.outAddr = arena.alloc(size_t{c.outH} * c.outW * c.outC);
+    REQUIRE(j.program
+                .conv({inAddr, 1, c.h, c.w, c.inC, 0, true, c.inZero},
+                      {j.outAddr, 1, c.outH, c.outW, c.outC, 0, true, 0}, wAddr, true, c.wZero, c.g,
+                      c.stage)
+                .ok());
+    return j;
+}
+
+// Output bytes of `j` that differ from the reference.
+size_t convMismatches(driver::HardwareAccess& hw, const ConvJob& j) {
+    const std::vector<uint8_t> want = referenceConv(j.c, j.input, j.weights, j.quant, false);
+    std::vector<uint8_t> got(want.size());
+    REQUIRE(hw.readMemory(j.outAddr, got.data(), got.size()).ok());
+    size_t wrong = 0;
+    for (size_t i = 0; i < want.size(); ++i) {
+        if (got[i] != want[i] && wrong++ == 0) {
+            MESSAGE("first wrong byte " << i << ": got " << int{got[i]} << " want "
+                                        << int{want[i]});
+        }
+    }
+    return wrong;
+}
+
+// Result words in flight when a job stops (requantized words of a CONV or an ADD, a pooled word)
+// must not survive the soft reset: the next convolution is exact. Each job's store crosses the
+// end of the DMA window halfway through its output, so the store stalls on the faulting beat
+// with the pipeline behind it full; or the soft reset comes in the middle of a job's stores
+// (the driver's deadline path), without a fault.
+TEST_CASE("sim_fault_flush_clears_results_in_flight") {
+    driver::HardwareAccess& hw = *testBench().npu;
+    std::mt19937 rng(0xf1a5);
+    // The queue and the record first: the window ends inside the output, the arena's last tensor.
+    constexpr uint32_t kArenaBase = 0x200000;
+    constexpr size_t kMaxDescriptors = 32;
+    DeviceArena arena(kArenaBase);
+    const uint32_t queue = arena.alloc(kMaxDescriptors * kDescriptorWords * 4);
+    const uint32_t record = arena.alloc(kCompletionWords * 4);
+    ChainBuilder first;
+    uint32_t outAddr = 0;
+    constexpr size_t outBytes = 2048;
+    bool resetMidJob = false;
+
+    SUBCASE("CONV store outside the window") {
+        ConvJob j = stageConv(hw, arena, rng);
+        first = j.program;
+        outAddr = j.outAddr;
+    }
+    SUBCASE("ADD store outside the window") {
+        const std::vector<uint8_t> a = randomBytes(rng, outBytes), b = randomBytes(rng, outBytes);
+        const uint32_t aAddr = arena.alloc(outBytes), bAddr = arena.alloc(outBytes);
+        REQUIRE(hw.writeMemory(aAddr, a.data(), a.size()).ok());
+        REQUIRE(hw.writeMemory(bAddr, b.data(), b.size()).ok());
+        outAddr = arena.alloc(outBytes);
+        ChainBuilder::ElementwiseParams p;
+        p.aMultiplier = p.bMultiplier = 1 << 30;
+        p.aShift = p.bShift = 0;
+        p.outMultiplier = 1 << 30;
+        p.outShift = -19;
+        p.stage = {0, -128, 127};
+        REQUIRE(first
+                    .elementwise(false, {aAddr, 1, 8, 8, 32, 0, true, 0},
+                                 {bAddr, 1, 8, 8, 32, 0, true, 0},
+                                 {outAddr, 1, 8, 8, 32, 0, true, 0}, p)
+                    .ok());
+    }
+    SUBCASE("AVGPOOL store outside the window") {
+        const std::vector<uint8_t> in = randomBytes(rng, 16 * 16 * 32);
+        const uint32_t inAddr = arena.alloc(in.size());
+        REQUIRE(hw.writeMemory(inAddr, in.data(), in.size()).ok());
+        outAddr = arena.alloc(outBytes);
+        ConvGeometry g;
+        g.kernelH = g.kernelW = g.strideH = g.strideW = 2;
+        REQUIRE(first
+                    .pool(true, {inAddr, 1, 16, 16, 32, 0, true, 0},
+                          {outAddr, 1, 8, 8, 32, 0, true, 0}, g, -128, 127)
+                    .ok());
+    }
+    SUBCASE("soft reset while a CONV stores") {
+        ConvJob j = stageConv(hw, arena, rng);
+        first = j.program;
+        outAddr = j.outAddr;
+        resetMidJob = true;
+    }
+    REQUIRE(!first.empty());
+    REQUIRE(first.descriptors().size() <= kMaxDescriptors);
+    REQUIRE(outAddr + outBytes == arena.used());
+
+    if (!resetMidJob) {
+        // The window ends halfway through the output.
+        const uint32_t limit = outAddr + static_cast<uint32_t>(outBytes / 2);
+        auto job = runJob(hw, first, {queue, record, kArenaBase, limit}, 21, kTimeout);
+        REQUIRE(job.ok());
+        REQUIRE(job->interrupted);
+        CHECK(job->errorCode == static_cast<uint32_t>(ErrorCode::DMA_WINDOW));
+        CHECK(job->errorAddr >= limit);
+        CHECK(job->errorAddr < outAddr + outBytes);
+    } else {
+        // The chain runs in the full window; the soft reset comes once 3/16 of the output is
+        // written: inside the first output-channel block's stores (the first half of the output
+        // at 16x16, the first quarter at 8x8), not between two blocks.
+        std::vector<uint32_t> words;
+        for (size_t i = 0; i < first.descriptors().size(); ++i) {
+            Descriptor d = first.descriptors()[i];
+            if (i + 1 == first.descriptors().size()) {
+                d.flags |= static_cast<uint32_t>(DescFlag::LAST);
+            }
+            const DescriptorWords w = d.encode();
+            words.insert(words.end(), w.begin(), w.end());
+        }
+        REQUIRE(hw.writeMemory(queue, words.data(), words.size() * 4).ok());
+        const uint32_t written0 = hw.readRegister(reg::kPerfDmaWrLo);
+        driver::startJob(hw, {queue, record, kArenaBase, arena.used()}, 22);
+        uint32_t written = 0;
+        const size_t resetAt = 3 * outBytes / 16;
+        for (int i = 0; i < 100'000 && written < resetAt; ++i) {
+            hw.advance(4);
+            written = hw.readRegister(reg::kPerfDmaWrLo) - written0;
+        }
+        CHECK(written >= resetAt);
+        CHECK(written < outBytes / 4);
+        CHECK((hw.readRegister(reg::kStatus) & field::kStatusBusy) != 0);
+    }
+    driverSoftReset(hw);
+    CHECK(hw.readRegister(reg::kStatus) == 0);
+
+    // The next convolution, on other data, must be exact.
+    DeviceArena next(0x400000);
+    ConvJob j = stageConv(hw, next, rng);
+    const JobResult done = runInArena(hw, j.program, next, 23, kTimeout);
+    CHECK(done.descDone == j.program.descriptors().size());
+    CHECK(convMismatches(hw, j) == 0);
 }
 
 }  // namespace
