@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <iomanip>
 #include <mutex>
 #include <numeric>
 #include <sstream>
@@ -161,7 +162,7 @@ Result<std::unique_ptr<HostRuntime>> HostRuntime::create(const Model& model,
             if ((*supported)[i]) {
                 const bool lowPower = options.preference == ExecutionPreference::LOW_POWER;
                 std::ostringstream why;
-                why << nameOf(options.preference) << ": the NPU's "
+                why << std::setprecision(3) << nameOf(options.preference) << ": the NPU's "
                     << (lowPower ? "powerUsage " : "execTime ")
                     << operationPerformance(model, i, caps, options.preference)
                     << " is not below the CPU's " << kCpuPerformance;
