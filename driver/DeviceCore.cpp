@@ -2,23 +2,21 @@
 
 #include <future>
 
+#include "driver/Calibration.h"
 #include "model/NpuExtension.h"
 
 namespace nncosim::driver::detail {
 namespace {
 
-// Measured with driver/bench/Calibrate.cpp (nncosim_calibrate) on MobileNet-v1 1.0 224, the
-// reference workload of Android's driver guide, written by `nncosim zoo mobilenet_v1 [--quant8]`:
-// quant8, 30 of 31 operations (all but SOFTMAX) took 3,613,248 cycles = 3.61 ms at 1 GHz on the
-// Verilated NPU against 0.2265 s for the whole model on the golden on the CPU: execTime 0.016.
-// The float model has no operation the NPU executes, so float, relaxed float, IF and WHILE keep
-// "no information" (the maximum), as does powerUsage (the platform has no power model).
-constexpr float kQuant8ExecTime = 0.016f;
-
-Capabilities makeCapabilities() {
+// The performance of the operand types the NPU executes comes from the calibration run
+// (driver/Calibration.h): execTime from its device time against the CPU's, powerUsage from the
+// energy model over its counters against the CPU reference's energy, with this device's energy
+// parameters. Float, relaxed float, IF and WHILE keep "no information" (the maximum): the NPU
+// executes no float operation and no control flow.
+Capabilities makeCapabilities(const EnergyParameters& energy) {
     Capabilities caps;
     const PerformanceInfo unknown;
-    const PerformanceInfo quant8{kQuant8ExecTime, PerformanceInfo{}.powerUsage};
+    const PerformanceInfo quant8 = performanceFromCalibration(kQuant8Calibration, energy);
     caps.relaxedFloat32toFloat16PerformanceScalar = unknown;
     caps.relaxedFloat32toFloat16PerformanceTensor = unknown;
     caps.ifPerformance = unknown;
@@ -45,7 +43,7 @@ bool deadlinePassed(const OptionalTimePoint& deadline) {
 DeviceCore::DeviceCore(std::shared_ptr<HardwareAccess> hardware, const DeviceOptions& options)
     : name(options.name),
       key(options.cacheKey ? *options.cacheKey : randomCacheKey()),
-      capabilities(makeCapabilities()),
+      capabilities(makeCapabilities(options.energy)),
       extensions{npu_extension::description()},
       runtime(std::move(hardware)),
       queue(options.agingQuantum) {}

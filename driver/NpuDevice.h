@@ -9,6 +9,7 @@
 #include <string>
 
 #include "driver/Cache.h"
+#include "driver/EnergyModel.h"
 #include "driver/HardwareAccess.h"
 #include "driver/IDevice.h"
 
@@ -25,6 +26,8 @@ struct DeviceOptions {
     std::string cacheKeyFile;
     /// Priority aging of the device queue (see DeviceQueue).
     Duration agingQuantum = std::chrono::milliseconds(100);
+    /// The energy model's parameters behind Capabilities::powerUsage (driver/Calibration.h).
+    EnergyParameters energy;
 };
 
 /// A device driving `hardware`. Fails with DEVICE_UNAVAILABLE when the hardware is not the NPU

@@ -717,12 +717,32 @@ nlohmann::json checkJson(const TensorCheck& c) {
     return j;
 }
 
-nlohmann::json countersJson(const NpuCounters& c) {
+nlohmann::json energyJson(const driver::Energy& e) {
+    return {{"macs", e.macs * 1e-6},
+            {"scratchpad", e.scratchpad * 1e-6},
+            {"dram", e.dram * 1e-6},
+            {"clock_and_leakage", e.clockAndLeakage * 1e-6}};
+}
+
+nlohmann::json countersJson(const NpuCounters& c, uint64_t clockPeriodPs) {
+    const driver::Energy energy = c.energy(clockPeriodPs);
     return {{"cycles", c.cycles},
             {"macs", c.macs},
             {"utilization", c.utilization()},
             {"dma_bytes_read", c.dmaBytesRead},
-            {"dma_bytes_written", c.dmaBytesWritten}};
+            {"dma_bytes_written", c.dmaBytesWritten},
+            {"scratchpad_reads", c.scratchpadReads},
+            {"scratchpad_writes", c.scratchpadWrites},
+            {"energy_uj", energy.microjoules()},
+            {"energy_breakdown_uj", energyJson(energy)},
+            {"average_mw", driver::averageMilliwatts(energy, c.cycles, clockPeriodPs)}};
+}
+
+/// Microjoules with three decimals.
+std::string microjoules(double uj) {
+    std::ostringstream out;
+    out << std::fixed << std::setprecision(3) << uj;
+    return out.str();
 }
 
 }  // namespace
@@ -820,6 +840,8 @@ Result<RunReport> runModel(const std::string& name, const Model& model,
     report.backend = placementName(options.placement);
     RuntimeOptions runtimeOptions;
     runtimeOptions.placement = options.placement;
+    runtimeOptions.preference = options.preference;
+    report.preference = options.preference;
     runtimeOptions.profileSampleCycles = options.sampleCycles;
     std::shared_ptr<sim::CosimPlatform> cosim;
     if (options.cosim || options.rtlFrom) {
@@ -979,7 +1001,7 @@ std::string formatReport(const RunReport& r) {
     out << std::left << std::setw(5) << "  #" << std::setw(26) << "operation" << std::setw(9)
         << "device" << std::right << std::setw(13) << (r.cyclesEstimated ? "est. cycles" : "cycles")
         << std::setw(15) << "MACs" << std::setw(8) << "util" << std::setw(13) << "DMA bytes"
-        << "\n";
+        << std::setw(11) << (r.cyclesEstimated ? "est. uJ" : "energy uJ") << "\n";
     for (const OperationRecord& op : rec.operations) {
         out << std::left << "  " << std::setw(3) << op.index << std::setw(26) << nameOf(op.type)
             << std::setw(9)
@@ -988,7 +1010,8 @@ std::string formatReport(const RunReport& r) {
             const NpuCounters& c = *op.counters;
             out << std::setw(13) << withCommas(c.cycles) << std::setw(15) << withCommas(c.macs)
                 << std::setw(8) << percent(c.utilization()) << std::setw(13)
-                << withCommas(c.dmaBytesRead + c.dmaBytesWritten);
+                << withCommas(c.dmaBytesRead + c.dmaBytesWritten) << std::setw(11)
+                << microjoules(c.energy(r.clockPeriodPs).microjoules());
         } else if (op.npu) {
             out << std::setw(13) << "-";
         } else {
@@ -1010,7 +1033,7 @@ std::string formatReport(const RunReport& r) {
             out << ": " << withCommas(c.cycles) << " cycles, " << withCommas(c.macs)
                 << " MACs, utilization " << percent(c.utilization()) << ", DMA read "
                 << withCommas(c.dmaBytesRead) << " B, written " << withCommas(c.dmaBytesWritten)
-                << " B";
+                << " B, energy " << microjoules(c.energy(r.clockPeriodPs).microjoules()) << " uJ";
         }
         out << "; host " << std::fixed << std::setprecision(3) << pr.seconds << " s\n";
         out.unsetf(std::ios::fixed);
@@ -1115,6 +1138,18 @@ std::string formatReport(const RunReport& r) {
     }
     out << std::fixed << std::setprecision(3) << "CPU partitions " << rec.cpuSeconds << " s, wall "
         << r.wallSeconds << " s\n";
+    if (r.clockPeriodPs > 0 && npuTotal.cycles > 0) {
+        const driver::Energy e = npuTotal.energy(r.clockPeriodPs);
+        out << "NPU energy" << (r.cyclesEstimated ? " (estimated cycles)" : "") << ": "
+            << microjoules(e.microjoules()) << " uJ, average " << std::setprecision(1)
+            << driver::averageMilliwatts(e, npuTotal.cycles, r.clockPeriodPs)
+            << " mW over the device time (MACs " << microjoules(e.macs * 1e-6) << ", scratchpad "
+            << microjoules(e.scratchpad * 1e-6) << ", DRAM " << microjoules(e.dram * 1e-6)
+            << ", clock and leakage " << microjoules(e.clockAndLeakage * 1e-6)
+            << " uJ; docs/npu.md, Energy model)\n";
+    }
+    if (r.preference != kDefaultExecutionPreference)
+        out << "preference: " << nameOf(r.preference) << "\n";
     out << "verdict: " << (!r.compared ? "not compared" : r.passed() ? "PASS" : "FAIL") << "\n";
     return out.str();
 }
@@ -1124,6 +1159,7 @@ nlohmann::json reportJson(const RunReport& r) {
     nlohmann::json j;
     j["model"] = r.modelName;
     j["backend"] = r.backend;
+    j["preference"] = nameOf(r.preference);
     if (!r.npu.empty()) j["npu"] = r.npu;
     j["verdict"] = !r.compared ? "not compared" : r.passed() ? "pass" : "fail";
     nlohmann::json ops = nlohmann::json::array();
@@ -1133,7 +1169,7 @@ nlohmann::json reportJson(const RunReport& r) {
                             {"device", op.npu ? "npu" : "cpu"},
                             {"partition", op.partition}};
         if (!op.npu) o["cpu_reason"] = op.cpuReason;
-        if (op.counters) o["npu"] = countersJson(*op.counters);
+        if (op.counters) o["npu"] = countersJson(*op.counters, r.clockPeriodPs);
         if (op.fusedInto) o["fused_into"] = *op.fusedInto;
         ops.push_back(std::move(o));
     }
@@ -1145,7 +1181,7 @@ nlohmann::json reportJson(const RunReport& r) {
                             {"operations", pr.operations},
                             {"host_seconds", pr.seconds}};
         if (pr.job) {
-            p["npu"] = countersJson(pr.job->total);
+            p["npu"] = countersJson(pr.job->total, r.clockPeriodPs);
             p["npu"]["start_cycle"] = pr.job->startCycle;
             npuTotal.add(pr.job->total);
         }
@@ -1155,17 +1191,24 @@ nlohmann::json reportJson(const RunReport& r) {
     nlohmann::json outs = nlohmann::json::array();
     for (const TensorCheck& c : r.outputs) outs.push_back(checkJson(c));
     j["outputs"] = std::move(outs);
-    j["totals"] = {{"npu_cycles", rec.npuCycles},
-                   {"device_time_ns", static_cast<double>(rec.npuCycles) *
-                                          static_cast<double>(r.clockPeriodPs) * 1e-3},
-                   {"clock_period_ps", r.clockPeriodPs},
-                   {"cycles_estimated", r.cyclesEstimated},
-                   {"macs", npuTotal.macs},
-                   {"utilization", npuTotal.utilization()},
-                   {"dma_bytes_read", npuTotal.dmaBytesRead},
-                   {"dma_bytes_written", npuTotal.dmaBytesWritten},
-                   {"cpu_seconds", rec.cpuSeconds},
-                   {"wall_seconds", r.wallSeconds}};
+    const driver::Energy totalEnergy = npuTotal.energy(r.clockPeriodPs);
+    j["totals"] = {
+        {"npu_cycles", rec.npuCycles},
+        {"device_time_ns",
+         static_cast<double>(rec.npuCycles) * static_cast<double>(r.clockPeriodPs) * 1e-3},
+        {"clock_period_ps", r.clockPeriodPs},
+        {"cycles_estimated", r.cyclesEstimated},
+        {"macs", npuTotal.macs},
+        {"utilization", npuTotal.utilization()},
+        {"dma_bytes_read", npuTotal.dmaBytesRead},
+        {"dma_bytes_written", npuTotal.dmaBytesWritten},
+        {"scratchpad_reads", npuTotal.scratchpadReads},
+        {"scratchpad_writes", npuTotal.scratchpadWrites},
+        {"energy_uj", totalEnergy.microjoules()},
+        {"energy_breakdown_uj", energyJson(totalEnergy)},
+        {"average_mw", driver::averageMilliwatts(totalEnergy, npuTotal.cycles, r.clockPeriodPs)},
+        {"cpu_seconds", rec.cpuSeconds},
+        {"wall_seconds", r.wallSeconds}};
     if (r.divergence) {
         const Divergence& d = *r.divergence;
         nlohmann::json in = nlohmann::json::array(), out = nlohmann::json::array();

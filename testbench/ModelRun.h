@@ -18,6 +18,8 @@ namespace nncosim {
 
 struct RunOptions {
     Placement placement = Placement::kAuto;
+    /// The application's ExecutionPreference (RuntimeOptions::preference).
+    ExecutionPreference preference = kDefaultExecutionPreference;
     bool compareGolden = true;
     /// On a divergence on the NPU, write the waves of the diverging operation here (empty: no
     /// waves).
@@ -117,6 +119,7 @@ struct CosimReport {
 struct RunReport {
     std::string modelName;
     std::string backend;
+    ExecutionPreference preference = kDefaultExecutionPreference;
     ExecutionRecord record;
     double wallSeconds = 0.0;
     uint64_t clockPeriodPs = 0;    ///< 0 when the NPU was not used

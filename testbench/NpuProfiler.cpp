@@ -29,6 +29,23 @@ void NpuCounters::add(const NpuCounters& other) {
     dmaBytesRead += other.dmaBytesRead;
     dmaBytesWritten += other.dmaBytesWritten;
     arrayActiveCycles += other.arrayActiveCycles;
+    scratchpadReads += other.scratchpadReads;
+    scratchpadWrites += other.scratchpadWrites;
+}
+
+driver::EnergyCounters NpuCounters::energyCounters() const {
+    driver::EnergyCounters e;
+    e.cycles = cycles;
+    e.macs = macs;
+    e.dmaBytesRead = dmaBytesRead;
+    e.dmaBytesWritten = dmaBytesWritten;
+    e.scratchpadReads = scratchpadReads;
+    e.scratchpadWrites = scratchpadWrites;
+    return e;
+}
+
+driver::Energy NpuCounters::energy(uint64_t clockPeriodPs) const {
+    return driver::estimateEnergy(energyCounters(), clockPeriodPs);
 }
 
 double NpuCounters::utilization() const {
@@ -87,27 +104,31 @@ void NpuProfiler::startJob() {
     mLastCounters = start;
     mLastCycle = mJob.startCycle;
     mTags.clear();
-    if (mSampleCycles > 0) {
-        // The chain is in DRAM already; reading it takes no device time.
-        uint32_t words[npu::kDescriptorWords];
-        bool chained = false;  // the previous descriptor has CHAIN_OUT
-        uint32_t chainedTag = 0;
-        for (uint64_t address = mQueueBase; mTags.size() < kMaxDescriptors;
-             address += sizeof(words)) {
-            if (!mInner->readMemory(address, words, sizeof(words)).ok()) break;
-            npu::DescriptorWords w;
-            std::copy(std::begin(words), std::end(words), w.begin());
-            const npu::Descriptor d = npu::Descriptor::decode(w);
-            // A CHAIN_OUT descriptor counts as the one it feeds (they overlap on the array).
-            if (chained) {
-                if (chainedTag != d.tag) mJob.fusedInto[chainedTag] = d.tag;
-                mTags.back() = d.tag;
-            }
-            chained = (d.flags & static_cast<uint32_t>(npu::DescFlag::CHAIN_OUT)) != 0;
-            chainedTag = d.tag;
-            mTags.push_back(d.tag);
-            if (d.flags & static_cast<uint32_t>(npu::DescFlag::LAST)) break;
+    mScratchpad.clear();
+    // The chain is in DRAM already; reading it takes no device time.
+    uint32_t words[npu::kDescriptorWords];
+    bool chained = false;  // the previous descriptor has CHAIN_OUT
+    uint32_t chainedTag = 0;
+    for (uint64_t address = mQueueBase; mScratchpad.size() < kMaxDescriptors;
+         address += sizeof(words)) {
+        if (!mInner->readMemory(address, words, sizeof(words)).ok()) break;
+        npu::DescriptorWords w;
+        std::copy(std::begin(words), std::end(words), w.begin());
+        const npu::Descriptor d = npu::Descriptor::decode(w);
+        // A CHAIN_OUT descriptor counts as the one it feeds (they overlap on the array).
+        if (chained) {
+            if (chainedTag != d.tag) mJob.fusedInto[chainedTag] = d.tag;
+            mScratchpad.back().first = d.tag;
         }
+        chained = (d.flags & static_cast<uint32_t>(npu::DescFlag::CHAIN_OUT)) != 0;
+        chainedTag = d.tag;
+        mScratchpad.push_back({d.tag, driver::scratchpadAccesses(d)});
+        if (d.flags & static_cast<uint32_t>(npu::DescFlag::LAST)) break;
+    }
+    if (mSampleCycles > 0) {
+        for (const auto& [tag, accesses] : mScratchpad) mTags.push_back(tag);
+    } else {
+        mJob.fusedInto.clear();  // documented as filled when sampling
     }
     mCurrentTag = mTags.empty() ? 0 : mTags.front();
     mState = JobState::kRunning;
@@ -133,6 +154,19 @@ void NpuProfiler::finishJob(bool completed) {
     const driver::PerformanceCounters now = mInner->performanceCounters();
     attribute(now, end);
     mJob.total = difference(mStartCounters, now, end - mJob.startCycle);
+    // Scratchpad accesses of the descriptors retired (all of them when the job completed).
+    const size_t retired =
+        completed ? mScratchpad.size()
+                  : std::min<size_t>(mInner->readRegister(npu::reg::kDescDone), mScratchpad.size());
+    for (size_t i = 0; i < retired; ++i) {
+        const auto& [tag, accesses] = mScratchpad[i];
+        mJob.total.scratchpadReads += accesses.reads;
+        mJob.total.scratchpadWrites += accesses.writes;
+        if (!mTags.empty()) {
+            mJob.byTag[tag].scratchpadReads += accesses.reads;
+            mJob.byTag[tag].scratchpadWrites += accesses.writes;
+        }
+    }
     mJob.completed = completed;
     mFinished = std::move(mJob);
     mJob = {};

@@ -12,6 +12,7 @@
 #include <optional>
 #include <vector>
 
+#include "driver/EnergyModel.h"
 #include "driver/HardwareAccess.h"
 
 namespace nncosim {
@@ -23,11 +24,20 @@ struct NpuCounters {
     uint64_t dmaBytesRead = 0;
     uint64_t dmaBytesWritten = 0;
     uint64_t arrayActiveCycles = 0;  ///< cycles an input vector entered the array
+    /// Scratchpad word accesses, from the descriptors (driver::scratchpadAccesses; the NPU has
+    /// no counter for them): exact per descriptor, so an operation's share holds its own
+    /// descriptors' (a fused pair's on the operation it counts as).
+    uint64_t scratchpadReads = 0;
+    uint64_t scratchpadWrites = 0;
 
     void add(const NpuCounters& other);
     /// MACs over what the array could issue in `cycles` (rows x columns per cycle); 0 when no
     /// cycles.
     double utilization() const;
+    /// What the energy model reads.
+    driver::EnergyCounters energyCounters() const;
+    /// The energy model over these counters (driver::estimateEnergy, default parameters).
+    driver::Energy energy(uint64_t clockPeriodPs) const;
 };
 
 /// One job, doorbell to interrupt.
@@ -40,6 +50,8 @@ struct NpuJobProfile {
     /// sampling granularity. Empty when sampling was off. A descriptor with CHAIN_OUT overlaps
     /// the CHAIN_IN descriptor after it on the array, so the pair counts as the latter's tag.
     std::map<uint32_t, NpuCounters> byTag;
+    // Performance counters are sampled; scratchpad accesses are summed over the descriptors
+    // retired (total) and over each tag's descriptors (byTag), whether sampling was on or not.
     /// Fused operations (CHAIN_OUT descriptors tagged `first` chained into ones tagged
     /// `second`): their shares are in byTag[second]. Filled when sampling was on.
     std::map<uint32_t, uint32_t> fusedInto;
@@ -89,7 +101,9 @@ class NpuProfiler : public driver::HardwareAccess {
     std::optional<driver::PerformanceCounters> mIdleCounters;  // read since the last job
     JobState mState = JobState::kIdle;
     NpuJobProfile mJob;
-    std::vector<uint32_t> mTags;  // TAG of each descriptor of the running job
+    std::vector<uint32_t> mTags;  // TAG of each descriptor of the running job (when sampling)
+    // Scratchpad accesses of each descriptor of the running job, and the tag it counts as.
+    std::vector<std::pair<uint32_t, driver::ScratchpadAccesses>> mScratchpad;
     uint32_t mCurrentTag = 0;
     driver::PerformanceCounters mStartCounters;
     driver::PerformanceCounters mLastCounters;

@@ -1,14 +1,18 @@
 // nncosim_calibrate MODEL.json...: the calibration benchmark behind the driver's Capabilities.
 // For each model it runs the longest prefix of operations the NPU supports on the Verilated NPU
-// (device time = cycles x clock period) and the whole model on the golden reference on the CPU
-// (wall time), and prints their ratio: NNAPI's execTime, the device's time relative to the CPU
-// (lower is better). Android's driver guide recommends MobileNet float and quantized as the
-// reference workloads; `nncosim zoo mobilenet_v1 --quant8 -o m.json` writes one. A float model
-// has no supported prefix: the NPU takes no float work, and the table keeps "no information".
+// (device time = cycles x clock period; energy by driver/EnergyModel.h over the job's counters)
+// and the whole model on the golden reference on the CPU (wall time), and prints NNAPI's
+// figures, both relative to the CPU (lower is better): execTime, the device's time over the
+// CPU's, and powerUsage, the NPU's energy over the CPU reference's for the same MACs. It also
+// prints the run as a driver::CalibrationRun, the record driver/Calibration.cpp keeps and
+// computes the capabilities from. Android's driver guide recommends MobileNet float and quantized
+// as the reference workloads; `nncosim zoo mobilenet_v1 --quant8 -o m.json` writes one. A float
+// model has no supported prefix: the NPU takes no float work, and the table keeps "no information".
 #include <chrono>
 #include <iomanip>
 #include <iostream>
 
+#include "driver/Calibration.h"
 #include "driver/Compiler.h"
 #include "driver/Runtime.h"
 #include "golden/Executor.h"
@@ -70,16 +74,48 @@ int main(int argc, char** argv) {
             std::cerr << program.status().message << "\n";
             return 1;
         }
+        const driver::PerformanceCounters before = (*platform)->performanceCounters();
         auto outcome = runtime.run(*program, test.inputs, {});
         if (!outcome.status.ok()) {
             std::cerr << outcome.status.message << "\n";
             return 1;
         }
+        const driver::PerformanceCounters after = (*platform)->performanceCounters();
+        driver::CalibrationRun run;
+        run.workload = test.name.c_str();
+        run.clockPeriodPs = (*platform)->clockPeriodPs();
+        run.cpuSeconds = cpuSeconds;
+        run.npu.cycles = outcome.cycles;
+        run.npu.macs = after.macs - before.macs;
+        run.npu.dmaBytesRead = after.dmaBytesRead - before.dmaBytesRead;
+        run.npu.dmaBytesWritten = after.dmaBytesWritten - before.dmaBytesWritten;
+        for (const npu::Descriptor& d : program->descriptors) {
+            const driver::ScratchpadAccesses s = driver::scratchpadAccesses(d);
+            run.npu.scratchpadReads += s.reads;
+            run.npu.scratchpadWrites += s.writes;
+        }
         const double npuSeconds = runtime.deviceTime(outcome.cycles).count() * 1e-9;
+        const driver::Energy energy = driver::estimateEnergy(run.npu, run.clockPeriodPs);
+        const double cpuMicrojoules = driver::cpuQuant8Picojoules(run.npu.macs) * 1e-6;
+        const PerformanceInfo info = driver::performanceFromCalibration(run);
         std::cout << "  NPU " << outcome.cycles << " cycles = " << npuSeconds
                   << " s of device time (" << program->estimatedCycles
-                  << " estimated); execTime = NPU / CPU = " << std::setprecision(4)
-                  << npuSeconds / cpuSeconds << "\n";
+                  << " estimated); execTime = NPU / CPU = " << std::setprecision(4) << info.execTime
+                  << "\n";
+        std::cout << std::setprecision(1) << "  NPU energy " << energy.microjoules() << " uJ (MACs "
+                  << energy.macs * 1e-6 << ", scratchpad " << energy.scratchpad * 1e-6 << ", DRAM "
+                  << energy.dram * 1e-6 << ", clock and leakage " << energy.clockAndLeakage * 1e-6
+                  << "), " << driver::averageMilliwatts(energy, run.npu.cycles, run.clockPeriodPs)
+                  << " mW; CPU reference " << cpuMicrojoules
+                  << " uJ; powerUsage = NPU / CPU = " << std::setprecision(4) << info.powerUsage
+                  << "\n";
+        std::cout << "  as recorded in driver/Calibration.cpp:\n    {\"" << test.name << "\", "
+                  << run.clockPeriodPs << ",\n     {/*cycles=*/" << run.npu.cycles << ", /*macs=*/"
+                  << run.npu.macs << ", /*dmaBytesRead=*/" << run.npu.dmaBytesRead
+                  << ", /*dmaBytesWritten=*/" << run.npu.dmaBytesWritten
+                  << ",\n      /*scratchpadReads=*/" << run.npu.scratchpadReads
+                  << ", /*scratchpadWrites=*/" << run.npu.scratchpadWrites
+                  << "},\n     /*cpuSeconds=*/" << std::setprecision(6) << cpuSeconds << "}\n";
     }
     return 0;
 }

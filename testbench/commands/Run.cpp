@@ -1,6 +1,7 @@
 // `nncosim run MODEL.json|.tflite [--backend npu|auto|golden] [--npu rtl|func]
 // [--compare golden|none] [--waves DIR] [--json FILE] [--inputs file|random | --input FILE...]
-// [--seed S] [--save-outputs DIR] [--fault SPEC] [--cosim] [--rtl-from OP]`: runs one model
+// [--seed S] [--save-outputs DIR] [--fault SPEC] [--cosim] [--rtl-from OP]
+// [--preference low-power|fast-single-answer|sustained-speed]`: runs one model
 // through the host runtime, compares it with the golden, names the first diverging operation
 // and dumps its waves (ModelRun.h).
 #include <filesystem>
@@ -21,6 +22,7 @@ struct RunCommandOptions {
     std::string path;
     std::string test;
     std::string backend = "auto";
+    std::string preference = "fast-single-answer";
     std::string compare = "golden";
     std::string wavesDir;
     std::string jsonPath;
@@ -160,6 +162,7 @@ int runRun(const RunCommandOptions& options) {
     run.cosim = options.cosim;
     run.rtlFrom = rtlFrom;
     run.placement = placementOf(options.backend);
+    run.preference = *preferenceFromName(options.preference);  // checked by the option
     run.compareGolden = options.compare == "golden";
     run.wavesDir = options.wavesDir;
     run.sampleCycles = options.sampleCycles;
@@ -168,6 +171,8 @@ int runRun(const RunCommandOptions& options) {
                      test->name,
                      "--backend",
                      options.backend,
+                     "--preference",
+                     options.preference,
                      "--compare",
                      options.compare,
                      "--seed",
@@ -268,6 +273,12 @@ void addRunCommand(CLI::App& app) {
     cmd->add_option("--backend", options->backend,
                     "Where the model runs (auto: NPU where supported, CPU elsewhere)")
         ->check(CLI::IsMember({"npu", "auto", "golden"}))
+        ->capture_default_str();
+    cmd->add_option("--preference", options->preference,
+                    "The application's ExecutionPreference: with --backend auto an operation "
+                    "runs on the NPU only when the driver's powerUsage (low-power) or execTime "
+                    "(the others) for it is below the CPU's, as Android's runtime decides")
+        ->check(CLI::IsMember({"low-power", "fast-single-answer", "sustained-speed"}))
         ->capture_default_str();
     cmd->add_option("--compare", options->compare, "Reference the outputs are compared with")
         ->check(CLI::IsMember({"golden", "none"}))

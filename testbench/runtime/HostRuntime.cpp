@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <iomanip>
 #include <mutex>
 #include <numeric>
 #include <sstream>
@@ -16,11 +17,12 @@
 
 namespace nncosim {
 
-Result<std::shared_ptr<NpuContext>> makeNpuContext(const sim::PlatformConfig& config) {
+Result<std::shared_ptr<NpuContext>> makeNpuContext(const sim::PlatformConfig& config,
+                                                   const driver::DeviceOptions& deviceOptions) {
     auto platform = sim::createPlatform(config);
     if (!platform) return platform.status();
     auto profiler = std::make_shared<NpuProfiler>(*platform);
-    auto device = driver::makeNpuDevice(profiler);
+    auto device = driver::makeNpuDevice(profiler, deviceOptions);
     if (!device) return device.status();
     return std::make_shared<NpuContext>(NpuContext{
         profiler, *device, config.npu, std::dynamic_pointer_cast<sim::CosimPlatform>(*platform)});
@@ -148,10 +150,25 @@ Result<std::unique_ptr<HostRuntime>> HostRuntime::create(const Model& model,
         auto supported = rt->mNpu->device->getSupportedOperations(model);
         if (!supported) return supported.status();
         std::ostringstream unsupported;
+        const Capabilities& caps = rt->mNpu->device->getCapabilities();
+        const std::vector<bool> better =
+            options.placement == Placement::kAuto
+                ? chooseNpu(model, *supported, caps, options.preference)
+                : *supported;
         for (uint32_t i = 0; i < n; ++i) {
-            onNpu[i] = (*supported)[i];
+            onNpu[i] = better[i];
             rt->mCpuReasons[i].clear();
             if (onNpu[i]) continue;
+            if ((*supported)[i]) {
+                const bool lowPower = options.preference == ExecutionPreference::LOW_POWER;
+                std::ostringstream why;
+                why << std::setprecision(3) << nameOf(options.preference) << ": the NPU's "
+                    << (lowPower ? "powerUsage " : "execTime ")
+                    << operationPerformance(model, i, caps, options.preference)
+                    << " is not below the CPU's " << kCpuPerformance;
+                rt->mCpuReasons[i] = why.str();
+                continue;
+            }
             const Status why = driver::checkOperationSupported(model, i);
             rt->mCpuReasons[i] = why.ok() ? "not supported by the driver" : why.message;
             unsupported << "\n  operation " << i << " " << nameOf(model.main.operations[i].type)
@@ -173,7 +190,8 @@ Result<std::unique_ptr<HostRuntime>> HostRuntime::create(const Model& model,
         if (part) {
             step.part = std::move(*part);
             if (step.npu) {
-                auto prepared = driver::prepareModelBlocking(*rt->mNpu->device, step.part->model);
+                auto prepared = driver::prepareModelBlocking(*rt->mNpu->device, step.part->model,
+                                                             options.preference);
                 if (!prepared && options.placement == Placement::kNpu) return prepared.status();
                 if (prepared) {
                     step.prepared = *prepared;

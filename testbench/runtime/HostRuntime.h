@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "driver/IDevice.h"
+#include "driver/NpuDevice.h"
 #include "model/Model.h"
 #include "model/Status.h"
 #include "sim/Cosim.h"
@@ -40,8 +41,9 @@ Result<std::shared_ptr<NpuContext>> openNpu(const sim::PlatformConfig& config = 
 
 /// A context of its own (not the process's) on sim::createPlatform(config): for running the same
 /// model on two implementations in one process (the RTL one is still the process's one SystemC
-/// platform).
-Result<std::shared_ptr<NpuContext>> makeNpuContext(const sim::PlatformConfig& config);
+/// platform), or a device with other options (e.g. energy parameters) on a functional model.
+Result<std::shared_ptr<NpuContext>> makeNpuContext(const sim::PlatformConfig& config,
+                                                   const driver::DeviceOptions& device = {});
 
 /// Where the runtime may place operations.
 enum class Placement {
@@ -52,6 +54,12 @@ enum class Placement {
 
 struct RuntimeOptions {
     Placement placement = Placement::kAuto;
+    /// The application's ExecutionPreference. With Placement::kAuto an operation the driver
+    /// supports runs on the NPU only when the NPU's figure for it beats the CPU's, as Android's
+    /// runtime decides (chooseNpu): powerUsage for LOW_POWER, execTime for FAST_SINGLE_ANSWER and
+    /// SUSTAINED_SPEED. Every partition is prepared with it. Placement::kNpu runs everything on
+    /// the NPU whatever the figures (a compilation for that one device).
+    ExecutionPreference preference = kDefaultExecutionPreference;
     /// Every operation in a partition of its own (each intermediate tensor crosses the host).
     bool onePartitionPerOperation = false;
     /// Every operation's outputs are partition outputs, so the host sees every intermediate

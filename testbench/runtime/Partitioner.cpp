@@ -10,7 +10,103 @@ bool writtenByOperation(OperandLifeTime lifetime) {
            lifetime == OperandLifeTime::SUBGRAPH_OUTPUT;
 }
 
+float subgraphPerformance(const Model& model, const Subgraph& g, const Capabilities& caps,
+                          ExecutionPreference preference);
+
+float performanceOf(const Model& model, const Subgraph& g, const Operation& op,
+                    const Capabilities& caps, ExecutionPreference preference) {
+    const auto pick = [preference](const PerformanceInfo& p) {
+        return preference == ExecutionPreference::LOW_POWER ? p.powerUsage : p.execTime;
+    };
+    const auto referenced = [&](size_t input) -> const Subgraph* {
+        if (input >= op.inputs.size() || op.inputs[input] >= g.operands.size()) return nullptr;
+        const Operand& operand = g.operands[op.inputs[input]];
+        if (operand.lifetime != OperandLifeTime::SUBGRAPH) return nullptr;
+        const uint32_t index = operand.location.offset;
+        return index < model.referenced.size() ? &model.referenced[index] : nullptr;
+    };
+    const auto sum = [&](const Subgraph* s) {
+        return s ? subgraphPerformance(model, *s, caps, preference) : 0.0f;
+    };
+    if (op.type == OperationType::IF) {  // inputs: condition, then, else, ...
+        return pick(caps.ifPerformance) + 0.5f * (sum(referenced(1)) + sum(referenced(2)));
+    }
+    if (op.type == OperationType::WHILE) {  // inputs: condition, body, ...
+        return pick(caps.whilePerformance) + sum(referenced(0)) + sum(referenced(1));
+    }
+    if (op.inputs.empty() || op.inputs[0] >= g.operands.size()) return pick(PerformanceInfo{});
+    const OperandType type = g.operands[op.inputs[0]].type;
+    if (model.relaxComputationFloat32toFloat16) {
+        if (type == OperandType::FLOAT32)
+            return pick(caps.relaxedFloat32toFloat16PerformanceScalar);
+        if (type == OperandType::TENSOR_FLOAT32)
+            return pick(caps.relaxedFloat32toFloat16PerformanceTensor);
+    }
+    for (const auto& entry : caps.operandPerformance) {
+        if (entry.type == type) return pick(entry.info);
+    }
+    return pick(PerformanceInfo{});  // a type the table does not list: no information
+}
+
+float subgraphPerformance(const Model& model, const Subgraph& g, const Capabilities& caps,
+                          ExecutionPreference preference) {
+    float total = 0.0f;
+    for (const Operation& op : g.operations) total += performanceOf(model, g, op, caps, preference);
+    return total;
+}
+
+/// Android's CPU device: 1.0 for everything.
+Capabilities cpuCapabilities() {
+    const PerformanceInfo one{kCpuPerformance, kCpuPerformance};
+    Capabilities caps;
+    caps.relaxedFloat32toFloat16PerformanceScalar = one;
+    caps.relaxedFloat32toFloat16PerformanceTensor = one;
+    caps.ifPerformance = one;
+    caps.whilePerformance = one;
+    for (int t = 0; t <= static_cast<int>(OperandType::TENSOR_QUANT8_ASYMM_SIGNED); ++t)
+        caps.operandPerformance.push_back({static_cast<OperandType>(t), one});
+    return caps;
+}
+
 }  // namespace
+
+const char* nameOf(ExecutionPreference preference) {
+    switch (preference) {
+        case ExecutionPreference::LOW_POWER:
+            return "LOW_POWER";
+        case ExecutionPreference::FAST_SINGLE_ANSWER:
+            return "FAST_SINGLE_ANSWER";
+        case ExecutionPreference::SUSTAINED_SPEED:
+            return "SUSTAINED_SPEED";
+    }
+    return "(invalid preference)";
+}
+
+std::optional<ExecutionPreference> preferenceFromName(std::string_view name) {
+    if (name == "low-power") return ExecutionPreference::LOW_POWER;
+    if (name == "fast-single-answer") return ExecutionPreference::FAST_SINGLE_ANSWER;
+    if (name == "sustained-speed") return ExecutionPreference::SUSTAINED_SPEED;
+    return std::nullopt;
+}
+
+float operationPerformance(const Model& model, uint32_t operation, const Capabilities& capabilities,
+                           ExecutionPreference preference) {
+    return performanceOf(model, model.main, model.main.operations.at(operation), capabilities,
+                         preference);
+}
+
+std::vector<bool> chooseNpu(const Model& model, const std::vector<bool>& supported,
+                            const Capabilities& npuCapabilities, ExecutionPreference preference) {
+    static const Capabilities cpu = cpuCapabilities();
+    std::vector<bool> onNpu(model.main.operations.size(), false);
+    for (uint32_t i = 0; i < onNpu.size(); ++i) {
+        if (i >= supported.size() || !supported[i]) continue;
+        // Android's comparison: the NPU only when strictly better (a tie goes to the CPU).
+        onNpu[i] = operationPerformance(model, i, npuCapabilities, preference) <
+                   operationPerformance(model, i, cpu, preference);
+    }
+    return onNpu;
+}
 
 std::vector<Partition> partitionOperations(const Model& model, const std::vector<bool>& onNpu) {
     const Subgraph& g = model.main;

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string_view>
 #include <vector>
 
 #include "model/Model.h"
@@ -15,6 +17,30 @@ struct Partition {
     bool npu = false;
     std::vector<uint32_t> operations;  ///< main-graph operation indexes, in execution order
 };
+
+/// NNAPI's name of `preference` ("LOW_POWER", "FAST_SINGLE_ANSWER", "SUSTAINED_SPEED").
+const char* nameOf(ExecutionPreference preference);
+/// The preference the CLI spells `name` ("low-power", "fast-single-answer", "sustained-speed"),
+/// or nullopt.
+std::optional<ExecutionPreference> preferenceFromName(std::string_view name);
+
+/// The CPU's figure in every comparison: Android's CPU device reports execTime and powerUsage
+/// 1.0 for everything (NNAPI's figures are relative to the CPU).
+inline constexpr float kCpuPerformance = 1.0f;
+
+/// The figure the runtime compares for main-graph operation `operation` on a device with
+/// `capabilities`, as Android's ModelBuilder::getPerformance: powerUsage for LOW_POWER,
+/// execTime otherwise; of the type of the operation's first input (the relaxed float entries
+/// for float32 in a relaxed model); IF: ifPerformance plus half of both branches' sums; WHILE:
+/// whilePerformance plus the condition's and the body's sums.
+float operationPerformance(const Model& model, uint32_t operation, const Capabilities& capabilities,
+                           ExecutionPreference preference);
+
+/// Where each main-graph operation runs best, as Android's findBestDeviceForEachOperation with
+/// two devices, the NPU and the CPU: on the NPU when it supports the operation and its figure
+/// (operationPerformance) is below the CPU's (kCpuPerformance); a tie goes to the CPU.
+std::vector<bool> chooseNpu(const Model& model, const std::vector<bool>& supported,
+                            const Capabilities& npuCapabilities, ExecutionPreference preference);
 
 /// Partitions the main graph as Android's ExecutionPlan does: operations become ready when
 /// every operand they read is available; the runtime keeps taking ready operations of the

@@ -1,0 +1,37 @@
+// The calibration behind the driver's Capabilities: what the calibration benchmark
+// (driver/bench/Calibrate.cpp, nncosim_calibrate) measured on the reference workload, and how
+// NNAPI's PerformanceInfo follows from it. The measurement is recorded as counters, not as
+// ratios, so execTime and powerUsage are computed from it (the energy by driver/EnergyModel.h):
+// changing an energy parameter changes powerUsage, and no figure of the table is hand-typed.
+#pragma once
+
+#include <cstdint>
+
+#include "driver/EnergyModel.h"
+#include "model/Types.h"
+
+namespace nncosim::driver {
+
+/// One calibration run: the reference workload's longest NPU-supported prefix on the Verilated
+/// NPU, and the whole model on the golden reference on the CPU.
+struct CalibrationRun {
+    const char* workload = "";
+    uint64_t clockPeriodPs = 1000;  ///< the platform's clock during the run
+    EnergyCounters npu;             ///< the NPU's counters over the prefix's job
+    double cpuSeconds = 0.0;        ///< the golden's wall time on the CPU (best of three)
+};
+
+/// The quantized reference workload's run (MobileNet-v1 1.0 224 quant8, the reference workload
+/// of Android's driver guide). Recorded from nncosim_calibrate's output, which prints it in this
+/// form.
+extern const CalibrationRun kQuant8Calibration;
+
+/// NNAPI's figures, both relative to the CPU (lower is better):
+/// - execTime = NPU device time (cycles x clock period) / the CPU's time;
+/// - powerUsage = the NPU's energy (estimateEnergy over the run's counters) / the CPU
+///   reference's energy for the same multiply-accumulates (cpuQuant8Picojoules of its MACs).
+/// A run without cycles or MACs gives "no information" (the maximum) for the figure it lacks.
+PerformanceInfo performanceFromCalibration(const CalibrationRun& run,
+                                           const EnergyParameters& parameters = {});
+
+}  // namespace nncosim::driver
