@@ -41,7 +41,9 @@ const T* pixel(const T* in, const std::vector<uint32_t>& dims, uint32_t n, uint3
 void poolFloat(Pool kind, const float* in, const std::vector<uint32_t>& inDims, float* out,
                const std::vector<uint32_t>& outDims, const WindowParams& p) {
     const uint32_t c = inDims[3];
-    const auto [lo, hi] = activationRangeFloat(p.activation);
+    // Plain variables: C++17 lambdas cannot capture structured bindings (clang rejects it).
+    const auto range = activationRangeFloat(p.activation);
+    const float lo = range.first, hi = range.second;
     ArrayX<float> acc(c);
     forEachWindow(inDims, outDims, p, [&](uint32_t n, size_t offset, const Window& win) {
         if (kind == Pool::kMax) {
