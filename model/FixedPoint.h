@@ -663,9 +663,10 @@ constexpr FixedPoint<Raw, 0> expOnNegativeValues(FixedPoint<Raw, IntegerBits> a)
     return result;
 }
 
-/// 1 / (1 + a) for a in [0, 1): Newton-Raphson division, three iterations from 48/17 - 32/17 d.
+/// 2 / (1 + a) for a in [0, 1): Newton-Raphson division of 1 by (1 + a) / 2, three iterations
+/// from 48/17 - 32/17 d.
 template <typename Raw>
-constexpr FixedPoint<Raw, 0> oneOverOnePlusXForXIn01(FixedPoint<Raw, 0> a) {
+constexpr FixedPoint<Raw, 2> twoOverOnePlusXForXIn01(FixedPoint<Raw, 0> a) {
     using F0 = FixedPoint<Raw, 0>;
     using F2 = FixedPoint<Raw, 2>;
     const F0 halfDenominator = roundingHalfSum(a, F0::one());
@@ -677,24 +678,19 @@ constexpr FixedPoint<Raw, 0> oneOverOnePlusXForXIn01(FixedPoint<Raw, 0> a) {
         const F2 oneMinusHalfDenominatorTimesX = F2::one() - halfDenominatorTimesX;
         x = x + rescale<2>(x * oneMinusHalfDenominatorTimesX);
     }
-    return rescale<0>(exactMulByPOT<-1>(x));
+    return x;
+}
+
+/// 1 / (1 + a) for a in [0, 1).
+template <typename Raw>
+constexpr FixedPoint<Raw, 0> oneOverOnePlusXForXIn01(FixedPoint<Raw, 0> a) {
+    return rescale<0>(exactMulByPOT<-1>(twoOverOnePlusXForXIn01(a)));
 }
 
 /// (1 - a) / (1 + a) for a in [0, 1), by the same division.
 template <typename Raw>
 constexpr FixedPoint<Raw, 0> oneMinusXOverOnePlusXForXIn01(FixedPoint<Raw, 0> a) {
-    using F0 = FixedPoint<Raw, 0>;
-    using F2 = FixedPoint<Raw, 2>;
-    const F0 halfDenominator = roundingHalfSum(a, F0::one());
-    const F2 constant48Over17 = F2::fromInt32Constant(1515870810);
-    const F2 constantMinus32Over17 = F2::fromInt32Constant(-1010580540);
-    F2 x = constant48Over17 + halfDenominator * constantMinus32Over17;
-    for (int i = 0; i < 3; i++) {
-        const F2 halfDenominatorTimesX = halfDenominator * x;
-        const F2 oneMinusHalfDenominatorTimesX = F2::one() - halfDenominatorTimesX;
-        x = x + rescale<2>(x * oneMinusHalfDenominatorTimesX);
-    }
-    return rescale<0>(x - F2::one());
+    return rescale<0>(twoOverOnePlusXForXIn01(a) - FixedPoint<Raw, 2>::one());
 }
 
 /// -tanh(a) for a <= 0, as (1 - exp(2a)) / (1 + exp(2a)).
