@@ -10,14 +10,17 @@
 // to simulate in every PE.
 package npu_fp_pkg;
 
-  // The functions take whole values and each reads the fields it needs.
+  // The functions take whole values and each reads the fields it needs; not every unit uses
+  // every definition.
   /* verilator lint_off UNUSEDSIGNAL */
+  /* verilator lint_off UNUSEDPARAM */
 
   typedef logic [31:0] fp32_t;
   typedef logic [15:0] fp16_t;
 
   localparam fp32_t Fp32QNaN = 32'h7fc0_0000;
   localparam fp16_t Fp16QNaN = 16'h7e00;
+  localparam fp32_t Fp32NegZero = 32'h8000_0000;  // the identity of fp32_add
 
   function automatic logic fp32_is_nan(fp32_t a);
     return &a[30:23] && |a[22:0];
@@ -183,6 +186,7 @@ package npu_fp_pkg;
     return fp32_min(fp32_max(x, lo), hi);
   endfunction
 
+  /* verilator lint_on UNUSEDPARAM */
   /* verilator lint_on UNUSEDSIGNAL */
 
 endpackage
