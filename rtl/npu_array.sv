@@ -18,7 +18,17 @@
 // on r cycles earlier and the columns' sums leave the bottom row together, Rows + 1 cycles
 // after row 0 saw the vector (psum_o is then not deskewed). The mode changes only while the
 // array is empty.
-module npu_array #(
+//
+// Float mode (fp_mode_i): the same dataflow on binary32 values (rtl/npu_fp_pkg.sv) in registers
+// of their own, fed by fp_act_i and fp_wload_data_i instead of act_i and wload_data_i. Each PE
+// computes psum_out = fp32_add(psum_in, fp32_mul(act, w)), two roundings, no fused multiply-add.
+// Row 0's psum_in is -0, so row 0 passes its product unchanged, and column j leaves as
+//   (...((act_0 * w_0j) + act_1 * w_1j) + ...) + act_{Rows-1} * w_{Rows-1}j
+// rounded after every operation, in row order. While fp_mode_i is set, weight writes go to the
+// float weights. Not combined with dw_mode_i; the mode changes only while the array is empty.
+module npu_array
+  import npu_fp_pkg::*;
+#(
   parameter int unsigned Rows = 16,
   parameter int unsigned Cols = 16
 ) (
@@ -36,6 +46,10 @@ module npu_array #(
   input  logic                         dw_mode_i,
   input  logic signed [8:0]            dw_act_i [Rows][Cols],
   input  logic                         dw_tag_i [Rows],
+
+  input  logic                         fp_mode_i,
+  input  fp32_t                        fp_act_i [Rows],
+  input  fp32_t                        fp_wload_data_i [Cols],
 
   output logic [Cols-1:0][31:0]        psum_o
 );
@@ -70,12 +84,37 @@ module npu_array #(
     end
   end
 
+  // The float operands' skew, moving in float mode only.
+  fp32_t fp_skew_act_q [Rows][Rows];
+  fp32_t fp_act_row [Rows];
+
+  always_ff @(posedge clk_i) begin
+    if (fp_mode_i) begin
+      for (int i = 1; i < Rows; i++) begin
+        fp_skew_act_q[i][0] <= fp_act_i[i];
+        for (int d = 1; d < i; d++) begin
+          fp_skew_act_q[i][d] <= fp_skew_act_q[i][d-1];
+        end
+      end
+    end
+  end
+
+  always_comb begin
+    fp_act_row[0] = fp_act_i[0];
+    for (int i = 1; i < Rows; i++) begin
+      fp_act_row[i] = fp_skew_act_q[i][i-1];
+    end
+  end
+
   // The PE grid: activations and tags move right, partial sums move down.
   logic signed [8:0]  act_q  [Rows][Cols];
   logic               tag_q  [Rows][Cols];
   logic signed [31:0] psum_q [Rows][Cols];
   logic signed [8:0]  w0_q   [Rows][Cols];
   logic signed [8:0]  w1_q   [Rows][Cols];
+  fp32_t              fp_act_q [Rows][Cols];
+  fp32_t              fp_w0_q  [Rows][Cols];
+  fp32_t              fp_w1_q  [Rows][Cols];
 
   always_ff @(posedge clk_i) begin
     for (int i = 0; i < Rows; i++) begin
@@ -87,7 +126,28 @@ module npu_array #(
       end
     end
     // One branch per mode, outside the PE loops.
-    if (dw_mode_i) begin
+    if (fp_mode_i) begin
+      // The sums are computed first and registered after: Verilator unrolls a loop of
+      // nonblocking array writes only when its body is small.
+      fp32_t fp_psum [Rows][Cols];
+      for (int j = 0; j < Cols; j++) begin
+        for (int i = 0; i < Rows; i++) begin
+          fp32_t w;
+          w = tag_q[i][j] ? fp_w1_q[i][j] : fp_w0_q[i][j];
+          fp_psum[i][j] = fp32_add(i == 0 ? Fp32NegZero : psum_q[i == 0 ? 0 : i-1][j],
+                                   fp32_mul(fp_act_q[i][j], w));
+        end
+      end
+      for (int i = 0; i < Rows; i++) begin
+        for (int j = 0; j < Cols; j++) begin
+          psum_q[i][j] <= fp_psum[i][j];
+        end
+        fp_act_q[i][0] <= fp_act_row[i];
+        for (int j = 1; j < Cols; j++) begin
+          fp_act_q[i][j] <= fp_act_q[i][j-1];
+        end
+      end
+    end else if (dw_mode_i) begin
       for (int j = 0; j < Cols; j++) begin
         for (int i = 0; i < Rows; i++) begin
           logic signed [8:0] w;
@@ -110,7 +170,15 @@ module npu_array #(
 
   // Weights: software always loads a block before using it.
   always_ff @(posedge clk_i) begin
-    if (wload_valid_i) begin
+    if (wload_valid_i && fp_mode_i) begin
+      for (int j = 0; j < Cols; j++) begin
+        if (wload_buf_i) begin
+          fp_w1_q[wload_row_i][j] <= fp_wload_data_i[j];
+        end else begin
+          fp_w0_q[wload_row_i][j] <= fp_wload_data_i[j];
+        end
+      end
+    end else if (wload_valid_i) begin
       for (int j = 0; j < Cols; j++) begin
         if (wload_buf_i) begin
           w1_q[wload_row_i][j] <= wload_data_i[j];

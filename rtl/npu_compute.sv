@@ -221,6 +221,11 @@ module npu_compute
   );
 
   logic [ArrayCols-1:0][31:0] psum;
+  // The array's float mode is not driven by a descriptor yet.
+  npu_fp_pkg::fp32_t fp_act_none [ArrayRows];
+  npu_fp_pkg::fp32_t fp_wload_none [ArrayCols];
+  assign fp_act_none = '{default: '0};
+  assign fp_wload_none = '{default: '0};
 
   npu_array #(
     .Rows(ArrayRows),
@@ -237,6 +242,9 @@ module npu_compute
     .dw_mode_i    (dw_mode),
     .dw_act_i     (dw_act),
     .dw_tag_i     (dw_tag),
+    .fp_mode_i    (1'b0),
+    .fp_act_i     (fp_act_none),
+    .fp_wload_data_i(fp_wload_none),
     .psum_o       (psum)
   );
 

@@ -69,6 +69,13 @@ void ArrayBlock::clockThread() {
             m.wload_buf_i = step.loadBuffer;
             m.wload_row_i = step.loadRow;
             packPort(m.wload_data_i, step.loadData, 9);
+            m.fp_mode_i = step.floatMode;
+            for (int r = 0; r < kRows; ++r) {
+                m.fp_act_i[r] = step.floatAct[r];
+            }
+            for (int c = 0; c < kCols; ++c) {
+                m.fp_wload_data_i[c] = step.floatLoadData[c];
+            }
             m.clk_i = 0;
             m.eval();
             m.clk_i = 1;

@@ -29,6 +29,9 @@ struct ArrayStep {
     bool loadBuffer = false;
     int loadRow = 0;
     std::array<int32_t, kCols> loadData{};
+    bool floatMode = false;  ///< binary32 operands below instead of the above
+    std::array<uint32_t, kRows> floatAct{};
+    std::array<uint32_t, kCols> floatLoadData{};
 };
 
 class ArrayBlock : public sc_core::sc_module {
@@ -37,7 +40,8 @@ class ArrayBlock : public sc_core::sc_module {
     ArrayBlock(const sc_core::sc_module_name& name, const sc_core::sc_time& clockPeriod);
     ~ArrayBlock() override;
 
-    /// Queues a script; sc_start() runs it. outputs()[i] is psum_o after step i's clock edge.
+    /// Queues a script; sc_start() runs it. outputs()[i] is psum_o after step i's clock edge
+    /// (binary32 bits in float mode).
     void play(std::vector<ArrayStep> script);
     const std::vector<std::array<int32_t, kCols>>& outputs() const { return mOutputs; }
 

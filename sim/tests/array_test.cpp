@@ -1,101 +1,186 @@
 // The systolic array against a matrix product: every output vector is the input vector times
-// the weight block its tag selects, including across weight reloads that overlap streaming.
+// the weight block its tag selects, including across weight reloads that overlap streaming; in
+// int8 mode exactly, in float mode bit for bit with the host's binary32 operations in the array's
+// documented order.
 #include "sim/tests/ArrayBlock.h"
 #include "sim/tests/TestBench.h"
 
 #include <doctest/doctest.h>
 
+#include <Eigen/Core>
+#include <cmath>
+#include <limits>
 #include <random>
 
 namespace nncosim::sim::testing {
 namespace {
 
-using Block = std::array<std::array<int32_t, kCols>, kRows>;
+constexpr int kVectors = 40;
+static_assert(kVectors > kRows + kCols + 1);
 
-Block randomBlock(std::mt19937& rng) {
-    Block w{};
-    for (auto& row : w) {
-        for (auto& v : row) {
-            v = static_cast<int32_t>(rng() % 511) - 255;
-        }
-    }
-    return w;
-}
-
-TEST_CASE("sim_array_matrix_product") {
-    ArrayBlock& array = testBench().array;
-    std::mt19937 rng(0x5eed4001);
-    const std::array<Block, 3> blocks = {randomBlock(rng), randomBlock(rng), randomBlock(rng)};
-
-    // Script: load block 0 into buffer 0; stream 40 vectors on it while block 1 loads into
-    // buffer 1; stream 40 on buffer 1 while block 2 replaces block 0 (its rows written only
-    // after the last buffer-0 vector has left them); stream 40 on buffer 0 again.
+// A script and, per step, the weight block its vector must meet (-1 for none).
+struct Schedule {
     std::vector<ArrayStep> script;
-    std::vector<int> blockOfStep;  // weight block each step's vector must meet, -1 for none
-    const auto loadRow = [&](ArrayStep& s, bool buffer, int row, const Block& b) {
+    std::vector<int> blockOfStep;
+};
+
+// Loads block 0 into buffer 0; streams kVectors vectors on it while block 1 loads into buffer 1;
+// streams kVectors on buffer 1 while block 2 replaces block 0 (its rows written only after the
+// last buffer-0 vector has left them); streams kVectors on buffer 0 again; then empties the
+// array. Every step starts as `idle`; fillVector(step) sets its input vector, loadRow(step,
+// block, row) the data of a weight row.
+template <typename FillVector, typename LoadRow>
+Schedule reloadSchedule(const ArrayStep& idle, FillVector fillVector, LoadRow loadRow) {
+    Schedule schedule;
+    const auto add = [&](ArrayStep s, int block) {
+        schedule.script.push_back(s);
+        schedule.blockOfStep.push_back(block);
+    };
+    const auto load = [&](ArrayStep& s, bool buffer, int row, int block) {
         s.load = true;
         s.loadBuffer = buffer;
         s.loadRow = row;
-        s.loadData = b[row];
+        loadRow(s, block, row);
     };
     for (int r = 0; r < kRows; ++r) {
-        ArrayStep s;
-        loadRow(s, false, r, blocks[0]);
-        script.push_back(s);
-        blockOfStep.push_back(-1);
+        ArrayStep s = idle;
+        load(s, false, r, 0);
+        add(s, -1);
     }
-    constexpr int kVectors = 40;
-    static_assert(kVectors > kRows + kCols + 1);
     for (int phase = 0; phase < 3; ++phase) {
-        const bool tag = phase == 1;
-        const int block = phase;
         for (int v = 0; v < kVectors; ++v) {
-            ArrayStep s;
-            s.tag = tag;
-            for (auto& a : s.act) {
-                a = static_cast<int32_t>(rng() % 511) - 255;
-            }
+            ArrayStep s = idle;
+            s.tag = phase == 1;
+            fillVector(s);
             // Phase 0 loads block 1 into buffer 1 (idle); phase 1 loads block 2 into buffer 0
             // once the last buffer-0 vector is Cols + 1 cycles past each row.
             if (phase == 0 && v < kRows) {
-                loadRow(s, true, v, blocks[1]);
+                load(s, true, v, 1);
             }
             if (phase == 1 && v >= kCols + 1 && v < kCols + 1 + kRows) {
-                loadRow(s, false, v - kCols - 1, blocks[2]);
+                load(s, false, v - kCols - 1, 2);
             }
-            script.push_back(s);
-            blockOfStep.push_back(block);
+            add(s, phase);
         }
     }
     for (int i = 0; i < kArrayLatency; ++i) {
-        script.push_back(ArrayStep{});
-        blockOfStep.push_back(-1);
+        add(idle, -1);
     }
+    return schedule;
+}
 
-    array.play(script);
+// Plays the schedule and calls check(step, output) for every vector with its output vector.
+template <typename Check>
+void playAndCheck(const Schedule& schedule, Check check) {
+    ArrayBlock& array = testBench().array;
+    array.play(schedule.script);
     sc_core::sc_start();
     const auto& out = array.outputs();
-    REQUIRE(out.size() == script.size());
+    REQUIRE(out.size() == schedule.script.size());
     int checked = 0;
-    for (size_t t = 0; t < script.size(); ++t) {
-        if (blockOfStep[t] < 0) {
+    for (size_t t = 0; t < schedule.script.size(); ++t) {
+        if (schedule.blockOfStep[t] < 0) {
             continue;
         }
-        const Block& w = blocks[blockOfStep[t]];
-        const size_t at = t + kArrayLatency - 1;
-        REQUIRE(at < out.size());
-        for (int c = 0; c < kCols; ++c) {
-            int32_t want = 0;
-            for (int r = 0; r < kRows; ++r) {
-                want += script[t].act[r] * w[r][c];
-            }
-            CAPTURE(t);
-            CAPTURE(c);
-            REQUIRE(out[at][c] == want);
-        }
+        CAPTURE(t);
+        check(schedule.script[t], schedule.blockOfStep[t], out[t + kArrayLatency - 1]);
         ++checked;
     }
     CHECK(checked == 3 * kVectors);
+}
+
+TEST_CASE("sim_array_matrix_product") {
+    std::mt19937 rng(0x5eed4001);
+    const auto value = [&] { return static_cast<int32_t>(rng() % 511) - 255; };
+    std::array<std::array<std::array<int32_t, kCols>, kRows>, 3> blocks{};
+    for (auto& block : blocks) {
+        for (auto& row : block) {
+            for (auto& w : row) {
+                w = value();
+            }
+        }
+    }
+    const Schedule schedule = reloadSchedule(
+        ArrayStep{},
+        [&](ArrayStep& s) {
+            for (auto& a : s.act) {
+                a = value();
+            }
+        },
+        [&](ArrayStep& s, int block, int row) { s.loadData = blocks[block][row]; });
+    playAndCheck(schedule, [&](const ArrayStep& s, int block, const auto& out) {
+        for (int c = 0; c < kCols; ++c) {
+            int32_t want = 0;
+            for (int r = 0; r < kRows; ++r) {
+                want += s.act[r] * blocks[block][r][c];
+            }
+            CAPTURE(c);
+            REQUIRE(out[c] == want);
+        }
+    });
+}
+
+// Random binary32 operands: mostly moderate values of random magnitude and sign (so sums
+// cancel and round), rarely zeros of either sign, subnormals, huge values (overflow),
+// infinities and NaNs, so most column sums stay finite.
+uint32_t randomFloatBits(std::mt19937& rng) {
+    const uint32_t bits = rng();
+    switch (rng() % 256) {  // a special value in about 1 of 40 operands
+        case 0:
+        case 1:
+            return bits & 0x80000000u;  // +-0
+        case 2:
+        case 3:
+            return bits & 0x807fffffu;  // subnormal
+        case 4:
+            return (bits & 0x80000000u) | 0x7f800000u;  // +-inf
+        case 5:
+            return 0x7f800000u | (bits & 0x807fffffu) | 1;  // NaN
+        case 6:
+            return (bits & 0x807fffffu) | 0x7e800000u;  // huge: products overflow
+        default:                                        // exponents 2^-20 .. 2^11
+            return (bits & 0x807fffffu) | ((107 + rng() % 32) << 23);
+    }
+}
+
+TEST_CASE("sim_array_float_matrix_product") {
+    std::mt19937 rng(0x5eed4002);
+    std::array<std::array<std::array<uint32_t, kCols>, kRows>, 3> blocks{};
+    for (auto& block : blocks) {
+        for (auto& row : block) {
+            for (auto& w : row) {
+                w = randomFloatBits(rng);
+            }
+        }
+    }
+    ArrayStep idle;
+    idle.floatMode = true;
+    const Schedule schedule = reloadSchedule(
+        idle,
+        [&](ArrayStep& s) {
+            for (auto& a : s.floatAct) {
+                a = randomFloatBits(rng);
+            }
+        },
+        [&](ArrayStep& s, int block, int row) { s.floatLoadData = blocks[block][row]; });
+    const auto toFloat = [](uint32_t bits) { return Eigen::numext::bit_cast<float>(bits); };
+    playAndCheck(schedule, [&](const ArrayStep& s, int block, const auto& out) {
+        for (int c = 0; c < kCols; ++c) {
+            // The array's order: -0, then each row's product added in turn, rounded each time.
+            float want = -0.0f;
+            for (int r = 0; r < kRows; ++r) {
+                const float product = toFloat(s.floatAct[r]) * toFloat(blocks[block][r][c]);
+                want = want + product;
+            }
+            const uint32_t got = static_cast<uint32_t>(out[c]);
+            CAPTURE(c);
+            if (std::isnan(want)) {
+                REQUIRE(got == 0x7fc00000u);  // the canonical NaN
+            } else {
+                REQUIRE(got == Eigen::numext::bit_cast<uint32_t>(want));
+            }
+        }
+    });
 }
 
 }  // namespace
