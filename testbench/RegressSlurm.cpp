@@ -104,11 +104,12 @@ Result<std::vector<std::string>> runRegressOnSlurm(const std::vector<std::string
         << dir.string() << "\n"
         << std::flush;
 
-    // Wait until no task of the array is queued or running.
+    // Wait until no task of the array is queued or running (-r: one line per task).
     const auto start = std::chrono::steady_clock::now();
     std::string lastState;
     while (true) {
-        auto queued = slurmCommand({"squeue", "-h", "-j", jobId, "-o", "%T"}, dir / "squeue.log");
+        auto queued =
+            slurmCommand({"squeue", "-h", "-r", "-j", jobId, "-o", "%T"}, dir / "squeue.log");
         if (!queued) {
             // A job that ended long ago is no longer known: it is not queued either.
             if (queued.status().message.find("Invalid job id") == std::string::npos)
