@@ -7,7 +7,8 @@ cd "$(dirname "$0")"
 packages=(cmake ninja-build ccache g++ pkg-config git clang-format verilator libsystemc-dev libeigen3-dev
           doctest-dev libspdlog-dev libcli11-dev nlohmann-json3-dev gtkwave xvfb xauth tcl
           libgemmlowp-dev python3 libssl-dev libflatbuffers-dev flatbuffers-compiler
-          clang libclang-rt-14-dev llvm)  # clang, libFuzzer, llvm-symbolizer: fuzz/run
+          clang libclang-rt-14-dev llvm  # clang, libFuzzer, llvm-symbolizer: fuzz/run
+          munge slurmctld slurmd slurm-client)  # testbench/slurm/local-cluster
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -79,22 +79,55 @@ struct DmaPort {
     uint64_t size;
     uint64_t base, limit;
 
+    /// An injected fault (FaultOptions::kStuckDmaAddressBit): the address bits set in
+    /// `stuckMask` are those of `stuckValue` on every beat.
+    uint32_t stuckMask = 0, stuckValue = 0;
+
     bool inWindow(uint32_t beat) const { return beat >= base && uint64_t{beat} + kBeat <= limit; }
 
-    /// The first beat of [addr, addr + bytes) outside the window, if any.
+    uint32_t stuck(uint32_t addr) const { return (addr & ~stuckMask) | stuckValue; }
+
+    /// The first beat of [addr, addr + bytes) outside the window, if any (as the beat's address
+    /// goes out, stuck bit included).
     std::optional<uint32_t> firstOutside(uint32_t addr, uint64_t bytes) const {
         const uint32_t first = addr / kBeat * kBeat;
         const uint64_t beats = (addr % kBeat + bytes + kBeat - 1) / kBeat;
         const uint64_t end = uint64_t{first} + beats * kBeat;
-        if (first >= base && end <= limit && end <= (uint64_t{1} << 32)) return std::nullopt;
+        if (stuckMask == 0 && first >= base && end <= limit && end <= (uint64_t{1} << 32))
+            return std::nullopt;
         for (uint64_t b = 0; b < beats; ++b) {
-            const auto beat = static_cast<uint32_t>(first + b * kBeat);
+            const auto beat = stuck(static_cast<uint32_t>(first + b * kBeat));
             if (!inWindow(beat)) return beat;
         }
         return std::nullopt;
     }
 
     void read(uint32_t addr, uint32_t bytes, uint8_t* out) const {
+        forEachBeatPiece(addr, bytes, [&](uint32_t a, uint32_t n, uint32_t done) {
+            readLinear(a, n, out + done);
+        });
+    }
+
+    void write(uint32_t addr, uint32_t bytes, const uint8_t* data) const {
+        forEachBeatPiece(addr, bytes, [&](uint32_t a, uint32_t n, uint32_t done) {
+            writeLinear(a, n, data + done);
+        });
+    }
+
+    /// f(address, bytes, offset) over [addr, addr + bytes): in one piece, or beat by beat at
+    /// their stuck addresses when an address bit is stuck.
+    template <typename F>
+    void forEachBeatPiece(uint32_t addr, uint32_t bytes, F&& f) const {
+        if (stuckMask == 0) return f(addr, bytes, 0);
+        for (uint32_t done = 0; done < bytes;) {
+            const uint32_t a = addr + done;
+            const uint32_t n = std::min(bytes - done, kBeat - a % kBeat);
+            f(stuck(a), n, done);
+            done += n;
+        }
+    }
+
+    void readLinear(uint32_t addr, uint32_t bytes, uint8_t* out) const {
         if (uint64_t{addr} + bytes <= size) {
             std::memcpy(out, dram + addr, bytes);
             return;
@@ -105,7 +138,7 @@ struct DmaPort {
         }
     }
 
-    void write(uint32_t addr, uint32_t bytes, const uint8_t* data) const {
+    void writeLinear(uint32_t addr, uint32_t bytes, const uint8_t* data) const {
         if (uint64_t{addr} + bytes <= size) {
             std::memcpy(dram + addr, data, bytes);
             return;
@@ -241,7 +274,10 @@ struct FunctionalNpu::Job {
     ChainContext chain;              // of the last validated descriptor
     std::vector<uint8_t> chainData;  // a CHAIN_OUT result: pixels x words-per-pixel words
     bool hanging = false;
-    uint64_t elapsed = 0;  // estimated cycles from the doorbell to the last retirement
+    uint64_t elapsed = 0;   // estimated cycles from the doorbell to the last retirement
+    FaultOptions injected;  // the fault injected (FunctionalNpu::setFault)
+    DmaPort dataPort{};     // the port of loads, streams and stores (a stuck address bit acts here)
+    uint64_t writeBeats = 0;  // data write beats so far (kDropWriteBeat)
 
     /// Fetches and validates descriptor `index` (the RTL fetches one ahead).
     bool fetch(uint32_t index, Counts* counts, Fault* fault) {
@@ -256,6 +292,10 @@ struct FunctionalNpu::Job {
         }
         npu::DescriptorWords words;
         port.read(addr, kDescriptorBytes, reinterpret_cast<uint8_t*>(words.data()));
+        if (injected.kind == FaultOptions::Kind::kDescriptorBitFlip && index == injected.beat) {
+            const uint32_t bit = injected.bit % (32 * npu::kDescriptorWords);
+            words[bit / 32] ^= 1u << (bit % 32);
+        }
         nextDesc = Descriptor::decode(words);
         const ErrorCode code = validate(nextDesc, chain);
         if (code != ErrorCode::NONE) {
@@ -281,13 +321,16 @@ namespace {
 class Executor {
   public:
     Executor(const DmaPort& port, const Descriptor& d, uint32_t index, bool recordWrites,
-             DescriptorTrace* trace, Counts* counts)
+             DescriptorTrace* trace, Counts* counts, const FaultOptions& fault,
+             uint64_t* writeBeats)
         : mPort(port),
           mD(d),
           mIndex(index),
           mRecord(recordWrites),
           mTrace(trace),
-          mCounts(counts) {}
+          mCounts(counts),
+          mFault(fault),
+          mWriteBeats(writeBeats) {}
 
     /// Loads (a CHAIN_IN descriptor takes `chained`); false with `fault` on a DMA fault.
     bool load(std::vector<uint8_t>* chained, Fault* fault) {
@@ -350,11 +393,55 @@ class Executor {
             }
         }
         for (const StoreRow& r : rows) {
-            mPort.write(r.addr, r.size, r.data);
+            write(r);
             mCounts->written += uint64_t{beatsOf(r.addr, r.size)} * kBeat;
             if (mRecord) mTrace->writes.push_back({r.addr, r.size, r.row, r.channel});
         }
         return true;
+    }
+
+    /// Writes one row through the write port's injected faults (a stuck data bit, a dropped
+    /// beat).
+    void write(const StoreRow& r) {
+        using Kind = FaultOptions::Kind;
+        const uint32_t beats = beatsOf(r.addr, r.size);
+        const uint64_t first = *mWriteBeats;
+        *mWriteBeats += beats;
+        const uint8_t* data = r.data;
+        std::vector<uint8_t> faulty;
+        if (mFault.kind == Kind::kStuckWriteBit) {
+            faulty.assign(r.data, r.data + r.size);
+            const uint32_t bit = mFault.bit % (8 * kBeat);
+            for (uint32_t i = 0; i < r.size; ++i) {
+                if ((r.addr + i) % kBeat == bit / 8) setBit(&faulty[i], bit % 8, mFault.value);
+            }
+            data = faulty.data();
+        }
+        if (mFault.kind != Kind::kDropWriteBeat || mFault.beat < first ||
+            mFault.beat >= first + beats) {
+            mPort.write(r.addr, r.size, data);
+            return;
+        }
+        // The dropped beat's bytes of the row stay as they were.
+        const uint32_t beatStart =
+            (r.addr / kBeat + static_cast<uint32_t>(mFault.beat - first)) * kBeat;
+        const uint32_t from = std::max(r.addr, beatStart) - r.addr;
+        const uint32_t to = std::min(r.addr + r.size, beatStart + kBeat) - r.addr;
+        mPort.write(r.addr, from, data);
+        mPort.write(r.addr + to, r.size - to, data + to);
+    }
+
+    static void setBit(uint8_t* byte, uint32_t bit, bool value) {
+        const auto mask = static_cast<uint8_t>(1u << bit);
+        *byte = value ? *byte | mask : *byte & static_cast<uint8_t>(~mask);
+    }
+
+    /// kStuckRequantBit on `rows` requantized words (`stride` bytes apart) from `out`.
+    void stickRequantBit(uint8_t* out, uint64_t rows, uint64_t stride) const {
+        if (mFault.kind != FaultOptions::Kind::kStuckRequantBit) return;
+        const uint32_t bit = mFault.bit % (8 * kBeat);
+        for (uint64_t r = 0; r < rows; ++r)
+            setBit(out + r * stride + bit / 8, bit % 8, mFault.value);
     }
 
     int32_t act(uint8_t byte) const {
@@ -379,6 +466,7 @@ class Executor {
         const uint64_t blockWords = npu::kWeightQuantWords + uint64_t{kt} * npu::kArrayRows;
         std::vector<uint8_t> weights;
         if (array && !stream(d.wAddr, nb * blockWords, &weights, fault)) return false;
+        if (array) stickArrayWeightBit(&weights, blockWords);
 
         const uint32_t rowBytes = aWpr * kBeat;
         const uint8_t* input = mA.data();
@@ -424,8 +512,34 @@ class Executor {
     /// Requantizes a block's accumulators into `out` (pixel-major rows of outRow bytes).
     void drain(const int32_t* acc, uint32_t count, const BlockQuant& q, uint8_t* out,
                uint32_t outRow) const {
+        std::vector<int32_t> faulty;
+        if (mFault.kind == FaultOptions::Kind::kStuckAccumulatorBit) {
+            faulty.assign(acc, acc + uint64_t{count} * kLanes);
+            const uint32_t lane = mFault.bit / 32 % kLanes, mask = 1u << (mFault.bit % 32);
+            for (uint32_t r = 0; r < count; ++r) {
+                auto& v = reinterpret_cast<uint32_t&>(faulty[uint64_t{r} * kLanes + lane]);
+                v = mFault.value ? v | mask : v & ~mask;
+            }
+            acc = faulty.data();
+        }
         datapath::requantizeRows(acc, count, kLanes, q, mD.outZeroPoint, mD.actMin, mD.actMax, out,
                                  outRow);
+        stickRequantBit(out, count, outRow);
+    }
+
+    /// kStuckArrayWeightBit on a streamed weight block set: word w of a block's K steps enters
+    /// array row w % ArrayRows, byte c column c.
+    void stickArrayWeightBit(std::vector<uint8_t>* weights, uint64_t blockWords) const {
+        if (mFault.kind != FaultOptions::Kind::kStuckArrayWeightBit) return;
+        const uint32_t pe = mFault.bit / 8 % (npu::kArrayRows * npu::kArrayCols);
+        const uint32_t row = pe / npu::kArrayCols, column = pe % npu::kArrayCols;
+        for (uint64_t w = 0; w < weights->size() / kBeat; ++w) {
+            const uint64_t inBlock = w % blockWords;
+            if (inBlock < npu::kWeightQuantWords ||
+                (inBlock - npu::kWeightQuantWords) % npu::kArrayRows != row)
+                continue;
+            setBit(&(*weights)[w * kBeat + column], mFault.bit % 8, mFault.value);
+        }
     }
 
     /// Tap t's offsets from an output pixel's (oy * STRIDE_H, ox * STRIDE_W).
@@ -650,6 +764,7 @@ class Executor {
             out[i] = datapath::requantize(value, 0, d.outMultiplier, outShift, d.outZeroPoint,
                                           d.actMin, d.actMax);
         }
+        if (d.opcode != Opcode::LUT) stickRequantBit(out.data(), rows * rowBytes / kBeat, kBeat);
         std::vector<StoreRow> store_;
         store_.reserve(rows);
         forEachRow(d.out, [&](uint32_t row, uint32_t addr) {
@@ -665,6 +780,8 @@ class Executor {
     const bool mRecord;
     DescriptorTrace* mTrace;
     Counts* mCounts;
+    const FaultOptions& mFault;
+    uint64_t* mWriteBeats;  // the job's data write beats so far
     std::vector<uint8_t> mA, mB;
     std::vector<int64_t> mTapY, mTapX;
 };
@@ -839,7 +956,13 @@ void FunctionalNpu::doorbell(uint32_t tag) {
     mJob = std::make_unique<Job>();
     mJob->info = info;
     mJob->port = {mDram.get(), mDramBytes, mWindowBase, mWindowLimit};
-    mJob->hanging = std::exchange(mHangNext, false);
+    mJob->injected = mFault;
+    mJob->dataPort = mJob->port;
+    if (mFault.kind == FaultOptions::Kind::kStuckDmaAddressBit) {
+        mJob->dataPort.stuckMask = 1u << (mFault.bit % 32);
+        mJob->dataPort.stuckValue = mFault.value ? mJob->dataPort.stuckMask : 0;
+    }
+    mJob->hanging = std::exchange(mHangNext, false) || mFault.kind == FaultOptions::Kind::kStall;
     mLastJob = info;
     mBusy = true;
     mBusySince = mCycle;
@@ -905,7 +1028,8 @@ DescriptorTrace FunctionalNpu::stepLocked() {
     job.haveNext = false;
     trace.descriptor = d;
     trace.estimatedCycles = driver::estimateDescriptorCycles(d);
-    Executor executor(job.port, d, index, mRecordWrites, &trace, &counts);
+    Executor executor(job.dataPort, d, index, mRecordWrites, &trace, &counts, job.injected,
+                      &job.writeBeats);
     std::vector<uint8_t> chainOut;
     const bool last = d.flags & flag(npu::DescFlag::LAST);
     bool ok = executor.load(&job.chainData, &fault);
@@ -1088,6 +1212,11 @@ void FunctionalNpu::setRecordWrites(bool on) {
 void FunctionalNpu::hangNextJob() {
     std::lock_guard<std::mutex> lock(mMutex);
     mHangNext = true;
+}
+
+void FunctionalNpu::setFault(const FaultOptions& fault) {
+    std::lock_guard<std::mutex> lock(mMutex);
+    mFault = fault;
 }
 
 void FunctionalNpu::setStepping(bool on) {

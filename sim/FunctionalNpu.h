@@ -37,6 +37,7 @@
 
 #include "driver/HardwareAccess.h"
 #include "driver/NpuRegisters.h"
+#include "sim/Platform.h"
 
 namespace nncosim::sim {
 
@@ -125,6 +126,10 @@ class FunctionalNpu : public driver::HardwareAccess {
     /// while it hangs also takes 3 ms of wall time, as simulating those cycles would.
     void hangNextJob();
 
+    /// Injects `fault` (every FaultOptions kind exists here) in every job from the next doorbell
+    /// on; kNone removes it.
+    void setFault(const FaultOptions& fault);
+
     // Lockstep control (sim/Cosim.h). With stepping on, a doorbell starts a job but executes
     // nothing: step() executes descriptors one at a time and finishJob() ends the job. The
     // registers then change only through these calls, not with time.
@@ -191,6 +196,7 @@ class FunctionalNpu : public driver::HardwareAccess {
     bool mStepping = false;
     bool mRecordWrites = false;
     bool mHangNext = false;
+    FaultOptions mFault;
     DescriptorObserver mObserver;
 };
 

@@ -52,15 +52,7 @@ NpuPlatform::NpuPlatform(const sc_core::sc_module_name& name, const PlatformConf
         mContext->traceEverOn(true);
     }
     mModel = std::make_unique<Vnpu_top>(mContext.get(), "TOP");  // scopes read TOP.npu_top.*
-    // The fault-injection port: a requantization output bit stuck, or nothing.
-    std::vector<uint8_t> mask(kVec, 0), value(kVec, 0);
-    if (mConfig.fault.kind == FaultOptions::Kind::kStuckRequantBit) {
-        const uint32_t bit = mConfig.fault.bit % (8 * kVec);
-        mask[bit / 8] = static_cast<uint8_t>(1u << (bit % 8));
-        value[bit / 8] = mConfig.fault.value ? mask[bit / 8] : 0;
-    }
-    writePortBytes(mModel->fault_rq_mask_i, mask.data());
-    writePortBytes(mModel->fault_rq_value_i, value.data());
+    setFault(mConfig.fault);
     if (mConfig.trace.enabled) {
         mTrace = std::make_unique<NpuTrace>(*mModel);
         // Depth 0 means every level below the scope (Verilator counts levels literally).
@@ -84,6 +76,19 @@ void NpuPlatform::finishTrace() {
     if (mTraceOpen) {
         stopTrace();
     }
+}
+
+void NpuPlatform::setFault(const FaultOptions& fault) {
+    mConfig.fault = fault;
+    // The fault-injection port: a requantization output bit stuck, or nothing.
+    std::vector<uint8_t> mask(kVec, 0), value(kVec, 0);
+    if (fault.kind == FaultOptions::Kind::kStuckRequantBit) {
+        const uint32_t bit = fault.bit % (8 * kVec);
+        mask[bit / 8] = static_cast<uint8_t>(1u << (bit % 8));
+        value[bit / 8] = fault.value ? mask[bit / 8] : 0;
+    }
+    writePortBytes(mModel->fault_rq_mask_i, mask.data());
+    writePortBytes(mModel->fault_rq_value_i, value.data());
 }
 
 void NpuPlatform::hardReset() {

@@ -75,6 +75,10 @@ class NpuPlatform : public sc_core::sc_module {
     /// Closes an open waveform dump (the platform lives until the process ends).
     void finishTrace();
 
+    /// Injects `fault` from now on instead of the configured one (a kind the RTL has:
+    /// faultKindExists).
+    void setFault(const FaultOptions& fault);
+
     /// Watches fetches, retirements and write beats (nullptr: none). Costs nothing when unset.
     void setObserver(PlatformObserver* observer) { mObserver = observer; }
 
@@ -143,5 +147,8 @@ class NpuPlatform : public sc_core::sc_module {
 
 /// The process's SystemC platform once createSystemCPlatform has built it, else nullptr.
 NpuPlatform* systemCPlatformInstance();
+
+/// NpuPlatform::setFault on `platform` when createSystemCPlatform made it; false otherwise.
+bool setSystemCFault(driver::HardwareAccess& platform, const FaultOptions& fault);
 
 }  // namespace nncosim::sim

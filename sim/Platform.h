@@ -37,10 +37,11 @@ struct TraceOptions {
     std::string startEvent;
 };
 
-/// A deliberate hardware misbehavior, at the NPU's memory write port or inside its datapath, for
-/// proving that co-verification catches and localizes hardware bugs. Off by default. The
-/// completion record is never corrupted, so a faulty job still completes and its results can be
-/// compared.
+/// A deliberate hardware misbehavior, at the NPU's memory ports, in its command processor or
+/// inside its datapath, for proving that co-verification catches and localizes hardware bugs (and
+/// for fault campaigns, testbench/Faults.h). Off by default. The completion record is never
+/// corrupted, so a faulty job that raises no error still completes and its results can be
+/// compared. Which kinds each implementation has: faultKindExists().
 struct FaultOptions {
     enum class Kind {
         kNone,
@@ -53,11 +54,25 @@ struct FaultOptions {
         /// `value`, through the RTL's fault-injection port: operations that requantize (CONV,
         /// DWCONV, fully connected, ADD, MUL) go wrong, pooling and lookups do not.
         kStuckRequantBit,
+        /// Bit `bit` % 32 of accumulator lane `bit` / 32 (an output channel of the array's
+        /// block) stuck at `value` when the accumulators drain into the requantizer.
+        kStuckAccumulatorBit,
+        /// Bit `bit` % 8 of the weight register of the array's processing element `bit` / 8
+        /// (row pe / ArrayCols, column pe % ArrayCols) stuck at `value`: every weight that PE
+        /// holds (CONV and DWCONV).
+        kStuckArrayWeightBit,
+        /// Address bit `bit` (4..31: a beat's address) of every data DMA beat (loads, weight and
+        /// table streams, stores; not descriptor fetches or the record) stuck at `value`.
+        kStuckDmaAddressBit,
+        /// Bit `bit` of descriptor `beat` of every job flipped as it is fetched.
+        kDescriptorBitFlip,
+        /// Every job stalls (no descriptor retires) until the watchdog ends it.
+        kStall,
     };
     Kind kind = Kind::kNone;
-    uint32_t bit = 0;   ///< kStuckWriteBit, kStuckRequantBit: 0 .. 8 x DramBusBytes - 1
-    bool value = true;  ///< kStuckWriteBit, kStuckRequantBit: the level the bit is stuck at
-    uint64_t beat = 0;  ///< kDropWriteBeat
+    uint32_t bit = 0;   ///< which bit, as each kind says
+    bool value = true;  ///< the stuck kinds: the level the bit is stuck at
+    uint64_t beat = 0;  ///< kDropWriteBeat: the write beat; kDescriptorBitFlip: the descriptor
 };
 
 /// What implements the NPU behind the hardware-access interface.
@@ -102,8 +117,18 @@ Result<std::shared_ptr<driver::HardwareAccess>> createSystemCPlatform(
 /// (createSystemCPlatform, with its once-per-process rules), or with `config.cosim.enabled` a
 /// sim::CosimPlatform around it and a functional model (one per process as well); kFunctional a
 /// new functional model with the configuration's clock period and DRAM size. The functional
-/// model has no waveforms and no injected faults, and co-simulation needs the RTL: asking
-/// kFunctional for any of them fails with INVALID_ARGUMENT.
+/// model has no waveforms and co-simulation needs the RTL: asking kFunctional for either fails
+/// with INVALID_ARGUMENT, as does a fault kind the implementation does not have.
 Result<std::shared_ptr<driver::HardwareAccess>> createPlatform(const PlatformConfig& config = {});
+
+/// Whether `npu` can inject fault `kind`: the functional model has every kind; the RTL has the
+/// write-port kinds and the requantization port (kStuckWriteBit, kDropWriteBeat,
+/// kStuckRequantBit).
+bool faultKindExists(NpuImplementation npu, FaultOptions::Kind kind);
+
+/// Replaces the fault `platform` (one createPlatform returned, not a co-simulation) injects from
+/// its next job on; kNone removes it. Fails with INVALID_ARGUMENT for a kind the platform's
+/// implementation does not have, or a platform createPlatform did not make.
+Status setFault(driver::HardwareAccess& platform, const FaultOptions& fault);
 
 }  // namespace nncosim::sim

@@ -61,6 +61,11 @@ class SystemCAccess : public driver::HardwareAccess {
 
     uint64_t clockPeriodPs() const override { return mPlatform.config().clockPeriodPs; }
 
+    void setFault(const FaultOptions& fault) {
+        std::lock_guard<std::mutex> lock(mMutex);
+        mPlatform.setFault(fault);
+    }
+
     driver::PerformanceCounters performanceCounters() override {
         std::lock_guard<std::mutex> lock(mMutex);
         const auto counter = [this](uint32_t lo) {
@@ -123,6 +128,12 @@ NpuPlatform* gPlatform = nullptr;
 
 NpuPlatform* systemCPlatformInstance() {
     return gPlatform;
+}
+
+bool setSystemCFault(driver::HardwareAccess& platform, const FaultOptions& fault) {
+    auto* access = dynamic_cast<SystemCAccess*>(&platform);
+    if (access) access->setFault(fault);
+    return access != nullptr;
 }
 
 Result<std::shared_ptr<driver::HardwareAccess>> createSystemCPlatform(

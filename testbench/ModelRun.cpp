@@ -36,16 +36,6 @@ bool isFloat(OperandType t) {
            t == OperandType::TENSOR_FLOAT16 || t == OperandType::FLOAT16;
 }
 
-bool isRelaxed(const Model& model) {
-    auto has16 = [](const Subgraph& g) {
-        return std::any_of(g.operands.begin(), g.operands.end(), [](const Operand& o) {
-            return o.type == OperandType::TENSOR_FLOAT16 || o.type == OperandType::FLOAT16;
-        });
-    };
-    return model.relaxComputationFloat32toFloat16 || has16(model.main) ||
-           std::any_of(model.referenced.begin(), model.referenced.end(), has16);
-}
-
 uint64_t countOf(OperandType type, const TensorData& t) {
     const uint32_t size = std::max<uint32_t>(1, elementSize(type));
     return std::min<uint64_t>(elementCount(t.dimensions), t.bytes.size() / size);
@@ -937,6 +927,16 @@ Result<RunReport> runModel(const std::string& name, const Model& model,
     }
     report.wallSeconds = secondsSince(start);
     return report;
+}
+
+bool isRelaxed(const Model& model) {
+    auto has16 = [](const Subgraph& g) {
+        return std::any_of(g.operands.begin(), g.operands.end(), [](const Operand& o) {
+            return o.type == OperandType::TENSOR_FLOAT16 || o.type == OperandType::FLOAT16;
+        });
+    };
+    return model.relaxComputationFloat32toFloat16 || has16(model.main) ||
+           std::any_of(model.referenced.begin(), model.referenced.end(), has16);
 }
 
 Result<uint32_t> resolveOperation(const Model& model, const std::string& spec) {

@@ -216,6 +216,7 @@ nlohmann::json toJson(const ItemResult& r) {
                         {"reproducer", r.reproducer},
                         {"log", r.log}};
     if (r.seed) j["seed"] = *r.seed;
+    if (!r.shard.empty()) j["shard"] = r.shard;
     return j;
 }
 
@@ -250,6 +251,7 @@ Result<ItemResult> itemResultFromJson(const nlohmann::json& j) {
         r.reproducer = j.at("reproducer").get<std::string>();
         r.log = j.at("log").get<std::string>();
         if (j.contains("seed")) r.seed = j.at("seed").get<uint32_t>();
+        if (j.contains("shard")) r.shard = j.at("shard").get<std::string>();
         return r;
     } catch (const nlohmann::json::exception& e) {
         return invalidArgument("malformed item result: ", e.what());

@@ -78,6 +78,7 @@ struct ItemResult {
     std::string wavesPicture;          ///< a PNG of the window, when GTKWave could render it
     std::string reproducer;            ///< the diverging operation alone as a model file
     std::string log;                   ///< failed items: the end of the worker's output
+    std::string shard;                 ///< "I/N" of the shard that ran it, when sharded
 };
 
 nlohmann::json toJson(const ItemResult& result);

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iomanip>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "testbench/JUnit.h"
@@ -218,6 +219,12 @@ struct Links {
     }
 };
 
+/// "re-run", naming the shard that ran the item when the run was sharded (the command names the
+/// seed).
+std::string rerunLabel(const ItemResult& r) {
+    return r.shard.empty() ? "re-run" : "re-run (shard " + r.shard + ")";
+}
+
 std::string headline(const RegressRun& run) {
     std::ostringstream out;
     out << run.results.size() << " items: " << run.passed << " passed, " << run.failed
@@ -262,7 +269,7 @@ void writeMarkdown(std::ostream& md, const RegressRun& run, const Summary& s,
                << "), the operation alone: [" << fileName(r.reproducer) << "]("
                << link(r.reproducer) << ")\n";
         }
-        md << "- re-run: `" << rerunCommand(run.options, r.id) << "`\n";
+        md << "- " << rerunLabel(r) << ": `" << rerunCommand(run.options, r.id) << "`\n";
         if (!r.wavesPicture.empty())
             md << "\n![waves of " << r.divergence << "](" << link(r.wavesPicture) << ")\n";
         if (!r.log.empty())
@@ -333,7 +340,7 @@ void writeHtml(std::ostream& html, const RegressRun& run, const Summary& s,
                  << "</a>, the operation alone: <a href=\"" << xmlEscape(link(r.reproducer))
                  << "\">" << xmlEscape(fileName(r.reproducer)) << "</a></li>";
         }
-        html << "<li>re-run: <code>" << xmlEscape(rerunCommand(run.options, r.id))
+        html << "<li>" << rerunLabel(r) << ": <code>" << xmlEscape(rerunCommand(run.options, r.id))
              << "</code></li></ul>\n";
         if (!r.wavesPicture.empty()) {
             html << "<p><img alt=\"waves\" style=\"max-width:100%\" src=\""
@@ -402,7 +409,7 @@ Status writeRegressJUnit(const std::string& path, const RegressRun& run) {
         c.message = r.message;
         if (c.failed) {
             if (r.seed) c.message += "; seed " + std::to_string(*r.seed);
-            c.message += "; re-run: " + rerunCommand(run.options, r.id);
+            c.message += "; " + rerunLabel(r) + ": " + rerunCommand(run.options, r.id);
             c.details = r.log;
         }
         cases.push_back(std::move(c));
@@ -449,6 +456,11 @@ Status writeRegressReport(const std::string& dir, const RegressRun& run,
                                     {"shard", std::to_string(run.options.shardIndex) + "/" +
                                                   std::to_string(run.options.shardCount)},
                                     {"jobs", run.options.jobs},
+                                    {"workers", run.workers},
+                                    {"npu", run.options.worker.npu},
+                                    {"timeout", run.options.timeoutSeconds},
+                                    {"fault", run.options.worker.fault},
+                                    {"program", run.options.program},
                                     {"seconds", run.seconds},
                                     {"total", run.results.size()},
                                     {"passed", run.passed},
@@ -456,6 +468,61 @@ Status writeRegressReport(const std::string& dir, const RegressRun& run,
                                     {"unsupported", run.unsupported},
                                     {"items", items}};
     return writeText(fs::path(dir) / "results.json", results.dump(1) + "\n");
+}
+
+Result<RegressRun> mergeRegressReports(const std::vector<std::string>& dirs) {
+    if (dirs.empty()) return invalidArgument("nothing to merge: give report directories");
+    RegressRun merged;
+    std::set<std::string> seen;
+    for (size_t d = 0; d < dirs.size(); ++d) {
+        const std::string path = (std::filesystem::path(dirs[d]) / "results.json").string();
+        std::ifstream in(path);
+        if (!in) return invalidArgument(dirs[d], ": no results.json (not a regress report?)");
+        const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+        if (j.is_discarded() || !j.is_object() || !j.contains("items"))
+            return invalidArgument(path, ": not a regress results file");
+        try {
+            const std::string backend = j.at("backend").get<std::string>();
+            const auto seed = j.at("seed").get<uint32_t>();
+            if (d == 0) {
+                merged.options.worker.backend = backend;
+                merged.options.worker.seed = seed;
+                merged.options.worker.npu = j.value("npu", merged.options.worker.npu);
+                merged.options.worker.fault = j.value("fault", std::string());
+                merged.options.timeoutSeconds = j.value("timeout", merged.options.timeoutSeconds);
+                merged.options.program = j.value("program", merged.options.program);
+                merged.options.jobs = 0;
+            } else if (backend != merged.options.worker.backend ||
+                       seed != merged.options.worker.seed) {
+                return invalidArgument(path, ": backend ", backend, " seed ", seed,
+                                       " differs from the first directory's (backend ",
+                                       merged.options.worker.backend, " seed ",
+                                       merged.options.worker.seed, "): not one regression");
+            }
+            merged.options.jobs += j.at("jobs").get<unsigned>();
+            merged.workers += j.value("workers", j.at("jobs").get<unsigned>());
+            // Shards run side by side: the merged run took as long as the slowest.
+            merged.seconds = std::max(merged.seconds, j.at("seconds").get<double>());
+            for (const nlohmann::json& item : j.at("items")) {
+                auto r = itemResultFromJson(item);
+                if (!r) return invalidArgument(path, ": ", r.status().message);
+                if (!seen.insert(r->id).second)
+                    return invalidArgument(path, ": item ", r->id,
+                                           " is in another directory too: not disjoint shards");
+                merged.results.push_back(std::move(*r));
+            }
+        } catch (const nlohmann::json::exception& e) {
+            return invalidArgument(path, ": ", e.what());
+        }
+    }
+    std::sort(merged.results.begin(), merged.results.end(),
+              [](const ItemResult& a, const ItemResult& b) { return a.id < b.id; });
+    for (const ItemResult& r : merged.results) {
+        ++(r.verdict == Verdict::PASSED   ? merged.passed
+           : r.verdict == Verdict::FAILED ? merged.failed
+                                          : merged.unsupported);
+    }
+    return merged;
 }
 
 }  // namespace nncosim

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "model/Status.h"
 #include "testbench/Regress.h"
@@ -19,5 +20,11 @@ Status writeRegressJUnit(const std::string& path, const RegressRun& run);
 /// creating DIR. `commandLine` is shown as the command that produced the run.
 Status writeRegressReport(const std::string& dir, const RegressRun& run,
                           const std::string& commandLine);
+
+/// One run from the results.json files of report directories (the shards of one regression,
+/// e.g. each written by `regress --shard I/N --report DIR`): items in id order, counts summed,
+/// the duration of the slowest. Fails naming a directory without a readable results.json, one
+/// of another backend or seed, or an item in two directories.
+Result<RegressRun> mergeRegressReports(const std::vector<std::string>& dirs);
 
 }  // namespace nncosim

@@ -491,6 +491,8 @@ Result<RegressRun> runRegression(const RegressOptions& options, std::ostream& ou
                 }
             }
         }
+        if (options.shardCount > 1)
+            r.shard = std::to_string(options.shardIndex) + "/" + std::to_string(options.shardCount);
         if (r.verdict == Verdict::FAILED) {
             r.log = o.log;
             ++run.failed;

@@ -43,5 +43,6 @@ void addZooCommand(CLI::App& app);
 void addBenchCommand(CLI::App& app);
 void addRegressCommand(CLI::App& app);
 void addConvertCommand(CLI::App& app);
+void addFaultsCommand(CLI::App& app);
 
 }  // namespace nncosim::cli

@@ -1,9 +1,12 @@
 // `nncosim regress SUITE... [-j N] [--shard I/N] [--backend golden|npu|auto] [--junit FILE]
-// [--report DIR] [--seed S] [--random N] [--timeout SECONDS]`: CTS files, model files and random
-// constrained tests in worker processes, for CI and farms (testbench/Regress.h). Also the hidden
+// [--report DIR] [--seed S] [--random N] [--timeout SECONDS] [--slurm [--tasks N] [--partition P]
+// [--time T] [--sbatch-arg ARG]...]`: CTS files, model files and random constrained tests in
+// worker processes, for CI and farms (testbench/Regress.h), or as a Slurm job array of shards
+// (testbench/RegressSlurm.h); `regress merge DIR...` merges shards' reports. Also the hidden
 // worker subcommand those processes run.
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -14,6 +17,7 @@
 
 #include "testbench/Regress.h"
 #include "testbench/RegressReport.h"
+#include "testbench/RegressSlurm.h"
 #include "testbench/commands/Commands.h"
 
 namespace nncosim::cli {
@@ -22,6 +26,15 @@ namespace {
 struct RegressCliOptions {
     RegressOptions run;
     std::string shard;
+    std::string junitPath;
+    std::string reportDir;
+    bool slurm = false;
+    bool jobsGiven = false;
+    SlurmOptions slurmOptions;
+};
+
+struct MergeCliOptions {
+    std::vector<std::string> dirs;
     std::string junitPath;
     std::string reportDir;
 };
@@ -44,6 +57,108 @@ bool parseShard(const std::string& text, uint32_t* index, uint32_t* count) {
     *index = static_cast<uint32_t>(i);
     *count = static_cast<uint32_t>(n);
     return true;
+}
+
+/// Prints the run's summary line and writes its JUnit file and report (when asked): the end of
+/// a local, Slurm or merged run alike.
+int finishRegress(const RegressRun& run, const std::string& junitPath, const std::string& reportDir,
+                  const std::string& commandLine) {
+    const RegressOptions& o = run.options;
+    std::map<std::string, size_t> byKind;
+    for (const ItemResult& r : run.results) ++byKind[kindName(r.kind)];
+    std::cout << "\nregress (" << o.worker.backend
+              << (o.worker.backend != "golden" && o.worker.npu != "rtl" ? ", --npu " + o.worker.npu
+                                                                        : "")
+              << "): " << run.results.size() << (run.results.size() == 1 ? " item" : " items");
+    if (!byKind.empty()) {
+        std::cout << " (";
+        for (auto it = byKind.begin(); it != byKind.end(); ++it)
+            std::cout << (it == byKind.begin() ? "" : ", ") << it->second << " " << it->first;
+        std::cout << ")";
+    }
+    std::cout << ", " << run.passed << " passed, " << run.failed << " failed, " << run.unsupported
+              << " unsupported in " << std::fixed << std::setprecision(1) << run.seconds
+              << " s with " << run.workers << (run.workers == 1 ? " worker" : " workers");
+    if (o.shardCount > 1) std::cout << ", shard " << o.shardIndex << "/" << o.shardCount;
+    std::cout << "\n";
+
+    int status = run.ok() ? 0 : 1;
+    if (!junitPath.empty()) {
+        if (Status s = writeRegressJUnit(junitPath, run); !s.ok()) {
+            std::cerr << "nncosim regress: " << s.message << "\n";
+            status = 2;
+        } else {
+            std::cout << "JUnit: " << junitPath << "\n";
+        }
+    }
+    if (!reportDir.empty()) {
+        if (Status s = writeRegressReport(reportDir, run, commandLine); !s.ok()) {
+            std::cerr << "nncosim regress: " << s.message << "\n";
+            status = 2;
+        } else {
+            std::cout << "report: " << (std::filesystem::path(reportDir) / "index.html").string()
+                      << "\n";
+        }
+    }
+    return status;
+}
+
+/// --slurm: the shards as a job array, merged here.
+int runRegressSlurm(const RegressCliOptions& options, const std::string& commandLine) {
+    const RegressOptions& o = options.run;
+    if (!options.shard.empty()) {
+        std::cerr << "nncosim regress: --slurm makes the shards itself: drop --shard\n";
+        return 2;
+    }
+    const auto start = std::chrono::steady_clock::now();
+    // What each array task runs, before its --shard and --report. A task gets one CPU unless
+    // --sbatch-arg asks for more: one worker, unless -j says otherwise.
+    std::vector<std::string> args = {o.executable, "regress"};
+    args.insert(args.end(), o.suite.begin(), o.suite.end());
+    args.insert(args.end(),
+                {"-j", std::to_string(options.jobsGiven ? o.jobs : 1u), "--backend",
+                 o.worker.backend, "--npu", o.worker.npu, "--seed", std::to_string(o.worker.seed),
+                 "--timeout", (std::ostringstream() << o.timeoutSeconds).str(), "--profile-cycles",
+                 std::to_string(o.worker.profileSampleCycles)});
+    if (o.random) args.insert(args.end(), {"--random", std::to_string(o.random)});
+    if (!o.worker.fault.empty()) args.insert(args.end(), {"--fault", o.worker.fault});
+    if (!o.worker.wavesDir.empty())
+        args.insert(args.end(), {"--waves", std::filesystem::absolute(o.worker.wavesDir).string()});
+    SlurmOptions slurm = options.slurmOptions;
+    if (slurm.dir.empty())
+        slurm.dir = options.reportDir.empty()
+                        ? "nncosim-slurm"
+                        : (std::filesystem::path(options.reportDir) / "shards").string();
+    auto shards = runRegressOnSlurm(args, slurm, std::cout);
+    if (!shards) {
+        std::cerr << "nncosim regress: " << shards.status().message << "\n";
+        return 2;
+    }
+    auto merged = mergeRegressReports(*shards);
+    if (!merged) {
+        std::cerr << "nncosim regress: merging the shards: " << merged.status().message << "\n";
+        return 2;
+    }
+    const double slowest = merged->seconds;
+    merged->options.program = o.program;
+    merged->seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::cout << "slurm: " << shards->size() << " shards merged; slowest shard " << std::fixed
+              << std::setprecision(1) << slowest << " s, submission to merge " << merged->seconds
+              << " s\n";
+    return finishRegress(*merged, options.junitPath, options.reportDir, commandLine);
+}
+
+int runMerge(const MergeCliOptions& options) {
+    auto merged = mergeRegressReports(options.dirs);
+    if (!merged) {
+        std::cerr << "nncosim regress merge: " << merged.status().message << "\n";
+        return 2;
+    }
+    std::string commandLine;
+    for (const std::string& arg : ownCommandLine())
+        commandLine += (commandLine.empty() ? "" : " ") + shellQuote(arg);
+    return finishRegress(*merged, options.junitPath, options.reportDir, commandLine);
 }
 
 int runRegress(RegressCliOptions options) {
@@ -70,49 +185,13 @@ int runRegress(RegressCliOptions options) {
     if (!argv.empty()) o.program = argv.front();
     o.progressBar = isatty(STDERR_FILENO);
 
+    if (options.slurm) return runRegressSlurm(options, commandLine);
     auto run = runRegression(o, std::cout, std::cerr);
     if (!run) {
         std::cerr << "nncosim regress: " << run.status().message << "\n";
         return 2;
     }
-    std::map<std::string, size_t> byKind;
-    for (const ItemResult& r : run->results) ++byKind[kindName(r.kind)];
-    std::cout << "\nregress (" << o.worker.backend
-              << (o.worker.backend != "golden" && o.worker.npu != "rtl" ? ", --npu " + o.worker.npu
-                                                                        : "")
-              << "): " << run->results.size() << (run->results.size() == 1 ? " item" : " items");
-    if (!byKind.empty()) {
-        std::cout << " (";
-        for (auto it = byKind.begin(); it != byKind.end(); ++it)
-            std::cout << (it == byKind.begin() ? "" : ", ") << it->second << " " << it->first;
-        std::cout << ")";
-    }
-    std::cout << ", " << run->passed << " passed, " << run->failed << " failed, "
-              << run->unsupported << " unsupported in " << std::fixed << std::setprecision(1)
-              << run->seconds << " s with " << run->workers
-              << (run->workers == 1 ? " worker" : " workers");
-    if (o.shardCount > 1) std::cout << ", shard " << o.shardIndex << "/" << o.shardCount;
-    std::cout << "\n";
-
-    int status = run->ok() ? 0 : 1;
-    if (!options.junitPath.empty()) {
-        if (Status s = writeRegressJUnit(options.junitPath, *run); !s.ok()) {
-            std::cerr << "nncosim regress: " << s.message << "\n";
-            status = 2;
-        } else {
-            std::cout << "JUnit: " << options.junitPath << "\n";
-        }
-    }
-    if (!options.reportDir.empty()) {
-        if (Status s = writeRegressReport(options.reportDir, *run, commandLine); !s.ok()) {
-            std::cerr << "nncosim regress: " << s.message << "\n";
-            status = 2;
-        } else {
-            std::cout << "report: "
-                      << (std::filesystem::path(options.reportDir) / "index.html").string() << "\n";
-        }
-    }
-    return status;
+    return finishRegress(*run, options.junitPath, options.reportDir, commandLine);
 }
 
 void addWorkerCommand(CLI::App& app) {
@@ -175,7 +254,55 @@ void addRegressCommand(CLI::App& app) {
     // Test hooks: make the worker die or hang on an item, to prove both are contained.
     cmd->add_option("--crash-on", options->run.worker.crashOn)->group("");
     cmd->add_option("--hang-on", options->run.worker.hangOn)->group("");
-    cmd->callback([options] { gExitStatus = runRegress(*options); });
+    SlurmOptions& slurm = options->slurmOptions;
+    const char* slurmGroup = "Slurm (a job array of shards, merged)";
+    cmd->add_flag("--slurm", options->slurm,
+                  "Submit the run to Slurm as a job array, one task per shard; wait and merge "
+                  "the shards into one JUnit file and report")
+        ->group(slurmGroup);
+    cmd->add_option("--tasks", slurm.tasks, "--slurm: array tasks (shards)")
+        ->check(CLI::Range(1u, 10000u))
+        ->capture_default_str()
+        ->group(slurmGroup);
+    cmd->add_option("--partition", slurm.partition, "--slurm: sbatch --partition")
+        ->group(slurmGroup);
+    cmd->add_option("--time", slurm.time, "--slurm: sbatch --time of each task (e.g. 1:00:00)")
+        ->group(slurmGroup);
+    cmd->add_option("--sbatch-arg", slurm.sbatchArgs,
+                    "--slurm: one more sbatch option, as given (repeatable), e.g. "
+                    "--sbatch-arg=--cpus-per-task=4 with -j 4")
+        ->allow_extra_args(false)
+        ->group(slurmGroup);
+    cmd->add_option("--slurm-dir", slurm.dir,
+                    "--slurm: where tasks write their shard reports and logs, on a filesystem "
+                    "every node sees (default: REPORT/shards, else ./nncosim-slurm)")
+        ->group(slurmGroup);
+    cmd->add_option("--slurm-wait", slurm.waitSeconds,
+                    "--slurm: seconds to wait for the job array before cancelling it")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str()
+        ->group(slurmGroup);
+    cmd->add_option("--slurm-poll", slurm.pollSeconds, "--slurm: squeue polling period, seconds")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str()
+        ->group(slurmGroup);
+
+    auto merge = std::make_shared<MergeCliOptions>();
+    CLI::App* mergeCmd = cmd->add_subcommand(
+        "merge",
+        "Merge the report directories of a regression's shards (each written with --shard I/N "
+        "--report DIR) into one JUnit file and report");
+    mergeCmd->add_option("dirs", merge->dirs, "Shard report directories (with results.json)")
+        ->required();
+    mergeCmd->add_option("--junit", merge->junitPath, "Write the merged JUnit XML");
+    mergeCmd->add_option("--report", merge->reportDir, "Write the merged report directory");
+    mergeCmd->callback([merge] { gExitStatus = runMerge(*merge); });
+
+    cmd->callback([options, cmd, mergeCmd] {
+        if (mergeCmd->parsed()) return;
+        options->jobsGiven = cmd->count("--jobs") > 0;
+        gExitStatus = runRegress(*options);
+    });
     addWorkerCommand(app);
 }
 

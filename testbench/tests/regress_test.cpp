@@ -334,3 +334,59 @@ TEST_CASE("regress_fault_caught_with_waves") {
     CHECK(md.find("](../waves/random_") != std::string::npos);  // relative links to the waves
     fs::remove_all(dir);
 }
+
+// Shards' reports merge into the run an unsharded regression makes, each failure's re-run line
+// naming its shard; merge refuses what is not one regression's disjoint shards.
+TEST_CASE("regress_merge_shards") {
+    const fs::path dir = freshDir("merge");
+    RegressOptions o = options({"random:4", kAddFile}, "npu");
+    o.worker.npu = "func";
+    o.worker.seed = 7;
+    o.worker.fault = "write-bit:0=1";  // failures in both shards
+    std::ostringstream out, progress;
+    auto whole = runRegression(o, out, progress);
+    REQUIRE(whole.ok());
+    std::vector<std::string> shardDirs;
+    o.shardCount = 2;
+    for (o.shardIndex = 0; o.shardIndex < 2; ++o.shardIndex) {
+        auto shard = runRegression(o, out, progress);
+        REQUIRE(shard.ok());
+        shardDirs.push_back((dir / ("shard-" + std::to_string(o.shardIndex))).string());
+        REQUIRE(writeRegressReport(shardDirs.back(), *shard, "nncosim regress ...").ok());
+    }
+
+    auto merged = mergeRegressReports(shardDirs);
+    REQUIRE_MESSAGE(merged.ok(), merged.status().message);
+    REQUIRE(merged->results.size() == whole->results.size());
+    CHECK(merged->failed == whole->failed);
+    CHECK(merged->passed == whole->passed);
+    CHECK(whole->failed > 1);
+    for (size_t i = 0; i < whole->results.size(); ++i) {
+        CHECK(merged->results[i].id == whole->results[i].id);
+        CHECK(merged->results[i].verdict == whole->results[i].verdict);
+        CHECK(merged->results[i].message == whole->results[i].message);
+        CHECK(merged->results[i].shard == std::to_string(i % 2) + "/2");
+    }
+    REQUIRE(writeRegressReport((dir / "merged").string(), *merged, "nncosim regress merge").ok());
+    REQUIRE(writeRegressJUnit((dir / "merged.xml").string(), *merged).ok());
+    const std::string md = readText(dir / "merged" / "summary.md");
+    CHECK(md.find("- re-run (shard 1/2): `") != std::string::npos);
+    CHECK(md.find("--seed 7 --npu func --fault write-bit:0=1 random@") != std::string::npos);
+    CHECK(readText(dir / "merged.xml").find("re-run (shard 0/2): ") != std::string::npos);
+
+    auto twice = mergeRegressReports({shardDirs[0], shardDirs[0]});
+    REQUIRE_FALSE(twice.ok());
+    CHECK(twice.status().message.find("is in another directory too") != std::string::npos);
+    auto none = mergeRegressReports({(dir / "nothing").string()});
+    REQUIRE_FALSE(none.ok());
+    CHECK(none.status().message.find("no results.json") != std::string::npos);
+    o.worker.seed = 8;
+    o.shardIndex = 0;
+    auto other = runRegression(o, out, progress);
+    REQUIRE(other.ok());
+    REQUIRE(writeRegressReport((dir / "seed8").string(), *other, "nncosim regress ...").ok());
+    auto mixed = mergeRegressReports({shardDirs[1], (dir / "seed8").string()});
+    REQUIRE_FALSE(mixed.ok());
+    CHECK(mixed.status().message.find("not one regression") != std::string::npos);
+    fs::remove_all(dir);
+}
