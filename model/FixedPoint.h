@@ -185,6 +185,29 @@ struct QuantInfo {
     int32_t zeroPoint = 0;
 };
 
+/// Android's quantization of a real value (QUANTIZE, and the float-computed quantized
+/// operations): zeroPoint + round(value / scale) in float, clamped to T's range; NaN gives the
+/// maximum, as std::min/std::max order it.
+template <typename T>
+T quantizeValue(float value, float scale, int32_t zeroPoint) {
+    constexpr float kMin = std::numeric_limits<T>::min();
+    constexpr float kMax = std::numeric_limits<T>::max();
+    const float q = static_cast<float>(zeroPoint) + std::round(value / scale);
+    const float upper = q < kMax ? q : kMax;  // std::min<float>(kMax, q)
+    return static_cast<T>(kMin < upper ? upper : kMin);
+}
+
+/// Android's dequantization: scale * (value - zeroPoint) in float.
+inline float dequantizeValue(int32_t value, float scale, int32_t zeroPoint) {
+    return scale * static_cast<float>(value - zeroPoint);
+}
+
+/// Quantized RSQRT's real function, as Android computes it between dequantization and
+/// quantization.
+inline float reciprocalSqrt(float x) {
+    return 1.0f / std::sqrt(x);
+}
+
 /// TFLite's QuantizeMultiplier: frexp, then the mantissa rounded to 31 fractional bits. A mantissa
 /// that rounds up to 1.0 becomes 0.5 with the exponent raised; multipliers below about 2^-31
 /// flush to zero. Fails only for values that are not finite.

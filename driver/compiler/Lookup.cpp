@@ -1,5 +1,7 @@
-// Unary operations through the LUT unit: RELU, RELU1, RELU6, LOGISTIC and TANH (tables computed
-// as the golden computes them) and the vendor extension's LUT8 (its own table).
+// Unary operations through the LUT unit: every quantized operation whose output byte is a
+// function of its input byte alone (RELU, RELU1, RELU6, LOGISTIC, TANH, HARD_SWISH, RSQRT and
+// CAST between equal types; tables computed with the golden's arithmetic from model/FixedPoint.h)
+// and the vendor extension's LUT8 (its own table).
 #include <algorithm>
 
 #include "driver/compiler/Lowering.h"
@@ -42,16 +44,54 @@ std::optional<Table> sigmoidTable(OperationType opType, const Operand& in, const
     });
 }
 
+// HARD_SWISH in TFLite's int16 fixed point.
+std::optional<Table> hardSwishTable(const Operand& in, const Operand& out) {
+    const auto params =
+        fixedpoint::computeHardSwishParams({in.scale, in.zeroPoint}, {out.scale, out.zeroPoint});
+    if (!params) return std::nullopt;
+    return tableOf(in.type, [&](int32_t v) {
+        return fixedpoint::hardSwishElement(v, *params, typeMin(out.type), typeMax(out.type));
+    });
+}
+
+// RSQRT as Android computes it: dequantize, 1 / sqrt in float, quantize.
+Table rsqrtTable(const Operand& in, const Operand& out) {
+    return tableOf(in.type, [&](int32_t v) -> int32_t {
+        const float real =
+            fixedpoint::reciprocalSqrt(fixedpoint::dequantizeValue(v, in.scale, in.zeroPoint));
+        if (isSigned(out.type))
+            return fixedpoint::quantizeValue<int8_t>(real, out.scale, out.zeroPoint);
+        return fixedpoint::quantizeValue<uint8_t>(real, out.scale, out.zeroPoint);
+    });
+}
+
+// The table of a unary operation from `in`'s to `out`'s quantization; nullopt when the NPU
+// cannot run it exactly.
 std::optional<Table> activationTable(OperationType type, const Operand& in, const Operand& out) {
-    if (type == OperationType::LOGISTIC || type == OperationType::TANH)
-        return sigmoidTable(type, in, out);
-    return reluTable(type, in);
+    switch (type) {
+        case OperationType::RELU:
+        case OperationType::RELU1:
+        case OperationType::RELU6:
+            return reluTable(type, in);
+        case OperationType::LOGISTIC:
+        case OperationType::TANH:
+            return sigmoidTable(type, in, out);
+        case OperationType::HARD_SWISH:
+            return hardSwishTable(in, out);
+        case OperationType::RSQRT:
+            return rsqrtTable(in, out);
+        case OperationType::CAST:  // between quantized types: the stored values unchanged
+            if (in.type != out.type) return std::nullopt;
+            return tableOf(in.type, [](int32_t v) { return v; });
+        default:
+            return std::nullopt;
+    }
 }
 
 Status activationSupported(const Model& model, const Operation& op) {
     const Operand& in = model.main.operands[op.inputs[0]];
     const Operand& out = model.main.operands[op.outputs[0]];
-    if (!isQuant8(in.type) || !activationTable(op.type, in, out))
+    if (!isQuant8(in.type) || out.type != in.type || !activationTable(op.type, in, out))
         return unsupported(op, "only 8-bit quantized tensors with NNAPI's output quantization");
     return okStatus();
 }

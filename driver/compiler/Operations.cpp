@@ -7,11 +7,14 @@ namespace nncosim::driver {
 // Defined in the family files.
 extern const NpuOperation kConvolutionOperation;     // Convolution.cpp
 extern const NpuOperation kPoolingOperation;         // Convolution.cpp
+extern const NpuOperation kMeanOperation;            // Convolution.cpp
 extern const NpuOperation kFullyConnectedOperation;  // FullyConnected.cpp
 extern const NpuOperation kElementwiseOperation;     // Elementwise.cpp
 extern const NpuOperation kActivationOperation;      // Lookup.cpp
 extern const NpuOperation kLut8Operation;            // Lookup.cpp
 extern const NpuOperation kReshapeOperation;         // DataMovement.cpp
+extern const NpuOperation kSqueezeOperation;         // DataMovement.cpp
+extern const NpuOperation kExpandDimsOperation;      // DataMovement.cpp
 extern const NpuOperation kConcatenationOperation;   // DataMovement.cpp
 
 const NpuOperation* findNpuOperation(const Model& model, OperationType type) {
@@ -24,6 +27,8 @@ const NpuOperation* findNpuOperation(const Model& model, OperationType type) {
         case OperationType::AVERAGE_POOL_2D:
         case OperationType::MAX_POOL_2D:
             return &kPoolingOperation;
+        case OperationType::MEAN:
+            return &kMeanOperation;
         case OperationType::FULLY_CONNECTED:
             return &kFullyConnectedOperation;
         case OperationType::ADD:
@@ -35,9 +40,16 @@ const NpuOperation* findNpuOperation(const Model& model, OperationType type) {
         case OperationType::RELU6:
         case OperationType::LOGISTIC:
         case OperationType::TANH:
+        case OperationType::HARD_SWISH:
+        case OperationType::RSQRT:
+        case OperationType::CAST:
             return &kActivationOperation;
         case OperationType::RESHAPE:
             return &kReshapeOperation;
+        case OperationType::SQUEEZE:
+            return &kSqueezeOperation;
+        case OperationType::EXPAND_DIMS:
+            return &kExpandDimsOperation;
         case OperationType::CONCATENATION:
             return &kConcatenationOperation;
         default:
