@@ -504,20 +504,41 @@ bool reducesHeightAndWidth(const Constants& c, const Operation& op) {
     return reduced == std::set<int32_t>{1, 2};
 }
 
-// The MEAN's NHWC input image n and its [N, 1, 1, C] output image, as the DWCONV sees them.
+// Channels [first, first + channels) of the MEAN's NHWC input image n and of its [N, 1, 1, C]
+// output, as the DWCONV sees them.
 std::pair<npu::DeviceTensor, npu::DeviceTensor> meanImages(const std::array<uint32_t, 4>& in,
                                                            uint32_t inBase, uint32_t outBase,
-                                                           uint32_t n) {
+                                                           uint32_t n, uint32_t first,
+                                                           uint32_t channels) {
     npu::DeviceTensor input, output;
-    input.addr = inBase + n * in[1] * in[2] * in[3];
-    input.h = in[1], input.w = in[2], input.c = in[3];
-    output.addr = outBase + n * in[3];
-    output.c = in[3];
+    input.addr = inBase + n * in[1] * in[2] * in[3] + first;
+    input.h = in[1], input.w = in[2], input.c = channels;
+    output.addr = outBase + n * in[3] + first;
+    output.c = channels;
+    input.pixelStride = output.pixelStride = channels == in[3] ? 0 : in[3];
     return {input, output};
 }
 
 npu::ConvGeometry meanGeometry(const std::array<uint32_t, 4>& in) {
     return {in[1], in[2], 1, 1, 1, 1, 0, 0};
+}
+
+// The most channels one DWCONV chain of the MEAN takes: all of them, or the largest multiple of
+// the lanes whose whole map fits the scratchpad (a dry run of the builder); 0: none fits.
+uint32_t meanSliceChannels(const std::array<uint32_t, 4>& in) {
+    const npu::ConvGeometry geometry = meanGeometry(in);
+    uint32_t slice = in[3];
+    while (slice > 0) {
+        const auto [input, output] = meanImages(in, 0, 0, 0, 0, slice);
+        npu::ChainBuilder chain;
+        if (chain
+                .depthwise(input, output, 0, false, 0, geometry, {0, 0, 255},
+                           npu::depthwiseUsesTaps(geometry))
+                .ok())
+            return slice;
+        slice = (slice - 1) / kLanes * kLanes;  // the next smaller multiple of the lanes
+    }
+    return 0;
 }
 
 Status meanSupported(const Model& model, const Operation& op) {
@@ -536,12 +557,8 @@ Status meanSupported(const Model& model, const Operation& op) {
     const uint32_t count = d[1] * d[2];
     if (!meanRequantization(count, meanBias(count)))
         return unsupported(op, "no exact requantization for this count");
-    // A dry run: the tiles must fit the scratchpad.
-    const auto [input, output] = meanImages(d, 0, 0, 0);
-    npu::ChainBuilder chain;
-    const Status st = chain.depthwise(input, output, 0, false, 0, meanGeometry(d), {0, 0, 255},
-                                      npu::depthwiseUsesTaps(meanGeometry(d)));
-    if (!st.ok()) return unsupported(op, st.message);
+    if (meanSliceChannels(d) == 0)
+        return unsupported(op, "the map of one channel block does not fit the scratchpad");
     return okStatus();
 }
 
@@ -560,22 +577,28 @@ Status lowerMean(Lowering& lw, const Operation& op) {
     const int32_t bias = meanBias(count);
     const auto m = meanRequantization(count, bias);
     if (!m) return lw.fail(op, "no exact requantization for this count");
+    const uint32_t slice = meanSliceChannels(d);
+    if (slice == 0) return lw.fail(op, "the map of one channel block does not fit the scratchpad");
     const npu::ConvGeometry geometry = meanGeometry(d);
     const bool taps = npu::depthwiseUsesTaps(geometry);
-    const std::vector<uint8_t> weights(size_t{count} * d[3], kMeanWeight);
-    const std::vector<npu::ChannelQuant> quant(d[3], {bias, m->multiplier, m->shift});
+    // Every slice has the same weights and quantization: one stream for the largest.
+    const std::vector<uint8_t> weights(size_t{count} * slice, kMeanWeight);
+    const std::vector<npu::ChannelQuant> quant(slice, {bias, m->multiplier, m->shift});
     const std::vector<uint8_t> stream =
-        npu::packDepthwiseWeights(weights.data(), d[3], d[1], d[2], 0, quant, taps);
+        npu::packDepthwiseWeights(weights.data(), slice, d[1], d[2], 0, quant, taps);
     const uint32_t wAddr = lw.addConstant(stream.data(), stream.size());
     lw.fenceNext();
     const uint32_t inBase = lw.address(op.inputs[0]), outBase = lw.address(op.outputs[0]);
     for (uint32_t n = 0; n < d[0]; ++n) {
-        const auto [input, output] = meanImages(d, inBase, outBase, n);
-        npu::ChainBuilder chain;
-        const Status st =
-            chain.depthwise(input, output, wAddr, false, 0, geometry, {0, 0, 255}, taps);
-        if (!st.ok()) return lw.fail(op, st.message);
-        lw.emitChain(chain);
+        for (uint32_t first = 0; first < d[3]; first += slice) {
+            const auto [input, output] =
+                meanImages(d, inBase, outBase, n, first, std::min(slice, d[3] - first));
+            npu::ChainBuilder chain;
+            const Status st =
+                chain.depthwise(input, output, wAddr, false, 0, geometry, {0, 0, 255}, taps);
+            if (!st.ok()) return lw.fail(op, st.message);
+            lw.emitChain(chain);
+        }
     }
     return okStatus();
 }

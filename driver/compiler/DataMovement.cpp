@@ -117,26 +117,31 @@ Status lowerConcatenation(Lowering& lw, const Operation& op) {
         const uint32_t k = op.inputs[i];
         const uint64_t inner = elementCount(lw.dims(k)) / std::max<uint64_t>(1, outer);
         if (inner == 0) continue;
-        if (inner > kMaxCount || outer > kMaxCount)
-            return lw.fail(op, "slabs beyond the descriptor's 16 bits");
+        if (outer > kMaxCount) return lw.fail(op, "more slabs than the descriptor's 16 bits");
         const npu::Descriptor d =
             lookupDescriptor(lw, lw.operand(k).type, out.type, requantTable(lw.operand(k), out));
-        const uint32_t maxRows = std::max(1u, maxWords / ceilDiv(inner, npu::kDramBusBytes));
+        // Slabs longer than a row's 16-bit INNER are copied in column chunks of whole words.
+        const uint32_t chunk = std::min<uint64_t>(inner, kMaxCount / kAlign * kAlign);
+        const uint32_t maxRows = std::max(1u, maxWords / ceilDiv(chunk, npu::kDramBusBytes));
         const uint32_t inBase = lw.address(k);
         const auto in32 = static_cast<uint32_t>(inner);
-        for (uint64_t r0 = 0; r0 < outer; r0 += maxRows) {
-            const auto rows = static_cast<uint32_t>(std::min<uint64_t>(maxRows, outer - r0));
-            npu::Descriptor t = d;
-            t.a = {inBase + static_cast<uint32_t>(r0 * inner), in32, rows, in32, 1, 1, 0, 0};
-            t.out = {outBase + static_cast<uint32_t>(r0 * outInner + offset),
-                     in32,
-                     rows,
-                     static_cast<uint32_t>(outInner),
-                     1,
-                     1,
-                     0,
-                     0};
-            lw.emit(t);
+        for (uint32_t c0 = 0; c0 < in32; c0 += chunk) {
+            const uint32_t width = std::min(chunk, in32 - c0);
+            for (uint64_t r0 = 0; r0 < outer; r0 += maxRows) {
+                const auto rows = static_cast<uint32_t>(std::min<uint64_t>(maxRows, outer - r0));
+                npu::Descriptor t = d;
+                t.a = {
+                    inBase + static_cast<uint32_t>(r0 * inner) + c0, width, rows, in32, 1, 1, 0, 0};
+                t.out = {outBase + static_cast<uint32_t>(r0 * outInner + offset) + c0,
+                         width,
+                         rows,
+                         static_cast<uint32_t>(outInner),
+                         1,
+                         1,
+                         0,
+                         0};
+                lw.emit(t);
+            }
         }
         offset += inner;
     }

@@ -242,13 +242,14 @@ TEST_CASE("rewrite_lookup_operations_match_golden") {
 
 TEST_CASE("rewrite_mean_runs_as_a_depthwise_convolution") {
     // MEAN over H and W on the NPU (truncating like NNAPI's) for map sizes whose count is odd,
-    // even, a power of two and 1, both keep_dims forms; extremes and random values.
+    // even, a power of two and 1, both keep_dims forms, and a map too large for all channels at
+    // once (run in channel slices); extremes and random values.
     struct Case {
         uint32_t h, w;
         bool keepDims;
     };
     for (const Case& c : {Case{7, 7, false}, Case{4, 5, true}, Case{8, 8, false}, Case{1, 1, true},
-                          Case{13, 11, false}}) {
+                          Case{13, 11, false}, Case{40, 40, false}}) {
         INFO(c.h << "x" << c.w << (c.keepDims ? " keep" : ""));
         ModelBuilder b;
         const uint32_t in = b.addInput(kQ8, {2, c.h, c.w, 40}, 0.1f, 100);
@@ -336,4 +337,19 @@ TEST_CASE("rewrite_converter_style_zoo_networks") {
         CHECK(countNpu(partitions) == c.npuPartitions);
         CHECK(partitionOperations(*model, withoutRewrites).size() == c.partitionsWithoutRewrites);
     }
+}
+
+TEST_CASE("npu_concatenation_of_slabs_longer_than_a_row") {
+    // Along axis 1 of [1, rows, 250]: each input is one slab of rows x 250 bytes, more than a
+    // descriptor row's 16-bit INNER, copied in column chunks.
+    ModelBuilder b;
+    const uint32_t a = b.addInput(kQ8, {1, 300, 250}, 0.5f, 100);
+    const uint32_t c = b.addInput(kQ8, {1, 100, 250}, 0.25f, 3);
+    const uint32_t out = b.addOutput(kQ8, {1, 400, 250}, 0.5f, 100);
+    b.addOperation(OperationType::CONCATENATION, {a, c, b.addInt32(1)}, {out});
+    const Model model = b.build();
+    CHECK(claims(model) == std::vector<bool>{true});
+    const auto partitions = runMatchingGolden(model);
+    CHECK(partitions.size() == 1);
+    CHECK(countNpu(partitions) == 1);  // prepared on the NPU, not fallen back to the CPU
 }
