@@ -564,29 +564,37 @@ constexpr uint32_t kSegmentationClasses = 21;
 constexpr uint32_t kDetectionClasses = 91;
 constexpr uint32_t kAnchors = 3;
 
+/// Channels scaled by the width multiplier, at least 8.
+uint32_t scaledWidth(uint32_t channels, float alpha) {
+    return std::max<uint32_t>(8, static_cast<uint32_t>(std::lround(channels * alpha)));
+}
+
 void buildDeepLabHead(NetBuilder& net, const ZooConfig& config) {
+    const auto width = [&](uint32_t c) { return scaledWidth(c, config.widthMultiplier); };
     Tensor x = net.input(config.inputSize);
-    x = net.conv(x, 32, 3, 2, Act::kRelu6, kRelu6Target);
-    x = net.conv(x, 64, 3, 2, Act::kRelu6, kRelu6Target);
+    x = net.conv(x, width(32), 3, 2, Act::kRelu6, kRelu6Target);
+    x = net.conv(x, width(64), 3, 2, Act::kRelu6, kRelu6Target);
     // Atrous spatial pyramid pooling: 1x1, 3x3 dilated 2 and 4, and the image's average.
     const uint32_t h = x.dims[1], w = x.dims[2];
-    Tensor pooled = net.conv(net.averagePoolGlobal(x), 64, 1, 1, Act::kRelu, kReluTarget);
+    const uint32_t c = width(64);
+    Tensor pooled = net.conv(net.averagePoolGlobal(x), c, 1, 1, Act::kRelu, kReluTarget);
     const Tensor branches = net.concat(
-        {net.conv(x, 64, 1, 1, Act::kRelu, kReluTarget),
-         net.conv(x, 64, 3, 1, Act::kRelu, kReluTarget, 2),
-         net.conv(x, 64, 3, 1, Act::kRelu, kReluTarget, 4), net.resizeBilinear(pooled, h, w)},
+        {net.conv(x, c, 1, 1, Act::kRelu, kReluTarget),
+         net.conv(x, c, 3, 1, Act::kRelu, kReluTarget, 2),
+         net.conv(x, c, 3, 1, Act::kRelu, kReluTarget, 4), net.resizeBilinear(pooled, h, w)},
         3);
-    Tensor y = net.conv(branches, 64, 1, 1, Act::kRelu, kReluTarget);
+    Tensor y = net.conv(branches, c, 1, 1, Act::kRelu, kReluTarget);
     y = net.conv(y, kSegmentationClasses, 1, 1, Act::kNone, kLogitTarget);
     net.markOutput(net.resizeBilinear(y, config.inputSize, config.inputSize));
 }
 
 void buildSsdHead(NetBuilder& net, const ZooConfig& config) {
+    const auto width = [&](uint32_t c) { return scaledWidth(c, config.widthMultiplier); };
     Tensor x = net.input(config.inputSize);
-    x = net.conv(x, 32, 3, 2, Act::kRelu6, kRelu6Target);
-    x = net.conv(x, 64, 3, 2, Act::kRelu6, kRelu6Target);
-    const Tensor f1 = net.conv(x, 128, 3, 2, Act::kRelu6, kRelu6Target);
-    const Tensor f2 = net.conv(f1, 256, 3, 2, Act::kRelu6, kRelu6Target);
+    x = net.conv(x, width(32), 3, 2, Act::kRelu6, kRelu6Target);
+    x = net.conv(x, width(64), 3, 2, Act::kRelu6, kRelu6Target);
+    const Tensor f1 = net.conv(x, width(128), 3, 2, Act::kRelu6, kRelu6Target);
+    const Tensor f2 = net.conv(f1, width(256), 3, 2, Act::kRelu6, kRelu6Target);
     std::vector<Tensor> boxes, classes;
     for (const Tensor& f : {f1, f2}) {
         const uint32_t anchors = f.dims[1] * f.dims[2] * kAnchors;
