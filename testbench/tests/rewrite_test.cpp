@@ -5,6 +5,7 @@
 // fewer partitions than without the rewrite.
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <random>
 #include <set>
 
@@ -78,7 +79,8 @@ uint32_t padConstant(ModelBuilder& b, std::vector<int32_t> paddings) {
 
 /// in [1, 9, 9, 16] -> 0 PAD (H 1+1, W 2+0) -> 1 CONV_2D 3x3 VALID -> out0, and
 /// in -> 2 PAD_V2 (H 0+1, W 1+1, the zero point) -> 3 DEPTHWISE_CONV_2D 3x3/2 with explicit
-/// padding (1, 0, 1, 0) -> out1. Both PADs fold.
+/// padding (1, 0, 1, 0) -> out1, and in -> 4 PAD (H 1+1, W 1+1) -> 5 GROUPED_CONV_2D (2 groups)
+/// 3x3 VALID -> out2. Every PAD folds.
 Model padModel() {
     ModelBuilder b;
     const QuantTensor in{b.addInput(kQ8, {1, 9, 9, 16}, 1.0f / 128, 120), 1.0f / 128, 120};
@@ -110,6 +112,18 @@ Model padModel() {
     std::vector<uint32_t> dwInputs{padded2, dwFilter, biasOperand};
     for (int32_t v : {1, 0, 1, 0, 2, 2, 1, 0}) dwInputs.push_back(b.addInt32(v));
     b.addOperation(OperationType::DEPTHWISE_CONV_2D, dwInputs, {out1});
+
+    const uint32_t padded3 = b.addOperand(kQ8, {1, 11, 11, 16}, 1.0f / 128, 120);
+    b.addOperation(OperationType::PAD, {in.operand, padConstant(b, {0, 0, 1, 1, 1, 1, 0, 0})},
+                   {padded3});
+    std::vector<uint8_t> groupWeights(16 * 9 * 8);
+    for (auto& w : groupWeights) w = static_cast<uint8_t>(rng());
+    const uint32_t groupFilter = b.addConstant(kQ8, {16, 3, 3, 8}, groupWeights, 1.0f / 64, 128);
+    const uint32_t out2 = b.addOutput(kQ8, {1, 9, 9, 16}, 1.0f / 16, 128);
+    b.addOperation(OperationType::GROUPED_CONV_2D,
+                   {padded3, groupFilter, biasOperand, b.addInt32(2), b.addInt32(1), b.addInt32(1),
+                    b.addInt32(2), b.addInt32(0), b.addBool(false)},
+                   {out2});
     return b.build();
 }
 
@@ -118,19 +132,20 @@ Model padModel() {
 TEST_CASE("rewrite_pad_folds_into_convolutions") {
     const Model model = padModel();
     const std::vector<bool> supported = claims(model);
-    CHECK(supported == std::vector<bool>{true, true, true, true});
+    CHECK(supported == std::vector<bool>(6, true));
 
     // One NPU partition; without the fold (the PADs on the CPU) the runtime needs two.
     const auto partitions = runMatchingGolden(model);
     CHECK(partitions.size() == 1);
     CHECK(countNpu(partitions) == 1);
-    CHECK(partitionOperations(model, {false, true, false, true}).size() == 2);
+    CHECK(partitionOperations(model, {false, true, false, true, false, true}).size() == 2);
 
     // The PADs cost nothing: no descriptor is tagged with them.
     auto program = driver::compileModel(model, {});
     REQUIRE_MESSAGE(program.ok(), program.status().message);
-    for (const npu::Descriptor& d : program->descriptors) CHECK((d.tag == 1 || d.tag == 3));
-    CHECK(program->operationNames.size() == 4);
+    for (const npu::Descriptor& d : program->descriptors)
+        CHECK((d.tag == 1 || d.tag == 3 || d.tag == 5));
+    CHECK(program->operationNames.size() == 6);
 }
 
 TEST_CASE("rewrite_pad_stays_unclaimed_where_it_cannot_fold") {
@@ -352,4 +367,26 @@ TEST_CASE("npu_concatenation_of_slabs_longer_than_a_row") {
     const auto partitions = runMatchingGolden(model);
     CHECK(partitions.size() == 1);
     CHECK(countNpu(partitions) == 1);  // prepared on the NPU, not fallen back to the CPU
+}
+
+TEST_CASE("rewrite_zoo_converter_style_through_the_cli") {
+    // `nncosim zoo ... --converter-style` then `nncosim run --backend auto`: the PADs and MEAN on
+    // the NPU, only TRANSPOSE and SOFTMAX on the CPU, outputs identical to the golden's.
+    const std::string dir = makeTempDir("nncosim-rewrite-");
+    REQUIRE_FALSE(dir.empty());
+    CliResult zoo = cli(dir,
+                        "zoo mobilenet_v2 --quant8 --converter-style --input-size 32 --width 0.25 "
+                        "--classes 8 -o m.json");
+    REQUIRE_MESSAGE(zoo.status == 0, zoo.output);
+    CHECK(zoo.output.find("mobilenet_v2_0.25_32_quant8_converter") != std::string::npos);
+    CliResult run = cli(dir, "run m.json --backend auto --npu func --json r.json");
+    CHECK_MESSAGE(run.status == 0, run.output);
+    const nlohmann::json report = readJson(dir + "/r.json");
+    CHECK(report["verdict"] == "pass");
+    std::set<std::string> onCpu;
+    for (const auto& op : report["operations"]) {
+        if (op["device"] == "cpu") onCpu.insert(op["type"].get<std::string>());
+    }
+    CHECK(onCpu == std::set<std::string>{"TRANSPOSE", "SOFTMAX"});
+    std::filesystem::remove_all(dir);
 }
