@@ -786,6 +786,53 @@ constexpr int16_t downscaleMultiplierToInt16(int32_t multiplier) {
     return static_cast<int16_t>((multiplier + kRoundingOffset) >> 16);
 }
 
+/// Android's requantize() of MAXIMUM, MINIMUM and SELECT inputs to the output's quantization:
+/// dequantized in float, divided in double, clamped to T's range before rounding.
+template <typename T>
+T requantizeValue(T value, QuantInfo from, QuantInfo to) {
+    const double real = dequantizeValue(value, from.scale, from.zeroPoint);
+    const double rescaled = real / static_cast<double>(to.scale) + to.zeroPoint;
+    if (rescaled < std::numeric_limits<T>::min()) return std::numeric_limits<T>::min();
+    if (rescaled > std::numeric_limits<T>::max()) return std::numeric_limits<T>::max();
+    return static_cast<T>(std::round(rescaled));
+}
+
+/// Parameters of quantized PRELU as Android derives them: positive inputs rescaled by
+/// inputScale / outputScale (divided in float), negative ones, multiplied by alpha, by
+/// inputScale * alphaScale / outputScale (divided in double).
+struct PreluParams {
+    int32_t inputZeroPoint = 0;
+    int32_t alphaZeroPoint = 0;
+    int32_t outputZeroPoint = 0;
+    QuantizedMultiplier positive;
+    QuantizedMultiplier negative;
+};
+
+inline std::optional<PreluParams> computePreluParams(QuantInfo input, QuantInfo alpha,
+                                                     QuantInfo output) {
+    const float inputOverOutput = input.scale / output.scale;
+    const float productScale = input.scale * alpha.scale;
+    const auto positive = quantizeMultiplier(inputOverOutput);
+    const auto negative =
+        quantizeMultiplier(static_cast<double>(productScale) / static_cast<double>(output.scale));
+    if (!positive || !negative) return std::nullopt;
+    return PreluParams{input.zeroPoint, alpha.zeroPoint, output.zeroPoint, *positive, *negative};
+}
+
+/// One element of quantized PRELU: stored input and alpha values in, the stored output value
+/// (clamped to [qmin, qmax]) out.
+constexpr int32_t preluElement(int32_t value, int32_t alphaValue, const PreluParams& params,
+                               int32_t qmin, int32_t qmax) {
+    const int32_t input = value - params.inputZeroPoint;
+    const int32_t result =
+        input >= 0
+            ? multiplyByQuantizedMultiplier(input, params.positive.multiplier,
+                                            params.positive.shift)
+            : multiplyByQuantizedMultiplier(input * (alphaValue - params.alphaZeroPoint),
+                                            params.negative.multiplier, params.negative.shift);
+    return std::clamp<int32_t>(params.outputZeroPoint + result, qmin, qmax);
+}
+
 /// Parameters of quantized HARD_SWISH (TFLite's HardSwishParams as Android fills them): the input
 /// moves to a "hires" scale of inputScale / 128; one multiplier takes it to the output scale,
 /// another to the "reluish" scale where 3.0 is 2^15.

@@ -5,17 +5,18 @@
 namespace nncosim::driver {
 
 // Defined in the family files.
-extern const NpuOperation kConvolutionOperation;     // Convolution.cpp
-extern const NpuOperation kPoolingOperation;         // Convolution.cpp
-extern const NpuOperation kMeanOperation;            // Convolution.cpp
-extern const NpuOperation kFullyConnectedOperation;  // FullyConnected.cpp
-extern const NpuOperation kElementwiseOperation;     // Elementwise.cpp
-extern const NpuOperation kActivationOperation;      // Lookup.cpp
-extern const NpuOperation kLut8Operation;            // Lookup.cpp
-extern const NpuOperation kReshapeOperation;         // DataMovement.cpp
-extern const NpuOperation kSqueezeOperation;         // DataMovement.cpp
-extern const NpuOperation kExpandDimsOperation;      // DataMovement.cpp
-extern const NpuOperation kConcatenationOperation;   // DataMovement.cpp
+extern const NpuOperation kConvolutionOperation;      // Convolution.cpp
+extern const NpuOperation kPoolingOperation;          // Convolution.cpp
+extern const NpuOperation kMeanOperation;             // Convolution.cpp
+extern const NpuOperation kFullyConnectedOperation;   // FullyConnected.cpp
+extern const NpuOperation kElementwiseOperation;      // Elementwise.cpp
+extern const NpuOperation kActivationOperation;       // Lookup.cpp
+extern const NpuOperation kConstantOperandOperation;  // Lookup.cpp
+extern const NpuOperation kLut8Operation;             // Lookup.cpp
+extern const NpuOperation kReshapeOperation;          // DataMovement.cpp
+extern const NpuOperation kSqueezeOperation;          // DataMovement.cpp
+extern const NpuOperation kExpandDimsOperation;       // DataMovement.cpp
+extern const NpuOperation kConcatenationOperation;    // DataMovement.cpp
 
 const NpuOperation* findNpuOperation(const Model& model, OperationType type) {
     if (npu_extension::isLut8(model, type)) return &kLut8Operation;
@@ -44,6 +45,10 @@ const NpuOperation* findNpuOperation(const Model& model, OperationType type) {
         case OperationType::RSQRT:
         case OperationType::CAST:
             return &kActivationOperation;
+        case OperationType::PRELU:
+        case OperationType::MAXIMUM:
+        case OperationType::MINIMUM:
+            return &kConstantOperandOperation;
         case OperationType::RESHAPE:
             return &kReshapeOperation;
         case OperationType::SQUEEZE:

@@ -255,6 +255,61 @@ TEST_CASE("rewrite_lookup_operations_match_golden") {
     }
 }
 
+TEST_CASE("rewrite_constant_operand_operations_on_the_lookup_unit") {
+    // PRELU, MAXIMUM and MINIMUM whose other operand is a constant of one value (either side for
+    // MAXIMUM and MINIMUM): every stored value, unsigned and signed, identical to the golden.
+    for (OperandType type : {kQ8, kS8}) {
+        const int32_t zero = type == kQ8 ? 128 : 0;
+        for (OperationType op :
+             {OperationType::PRELU, OperationType::MAXIMUM, OperationType::MINIMUM}) {
+            for (bool constantFirst : {false, true}) {
+                if (op == OperationType::PRELU && constantFirst) continue;
+                INFO(nameOf(op) << " " << nameOf(type) << (constantFirst ? " constant first" : ""));
+                ModelBuilder b;
+                const uint32_t in = b.addInput(type, {1, 256}, 0.05f, zero);
+                const uint8_t value = type == kQ8 ? 100 : 0xf0;  // below the zero point
+                const uint32_t constant =
+                    b.addConstant(type, {1, 1}, std::vector<uint8_t>{value}, 0.03f, zero + 5);
+                const uint32_t out = b.addOutput(type, {1, 256}, 0.04f, zero - 3);
+                b.addOperation(
+                    op, constantFirst ? std::vector{constant, in} : std::vector{in, constant},
+                    {out});
+                const Model model = b.build();
+                REQUIRE(validateModel(model).ok());
+                REQUIRE(driver::checkOperationSupported(model, 0).ok());
+                TensorData values{{1, 256}, std::vector<uint8_t>(256)};
+                for (int v = 0; v < 256; ++v) values.bytes[v] = static_cast<uint8_t>(v);
+                RuntimeOptions options;
+                options.placement = Placement::kNpu;
+                options.npu = functionalNpu();
+                auto runtime = HostRuntime::create(model, options);
+                REQUIRE_MESSAGE(runtime.ok(), runtime.status().message);
+                auto outputs = (*runtime)->execute({values});
+                REQUIRE_MESSAGE(outputs.ok(), outputs.status().message);
+                auto reference = golden::execute(model, {values});
+                REQUIRE(reference.ok());
+                CHECK(outputs->at(0).bytes == reference->at(0).bytes);
+                CHECK(std::set<uint8_t>(outputs->at(0).bytes.begin(), outputs->at(0).bytes.end())
+                          .size() > 16);
+            }
+        }
+    }
+    // Not claimed: alpha of several values; a constant that enlarges the other operand.
+    auto claimed = [](std::vector<uint32_t> constantDims, std::vector<uint8_t> constant) {
+        ModelBuilder b;
+        const uint32_t in = b.addInput(kQ8, {1, 4}, 0.05f, 128);
+        const uint32_t c = b.addConstant(kQ8, constantDims, constant, 0.03f, 128);
+        const uint32_t out = b.addOutput(kQ8, {}, 0.05f, 128);
+        b.addOperation(OperationType::PRELU, {in, c}, {out});
+        const Model model = b.build();
+        REQUIRE(validateModel(model).ok());
+        return driver::checkOperationSupported(model, 0).ok();
+    };
+    CHECK(claimed({4}, {7, 7, 7, 7}));
+    CHECK_FALSE(claimed({4}, {7, 7, 8, 7}));
+    CHECK_FALSE(claimed({2, 4}, std::vector<uint8_t>(8, 7)));
+}
+
 TEST_CASE("rewrite_mean_runs_as_a_depthwise_convolution") {
     // MEAN over H and W on the NPU (truncating like NNAPI's) for map sizes whose count is odd,
     // even, a power of two and 1, both keep_dims forms, and a map too large for all channels at
