@@ -2,8 +2,10 @@
 // on the SystemC platform with the DRAM model at 16 bytes/cycle and 100-cycle latency, and the
 // table gives MACs / (rows x columns x cycles). Layers that repeat in the network run once and
 // count `repeat` times in the network totals. A second MobileNet-v1 table runs each depthwise
-// layer fused with the pointwise layer after it (CHAIN_OUT / CHAIN_IN). Prints figures; asserts
-// nothing.
+// layer fused with the pointwise layer after it (CHAIN_OUT / CHAIN_IN). A last table runs whole
+// zoo networks in the form converters write them (the converter-style MobileNet-v2 and the
+// DeepLab- and SSD-like heads) through the driver and the host runtime, as an application would:
+// NPU cycles of all its jobs, utilization over them, partitions. Prints figures; asserts nothing.
 #include <cstdio>
 #include <random>
 #include <string>
@@ -13,6 +15,8 @@
 #include "driver/ChainBuilder.h"
 #include "driver/NpuRegisters.h"
 #include "sim/Platform.h"
+#include "testbench/Zoo.h"
+#include "testbench/runtime/HostRuntime.h"
 
 namespace nncosim::bench {
 namespace {
@@ -209,16 +213,69 @@ int runFusedMobilenet(driver::HardwareAccess& hw, const std::vector<LayerShape>&
     return 0;
 }
 
+// Whole 224x224 quant8 zoo networks in converter style through the driver, partitioned by the
+// host runtime (Android's rules); CPU partitions run on the golden and cost no NPU cycles.
+int runZooNetworks(const std::shared_ptr<NpuContext>& npu) {
+    std::printf(
+        "\nWhole networks, converter style (NCHW input + TRANSPOSE, explicit PADs, MEAN), "
+        "224x224 quant8, through the driver and the host runtime\n");
+    std::printf("%-34s %9s %10s %7s %11s %5s %s\n", "network", "MMAC", "NPU cycles", "util%",
+                "partitions", "NPU", "on the CPU");
+    for (zoo::Network network :
+         {zoo::Network::kMobileNetV2, zoo::Network::kDeepLabHead, zoo::Network::kSsdHead}) {
+        zoo::ZooConfig config;
+        config.network = network;
+        config.precision = zoo::Precision::kQuant8;
+        config.converterStyle = true;
+        auto model = zoo::buildZooModel(config);
+        if (!model) {
+            std::fprintf(stderr, "%s\n", model.status().message.c_str());
+            return 1;
+        }
+        RuntimeOptions options;
+        options.npu = npu;
+        auto runtime = HostRuntime::create(*model, options);
+        auto inputs = zoo::randomInputs(*model, 7);
+        if (!runtime || !inputs) {
+            std::fprintf(stderr, "%s: %s\n", zoo::modelName(config).c_str(),
+                         (runtime ? inputs.status() : runtime.status()).message.c_str());
+            return 1;
+        }
+        ExecutionRecord record;
+        auto outputs = (*runtime)->execute(*inputs, &record);
+        if (!outputs) {
+            std::fprintf(stderr, "%s: %s\n", zoo::modelName(config).c_str(),
+                         outputs.status().message.c_str());
+            return 1;
+        }
+        size_t npuPartitions = 0;
+        for (const Partition& p : (*runtime)->partitions()) npuPartitions += p.npu;
+        std::string cpu;
+        for (const OperationRecord& op : record.operations) {
+            if (!op.npu) cpu += (cpu.empty() ? "" : " ") + nameOf(op.type);
+        }
+        // Every multiply-accumulating layer runs on the NPU.
+        const double macs = static_cast<double>(zoo::countMacs(*model));
+        const double cycles = static_cast<double>(record.npuCycles);
+        std::printf("%-34s %9.2f %10.0f %7.1f %11zu %5zu %s\n", zoo::modelName(config).c_str(),
+                    macs / 1e6, cycles, 100 * macs / (kPes * cycles),
+                    (*runtime)->partitions().size(), npuPartitions, cpu.c_str());
+    }
+    return 0;
+}
+
 int run() {
     sim::PlatformConfig config;
     config.dramBytesPerCycle = 16;
     config.dramLatencyCycles = 100;
-    auto platform = sim::createSystemCPlatform(config);
-    if (!platform.ok()) {
-        std::fprintf(stderr, "%s\n", platform.status().message.c_str());
+    // One platform (SystemC elaborates once) with the driver on it, for the whole networks; the
+    // layer tables program it directly (the profiler passes everything through).
+    auto npu = makeNpuContext(config);
+    if (!npu) {
+        std::fprintf(stderr, "%s\n", npu.status().message.c_str());
         return 1;
     }
-    driver::HardwareAccess& hw = **platform;
+    driver::HardwareAccess& hw = *(*npu)->hardware;
     std::printf(
         "PE utilization = layer MACs / (%ux%u PEs x cycles from doorbell to interrupt); "
         "ctr%% uses the PERF_MACS counter.\nDRAM: %u B/cycle, %u-cycle latency. wait_*: "
@@ -253,7 +310,7 @@ int run() {
             "each adds to its pointwise layer)\n",
             100 * fusedDepthwise.utilization(), 100 * fusedDepthwiseStride1.utilization());
     }
-    return 0;
+    return runZooNetworks(*npu);
 }
 
 }  // namespace

@@ -30,6 +30,8 @@ std::vector<uint32_t> compileTimeInputs(const Model& model) {
 
 Status checkOperationSupported(const Model& model, uint32_t index) {
     const Operation& op = model.main.operations[index];
+    if (op.type == OperationType::PAD || op.type == OperationType::PAD_V2)
+        return padFolds(model, index);
     const NpuOperation* npuOp = findNpuOperation(model, op.type);
     if (!npuOp) {
         return unsupported(
@@ -51,7 +53,8 @@ Result<Program> compileModel(const Model& model,
         Status st = checkOperationSupported(model, i);
         if (!st.ok()) return fail(ErrorStatus::GENERAL_FAILURE, "operation ", i, ": ", st.message);
     }
-    return Lowering(model, inputShapes, inputValues).run();
+    const RewrittenModel rewritten = rewriteGraph(model);
+    return Lowering(model, rewritten, inputShapes, inputValues).run();
 }
 
 }  // namespace nncosim::driver

@@ -185,6 +185,29 @@ struct QuantInfo {
     int32_t zeroPoint = 0;
 };
 
+/// Android's quantization of a real value (QUANTIZE, and the float-computed quantized
+/// operations): zeroPoint + round(value / scale) in float, clamped to T's range; NaN gives the
+/// maximum, as std::min/std::max order it.
+template <typename T>
+T quantizeValue(float value, float scale, int32_t zeroPoint) {
+    constexpr float kMin = std::numeric_limits<T>::min();
+    constexpr float kMax = std::numeric_limits<T>::max();
+    const float q = static_cast<float>(zeroPoint) + std::round(value / scale);
+    const float upper = q < kMax ? q : kMax;  // std::min<float>(kMax, q)
+    return static_cast<T>(kMin < upper ? upper : kMin);
+}
+
+/// Android's dequantization: scale * (value - zeroPoint) in float.
+inline float dequantizeValue(int32_t value, float scale, int32_t zeroPoint) {
+    return scale * static_cast<float>(value - zeroPoint);
+}
+
+/// Quantized RSQRT's real function, as Android computes it between dequantization and
+/// quantization.
+inline float reciprocalSqrt(float x) {
+    return 1.0f / std::sqrt(x);
+}
+
 /// TFLite's QuantizeMultiplier: frexp, then the mantissa rounded to 31 fractional bits. A mantissa
 /// that rounds up to 1.0 becomes 0.5 with the exponent raised; multipliers below about 2^-31
 /// flush to zero. Fails only for values that are not finite.
@@ -761,6 +784,53 @@ constexpr int16_t downscaleMultiplierToInt16(int32_t multiplier) {
         return std::numeric_limits<int16_t>::max();
     }
     return static_cast<int16_t>((multiplier + kRoundingOffset) >> 16);
+}
+
+/// Android's requantize() of MAXIMUM, MINIMUM and SELECT inputs to the output's quantization:
+/// dequantized in float, divided in double, clamped to T's range before rounding.
+template <typename T>
+T requantizeValue(T value, QuantInfo from, QuantInfo to) {
+    const double real = dequantizeValue(value, from.scale, from.zeroPoint);
+    const double rescaled = real / static_cast<double>(to.scale) + to.zeroPoint;
+    if (rescaled < std::numeric_limits<T>::min()) return std::numeric_limits<T>::min();
+    if (rescaled > std::numeric_limits<T>::max()) return std::numeric_limits<T>::max();
+    return static_cast<T>(std::round(rescaled));
+}
+
+/// Parameters of quantized PRELU as Android derives them: positive inputs rescaled by
+/// inputScale / outputScale (divided in float), negative ones, multiplied by alpha, by
+/// inputScale * alphaScale / outputScale (divided in double).
+struct PreluParams {
+    int32_t inputZeroPoint = 0;
+    int32_t alphaZeroPoint = 0;
+    int32_t outputZeroPoint = 0;
+    QuantizedMultiplier positive;
+    QuantizedMultiplier negative;
+};
+
+inline std::optional<PreluParams> computePreluParams(QuantInfo input, QuantInfo alpha,
+                                                     QuantInfo output) {
+    const float inputOverOutput = input.scale / output.scale;
+    const float productScale = input.scale * alpha.scale;
+    const auto positive = quantizeMultiplier(inputOverOutput);
+    const auto negative =
+        quantizeMultiplier(static_cast<double>(productScale) / static_cast<double>(output.scale));
+    if (!positive || !negative) return std::nullopt;
+    return PreluParams{input.zeroPoint, alpha.zeroPoint, output.zeroPoint, *positive, *negative};
+}
+
+/// One element of quantized PRELU: stored input and alpha values in, the stored output value
+/// (clamped to [qmin, qmax]) out.
+constexpr int32_t preluElement(int32_t value, int32_t alphaValue, const PreluParams& params,
+                               int32_t qmin, int32_t qmax) {
+    const int32_t input = value - params.inputZeroPoint;
+    const int32_t result =
+        input >= 0
+            ? multiplyByQuantizedMultiplier(input, params.positive.multiplier,
+                                            params.positive.shift)
+            : multiplyByQuantizedMultiplier(input * (alphaValue - params.alphaZeroPoint),
+                                            params.negative.multiplier, params.negative.shift);
+    return std::clamp<int32_t>(params.outputZeroPoint + result, qmin, qmax);
 }
 
 /// Parameters of quantized HARD_SWISH (TFLite's HardSwishParams as Android fills them): the input

@@ -100,8 +100,12 @@ uint32_t sameOutputSize(uint32_t in, uint32_t stride) {
 /// pre-activations hit their Target, and tracks each channel's moments to size quantization.
 class NetBuilder {
   public:
-    NetBuilder(Precision precision, uint32_t seed) : mPrecision(precision), mRng(seed) {}
+    NetBuilder(Precision precision, uint32_t seed, bool converterStyle)
+        : mPrecision(precision), mRng(seed), mConverterStyle(converterStyle) {}
 
+    bool converterStyle() const { return mConverterStyle; }
+
+    /// The NHWC input; in converter style an NCHW model input and its TRANSPOSE.
     Tensor input(uint32_t size) {
         Tensor t;
         t.dims = {1, size, size, 3};
@@ -111,12 +115,22 @@ class NetBuilder {
             t.zeroPoint = 128;
         }
         t.channels.assign(3, Moments{0.0, 1.0 / 3.0});  // uniform in [-1, 1]
-        t.operand = mBuilder.addInput(activationType(), t.dims, t.scale, t.zeroPoint);
+        if (!mConverterStyle) {
+            t.operand = mBuilder.addInput(activationType(), t.dims, t.scale, t.zeroPoint);
+            return t;
+        }
+        const uint32_t nchw =
+            mBuilder.addInput(activationType(), {1, 3, size, size}, t.scale, t.zeroPoint);
+        const std::vector<int32_t> perm = {0, 2, 3, 1};
+        const uint32_t permOperand =
+            constant(OperandType::TENSOR_INT32, {4}, perm.data(), 16, 0.0f, 0);
+        t.operand = mBuilder.addOperand(activationType(), t.dims, t.scale, t.zeroPoint);
+        mBuilder.addOperation(OperationType::TRANSPOSE, {nchw, permOperand}, {t.operand});
         return t;
     }
 
-    Tensor conv(const Tensor& x, uint32_t outChannels, uint32_t kernel, uint32_t stride, Act act,
-                Target target) {
+    Tensor conv(Tensor x, uint32_t outChannels, uint32_t kernel, uint32_t stride, Act act,
+                Target target, uint32_t dilation = 1) {
         const uint32_t inChannels = x.depth();
         const std::vector<uint32_t> filterDims = {outChannels, kernel, kernel, inChannels};
         // Filter [out, kh, kw, in]: element e feeds output e / (kh*kw*in) from input e % in.
@@ -127,15 +141,20 @@ class NetBuilder {
         auto layer = weightedLayer(x, filterDims, outChannels, route, target, /*channelDim=*/0);
         const std::vector<uint32_t> dims = {1, sameOutputSize(x.dims[1], stride),
                                             sameOutputSize(x.dims[2], stride), outChannels};
+        const uint32_t padding = windowPadding(x, kernel, dilation);
         Tensor out = activation(dims, layer.preActivation, act);
-        mBuilder.addOperation(OperationType::CONV_2D,
-                              {x.operand, layer.filter, layer.bias, scalar(kPaddingSame),
-                               scalar(stride), scalar(stride), scalar(fuseCode(act))},
-                              {out.operand});
+        std::vector<uint32_t> inputs = {
+            x.operand,      layer.filter,   layer.bias,           padding,
+            scalar(stride), scalar(stride), scalar(fuseCode(act))};
+        if (dilation != 1) {
+            inputs.insert(inputs.end(),
+                          {mBuilder.addBool(false), scalar(dilation), scalar(dilation)});
+        }
+        mBuilder.addOperation(OperationType::CONV_2D, inputs, {out.operand});
         return out;
     }
 
-    Tensor depthwise(const Tensor& x, uint32_t kernel, uint32_t stride, Act act, Target target) {
+    Tensor depthwise(Tensor x, uint32_t kernel, uint32_t stride, Act act, Target target) {
         const uint32_t channels = x.depth();
         const std::vector<uint32_t> filterDims = {1, kernel, kernel, channels};
         auto route = [&](size_t e) {
@@ -145,10 +164,11 @@ class NetBuilder {
         auto layer = weightedLayer(x, filterDims, channels, route, target, /*channelDim=*/3);
         const std::vector<uint32_t> dims = {1, sameOutputSize(x.dims[1], stride),
                                             sameOutputSize(x.dims[2], stride), channels};
+        const uint32_t padding = windowPadding(x, kernel, 1);
         Tensor out = activation(dims, layer.preActivation, act);
         mBuilder.addOperation(OperationType::DEPTHWISE_CONV_2D,
-                              {x.operand, layer.filter, layer.bias, scalar(kPaddingSame),
-                               scalar(stride), scalar(stride), scalar(1), scalar(fuseCode(act))},
+                              {x.operand, layer.filter, layer.bias, padding, scalar(stride),
+                               scalar(stride), scalar(1), scalar(fuseCode(act))},
                               {out.operand});
         return out;
     }
@@ -194,8 +214,10 @@ class NetBuilder {
         return out;
     }
 
-    /// AVERAGE_POOL_2D over the whole feature map: [1, 1, 1, C].
+    /// The average over the whole feature map, [1, 1, 1, C]: AVERAGE_POOL_2D, or in converter
+    /// style MEAN keeping the dimensions.
     Tensor averagePoolGlobal(const Tensor& x) {
+        if (mConverterStyle) return mean(x, true);
         Tensor out = sameQuantAs(x, {1, 1, 1, x.depth()});
         shrinkForPooling(out, x);
         mBuilder.addOperation(OperationType::AVERAGE_POOL_2D,
@@ -206,15 +228,55 @@ class NetBuilder {
     }
 
     /// MEAN over height and width without kept dimensions: [1, C].
-    Tensor meanGlobal(const Tensor& x) {
-        Tensor out = sameQuantAs(x, {1, x.depth()});
-        shrinkForPooling(out, x);
-        const std::vector<int32_t> axes = {1, 2};
-        const uint32_t axesOperand =
-            constant(OperandType::TENSOR_INT32, {2}, axes.data(), 8, 0.0f, 0);
-        mBuilder.addOperation(OperationType::MEAN, {x.operand, axesOperand, scalar(0)},
-                              {out.operand});
+    Tensor meanGlobal(const Tensor& x) { return mean(x, false); }
+
+    /// CONCATENATION along `axis`; quant8 takes a range covering every part's.
+    Tensor concat(const std::vector<Tensor>& parts, uint32_t axis) {
+        Tensor out = parts[0];
+        out.dims[axis] = 0;
+        out.channels.clear();
+        double low = 0.0, high = 0.0;
+        std::vector<uint32_t> inputs;
+        for (const Tensor& t : parts) {
+            out.dims[axis] += t.dims[axis];
+            if (axis + 1 == t.dims.size() || out.channels.empty())
+                out.channels.insert(out.channels.end(), t.channels.begin(), t.channels.end());
+            low = std::min(low, -t.zeroPoint * double{t.scale});
+            high = std::max(high, (255 - t.zeroPoint) * double{t.scale});
+            inputs.push_back(t.operand);
+        }
+        if (quantized()) {
+            out.scale = static_cast<float>((high - low) / 255.0);
+            out.zeroPoint = std::clamp(static_cast<int32_t>(std::lround(-low / out.scale)), 0, 255);
+        }
+        inputs.push_back(scalar(static_cast<int32_t>(axis)));
+        out.operand = mBuilder.addOperand(activationType(), out.dims, out.scale, out.zeroPoint);
+        mBuilder.addOperation(OperationType::CONCATENATION, inputs, {out.operand});
         return out;
+    }
+
+    /// RESIZE_BILINEAR to height x width (NNAPI's default corners).
+    Tensor resizeBilinear(const Tensor& x, uint32_t height, uint32_t width) {
+        Tensor out = sameQuantAs(x, {1, height, width, x.depth()});
+        mBuilder.addOperation(
+            OperationType::RESIZE_BILINEAR,
+            {x.operand, scalar(static_cast<int32_t>(width)), scalar(static_cast<int32_t>(height))},
+            {out.operand});
+        return out;
+    }
+
+    /// LOGISTIC into a model output; quant8 probabilities have scale 1/256.
+    void logisticOutput(const Tensor& x) {
+        const float scale = quantized() ? 1.0f / 256.0f : 0.0f;
+        const uint32_t out = mBuilder.addOutput(activationType(), x.dims, scale, 0);
+        mBuilder.addOperation(OperationType::LOGISTIC, {x.operand}, {out});
+    }
+
+    /// Makes the temporary `x` a model output.
+    void markOutput(const Tensor& x) {
+        Model& model = mBuilder.model();
+        model.main.operands[x.operand].lifetime = OperandLifeTime::SUBGRAPH_OUTPUT;
+        model.main.outputIndexes.push_back(x.operand);
     }
 
     Tensor reshape(const Tensor& x, const std::vector<uint32_t>& dims) {
@@ -249,6 +311,34 @@ class NetBuilder {
     };
 
     bool quantized() const { return mPrecision != Precision::kFloat32; }
+
+    /// The padding input of a window operation with this kernel: SAME, or in converter style
+    /// VALID after an explicit PAD of x by the kernel's half extent (what SAME pads for odd
+    /// kernels, split evenly as PyTorch pads).
+    uint32_t windowPadding(Tensor& x, uint32_t kernel, uint32_t dilation) {
+        const uint32_t half = (kernel - 1) / 2 * dilation;
+        if (!mConverterStyle || half == 0) return scalar(kPaddingSame);
+        Tensor padded = sameQuantAs(x, {1, x.dims[1] + 2 * half, x.dims[2] + 2 * half, x.depth()});
+        const auto h = static_cast<int32_t>(half);
+        const std::vector<int32_t> paddings = {0, 0, h, h, h, h, 0, 0};
+        const uint32_t paddingsOperand =
+            constant(OperandType::TENSOR_INT32, {4, 2}, paddings.data(), 32, 0.0f, 0);
+        mBuilder.addOperation(OperationType::PAD, {x.operand, paddingsOperand}, {padded.operand});
+        x = padded;
+        return scalar(kPaddingValid);
+    }
+
+    Tensor mean(const Tensor& x, bool keepDims) {
+        Tensor out = sameQuantAs(x, keepDims ? std::vector<uint32_t>{1, 1, 1, x.depth()}
+                                             : std::vector<uint32_t>{1, x.depth()});
+        shrinkForPooling(out, x);
+        const std::vector<int32_t> axes = {1, 2};
+        const uint32_t axesOperand =
+            constant(OperandType::TENSOR_INT32, {2}, axes.data(), 8, 0.0f, 0);
+        mBuilder.addOperation(OperationType::MEAN, {x.operand, axesOperand, scalar(keepDims)},
+                              {out.operand});
+        return out;
+    }
     OperandType activationType() const {
         return quantized() ? OperandType::TENSOR_QUANT8_ASYMM : OperandType::TENSOR_FLOAT32;
     }
@@ -403,6 +493,7 @@ class NetBuilder {
 
     Precision mPrecision;
     std::mt19937 mRng;
+    bool mConverterStyle;
     ModelBuilder mBuilder;
     std::map<int32_t, uint32_t> mScalars;
 };
@@ -468,6 +559,55 @@ void buildMobileNetV2(NetBuilder& net, const ZooConfig& config) {
     classifier(net, net.meanGlobal(x), config.numClasses);
 }
 
+// The heads' datasets: PASCAL VOC (21 classes) and COCO (91).
+constexpr uint32_t kSegmentationClasses = 21;
+constexpr uint32_t kDetectionClasses = 91;
+constexpr uint32_t kAnchors = 3;
+
+/// Channels scaled by the width multiplier, at least 8.
+uint32_t scaledWidth(uint32_t channels, float alpha) {
+    return std::max<uint32_t>(8, static_cast<uint32_t>(std::lround(channels * alpha)));
+}
+
+void buildDeepLabHead(NetBuilder& net, const ZooConfig& config) {
+    const auto width = [&](uint32_t c) { return scaledWidth(c, config.widthMultiplier); };
+    Tensor x = net.input(config.inputSize);
+    x = net.conv(x, width(32), 3, 2, Act::kRelu6, kRelu6Target);
+    x = net.conv(x, width(64), 3, 2, Act::kRelu6, kRelu6Target);
+    // Atrous spatial pyramid pooling: 1x1, 3x3 dilated 2 and 4, and the image's average.
+    const uint32_t h = x.dims[1], w = x.dims[2];
+    const uint32_t c = width(64);
+    Tensor pooled = net.conv(net.averagePoolGlobal(x), c, 1, 1, Act::kRelu, kReluTarget);
+    const Tensor branches = net.concat(
+        {net.conv(x, c, 1, 1, Act::kRelu, kReluTarget),
+         net.conv(x, c, 3, 1, Act::kRelu, kReluTarget, 2),
+         net.conv(x, c, 3, 1, Act::kRelu, kReluTarget, 4), net.resizeBilinear(pooled, h, w)},
+        3);
+    Tensor y = net.conv(branches, c, 1, 1, Act::kRelu, kReluTarget);
+    y = net.conv(y, kSegmentationClasses, 1, 1, Act::kNone, kLogitTarget);
+    net.markOutput(net.resizeBilinear(y, config.inputSize, config.inputSize));
+}
+
+void buildSsdHead(NetBuilder& net, const ZooConfig& config) {
+    const auto width = [&](uint32_t c) { return scaledWidth(c, config.widthMultiplier); };
+    Tensor x = net.input(config.inputSize);
+    x = net.conv(x, width(32), 3, 2, Act::kRelu6, kRelu6Target);
+    x = net.conv(x, width(64), 3, 2, Act::kRelu6, kRelu6Target);
+    const Tensor f1 = net.conv(x, width(128), 3, 2, Act::kRelu6, kRelu6Target);
+    const Tensor f2 = net.conv(f1, width(256), 3, 2, Act::kRelu6, kRelu6Target);
+    std::vector<Tensor> boxes, classes;
+    for (const Tensor& f : {f1, f2}) {
+        const uint32_t anchors = f.dims[1] * f.dims[2] * kAnchors;
+        boxes.push_back(net.reshape(net.conv(f, kAnchors * 4, 3, 1, Act::kNone, kLinearTarget),
+                                    {1, anchors, 4}));
+        classes.push_back(
+            net.reshape(net.conv(f, kAnchors * kDetectionClasses, 3, 1, Act::kNone, kLogitTarget),
+                        {1, anchors, kDetectionClasses}));
+    }
+    net.markOutput(net.concat(boxes, 1));
+    net.logisticOutput(net.concat(classes, 1));
+}
+
 void buildResNet18(NetBuilder& net, const ZooConfig& config) {
     auto width = [&](uint32_t channels) {
         return std::max<uint32_t>(
@@ -504,14 +644,25 @@ std::string nameOf(Network network) {
             return "mobilenet_v2";
         case Network::kResNet18:
             return "resnet18";
+        case Network::kDeepLabHead:
+            return "deeplab_head";
+        case Network::kSsdHead:
+            return "ssd_head";
     }
     return "<unknown>";
 }
 
 const std::vector<Network>& allNetworks() {
     static const std::vector<Network> kAll = {Network::kMobileNetV1, Network::kMobileNetV2,
-                                              Network::kResNet18};
+                                              Network::kResNet18, Network::kDeepLabHead,
+                                              Network::kSsdHead};
     return kAll;
+}
+
+const std::vector<Network>& classifierNetworks() {
+    static const std::vector<Network> kClassifiers = {Network::kMobileNetV1, Network::kMobileNetV2,
+                                                      Network::kResNet18};
+    return kClassifiers;
 }
 
 std::optional<Network> networkFromName(std::string_view name) {
@@ -539,7 +690,7 @@ std::string modelName(const ZooConfig& config) {
     std::string a = alpha;
     if (a.find('.') == std::string::npos) a += ".0";
     return nameOf(config.network) + "_" + a + "_" + std::to_string(config.inputSize) + "_" +
-           nameOf(config.precision);
+           nameOf(config.precision) + (config.converterStyle ? "_converter" : "");
 }
 
 Result<Model> buildZooModel(const ZooConfig& config) {
@@ -550,7 +701,7 @@ Result<Model> buildZooModel(const ZooConfig& config) {
     }
     if (config.numClasses == 0)
         return invalidArgument("zoo: the classifier needs at least one class");
-    NetBuilder net(config.precision, config.seed);
+    NetBuilder net(config.precision, config.seed, config.converterStyle);
     switch (config.network) {
         case Network::kMobileNetV1:
             buildMobileNetV1(net, config);
@@ -560,6 +711,12 @@ Result<Model> buildZooModel(const ZooConfig& config) {
             break;
         case Network::kResNet18:
             buildResNet18(net, config);
+            break;
+        case Network::kDeepLabHead:
+            buildDeepLabHead(net, config);
+            break;
+        case Network::kSsdHead:
+            buildSsdHead(net, config);
             break;
     }
     return net.build();

@@ -1,9 +1,11 @@
 // The window operations on the NPU: CONV_2D, DEPTHWISE_CONV_2D, GROUPED_CONV_2D (CONV and
-// DWCONV descriptors, TAPS depthwise, depthwise -> pointwise fusion with CHAIN_OUT/CHAIN_IN) and
-// AVERAGE_POOL_2D, MAX_POOL_2D (pooling descriptors). NCHW operations run on NHWC scratch copies
-// that LUT identity copies fill and drain. Weights given as model inputs are scattered into the
-// packed stream at run time by LUT copies.
+// DWCONV descriptors, TAPS depthwise, depthwise -> pointwise fusion with CHAIN_OUT/CHAIN_IN),
+// AVERAGE_POOL_2D, MAX_POOL_2D (pooling descriptors) and MEAN over height and width (a DWCONV
+// with a constant kernel). NCHW operations run on NHWC scratch copies that LUT identity copies
+// fill and drain. Weights given as model inputs are scattered into the packed stream at run
+// time by LUT copies.
 #include <algorithm>
+#include <set>
 #include <tuple>
 
 #include "driver/compiler/Lowering.h"
@@ -461,6 +463,146 @@ Status lowerPool(Lowering& lw, const Operation& op) {
     return transposeOut(lw, op, *w, *io);
 }
 
+// ---------------------------------------------------------------------------------------------
+// MEAN over height and width.
+//
+// NNAPI's quantized MEAN sums the stored values and divides by their count, truncating; AVGPOOL
+// rounds, so it cannot stand in. A depthwise convolution over the whole map with every weight 4
+// (input zero point 0) and the bias -2(n - 1) accumulates 4S - 2(n - 1) from the sum S of n
+// values, and the requantization by 1/(4n) rounds that to floor(S / n): the fraction stays
+// 1/(2n) away from the rounding points, more than the multiplier's error. For QUANT8_ASYMM,
+// S >= 0 and floor is the truncation; meanRequantization checks every possible sum before the
+// NPU claims one. Signed sums truncate toward zero, which this cannot: not claimed.
+
+constexpr int32_t kMeanWeight = 4;
+
+// The multiplier of a mean of `count` values, verified on every sum of uint8 values; nullopt
+// when it is not exact.
+std::optional<QuantizedMultiplier> meanRequantization(uint32_t count, int32_t bias) {
+    auto m = fixedpoint::quantizeMultiplier(1.0 / (double{kMeanWeight} * count));
+    if (!m || m->shift < -31) return std::nullopt;
+    for (int64_t sum = 0; sum <= int64_t{255} * count; ++sum) {
+        const auto acc = static_cast<int32_t>(kMeanWeight * sum);
+        if (fixedpoint::requantize(acc, bias, *m, 0, {0, 255}) != sum / count) return std::nullopt;
+    }
+    return m;
+}
+
+int32_t meanBias(uint32_t count) {
+    return -kMeanWeight / 2 * (static_cast<int32_t>(count) - 1);
+}
+
+// The reduced axes of a MEAN, when they are exactly height and width of a 4-D tensor.
+bool reducesHeightAndWidth(const Constants& c, const Operation& op) {
+    const uint8_t* p = c.data(op.inputs[1]);
+    const Operand& axes = c.operand(op.inputs[1]);
+    if (!p || axes.dimensions.size() != 1) return false;
+    std::vector<int32_t> values(axes.dimensions[0]);
+    std::memcpy(values.data(), p, values.size() * sizeof(int32_t));
+    std::set<int32_t> reduced;
+    for (int32_t a : values) reduced.insert(a < 0 ? a + 4 : a);
+    return reduced == std::set<int32_t>{1, 2};
+}
+
+// Channels [first, first + channels) of the MEAN's NHWC input image n and of its [N, 1, 1, C]
+// output, as the DWCONV sees them.
+std::pair<npu::DeviceTensor, npu::DeviceTensor> meanImages(const std::array<uint32_t, 4>& in,
+                                                           uint32_t inBase, uint32_t outBase,
+                                                           uint32_t n, uint32_t first,
+                                                           uint32_t channels) {
+    npu::DeviceTensor input, output;
+    input.addr = inBase + n * in[1] * in[2] * in[3] + first;
+    input.h = in[1], input.w = in[2], input.c = channels;
+    output.addr = outBase + n * in[3] + first;
+    output.c = channels;
+    input.pixelStride = output.pixelStride = channels == in[3] ? 0 : in[3];
+    return {input, output};
+}
+
+npu::ConvGeometry meanGeometry(const std::array<uint32_t, 4>& in) {
+    return {in[1], in[2], 1, 1, 1, 1, 0, 0};
+}
+
+// The most channels one DWCONV chain of the MEAN takes: all of them, or the largest multiple of
+// the lanes whose whole map fits the scratchpad (a dry run of the builder); 0: none fits.
+uint32_t meanSliceChannels(const std::array<uint32_t, 4>& in) {
+    const npu::ConvGeometry geometry = meanGeometry(in);
+    uint32_t slice = in[3];
+    while (slice > 0) {
+        const auto [input, output] = meanImages(in, 0, 0, 0, 0, slice);
+        npu::ChainBuilder chain;
+        if (chain
+                .depthwise(input, output, 0, false, 0, geometry, {0, 0, 255},
+                           npu::depthwiseUsesTaps(geometry))
+                .ok())
+            return slice;
+        slice = (slice - 1) / kLanes * kLanes;  // the next smaller multiple of the lanes
+    }
+    return 0;
+}
+
+Status meanSupported(const Model& model, const Operation& op) {
+    const Constants c(model);
+    const Operand& in = c.operand(op.inputs[0]);
+    if (in.type != OperandType::TENSOR_QUANT8_ASYMM)
+        return unsupported(op, "only QUANT8_ASYMM (signed sums truncate toward zero)");
+    if (in.dimensions.size() != 4 || !reducesHeightAndWidth(c, op) || !c.isConstant(op.inputs[2]))
+        return unsupported(op, "only over height and width of a 4-D tensor, axes constant");
+    const std::array<uint32_t, 4> d{in.dimensions[0], in.dimensions[1], in.dimensions[2],
+                                    in.dimensions[3]};
+    if (std::find(d.begin(), d.end(), 0u) != d.end())
+        return unsupported(op, "the input's shape must be known");
+    if (d[1] > kMaxByteField || d[2] > kMaxByteField)
+        return unsupported(op, "a map beyond the descriptor's 8-bit kernel");
+    const uint32_t count = d[1] * d[2];
+    if (!meanRequantization(count, meanBias(count)))
+        return unsupported(op, "no exact requantization for this count");
+    if (meanSliceChannels(d) == 0)
+        return unsupported(op, "the map of one channel block does not fit the scratchpad");
+    return okStatus();
+}
+
+Result<std::vector<uint32_t>> meanOutputShape(const Lowering& lw, const Operation& op) {
+    const auto& in = lw.dims(op.inputs[0]);
+    if (in.size() != 4) return fail(ErrorStatus::GENERAL_FAILURE, "input rank");
+    if (lw.constants().scalar<int32_t>(op.inputs[2]).value_or(0) > 0)
+        return std::vector<uint32_t>{in[0], 1, 1, in[3]};
+    return std::vector<uint32_t>{in[0], in[3]};
+}
+
+Status lowerMean(Lowering& lw, const Operation& op) {
+    const auto& dims = lw.dims(op.inputs[0]);
+    const std::array<uint32_t, 4> d{dims[0], dims[1], dims[2], dims[3]};
+    const uint32_t count = d[1] * d[2];
+    const int32_t bias = meanBias(count);
+    const auto m = meanRequantization(count, bias);
+    if (!m) return lw.fail(op, "no exact requantization for this count");
+    const uint32_t slice = meanSliceChannels(d);
+    if (slice == 0) return lw.fail(op, "the map of one channel block does not fit the scratchpad");
+    const npu::ConvGeometry geometry = meanGeometry(d);
+    const bool taps = npu::depthwiseUsesTaps(geometry);
+    // Every slice has the same weights and quantization: one stream for the largest.
+    const std::vector<uint8_t> weights(size_t{count} * slice, kMeanWeight);
+    const std::vector<npu::ChannelQuant> quant(slice, {bias, m->multiplier, m->shift});
+    const std::vector<uint8_t> stream =
+        npu::packDepthwiseWeights(weights.data(), slice, d[1], d[2], 0, quant, taps);
+    const uint32_t wAddr = lw.addConstant(stream.data(), stream.size());
+    lw.fenceNext();
+    const uint32_t inBase = lw.address(op.inputs[0]), outBase = lw.address(op.outputs[0]);
+    for (uint32_t n = 0; n < d[0]; ++n) {
+        for (uint32_t first = 0; first < d[3]; first += slice) {
+            const auto [input, output] =
+                meanImages(d, inBase, outBase, n, first, std::min(slice, d[3] - first));
+            npu::ChainBuilder chain;
+            const Status st =
+                chain.depthwise(input, output, wAddr, false, 0, geometry, {0, 0, 255}, taps);
+            if (!st.ok()) return lw.fail(op, st.message);
+            lw.emitChain(chain);
+        }
+    }
+    return okStatus();
+}
+
 }  // namespace
 
 // Fills the weight slots of a stream packed with placeholders from weights the device computes
@@ -551,5 +693,7 @@ void planDepthwisePointwiseFusion(Lowering& lw) {
 extern const NpuOperation kConvolutionOperation{supported, outputShape, lowerConv,
                                                 scratch,   {1, 2},      false};
 extern const NpuOperation kPoolingOperation{supported, outputShape, lowerPool, scratch, {}, false};
+extern const NpuOperation kMeanOperation{meanSupported, meanOutputShape, lowerMean, nullptr, {},
+                                         false};
 
 }  // namespace nncosim::driver

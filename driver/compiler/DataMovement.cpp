@@ -1,5 +1,6 @@
-// RESHAPE (a view: the output shares its input's bytes) and CONCATENATION (each input copied
-// through the LUT unit into its slab of the output, requantized when its quantization differs).
+// RESHAPE, SQUEEZE and EXPAND_DIMS (views: the output shares its input's bytes) and CONCATENATION
+// (each input copied through the LUT unit into its slab of the output, requantized when its
+// quantization differs).
 #include <algorithm>
 #include <cmath>
 
@@ -28,6 +29,35 @@ Result<std::vector<uint32_t>> reshapeOutputShape(const Lowering& lw, const Opera
     if (out && std::find(out->begin(), out->end(), 0u) != out->end())
         return fail(ErrorStatus::GENERAL_FAILURE, "zero-sized target shape ", toString(*out));
     return out;
+}
+
+// SQUEEZE and EXPAND_DIMS: their axes are constants (an omitted SQUEEZE axis list: every axis of
+// size 1).
+Status squeezeSupported(const Model& model, const Operation& op) {
+    const Constants c(model);
+    if (!isQuant8(c.operand(op.inputs[0]).type))
+        return unsupported(op, "only 8-bit quantized tensors");
+    if (c.operand(op.inputs[1]).lifetime != OperandLifeTime::NO_VALUE &&
+        !c.isConstant(op.inputs[1]))
+        return unsupported(op, "the axes must be constants");
+    return okStatus();
+}
+
+Result<std::vector<uint32_t>> squeezeOutputShape(const Lowering& lw, const Operation& op) {
+    std::optional<std::vector<int32_t>> axes;
+    if (lw.operand(op.inputs[1]).lifetime != OperandLifeTime::NO_VALUE) {
+        const uint8_t* p = lw.constants().data(op.inputs[1]);
+        if (!p) return fail(ErrorStatus::GENERAL_FAILURE, "axes");
+        axes.emplace(elementCount(lw.dims(op.inputs[1])));
+        std::memcpy(axes->data(), p, axes->size() * sizeof(int32_t));
+    }
+    return squeezeShape(lw.dims(op.inputs[0]), axes);
+}
+
+Result<std::vector<uint32_t>> expandDimsOutputShape(const Lowering& lw, const Operation& op) {
+    auto axis = lw.constants().scalar<int32_t>(op.inputs[1]);
+    if (!axis) return fail(ErrorStatus::GENERAL_FAILURE, "axis");
+    return expandDimsShape(lw.dims(op.inputs[0]), *axis);
 }
 
 Status lowerReshape(Lowering& lw, const Operation& op) {
@@ -87,26 +117,31 @@ Status lowerConcatenation(Lowering& lw, const Operation& op) {
         const uint32_t k = op.inputs[i];
         const uint64_t inner = elementCount(lw.dims(k)) / std::max<uint64_t>(1, outer);
         if (inner == 0) continue;
-        if (inner > kMaxCount || outer > kMaxCount)
-            return lw.fail(op, "slabs beyond the descriptor's 16 bits");
+        if (outer > kMaxCount) return lw.fail(op, "more slabs than the descriptor's 16 bits");
         const npu::Descriptor d =
             lookupDescriptor(lw, lw.operand(k).type, out.type, requantTable(lw.operand(k), out));
-        const uint32_t maxRows = std::max(1u, maxWords / ceilDiv(inner, npu::kDramBusBytes));
+        // Slabs longer than a row's 16-bit INNER are copied in column chunks of whole words.
+        const uint32_t chunk = std::min<uint64_t>(inner, kMaxCount / kAlign * kAlign);
+        const uint32_t maxRows = std::max(1u, maxWords / ceilDiv(chunk, npu::kDramBusBytes));
         const uint32_t inBase = lw.address(k);
         const auto in32 = static_cast<uint32_t>(inner);
-        for (uint64_t r0 = 0; r0 < outer; r0 += maxRows) {
-            const auto rows = static_cast<uint32_t>(std::min<uint64_t>(maxRows, outer - r0));
-            npu::Descriptor t = d;
-            t.a = {inBase + static_cast<uint32_t>(r0 * inner), in32, rows, in32, 1, 1, 0, 0};
-            t.out = {outBase + static_cast<uint32_t>(r0 * outInner + offset),
-                     in32,
-                     rows,
-                     static_cast<uint32_t>(outInner),
-                     1,
-                     1,
-                     0,
-                     0};
-            lw.emit(t);
+        for (uint32_t c0 = 0; c0 < in32; c0 += chunk) {
+            const uint32_t width = std::min(chunk, in32 - c0);
+            for (uint64_t r0 = 0; r0 < outer; r0 += maxRows) {
+                const auto rows = static_cast<uint32_t>(std::min<uint64_t>(maxRows, outer - r0));
+                npu::Descriptor t = d;
+                t.a = {
+                    inBase + static_cast<uint32_t>(r0 * inner) + c0, width, rows, in32, 1, 1, 0, 0};
+                t.out = {outBase + static_cast<uint32_t>(r0 * outInner + offset) + c0,
+                         width,
+                         rows,
+                         static_cast<uint32_t>(outInner),
+                         1,
+                         1,
+                         0,
+                         0};
+                lw.emit(t);
+            }
         }
         offset += inner;
     }
@@ -117,6 +152,10 @@ Status lowerConcatenation(Lowering& lw, const Operation& op) {
 
 extern const NpuOperation kReshapeOperation{
     reshapeSupported, reshapeOutputShape, lowerReshape, nullptr, {1}, true};
+extern const NpuOperation kSqueezeOperation{
+    squeezeSupported, squeezeOutputShape, lowerReshape, nullptr, {}, true};
+extern const NpuOperation kExpandDimsOperation{
+    squeezeSupported, expandDimsOutputShape, lowerReshape, nullptr, {}, true};
 extern const NpuOperation kConcatenationOperation{
     concatenationSupported, concatenationOutputShape, lowerConcatenation, nullptr, {}, false};
 

@@ -1,9 +1,13 @@
-// Unary operations through the LUT unit: RELU, RELU1, RELU6, LOGISTIC and TANH (tables computed
-// as the golden computes them) and the vendor extension's LUT8 (its own table).
+// Unary operations through the LUT unit: every quantized operation whose output byte is a
+// function of its input byte alone (RELU, RELU1, RELU6, LOGISTIC, TANH, HARD_SWISH, RSQRT and
+// CAST between equal types; PRELU, MAXIMUM and MINIMUM whose other operand is a constant of one
+// value; tables computed with the golden's arithmetic from model/FixedPoint.h) and the vendor
+// extension's LUT8 (its own table).
 #include <algorithm>
 
 #include "driver/compiler/Lowering.h"
 #include "model/NpuExtension.h"
+#include "model/operations/Shapes.h"
 
 namespace nncosim::driver {
 namespace {
@@ -42,16 +46,54 @@ std::optional<Table> sigmoidTable(OperationType opType, const Operand& in, const
     });
 }
 
+// HARD_SWISH in TFLite's int16 fixed point.
+std::optional<Table> hardSwishTable(const Operand& in, const Operand& out) {
+    const auto params =
+        fixedpoint::computeHardSwishParams({in.scale, in.zeroPoint}, {out.scale, out.zeroPoint});
+    if (!params) return std::nullopt;
+    return tableOf(in.type, [&](int32_t v) {
+        return fixedpoint::hardSwishElement(v, *params, typeMin(out.type), typeMax(out.type));
+    });
+}
+
+// RSQRT as Android computes it: dequantize, 1 / sqrt in float, quantize.
+Table rsqrtTable(const Operand& in, const Operand& out) {
+    return tableOf(in.type, [&](int32_t v) -> int32_t {
+        const float real =
+            fixedpoint::reciprocalSqrt(fixedpoint::dequantizeValue(v, in.scale, in.zeroPoint));
+        if (isSigned(out.type))
+            return fixedpoint::quantizeValue<int8_t>(real, out.scale, out.zeroPoint);
+        return fixedpoint::quantizeValue<uint8_t>(real, out.scale, out.zeroPoint);
+    });
+}
+
+// The table of a unary operation from `in`'s to `out`'s quantization; nullopt when the NPU
+// cannot run it exactly.
 std::optional<Table> activationTable(OperationType type, const Operand& in, const Operand& out) {
-    if (type == OperationType::LOGISTIC || type == OperationType::TANH)
-        return sigmoidTable(type, in, out);
-    return reluTable(type, in);
+    switch (type) {
+        case OperationType::RELU:
+        case OperationType::RELU1:
+        case OperationType::RELU6:
+            return reluTable(type, in);
+        case OperationType::LOGISTIC:
+        case OperationType::TANH:
+            return sigmoidTable(type, in, out);
+        case OperationType::HARD_SWISH:
+            return hardSwishTable(in, out);
+        case OperationType::RSQRT:
+            return rsqrtTable(in, out);
+        case OperationType::CAST:  // between quantized types: the stored values unchanged
+            if (in.type != out.type) return std::nullopt;
+            return tableOf(in.type, [](int32_t v) { return v; });
+        default:
+            return std::nullopt;
+    }
 }
 
 Status activationSupported(const Model& model, const Operation& op) {
     const Operand& in = model.main.operands[op.inputs[0]];
     const Operand& out = model.main.operands[op.outputs[0]];
-    if (!isQuant8(in.type) || !activationTable(op.type, in, out))
+    if (!isQuant8(in.type) || out.type != in.type || !activationTable(op.type, in, out))
         return unsupported(op, "only 8-bit quantized tensors with NNAPI's output quantization");
     return okStatus();
 }
@@ -60,9 +102,8 @@ Result<std::vector<uint32_t>> sameShape(const Lowering& lw, const Operation& op)
     return lw.dims(op.inputs[0]);
 }
 
-// The table applied to every element of input 0, streamed as rows.
-Status lowerTable(Lowering& lw, const Operation& op, const Table& table) {
-    const uint32_t input = op.inputs[0];
+// The table applied to every element of `input`, streamed as rows.
+Status lowerTable(Lowering& lw, const Operation& op, uint32_t input, const Table& table) {
     const npu::Descriptor d =
         lookupDescriptor(lw, lw.operand(input).type, lw.operand(op.outputs[0]).type, table);
     const auto total = static_cast<uint32_t>(elementCount(lw.dims(input)));
@@ -77,7 +118,101 @@ Status lowerTable(Lowering& lw, const Operation& op, const Table& table) {
 Status lowerActivation(Lowering& lw, const Operation& op) {
     auto table = activationTable(op.type, lw.operand(op.inputs[0]), lw.operand(op.outputs[0]));
     if (!table) return lw.fail(op, "quantization");
-    return lowerTable(lw, op, *table);
+    return lowerTable(lw, op, op.inputs[0], *table);
+}
+
+// PRELU, MAXIMUM and MINIMUM with one operand a constant of a single value (PyTorch's PReLU()
+// with one parameter, clamp() converted to MAXIMUM/MINIMUM): a function of the other operand's
+// byte. The constant may be broadcast, but must not enlarge the other operand's shape.
+struct ConstantOperand {
+    uint32_t input = 0;    ///< the position of the operand that varies
+    int32_t constant = 0;  ///< the constant's stored value
+};
+
+std::optional<ConstantOperand> constantOperand(const Constants& c, const Operation& op) {
+    for (uint32_t k : {1u, 0u}) {
+        if (op.type == OperationType::PRELU && k == 0) continue;  // alpha is input 1
+        const Operand& constant = c.operand(op.inputs[k]);
+        const Operand& other = c.operand(op.inputs[1 - k]);
+        const uint8_t* data = c.data(op.inputs[k]);
+        const uint64_t count = elementCount(constant.dimensions);
+        if (!data || count == 0 || !c.isConstant(op.inputs[k]) || c.isConstant(op.inputs[1 - k]) ||
+            constant.dimensions.size() > other.dimensions.size())
+            continue;
+        if (std::any_of(data, data + count, [&](uint8_t b) { return b != data[0]; })) continue;
+        // Every dimension of the constant 1 or equal to the other operand's (known) one.
+        bool stretches = false;
+        for (size_t i = 1; i <= constant.dimensions.size(); ++i) {
+            const uint32_t cd = constant.dimensions[constant.dimensions.size() - i];
+            const uint32_t od = other.dimensions[other.dimensions.size() - i];
+            stretches |= cd != 1 && cd != od;
+        }
+        if (stretches) continue;
+        const int32_t value = isSigned(constant.type) ? static_cast<int8_t>(data[0]) : data[0];
+        return ConstantOperand{1 - k, value};
+    }
+    return std::nullopt;
+}
+
+template <typename T>
+std::optional<Table> constantOperandTableOf(OperationType type, const Operand& in,
+                                            const Operand& constant, int32_t value,
+                                            const Operand& out) {
+    const fixedpoint::QuantInfo qi{in.scale, in.zeroPoint}, qc{constant.scale, constant.zeroPoint},
+        qo{out.scale, out.zeroPoint};
+    if (type == OperationType::PRELU) {
+        const auto params = fixedpoint::computePreluParams(qi, qc, qo);
+        if (!params) return std::nullopt;
+        return tableOf(in.type, [&](int32_t v) {
+            return fixedpoint::preluElement(v, value, *params, typeMin(out.type),
+                                            typeMax(out.type));
+        });
+    }
+    // MAXIMUM, MINIMUM: both requantized to the output, then std::max / std::min.
+    const T c = fixedpoint::requantizeValue(static_cast<T>(value), qc, qo);
+    return tableOf(in.type, [&](int32_t v) {
+        const T x = fixedpoint::requantizeValue(static_cast<T>(v), qi, qo);
+        return type == OperationType::MAXIMUM ? std::max(x, c) : std::min(x, c);
+    });
+}
+
+std::optional<Table> constantOperandTable(const Constants& c, const Operation& op,
+                                          const ConstantOperand& k) {
+    const Operand& in = c.operand(op.inputs[k.input]);
+    const Operand& constant = c.operand(op.inputs[1 - k.input]);
+    const Operand& out = c.operand(op.outputs[0]);
+    if (isSigned(in.type))
+        return constantOperandTableOf<int8_t>(op.type, in, constant, k.constant, out);
+    return constantOperandTableOf<uint8_t>(op.type, in, constant, k.constant, out);
+}
+
+Status constantOperandSupported(const Model& model, const Operation& op) {
+    const Constants c(model);
+    const Operand& in = c.operand(op.inputs[0]);
+    if (!isQuant8(in.type) || c.operand(op.outputs[0]).type != in.type)
+        return unsupported(op, "only 8-bit quantized tensors");
+    const auto k = constantOperand(c, op);
+    if (!k)
+        return unsupported(op,
+                           "only with one operand a constant of one value that does not "
+                           "broadcast the other");
+    if (!constantOperandTable(c, op, *k)) return unsupported(op, "multipliers");
+    return okStatus();
+}
+
+Result<std::vector<uint32_t>> constantOperandOutputShape(const Lowering& lw, const Operation& op) {
+    auto shape = broadcastShape(lw.dims(op.inputs[0]), lw.dims(op.inputs[1]));
+    const auto k = constantOperand(lw.constants(), op);
+    if (!shape || !k || *shape != lw.dims(op.inputs[k->input]))
+        return fail(ErrorStatus::GENERAL_FAILURE, "the constant operand broadcasts the other");
+    return *shape;
+}
+
+Status lowerConstantOperand(Lowering& lw, const Operation& op) {
+    const auto k = constantOperand(lw.constants(), op);
+    auto table = k ? constantOperandTable(lw.constants(), op, *k) : std::nullopt;
+    if (!table) return lw.fail(op, "quantization");
+    return lowerTable(lw, op, op.inputs[k->input], *table);
 }
 
 // Validated by the device already (model/NpuExtension.h).
@@ -90,7 +225,7 @@ Status lowerLut8(Lowering& lw, const Operation& op) {
     const uint8_t* table = lw.constants().data(op.inputs[1]);
     if (!table) return lw.fail(op, "table");
     const Operand& in = lw.operand(op.inputs[0]);
-    return lowerTable(lw, op, tableOf(in.type, [&](int32_t v) {
+    return lowerTable(lw, op, op.inputs[0], tableOf(in.type, [&](int32_t v) {
                           return table[npu_extension::lutIndex(in.type, v)];
                       }));
 }
@@ -99,6 +234,8 @@ Status lowerLut8(Lowering& lw, const Operation& op) {
 
 extern const NpuOperation kActivationOperation{
     activationSupported, sameShape, lowerActivation, nullptr, {}, false};
+extern const NpuOperation kConstantOperandOperation{
+    constantOperandSupported, constantOperandOutputShape, lowerConstantOperand, nullptr, {}, false};
 extern const NpuOperation kLut8Operation{lut8Supported, sameShape, lowerLut8, nullptr, {}, false};
 
 }  // namespace nncosim::driver

@@ -113,9 +113,13 @@ OperationInputs Constants::inputsOf(const Operation& op) const {
 // ---------------------------------------------------------------------------------------------
 // Lowering.
 
-Lowering::Lowering(const Model& model, const std::vector<std::vector<uint32_t>>& inputShapes,
-                   const InputValues& values)
-    : mModel(model), mConstants(model, &values), mInputShapes(inputShapes) {}
+Lowering::Lowering(const Model& original, const RewrittenModel& rewritten,
+                   const std::vector<std::vector<uint32_t>>& inputShapes, const InputValues& values)
+    : mOriginal(original),
+      mModel(rewritten.model),
+      mOrigin(rewritten.origin),
+      mConstants(rewritten.model, &values),
+      mInputShapes(inputShapes) {}
 
 Result<Program> Lowering::run() {
     const auto& g = mModel.main;
@@ -134,12 +138,14 @@ Result<Program> Lowering::run() {
     planDepthwisePointwiseFusion(*this);
     NN_RETURN_IF_ERROR(planTensors());
     mProgram.constantsOffset = mTensorEnd;
+    // Named per original operation: one folded away by a rewrite has no descriptors.
+    for (const Operation& op : mOriginal.main.operations) {
+        mProgram.operationNames.push_back(
+            npu_extension::isLut8(mOriginal, op.type) ? "com.nncosim.npu:LUT8" : nameOf(op.type));
+    }
     for (size_t i = 0; i < g.operations.size(); ++i) {
         mOpIndex = static_cast<uint32_t>(i);
         mFenceNext = true;
-        mProgram.operationNames.push_back(npu_extension::isLut8(mModel, g.operations[i].type)
-                                              ? "com.nncosim.npu:LUT8"
-                                              : nameOf(g.operations[i].type));
         NN_RETURN_IF_ERROR(mOps[i]->lower(*this, g.operations[i]));
     }
     if (mProgram.descriptors.empty()) {  // e.g. a lone RESHAPE: the data is already in place
@@ -165,13 +171,15 @@ Result<Program> Lowering::run() {
 }
 
 Status Lowering::fail(const Operation& op, const std::string& why) const {
-    return nncosim::fail(ErrorStatus::GENERAL_FAILURE, "operation ", mOpIndex, " (",
+    return nncosim::fail(ErrorStatus::GENERAL_FAILURE, "operation ", mOrigin[mOpIndex], " (",
                          nameOf(op.type), "): ", why);
 }
 
 Status Lowering::inferShape(const Operation& op) {
     for (uint32_t k : op.inputs) {
-        if (isTensorType(operand(k).type) && !fullyKnown(mDims[k]))
+        // An omitted optional input (NO_VALUE) has no shape.
+        if (isTensorType(operand(k).type) && operand(k).lifetime != OperandLifeTime::NO_VALUE &&
+            !fullyKnown(mDims[k]))
             return fail(op, "input shape unknown at compile time");
     }
     auto out = mOps[mOpIndex]->outputShape(*this, op);
@@ -270,7 +278,7 @@ const std::vector<uint32_t>& Lowering::scratch() const {
 }
 
 void Lowering::emit(npu::Descriptor d, std::optional<uint32_t> tag) {
-    d.tag = tag.value_or(mOpIndex);
+    d.tag = mOrigin[tag.value_or(mOpIndex)];
     if (mFenceNext && !mProgram.descriptors.empty())
         d.flags |= static_cast<uint32_t>(npu::DescFlag::FENCE);
     mFenceNext = false;

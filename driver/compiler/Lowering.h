@@ -137,12 +137,27 @@ void scatterWeights(Lowering& lowering, uint32_t filter, uint32_t stream, uint32
 /// Passes over the whole graph that run before device memory is laid out.
 void planDepthwisePointwiseFusion(Lowering& lowering);
 
+/// The graph the lowering sees after the rewrites (Rewrite.cpp). Operands keep their indexes
+/// (new constants are appended); operations folded into others are gone.
+struct RewrittenModel {
+    Model model;
+    std::vector<uint32_t> origin;  ///< per operation of `model`: its index in the original graph
+};
+
+/// Whether main-graph operation `index`, a PAD or PAD_V2, folds into the padding of the
+/// convolutions that read it (the only way the NPU runs a PAD); the reason why not otherwise.
+Status padFolds(const Model& model, uint32_t index);
+
+/// Applies every rewrite to a model whose operations are all supported.
+RewrittenModel rewriteGraph(const Model& model);
+
 /// The lowering of one model: shapes, device memory, descriptors. The operation families use
 /// its public interface.
 class Lowering {
   public:
-    Lowering(const Model& model, const std::vector<std::vector<uint32_t>>& inputShapes,
-             const InputValues& values);
+    /// Lowers `rewritten`, tagging descriptors and naming operations as in `original`.
+    Lowering(const Model& original, const RewrittenModel& rewritten,
+             const std::vector<std::vector<uint32_t>>& inputShapes, const InputValues& values);
 
     Result<Program> run();
 
@@ -187,7 +202,9 @@ class Lowering {
     void placeConstantIfNeeded(uint32_t k);
     ProgramIo io(uint32_t k);
 
+    const Model& mOriginal;
     const Model& mModel;
+    const std::vector<uint32_t>& mOrigin;  // operation of mModel -> operation of mOriginal
     const Constants mConstants;
     const std::vector<std::vector<uint32_t>>& mInputShapes;
     std::vector<const NpuOperation*> mOps;  // registration per operation

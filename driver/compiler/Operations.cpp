@@ -5,14 +5,18 @@
 namespace nncosim::driver {
 
 // Defined in the family files.
-extern const NpuOperation kConvolutionOperation;     // Convolution.cpp
-extern const NpuOperation kPoolingOperation;         // Convolution.cpp
-extern const NpuOperation kFullyConnectedOperation;  // FullyConnected.cpp
-extern const NpuOperation kElementwiseOperation;     // Elementwise.cpp
-extern const NpuOperation kActivationOperation;      // Lookup.cpp
-extern const NpuOperation kLut8Operation;            // Lookup.cpp
-extern const NpuOperation kReshapeOperation;         // DataMovement.cpp
-extern const NpuOperation kConcatenationOperation;   // DataMovement.cpp
+extern const NpuOperation kConvolutionOperation;      // Convolution.cpp
+extern const NpuOperation kPoolingOperation;          // Convolution.cpp
+extern const NpuOperation kMeanOperation;             // Convolution.cpp
+extern const NpuOperation kFullyConnectedOperation;   // FullyConnected.cpp
+extern const NpuOperation kElementwiseOperation;      // Elementwise.cpp
+extern const NpuOperation kActivationOperation;       // Lookup.cpp
+extern const NpuOperation kConstantOperandOperation;  // Lookup.cpp
+extern const NpuOperation kLut8Operation;             // Lookup.cpp
+extern const NpuOperation kReshapeOperation;          // DataMovement.cpp
+extern const NpuOperation kSqueezeOperation;          // DataMovement.cpp
+extern const NpuOperation kExpandDimsOperation;       // DataMovement.cpp
+extern const NpuOperation kConcatenationOperation;    // DataMovement.cpp
 
 const NpuOperation* findNpuOperation(const Model& model, OperationType type) {
     if (npu_extension::isLut8(model, type)) return &kLut8Operation;
@@ -24,6 +28,8 @@ const NpuOperation* findNpuOperation(const Model& model, OperationType type) {
         case OperationType::AVERAGE_POOL_2D:
         case OperationType::MAX_POOL_2D:
             return &kPoolingOperation;
+        case OperationType::MEAN:
+            return &kMeanOperation;
         case OperationType::FULLY_CONNECTED:
             return &kFullyConnectedOperation;
         case OperationType::ADD:
@@ -35,9 +41,20 @@ const NpuOperation* findNpuOperation(const Model& model, OperationType type) {
         case OperationType::RELU6:
         case OperationType::LOGISTIC:
         case OperationType::TANH:
+        case OperationType::HARD_SWISH:
+        case OperationType::RSQRT:
+        case OperationType::CAST:
             return &kActivationOperation;
+        case OperationType::PRELU:
+        case OperationType::MAXIMUM:
+        case OperationType::MINIMUM:
+            return &kConstantOperandOperation;
         case OperationType::RESHAPE:
             return &kReshapeOperation;
+        case OperationType::SQUEEZE:
+            return &kSqueezeOperation;
+        case OperationType::EXPAND_DIMS:
+            return &kExpandDimsOperation;
         case OperationType::CONCATENATION:
             return &kConcatenationOperation;
         default:

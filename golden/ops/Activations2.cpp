@@ -36,32 +36,13 @@ Status hardSwishQuant(ExecutionContext& ctx) {
 
 template <typename T>
 Status preluQuant(ExecutionContext& ctx, const std::vector<uint32_t>& outDims) {
-    const float inputScale = ctx.inputScale(0);
-    const float outputScale = ctx.outputScale(0);
-    // Android divides in float for the positive side and in double for the negative side.
-    const float inputOverOutput = inputScale / outputScale;
-    const float productScale = inputScale * ctx.inputScale(1);
-    const auto positive = fixedpoint::quantizeMultiplier(inputOverOutput);
-    const auto negative = fixedpoint::quantizeMultiplier(static_cast<double>(productScale) /
-                                                         static_cast<double>(outputScale));
-    if (!positive || !negative) return ctx.fail("cannot quantize the output multipliers");
-    const int32_t inputZeroPoint = ctx.inputZeroPoint(0);
-    const int32_t alphaZeroPoint = ctx.inputZeroPoint(1);
-    const int32_t outputZeroPoint = ctx.outputZeroPoint(0);
+    const auto params = fixedpoint::computePreluParams(
+        {ctx.inputScale(0), ctx.inputZeroPoint(0)}, {ctx.inputScale(1), ctx.inputZeroPoint(1)},
+        {ctx.outputScale(0), ctx.outputZeroPoint(0)});
+    if (!params) return ctx.fail("cannot quantize the output multipliers");
     auto op = [&](T x, T a) {
-        const int32_t input = static_cast<int32_t>(x) - inputZeroPoint;
-        int32_t result;
-        if (input >= 0) {
-            result = fixedpoint::multiplyByQuantizedMultiplier(input, positive->multiplier,
-                                                               positive->shift);
-        } else {
-            const int32_t alpha = static_cast<int32_t>(a) - alphaZeroPoint;
-            result = fixedpoint::multiplyByQuantizedMultiplier(input * alpha, negative->multiplier,
-                                                               negative->shift);
-        }
-        return static_cast<T>(std::clamp<int32_t>(outputZeroPoint + result,
-                                                  std::numeric_limits<T>::min(),
-                                                  std::numeric_limits<T>::max()));
+        return static_cast<T>(fixedpoint::preluElement(x, a, *params, std::numeric_limits<T>::min(),
+                                                       std::numeric_limits<T>::max()));
     };
     broadcastBinary(ctx.inputData<T>(0), ctx.inputShape(0), ctx.inputData<T>(1), ctx.inputShape(1),
                     ctx.outputData<T>(0), outDims, op);

@@ -12,15 +12,8 @@
 namespace nncosim::golden {
 namespace {
 
-// Android's requantize(): dequantized in float, divided in double, clamped before rounding.
-template <typename T>
-T requantizeValue(T value, fixedpoint::QuantInfo from, fixedpoint::QuantInfo to) {
-    const double real = dequantizeValue(value, from.scale, from.zeroPoint);
-    const double rescaled = real / static_cast<double>(to.scale) + to.zeroPoint;
-    if (rescaled < std::numeric_limits<T>::min()) return std::numeric_limits<T>::min();
-    if (rescaled > std::numeric_limits<T>::max()) return std::numeric_limits<T>::max();
-    return static_cast<T>(std::round(rescaled));
-}
+// Android's requantize(), shared with the driver's lookup tables.
+using fixedpoint::requantizeValue;
 
 fixedpoint::QuantInfo inputQuant(const ExecutionContext& ctx, uint32_t i) {
     return {ctx.inputScale(i), ctx.inputZeroPoint(i)};

@@ -347,21 +347,8 @@ void forEachAxisVector(const float* in, float* out, const AxisSizes& s, F f) {
     }
 }
 
-/// Android's quantization of a real value (QUANTIZE, and the float-computed quantized
-/// operations): zeroPoint + round(value / scale) in float, clamped to T's range; NaN gives the
-/// maximum, as std::min/std::max order it.
-template <typename T>
-T quantizeValue(float value, float scale, int32_t zeroPoint) {
-    constexpr float kMin = std::numeric_limits<T>::min();
-    constexpr float kMax = std::numeric_limits<T>::max();
-    const float q = static_cast<float>(zeroPoint) + std::round(value / scale);
-    const float upper = q < kMax ? q : kMax;  // std::min<float>(kMax, q)
-    return static_cast<T>(kMin < upper ? upper : kMin);
-}
-
-/// Android's dequantization: scale * (value - zeroPoint) in float.
-inline float dequantizeValue(int32_t value, float scale, int32_t zeroPoint) {
-    return scale * static_cast<float>(value - zeroPoint);
-}
+// Android's quantization of real values, shared with the driver's lookup tables.
+using fixedpoint::dequantizeValue;
+using fixedpoint::quantizeValue;
 
 }  // namespace nncosim::golden

@@ -9,6 +9,7 @@
 #include "golden/ops/DataMovement.h"
 #include "golden/ops/OpUtils.h"
 #include "golden/ops/Operations.h"
+#include "model/operations/Shapes.h"
 
 namespace nncosim::golden {
 namespace {
@@ -39,38 +40,21 @@ Result<std::vector<int32_t>> intVector(const ExecutionContext& ctx, uint32_t i, 
 }  // namespace
 
 Status executeSqueeze(ExecutionContext& ctx) {
-    const std::vector<uint32_t>& in = ctx.inputShape(0);
-    const auto rank = static_cast<uint32_t>(in.size());
-    if (rank > 4) return ctx.fail("input rank ", rank, " exceeds 4");
-    std::vector<bool> squeeze(rank, false);
-    if (ctx.isOmitted(1)) {
-        for (uint32_t d = 0; d < rank; ++d) squeeze[d] = in[d] == 1;
-    } else {
+    std::optional<std::vector<int32_t>> axes;
+    if (!ctx.isOmitted(1)) {
         if (ctx.inputRank(1) != 1) return ctx.fail("squeeze dimensions must be 1-D");
         const int32_t* dims = ctx.inputData<int32_t>(1);
-        for (size_t k = 0; k < ctx.inputCount(1); ++k) {
-            const auto axis = resolveAxis(dims[k], rank);
-            if (!axis || in[*axis] != 1) {
-                return ctx.fail("cannot squeeze dimension ", dims[k], " of shape ", toString(in));
-            }
-            squeeze[*axis] = true;
-        }
+        axes.emplace(dims, dims + ctx.inputCount(1));
     }
-    std::vector<uint32_t> out;
-    for (uint32_t d = 0; d < rank; ++d) {
-        if (!squeeze[d]) out.push_back(in[d]);
-    }
-    if (out.empty()) out.push_back(1);  // squeezing everything leaves one element of shape [1]
-    return copyWithShape(ctx, std::move(out));
+    auto out = squeezeShape(ctx.inputShape(0), axes);
+    if (!out) return ctx.fail(out.status().message);
+    return copyWithShape(ctx, std::move(*out));
 }
 
 Status executeExpandDims(ExecutionContext& ctx) {
-    std::vector<uint32_t> dims = ctx.inputShape(0);
-    const int32_t axisValue = ctx.scalar<int32_t>(1);
-    const auto axis = resolveAxis(axisValue, static_cast<uint32_t>(dims.size()) + 1);
-    if (!axis) return ctx.fail("axis ", axisValue, " out of range for rank ", dims.size());
-    dims.insert(dims.begin() + *axis, 1);
-    return copyWithShape(ctx, std::move(dims));
+    auto out = expandDimsShape(ctx.inputShape(0), ctx.scalar<int32_t>(1));
+    if (!out) return ctx.fail(out.status().message);
+    return copyWithShape(ctx, std::move(*out));
 }
 
 Status executeRank(ExecutionContext& ctx) {

@@ -114,7 +114,7 @@ Status executeFloor(ExecutionContext& ctx) {
 }
 
 Status executeRsqrt(ExecutionContext& ctx) {
-    return runUnary<Allow::kQuant8>(ctx, [](float x) { return 1.0f / std::sqrt(x); });
+    return runUnary<Allow::kQuant8>(ctx, [](float x) { return fixedpoint::reciprocalSqrt(x); });
 }
 
 }  // namespace nncosim::golden

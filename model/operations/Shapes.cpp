@@ -17,6 +17,40 @@ std::optional<std::vector<uint32_t>> broadcastShape(const std::vector<uint32_t>&
     return out;
 }
 
+Result<std::vector<uint32_t>> squeezeShape(const std::vector<uint32_t>& input,
+                                           const std::optional<std::vector<int32_t>>& axes) {
+    const auto rank = static_cast<int32_t>(input.size());
+    if (rank > 4) return invalidArgument("input rank ", rank, " exceeds 4");
+    std::vector<bool> squeeze(rank, false);
+    if (!axes) {
+        for (int32_t d = 0; d < rank; ++d) squeeze[d] = input[d] == 1;
+    } else {
+        for (int32_t axis : *axes) {
+            const int32_t d = axis < 0 ? axis + rank : axis;
+            if (d < 0 || d >= rank || input[d] != 1)
+                return invalidArgument("cannot squeeze dimension ", axis, " of shape ",
+                                       toString(input));
+            squeeze[d] = true;
+        }
+    }
+    std::vector<uint32_t> out;
+    for (int32_t d = 0; d < rank; ++d) {
+        if (!squeeze[d]) out.push_back(input[d]);
+    }
+    if (out.empty()) out.push_back(1);
+    return out;
+}
+
+Result<std::vector<uint32_t>> expandDimsShape(const std::vector<uint32_t>& input, int32_t axis) {
+    const auto rank = static_cast<int32_t>(input.size()) + 1;
+    const int32_t d = axis < 0 ? axis + rank : axis;
+    if (d < 0 || d >= rank)
+        return invalidArgument("axis ", axis, " out of range for rank ", input.size());
+    std::vector<uint32_t> out = input;
+    out.insert(out.begin() + d, 1);
+    return out;
+}
+
 Result<std::vector<uint32_t>> reshapeShape(const std::vector<uint32_t>& input,
                                            const std::vector<int32_t>& target) {
     const uint64_t elements = elementCount(input);

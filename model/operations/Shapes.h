@@ -18,6 +18,14 @@ std::optional<std::vector<uint32_t>> broadcastShape(const std::vector<uint32_t>&
 Result<std::vector<uint32_t>> reshapeShape(const std::vector<uint32_t>& input,
                                            const std::vector<int32_t>& target);
 
+/// SQUEEZE: `input` without the listed axes (each of size 1; negative counts from the end), or
+/// without every axis of size 1 when `axes` is nullopt; squeezing everything leaves [1].
+Result<std::vector<uint32_t>> squeezeShape(const std::vector<uint32_t>& input,
+                                           const std::optional<std::vector<int32_t>>& axes);
+
+/// EXPAND_DIMS: `input` with an axis of size 1 inserted at `axis` (negative counts from the end).
+Result<std::vector<uint32_t>> expandDimsShape(const std::vector<uint32_t>& input, int32_t axis);
+
 /// CONCATENATION of `inputs` along `axis` (negative counts from the end).
 Result<std::vector<uint32_t>> concatenationShape(const std::vector<std::vector<uint32_t>>& inputs,
                                                  int32_t axis);

@@ -1,6 +1,7 @@
-// `nncosim zoo NAME [--float32|--quant8|--per-channel] [--input-size N] [--width W] [--seed S]
-// -o FILE.json`: writes a MobileNet-v1/v2 or ResNet-18 shaped model with random inputs, and the
-// golden's outputs as expected outputs when the golden can run it.
+// `nncosim zoo NAME [--float32|--quant8|--per-channel] [--converter-style] [--input-size N]
+// [--width W] [--seed S] -o FILE.json`: writes a MobileNet-v1/v2 or ResNet-18 shaped classifier
+// or a DeepLab- or SSD-like head with random inputs, and the golden's outputs as expected outputs
+// when the golden can run it.
 #include <chrono>
 #include <iomanip>
 #include <iostream>
@@ -23,6 +24,7 @@ struct ZooOptions {
     float width = 1.0f;
     uint32_t classes = 1000;
     uint32_t seed = 1;
+    bool converterStyle = false;
     std::string output;
 };
 
@@ -36,6 +38,7 @@ int runZoo(const ZooOptions& options) {
     config.widthMultiplier = options.width;
     config.numClasses = options.classes;
     config.seed = options.seed;
+    config.converterStyle = options.converterStyle;
 
     auto model = zoo::buildZooModel(config);
     if (!model) {
@@ -93,7 +96,9 @@ int runZoo(const ZooOptions& options) {
 void addZooCommand(CLI::App& app) {
     auto options = std::make_shared<ZooOptions>();
     CLI::App* cmd =
-        app.add_subcommand("zoo", "Write a MobileNet-v1/v2 or ResNet-18 shaped model as JSON");
+        app.add_subcommand("zoo",
+                           "Write a MobileNet-v1/v2, ResNet-18, DeepLab-head or SSD-head "
+                           "shaped model as JSON");
     std::vector<std::string> names;
     for (zoo::Network n : zoo::allNetworks()) names.push_back(zoo::nameOf(n));
     cmd->add_option("name", options->network, "Network")->required()->check(CLI::IsMember(names));
@@ -110,9 +115,12 @@ void addZooCommand(CLI::App& app) {
         ->check(CLI::Range(1u, 4096u));
     cmd->add_option("--width", options->width, "Width multiplier (alpha) of every layer's channels")
         ->check(CLI::Range(0.01f, 8.0f));
-    cmd->add_option("--classes", options->classes, "Classifier outputs")
+    cmd->add_option("--classes", options->classes, "Classifier outputs (the heads have 21 and 91)")
         ->check(CLI::Range(1u, 100000u));
     cmd->add_option("--seed", options->seed, "Seed of weights and inputs");
+    cmd->add_flag("--converter-style", options->converterStyle,
+                  "As PyTorch -> TFLite converters write it: NCHW input and a TRANSPOSE, explicit "
+                  "PADs before convolutions, MEAN as the global average");
     cmd->add_option("-o,--output", options->output, "Model JSON file to write (CTS format)")
         ->required();
     cmd->callback([options] { gExitStatus = runZoo(*options); });

@@ -94,7 +94,7 @@ std::vector<float> logits(const Model& model, const std::vector<uint8_t>& quantI
 }  // namespace
 
 TEST_CASE("testbench_zoo_models_validate") {
-    for (zoo::Network network : zoo::allNetworks()) {
+    for (zoo::Network network : zoo::classifierNetworks()) {
         for (zoo::Precision precision : kPrecisions) {
             const zoo::ZooConfig config = smallConfig(network, precision);
             INFO(zoo::modelName(config));
@@ -209,7 +209,7 @@ TEST_CASE("testbench_zoo_rejects_bad_configs") {
 }
 
 TEST_CASE("testbench_zoo_runs_on_golden") {
-    for (zoo::Network network : zoo::allNetworks()) {
+    for (zoo::Network network : zoo::classifierNetworks()) {
         for (zoo::Precision precision : kPrecisions) {
             const zoo::ZooConfig config = smallConfig(network, precision);
             INFO(zoo::modelName(config));
@@ -274,7 +274,7 @@ TEST_CASE("testbench_zoo_quant8_tracks_float") {
     // close to the float ones (measured: at most 0.27 apart, 0.09 on average, for logits
     // spread with a standard deviation of about 1.2). A saturating or mis-scaled layer moves
     // them by whole units.
-    for (zoo::Network network : zoo::allNetworks()) {
+    for (zoo::Network network : zoo::classifierNetworks()) {
         const Model floatModel = build(smallConfig(network, zoo::Precision::kFloat32));
         auto inputs = zoo::randomInputs(build(smallConfig(network, zoo::Precision::kQuant8)), 11);
         REQUIRE(inputs.ok());

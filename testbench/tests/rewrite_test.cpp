@@ -1,0 +1,447 @@
+// The compiler's graph rewrites and the operations they let the NPU claim, through the host
+// runtime on the functional model: a PAD folded into the convolution after it, SQUEEZE and
+// EXPAND_DIMS as views, the unary operations on the LUT unit, and the zoo's converter-style
+// networks. Each rewritten model is bit-exact with the golden on the original model, and runs in
+// fewer partitions than without the rewrite.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <random>
+#include <set>
+
+#include "driver/Compiler.h"
+#include "golden/Executor.h"
+#include "model/Builder.h"
+#include "model/Validation.h"
+#include "testbench/ModelRun.h"
+#include "testbench/Zoo.h"
+#include "testbench/runtime/HostRuntime.h"
+#include "testbench/tests/TestModels.h"
+
+using namespace nncosim;
+using namespace nncosim::testing;
+
+namespace {
+
+constexpr auto kQ8 = OperandType::TENSOR_QUANT8_ASYMM;
+constexpr auto kS8 = OperandType::TENSOR_QUANT8_ASYMM_SIGNED;
+
+std::shared_ptr<NpuContext> functionalNpu() {
+    sim::PlatformConfig config;
+    config.npu = sim::NpuImplementation::kFunctional;
+    auto npu = makeNpuContext(config);
+    REQUIRE_MESSAGE(npu.ok(), npu.status().message);
+    return *npu;
+}
+
+std::vector<bool> claims(const Model& model) {
+    std::vector<bool> supported;
+    for (uint32_t i = 0; i < model.main.operations.size(); ++i)
+        supported.push_back(driver::checkOperationSupported(model, i).ok());
+    return supported;
+}
+
+size_t countNpu(const std::vector<Partition>& partitions) {
+    size_t n = 0;
+    for (const Partition& p : partitions) n += p.npu;
+    return n;
+}
+
+/// Runs `model` partitioned by the host runtime on the functional NPU, checks every output is
+/// identical to the golden's, and returns the partitions.
+std::vector<Partition> runMatchingGolden(const Model& model, uint32_t seed = 3) {
+    REQUIRE(validateModel(model).ok());
+    RuntimeOptions options;
+    options.npu = functionalNpu();
+    auto runtime = HostRuntime::create(model, options);
+    REQUIRE_MESSAGE(runtime.ok(), runtime.status().message);
+    auto inputs = randomModelInputs(model, seed);
+    REQUIRE(inputs.ok());
+    auto outputs = (*runtime)->execute(*inputs);
+    REQUIRE_MESSAGE(outputs.ok(), outputs.status().message);
+    auto reference = golden::execute(model, *inputs);
+    REQUIRE_MESSAGE(reference.ok(), reference.status().message);
+    REQUIRE(outputs->size() == reference->size());
+    for (size_t i = 0; i < outputs->size(); ++i) {
+        INFO("output " << i);
+        CHECK((*outputs)[i].dimensions == (*reference)[i].dimensions);
+        CHECK((*outputs)[i].bytes == (*reference)[i].bytes);
+        // Not degenerate: the comparison means something.
+        const auto& bytes = (*outputs)[i].bytes;
+        CHECK(std::set<uint8_t>(bytes.begin(), bytes.end()).size() > 2);
+    }
+    return (*runtime)->partitions();
+}
+
+uint32_t padConstant(ModelBuilder& b, std::vector<int32_t> paddings) {
+    return b.addConstant(OperandType::TENSOR_INT32, {4, 2}, paddings);
+}
+
+/// in [1, 9, 9, 16] -> 0 PAD (H 1+1, W 2+0) -> 1 CONV_2D 3x3 VALID -> out0, and
+/// in -> 2 PAD_V2 (H 0+1, W 1+1, the zero point) -> 3 DEPTHWISE_CONV_2D 3x3/2 with explicit
+/// padding (1, 0, 1, 0) -> out1, and in -> 4 PAD (H 1+1, W 1+1) -> 5 GROUPED_CONV_2D (2 groups)
+/// 3x3 VALID -> out2. Every PAD folds.
+Model padModel() {
+    ModelBuilder b;
+    const QuantTensor in{b.addInput(kQ8, {1, 9, 9, 16}, 1.0f / 128, 120), 1.0f / 128, 120};
+    const QuantTensor padded{b.addOperand(kQ8, {1, 11, 11, 16}, 1.0f / 128, 120), 1.0f / 128, 120};
+    b.addOperation(OperationType::PAD, {in.operand, padConstant(b, {0, 0, 1, 1, 2, 0, 0, 0})},
+                   {padded.operand});
+    const QuantTensor out0{b.addOutput(kQ8, {1, 9, 9, 16}, 1.0f / 16, 128), 1.0f / 16, 128};
+    std::mt19937 rng(5);
+    std::vector<uint8_t> weights(16 * 9 * 16);
+    for (auto& w : weights) w = static_cast<uint8_t>(rng());
+    std::vector<int32_t> bias(16);
+    for (auto& v : bias) v = static_cast<int32_t>(rng() % 2001) - 1000;
+    const uint32_t filter = b.addConstant(kQ8, {16, 3, 3, 16}, weights, 1.0f / 64, 128);
+    const uint32_t biasOperand =
+        b.addConstant(OperandType::TENSOR_INT32, {16}, bias, in.scale / 64, 0);
+    b.addOperation(OperationType::CONV_2D,
+                   {padded.operand, filter, biasOperand, b.addInt32(2), b.addInt32(1),
+                    b.addInt32(1), b.addInt32(0)},
+                   {out0.operand});
+
+    const uint32_t padded2 = b.addOperand(kQ8, {1, 10, 11, 16}, 1.0f / 128, 120);
+    b.addOperation(OperationType::PAD_V2,
+                   {in.operand, padConstant(b, {0, 0, 0, 1, 1, 1, 0, 0}), b.addInt32(120)},
+                   {padded2});
+    std::vector<uint8_t> dwWeights(9 * 16);
+    for (auto& w : dwWeights) w = static_cast<uint8_t>(rng());
+    const uint32_t dwFilter = b.addConstant(kQ8, {1, 3, 3, 16}, dwWeights, 1.0f / 64, 128);
+    const uint32_t out1 = b.addOutput(kQ8, {1, 5, 5, 16}, 1.0f / 16, 128);
+    std::vector<uint32_t> dwInputs{padded2, dwFilter, biasOperand};
+    for (int32_t v : {1, 0, 1, 0, 2, 2, 1, 0}) dwInputs.push_back(b.addInt32(v));
+    b.addOperation(OperationType::DEPTHWISE_CONV_2D, dwInputs, {out1});
+
+    const uint32_t padded3 = b.addOperand(kQ8, {1, 11, 11, 16}, 1.0f / 128, 120);
+    b.addOperation(OperationType::PAD, {in.operand, padConstant(b, {0, 0, 1, 1, 1, 1, 0, 0})},
+                   {padded3});
+    std::vector<uint8_t> groupWeights(16 * 9 * 8);
+    for (auto& w : groupWeights) w = static_cast<uint8_t>(rng());
+    const uint32_t groupFilter = b.addConstant(kQ8, {16, 3, 3, 8}, groupWeights, 1.0f / 64, 128);
+    const uint32_t out2 = b.addOutput(kQ8, {1, 9, 9, 16}, 1.0f / 16, 128);
+    b.addOperation(OperationType::GROUPED_CONV_2D,
+                   {padded3, groupFilter, biasOperand, b.addInt32(2), b.addInt32(1), b.addInt32(1),
+                    b.addInt32(2), b.addInt32(0), b.addBool(false)},
+                   {out2});
+    return b.build();
+}
+
+}  // namespace
+
+TEST_CASE("rewrite_pad_folds_into_convolutions") {
+    const Model model = padModel();
+    const std::vector<bool> supported = claims(model);
+    CHECK(supported == std::vector<bool>(6, true));
+
+    // One NPU partition; without the fold (the PADs on the CPU) the runtime needs two.
+    const auto partitions = runMatchingGolden(model);
+    CHECK(partitions.size() == 1);
+    CHECK(countNpu(partitions) == 1);
+    CHECK(partitionOperations(model, {false, true, false, true, false, true}).size() == 2);
+
+    // The PADs cost nothing: no descriptor is tagged with them.
+    auto program = driver::compileModel(model, {});
+    REQUIRE_MESSAGE(program.ok(), program.status().message);
+    for (const npu::Descriptor& d : program->descriptors)
+        CHECK((d.tag == 1 || d.tag == 3 || d.tag == 5));
+    CHECK(program->operationNames.size() == 6);
+}
+
+TEST_CASE("rewrite_pad_stays_unclaimed_where_it_cannot_fold") {
+    auto padThenConv = [](std::vector<int32_t> paddings, std::optional<int32_t> value,
+                          bool padIsOutput, int32_t scheme, bool pool) {
+        ModelBuilder b;
+        const uint32_t in = b.addInput(kQ8, {1, 4, 4, 16}, 0.5f, 10);
+        std::vector<uint32_t> padDims = {1 + static_cast<uint32_t>(paddings[0] + paddings[1]),
+                                         4 + static_cast<uint32_t>(paddings[2] + paddings[3]),
+                                         4 + static_cast<uint32_t>(paddings[4] + paddings[5]),
+                                         16 + static_cast<uint32_t>(paddings[6] + paddings[7])};
+        const uint32_t padded = padIsOutput ? b.addOutput(kQ8, padDims, 0.5f, 10)
+                                            : b.addOperand(kQ8, padDims, 0.5f, 10);
+        std::vector<uint32_t> padInputs = {in, padConstant(b, paddings)};
+        if (value) padInputs.push_back(b.addInt32(*value));
+        b.addOperation(value ? OperationType::PAD_V2 : OperationType::PAD, padInputs, {padded});
+        const uint32_t out = b.addOutput(kQ8, {}, 0.5f, 10);
+        if (pool) {
+            b.addOperation(OperationType::MAX_POOL_2D,
+                           {padded, b.addInt32(scheme), b.addInt32(1), b.addInt32(1), b.addInt32(3),
+                            b.addInt32(3), b.addInt32(0)},
+                           {out});
+        } else {
+            const std::vector<uint8_t> weights(16 * padDims[3], 12);
+            const uint32_t filter = b.addConstant(kQ8, {16, 1, 1, padDims[3]}, weights, 0.25f, 10);
+            const uint32_t bias =
+                b.addConstant(OperandType::TENSOR_INT32, {16}, std::vector<int32_t>(16, 3), 0.125f);
+            b.addOperation(OperationType::CONV_2D,
+                           {padded, filter, bias, b.addInt32(scheme), b.addInt32(1), b.addInt32(1),
+                            b.addInt32(0)},
+                           {out});
+        }
+        Model model = b.build();
+        REQUIRE(validateModel(model).ok());
+        return driver::checkOperationSupported(model, 0);
+    };
+    const std::vector<int32_t> spatial = {0, 0, 1, 1, 1, 1, 0, 0};
+    CHECK(padThenConv(spatial, std::nullopt, false, 2, false).ok());
+    CHECK(padThenConv(spatial, 10, false, 2, false).ok());
+    // Channels padded; a PAD_V2 value other than the zero point; the padded tensor also a model
+    // output; a SAME convolution (its padding depends on the padded size); a max pool (NNAPI
+    // leaves padding out of the maximum).
+    const Status channels = padThenConv({0, 0, 1, 1, 1, 1, 0, 16}, std::nullopt, false, 2, false);
+    CHECK_FALSE(channels.ok());
+    CHECK(channels.message.find("height and width") != std::string::npos);
+    CHECK_FALSE(padThenConv(spatial, 11, false, 2, false).ok());
+    const Status output = padThenConv(spatial, std::nullopt, true, 2, false);
+    CHECK(output.message.find("model output") != std::string::npos);
+    CHECK_FALSE(padThenConv(spatial, std::nullopt, false, 1, false).ok());
+    const Status pool = padThenConv(spatial, std::nullopt, false, 2, true);
+    CHECK(pool.message.find("convolutions") != std::string::npos);
+}
+
+TEST_CASE("rewrite_squeeze_and_expand_dims_are_views") {
+    // in -> 0 CONV_2D -> t0 [1, 4, 4, 16] -> 1 SQUEEZE (axis 0) -> [4, 4, 16] -> 2 EXPAND_DIMS
+    // (axis 0) -> t2 [1, 4, 4, 16] -> 3 ADD (t2 + t0) -> out.
+    ModelBuilder b;
+    const QuantTensor in{b.addInput(kQ8, {1, 4, 4, 16}, 1.0f / 128, 128), 1.0f / 128, 128};
+    const QuantTensor t0{b.addOperand(kQ8, {1, 4, 4, 16}, 1.0f / 16, 128), 1.0f / 16, 128};
+    addConv(b, in, 16, 16, 3, t0, 7);
+    const uint32_t t1 = b.addOperand(kQ8, {4, 4, 16}, 1.0f / 16, 128);
+    b.addOperation(OperationType::SQUEEZE,
+                   {t0.operand, b.addConstant(OperandType::TENSOR_INT32, {1}, std::vector{0})},
+                   {t1});
+    const uint32_t t2 = b.addOperand(kQ8, {1, 4, 4, 16}, 1.0f / 16, 128);
+    b.addOperation(OperationType::EXPAND_DIMS, {t1, b.addInt32(0)}, {t2});
+    const uint32_t out = b.addOutput(kQ8, {1, 4, 4, 16}, 1.0f / 8, 128);
+    b.addOperation(OperationType::ADD, {t2, t0.operand, b.addInt32(0)}, {out});
+    const Model model = b.build();
+
+    CHECK(claims(model) == std::vector<bool>{true, true, true, true});
+    const auto partitions = runMatchingGolden(model);
+    CHECK(partitions.size() == 1);
+    CHECK(partitionOperations(model, {true, false, false, true}).size() == 3);
+    auto program = driver::compileModel(model, {});
+    REQUIRE_MESSAGE(program.ok(), program.status().message);
+    for (const npu::Descriptor& d : program->descriptors) CHECK((d.tag == 0 || d.tag == 3));
+}
+
+TEST_CASE("rewrite_lookup_operations_match_golden") {
+    // Every stored value through HARD_SWISH, RSQRT and CAST, unsigned and signed.
+    for (OperandType type : {kQ8, kS8}) {
+        const int32_t zero = type == kQ8 ? 128 : 0;
+        for (OperationType op :
+             {OperationType::HARD_SWISH, OperationType::RSQRT, OperationType::CAST}) {
+            INFO(nameOf(op) << " " << nameOf(type));
+            ModelBuilder b;
+            const uint32_t in = b.addInput(type, {1, 256}, 0.05f, zero);
+            const uint32_t out = b.addOutput(type, {1, 256}, 0.04f, zero - 3);
+            b.addOperation(op, {in}, {out});
+            const Model model = b.build();
+            REQUIRE(validateModel(model).ok());
+            CHECK(driver::checkOperationSupported(model, 0).ok());
+            TensorData values{{1, 256}, std::vector<uint8_t>(256)};
+            for (int v = 0; v < 256; ++v) values.bytes[v] = static_cast<uint8_t>(v);
+            RuntimeOptions options;
+            options.placement = Placement::kNpu;
+            options.npu = functionalNpu();
+            auto runtime = HostRuntime::create(model, options);
+            REQUIRE_MESSAGE(runtime.ok(), runtime.status().message);
+            auto outputs = (*runtime)->execute({values});
+            REQUIRE_MESSAGE(outputs.ok(), outputs.status().message);
+            auto reference = golden::execute(model, {values});
+            REQUIRE(reference.ok());
+            CHECK(outputs->at(0).bytes == reference->at(0).bytes);
+        }
+    }
+}
+
+TEST_CASE("rewrite_constant_operand_operations_on_the_lookup_unit") {
+    // PRELU, MAXIMUM and MINIMUM whose other operand is a constant of one value (either side for
+    // MAXIMUM and MINIMUM): every stored value, unsigned and signed, identical to the golden.
+    for (OperandType type : {kQ8, kS8}) {
+        const int32_t zero = type == kQ8 ? 128 : 0;
+        for (OperationType op :
+             {OperationType::PRELU, OperationType::MAXIMUM, OperationType::MINIMUM}) {
+            for (bool constantFirst : {false, true}) {
+                if (op == OperationType::PRELU && constantFirst) continue;
+                INFO(nameOf(op) << " " << nameOf(type) << (constantFirst ? " constant first" : ""));
+                ModelBuilder b;
+                const uint32_t in = b.addInput(type, {1, 256}, 0.05f, zero);
+                const uint8_t value = type == kQ8 ? 100 : 0xf0;  // below the zero point
+                const uint32_t constant =
+                    b.addConstant(type, {1, 1}, std::vector<uint8_t>{value}, 0.03f, zero + 5);
+                const uint32_t out = b.addOutput(type, {1, 256}, 0.04f, zero - 3);
+                b.addOperation(
+                    op, constantFirst ? std::vector{constant, in} : std::vector{in, constant},
+                    {out});
+                const Model model = b.build();
+                REQUIRE(validateModel(model).ok());
+                REQUIRE(driver::checkOperationSupported(model, 0).ok());
+                TensorData values{{1, 256}, std::vector<uint8_t>(256)};
+                for (int v = 0; v < 256; ++v) values.bytes[v] = static_cast<uint8_t>(v);
+                RuntimeOptions options;
+                options.placement = Placement::kNpu;
+                options.npu = functionalNpu();
+                auto runtime = HostRuntime::create(model, options);
+                REQUIRE_MESSAGE(runtime.ok(), runtime.status().message);
+                auto outputs = (*runtime)->execute({values});
+                REQUIRE_MESSAGE(outputs.ok(), outputs.status().message);
+                auto reference = golden::execute(model, {values});
+                REQUIRE(reference.ok());
+                CHECK(outputs->at(0).bytes == reference->at(0).bytes);
+                CHECK(std::set<uint8_t>(outputs->at(0).bytes.begin(), outputs->at(0).bytes.end())
+                          .size() > 16);
+            }
+        }
+    }
+    // Not claimed: alpha of several values; a constant that enlarges the other operand.
+    auto claimed = [](std::vector<uint32_t> constantDims, std::vector<uint8_t> constant) {
+        ModelBuilder b;
+        const uint32_t in = b.addInput(kQ8, {1, 4}, 0.05f, 128);
+        const uint32_t c = b.addConstant(kQ8, constantDims, constant, 0.03f, 128);
+        const uint32_t out = b.addOutput(kQ8, {}, 0.05f, 128);
+        b.addOperation(OperationType::PRELU, {in, c}, {out});
+        const Model model = b.build();
+        REQUIRE(validateModel(model).ok());
+        return driver::checkOperationSupported(model, 0).ok();
+    };
+    CHECK(claimed({4}, {7, 7, 7, 7}));
+    CHECK_FALSE(claimed({4}, {7, 7, 8, 7}));
+    CHECK_FALSE(claimed({2, 4}, std::vector<uint8_t>(8, 7)));
+}
+
+TEST_CASE("rewrite_mean_runs_as_a_depthwise_convolution") {
+    // MEAN over H and W on the NPU (truncating like NNAPI's) for map sizes whose count is odd,
+    // even, a power of two and 1, both keep_dims forms, and a map too large for all channels at
+    // once (run in channel slices); extremes and random values.
+    struct Case {
+        uint32_t h, w;
+        bool keepDims;
+    };
+    for (const Case& c : {Case{7, 7, false}, Case{4, 5, true}, Case{8, 8, false}, Case{1, 1, true},
+                          Case{13, 11, false}, Case{40, 40, false}}) {
+        INFO(c.h << "x" << c.w << (c.keepDims ? " keep" : ""));
+        ModelBuilder b;
+        const uint32_t in = b.addInput(kQ8, {2, c.h, c.w, 40}, 0.1f, 100);
+        const uint32_t out = b.addOutput(
+            kQ8, c.keepDims ? std::vector<uint32_t>{2, 1, 1, 40} : std::vector<uint32_t>{2, 40},
+            0.1f, 100);
+        b.addOperation(OperationType::MEAN,
+                       {in, b.addConstant(OperandType::TENSOR_INT32, {2}, std::vector{2, -3}),
+                        b.addInt32(c.keepDims)},
+                       {out});
+        const Model model = b.build();
+        REQUIRE(validateModel(model).ok());
+        REQUIRE(driver::checkOperationSupported(model, 0).ok());
+        TensorData values{{2, c.h, c.w, 40}, std::vector<uint8_t>(2 * c.h * c.w * 40)};
+        std::mt19937 rng(c.h * 31 + c.w);
+        for (size_t i = 0; i < values.bytes.size(); ++i) {
+            const uint32_t channel = i % 40;  // channels 0 and 1: all 255 and all 0
+            values.bytes[i] = channel == 0 ? 255 : channel == 1 ? 0 : static_cast<uint8_t>(rng());
+        }
+        RuntimeOptions options;
+        options.placement = Placement::kNpu;
+        options.npu = functionalNpu();
+        auto runtime = HostRuntime::create(model, options);
+        REQUIRE_MESSAGE(runtime.ok(), runtime.status().message);
+        auto outputs = (*runtime)->execute({values});
+        REQUIRE_MESSAGE(outputs.ok(), outputs.status().message);
+        auto reference = golden::execute(model, {values});
+        REQUIRE(reference.ok());
+        CHECK(outputs->at(0).dimensions == reference->at(0).dimensions);
+        CHECK(outputs->at(0).bytes == reference->at(0).bytes);
+    }
+    // Not claimed: signed inputs (their sums truncate toward zero), other axes.
+    for (auto [type, axes] : {std::pair{kS8, std::vector{1, 2}}, std::pair{kQ8, std::vector{1}}}) {
+        ModelBuilder b;
+        const uint32_t in = b.addInput(type, {1, 4, 4, 16}, 0.1f, 0);
+        const uint32_t out = b.addOutput(type, {}, 0.1f, 0);
+        b.addOperation(
+            OperationType::MEAN,
+            {in,
+             b.addConstant(OperandType::TENSOR_INT32, {static_cast<uint32_t>(axes.size())}, axes),
+             b.addInt32(0)},
+            {out});
+        const Model model = b.build();
+        REQUIRE(validateModel(model).ok());
+        CHECK_FALSE(driver::checkOperationSupported(model, 0).ok());
+    }
+}
+
+TEST_CASE("rewrite_converter_style_zoo_networks") {
+    // Small converter-style networks: every PAD folds and MEAN runs on the NPU, so only what it
+    // has no descriptor for yet (TRANSPOSE, RESIZE_BILINEAR, SOFTMAX) leaves it; outputs are
+    // bit-exact with the golden on the original model, in fewer partitions than with PAD and
+    // MEAN on the CPU.
+    struct Case {
+        zoo::Network network;
+        size_t partitions, npuPartitions, partitionsWithoutRewrites;
+    };
+    for (const Case& c :
+         {Case{zoo::Network::kMobileNetV2, 3, 1, 39}, Case{zoo::Network::kDeepLabHead, 5, 2, 9},
+          Case{zoo::Network::kSsdHead, 2, 1, 10}}) {
+        zoo::ZooConfig config;
+        config.network = c.network;
+        config.precision = zoo::Precision::kQuant8;
+        config.inputSize = 64;
+        config.widthMultiplier = 0.25f;
+        config.numClasses = 16;
+        config.converterStyle = true;
+        INFO(zoo::modelName(config));
+        auto model = zoo::buildZooModel(config);
+        REQUIRE(model.ok());
+        std::vector<bool> supported = claims(*model);
+        std::vector<bool> withoutRewrites = supported;
+        size_t pads = 0;
+        for (uint32_t i = 0; i < supported.size(); ++i) {
+            const OperationType t = model->main.operations[i].type;
+            if (t == OperationType::PAD || t == OperationType::MEAN) {
+                pads += t == OperationType::PAD;
+                CHECK(supported[i]);
+                withoutRewrites[i] = false;
+            }
+        }
+        CHECK(pads > 0);
+        const auto partitions = runMatchingGolden(*model);
+        CHECK(partitions.size() == c.partitions);
+        CHECK(countNpu(partitions) == c.npuPartitions);
+        CHECK(partitionOperations(*model, withoutRewrites).size() == c.partitionsWithoutRewrites);
+    }
+}
+
+TEST_CASE("npu_concatenation_of_slabs_longer_than_a_row") {
+    // Along axis 1 of [1, rows, 250]: each input is one slab of rows x 250 bytes, more than a
+    // descriptor row's 16-bit INNER, copied in column chunks.
+    ModelBuilder b;
+    const uint32_t a = b.addInput(kQ8, {1, 300, 250}, 0.5f, 100);
+    const uint32_t c = b.addInput(kQ8, {1, 100, 250}, 0.25f, 3);
+    const uint32_t out = b.addOutput(kQ8, {1, 400, 250}, 0.5f, 100);
+    b.addOperation(OperationType::CONCATENATION, {a, c, b.addInt32(1)}, {out});
+    const Model model = b.build();
+    CHECK(claims(model) == std::vector<bool>{true});
+    const auto partitions = runMatchingGolden(model);
+    CHECK(partitions.size() == 1);
+    CHECK(countNpu(partitions) == 1);  // prepared on the NPU, not fallen back to the CPU
+}
+
+TEST_CASE("rewrite_zoo_converter_style_through_the_cli") {
+    // `nncosim zoo ... --converter-style` then `nncosim run --backend auto`: the PADs and MEAN on
+    // the NPU, only TRANSPOSE and SOFTMAX on the CPU, outputs identical to the golden's.
+    const std::string dir = makeTempDir("nncosim-rewrite-");
+    REQUIRE_FALSE(dir.empty());
+    CliResult zoo = cli(dir,
+                        "zoo mobilenet_v2 --quant8 --converter-style --input-size 32 --width 0.25 "
+                        "--classes 8 -o m.json");
+    REQUIRE_MESSAGE(zoo.status == 0, zoo.output);
+    CHECK(zoo.output.find("mobilenet_v2_0.25_32_quant8_converter") != std::string::npos);
+    CliResult run = cli(dir, "run m.json --backend auto --npu func --json r.json");
+    CHECK_MESSAGE(run.status == 0, run.output);
+    const nlohmann::json report = readJson(dir + "/r.json");
+    CHECK(report["verdict"] == "pass");
+    std::set<std::string> onCpu;
+    for (const auto& op : report["operations"]) {
+        if (op["device"] == "cpu") onCpu.insert(op["type"].get<std::string>());
+    }
+    CHECK(onCpu == std::set<std::string>{"TRANSPOSE", "SOFTMAX"});
+    std::filesystem::remove_all(dir);
+}
