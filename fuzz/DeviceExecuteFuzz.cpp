@@ -173,8 +173,9 @@ void edit(const Subject& subject, fuzz::ByteReader& in, Edited& e) {
                 if (const auto* memory = std::get_if<SharedMemory>(&r.pools[pool % r.pools.size()]);
                     memory && *memory) {
                     const std::vector<uint8_t> bytes = in.bytes(in.u8());
-                    std::memcpy((*memory)->data(), bytes.data(),
-                                std::min(bytes.size(), (*memory)->size()));
+                    if (!bytes.empty())
+                        std::memcpy((*memory)->data(), bytes.data(),
+                                    std::min(bytes.size(), (*memory)->size()));
                 }
                 break;
             }
