@@ -6,11 +6,12 @@
 
 namespace nncosim::driver {
 
-ManagedBuffer::ManagedBuffer(SharedMemory storage, std::set<BufferUse> roles, Operand operand)
-    : mStorage(std::move(storage)),
-      mRoles(std::move(roles)),
-      mOperand(std::move(operand)),
-      mDimensions(mOperand.dimensions) {}
+ManagedBuffer::ManagedBuffer(std::set<BufferUse> roles, Operand operand)
+    : mRoles(std::move(roles)), mOperand(std::move(operand)), mDimensions(mOperand.dimensions) {}
+
+bool ManagedBuffer::shapeFixed() const {
+    return !hasUnknownDimensions(mOperand);
+}
 
 Status ManagedBuffer::validateRequest(uint32_t poolIndex, const Request& request,
                                       const void* preparedModel) const {
@@ -55,12 +56,34 @@ Status ManagedBuffer::validateRequest(uint32_t poolIndex, const Request& request
     return okStatus();
 }
 
-Status ManagedBuffer::validateCopyFrom(const std::vector<uint32_t>& dimensions, size_t size) const {
+std::pair<SharedMemory, std::vector<uint32_t>> ManagedBuffer::contents() const {
+    std::lock_guard<std::mutex> lock(mMutex);
+    return {mStorage, mDimensions};
+}
+
+Result<SharedMemory> ManagedBuffer::storageFor(const std::vector<uint32_t>& dimensions) {
+    if (auto dims = combineDimensions(mOperand.dimensions, dimensions); !dims)
+        return invalidArgument("the shape ", toString(dimensions), " does not fit the buffer's ",
+                               toString(mOperand.dimensions), ": ", dims.status().message);
+    const uint64_t size = byteSize(mOperand.type, dimensions);
+    std::lock_guard<std::mutex> lock(mMutex);
+    if (mStorage && mStorage->size() == size) return mStorage;
+    if (size == 0 || size > kMaxBufferBytes)
+        return fail(ErrorStatus::GENERAL_FAILURE, "a buffer of ", byteSizeText(size),
+                    " (the driver's buffers hold 1 byte to ", byteSizeText(kMaxBufferBytes), ")");
+    auto storage = Memory::create(size, "nncosim-buffer");
+    if (!storage) return storage.status();
+    mStorage = std::move(*storage);
+    return mStorage;
+}
+
+Result<SharedMemory> ManagedBuffer::storageToCopyFrom(const std::vector<uint32_t>& dimensions,
+                                                      size_t size) {
+    const auto& shape = dimensions.empty() ? mOperand.dimensions : dimensions;
     if (isScalarType(mOperand.type)) {
         if (!dimensions.empty())
             return invalidArgument("copyFrom: dimensions given for a scalar buffer");
     } else {
-        const auto& shape = dimensions.empty() ? mOperand.dimensions : dimensions;
         Operand probe = mOperand;
         probe.dimensions = shape;
         if (hasUnknownDimensions(probe))
@@ -69,25 +92,21 @@ Status ManagedBuffer::validateCopyFrom(const std::vector<uint32_t>& dimensions, 
         if (auto dims = combineDimensions(mOperand.dimensions, shape); !dims)
             return invalidArgument("copyFrom: ", dims.status().message);
     }
-    if (size != mStorage->size())
-        return invalidArgument("copyFrom: source of ", size, " bytes for a buffer of ",
-                               mStorage->size());
-    return okStatus();
+    const uint64_t expected = byteSize(mOperand.type, shape);
+    if (size != expected)
+        return invalidArgument("copyFrom: source of ", size, " bytes for a buffer of shape ",
+                               toString(shape), " (", expected, " bytes)");
+    return storageFor(shape);
 }
 
-Status ManagedBuffer::validateCopyTo(size_t size) const {
+Result<SharedMemory> ManagedBuffer::storageToCopyTo(size_t size) const {
+    std::lock_guard<std::mutex> lock(mMutex);
+    if (!mInitialized || !mStorage)
+        return fail(ErrorStatus::GENERAL_FAILURE, "copyTo: the buffer is uninitialized");
     if (size != mStorage->size())
         return invalidArgument("copyTo: destination of ", size, " bytes for a buffer of ",
                                mStorage->size());
-    std::lock_guard<std::mutex> lock(mMutex);
-    if (!mInitialized)
-        return fail(ErrorStatus::GENERAL_FAILURE, "copyTo: the buffer is uninitialized");
-    return okStatus();
-}
-
-std::vector<uint32_t> ManagedBuffer::dimensions() const {
-    std::lock_guard<std::mutex> lock(mMutex);
-    return mDimensions;
+    return mStorage;
 }
 
 void ManagedBuffer::setInitialized(const std::vector<uint32_t>& dimensions) {

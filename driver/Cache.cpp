@@ -13,22 +13,18 @@
 #include <cerrno>
 #include <cstring>
 
-#include "driver/NpuRegisters.h"
-
 namespace nncosim::driver {
 namespace {
 
 constexpr char kMagic[8] = {'N', 'N', 'C', 'O', 'S', 'I', 'M', 'C'};
-constexpr uint32_t kFormatVersion = 1;
-// What the cached program depends on besides its model: the compiler's output format (bump
-// kCompilerVersion whenever lowering changes what a program holds) and the NPU's geometry.
-constexpr uint32_t kCompilerVersion = 2;
-constexpr uint32_t kProgramVersion = (kCompilerVersion << 24) ^ (npu::kArrayRows << 16) ^
-                                     (npu::kArrayCols << 8) ^ npu::kDramBusBytes ^
-                                     (npu::kSpadWords << 12) ^ (npu::kAccDepth << 4);
+constexpr uint32_t kFormatVersion = 2;
 constexpr size_t kDigestSize = 32;
-// Header: magic, version, reserved, program size, constants size, constants digest.
-constexpr size_t kHeaderSize = sizeof(kMagic) + 4 + 4 + 8 + 8 + kDigestSize;
+constexpr size_t kTargetSize = 6 * 4;  // CompilerTarget's fields
+// Header: magic, format version, compiler target, program size, constants size, constants digest.
+constexpr size_t kTargetOffset = sizeof(kMagic) + 4;
+constexpr size_t kSizesOffset = kTargetOffset + kTargetSize;
+constexpr size_t kDigestOffset = kSizesOffset + 8 + 8;
+constexpr size_t kHeaderSize = kDigestOffset + kDigestSize;
 // Cache files larger than this are rejected before anything is allocated for them.
 constexpr uint64_t kMaxCacheFileSize = uint64_t{1} << 31;
 
@@ -42,6 +38,16 @@ uint64_t getLe(const uint8_t* p, int bytes) {
     uint64_t v = 0;
     for (int i = 0; i < bytes; ++i) v |= uint64_t{p[i]} << (8 * i);
     return v;
+}
+
+void putTarget(std::vector<uint8_t>& out, const CompilerTarget& t) {
+    for (uint32_t v :
+         {t.compilerVersion, t.arrayRows, t.arrayCols, t.dramBusBytes, t.spadWords, t.accDepth})
+        putU32(out, v);
+}
+CompilerTarget getTarget(const uint8_t* p) {
+    auto field = [&](int i) { return static_cast<uint32_t>(getLe(p + 4 * i, 4)); };
+    return {field(0), field(1), field(2), field(3), field(4), field(5)};
 }
 
 std::array<uint8_t, kDigestSize> sha256(const std::vector<uint8_t>& data) {
@@ -143,10 +149,10 @@ Result<CacheKey> loadOrCreateCacheKey(const std::string& path) {
 }
 
 Status saveToCache(const CacheKey& key, const CacheToken& token, const CacheContents& contents,
-                   int modelCacheFd, int dataCacheFd) {
+                   int modelCacheFd, int dataCacheFd, const CompilerTarget& target) {
     std::vector<uint8_t> model(kMagic, kMagic + sizeof(kMagic));
     putU32(model, kFormatVersion);
-    putU32(model, kProgramVersion);
+    putTarget(model, target);
     putU64(model, contents.program.size());
     putU64(model, contents.constants.size());
     const auto digest = sha256(contents.constants);
@@ -175,11 +181,12 @@ Result<CacheContents> loadFromCache(const CacheKey& key, const CacheToken& token
     const uint8_t* p = model->data();
     if (std::memcmp(p, kMagic, sizeof(kMagic)) != 0 || getLe(p + 8, 4) != kFormatVersion)
         return fail(ErrorStatus::GENERAL_FAILURE, "cache: unknown cache format");
-    if (getLe(p + 12, 4) != kProgramVersion)
-        return fail(ErrorStatus::GENERAL_FAILURE, "cache: written by another compiler version (0x",
-                    std::hex, getLe(p + 12, 4), ", this driver's is 0x", kProgramVersion, ")");
-    const uint64_t programSize = getLe(p + 16, 8);
-    const uint64_t constantsSize = getLe(p + 24, 8);
+    if (const CompilerTarget target = getTarget(p + kTargetOffset); target != kCompilerTarget)
+        return fail(ErrorStatus::GENERAL_FAILURE, "cache: compiled for ",
+                    compilerTargetText(target), "; this driver is ",
+                    compilerTargetText(kCompilerTarget));
+    const uint64_t programSize = getLe(p + kSizesOffset, 8);
+    const uint64_t constantsSize = getLe(p + kSizesOffset + 8, 8);
     if (programSize != signedSize - kHeaderSize)
         return fail(ErrorStatus::GENERAL_FAILURE, "cache: inconsistent program size");
     auto data = readFile(dataCacheFd);
@@ -188,7 +195,7 @@ Result<CacheContents> loadFromCache(const CacheKey& key, const CacheToken& token
         return fail(ErrorStatus::GENERAL_FAILURE, "cache: the data cache has ", data->size(),
                     " bytes, expected ", constantsSize);
     const auto digest = sha256(*data);
-    if (CRYPTO_memcmp(digest.data(), p + 32, kDigestSize) != 0)
+    if (CRYPTO_memcmp(digest.data(), p + kDigestOffset, kDigestSize) != 0)
         return fail(ErrorStatus::GENERAL_FAILURE, "cache: the data cache was modified");
     CacheContents contents;
     contents.program.assign(p + kHeaderSize, p + signedSize);

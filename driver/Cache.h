@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "driver/HalTypes.h"
+#include "driver/Program.h"
 
 namespace nncosim::driver {
 
@@ -31,14 +32,18 @@ struct CacheContents {
     std::vector<uint8_t> constants;  ///< data cache payload
 };
 
-/// Writes `contents` to the two files (each truncated first, written at offset 0 whatever the
-/// descriptors' offsets). The model cache holds a header, the program, the SHA-256 of the
-/// constants and HMAC-SHA256(key, token ‖ everything before the MAC).
+/// Writes `contents`, compiled for `target`, to the two files (each truncated first, written at
+/// offset 0 whatever the descriptors' offsets). The model cache holds a header (with `target`),
+/// the program, the SHA-256 of the constants and HMAC-SHA256(key, token ‖ everything before the
+/// MAC).
 Status saveToCache(const CacheKey& key, const CacheToken& token, const CacheContents& contents,
-                   int modelCacheFd, int dataCacheFd);
+                   int modelCacheFd, int dataCacheFd,
+                   const CompilerTarget& target = kCompilerTarget);
 
-/// Reads back what saveToCache wrote. Files written by a driver whose compiler or NPU geometry
-/// differs (another program format) are refused. Any difference — a flipped bit, appended or
+/// Reads back what saveToCache wrote. Contents compiled for another target than this driver's
+/// (kCompilerTarget: another compiler version or NPU geometry, e.g. a cache written before an
+/// upgrade with the same key file) fail with GENERAL_FAILURE naming both, so the framework
+/// compiles the model again. Any difference — a flipped bit, appended or
 /// missing bytes in either file, another token or key — fails with GENERAL_FAILURE; nothing is
 /// trusted before the MAC and the constants' digest check out.
 Result<CacheContents> loadFromCache(const CacheKey& key, const CacheToken& token, int modelCacheFd,

@@ -10,12 +10,23 @@ namespace nncosim::driver {
 // DRAM 609.7, clock and leakage 104.9), 383 mW; CPU reference 34,124 uJ; powerUsage 0.0294.
 const CalibrationRun kQuant8Calibration = {
     "mobilenet_v1_1.0_224_quant8",
+    {/*compilerVersion=*/2, /*arrayRows=*/16, /*arrayCols=*/16, /*dramBusBytes=*/16,
+     /*spadWords=*/4096, /*accDepth=*/1024},
     1000,
     {/*cycles=*/2622162, /*macs=*/568740352, /*dmaBytesRead=*/12129744,
      /*dmaBytesWritten=*/3112960,
      /*scratchpadReads=*/2801344, /*scratchpadWrites=*/397440},
     /*cpuSeconds=*/0.111580,
 };
+
+Status checkCalibration(const CalibrationRun& run) {
+    if (run.target == kCompilerTarget) return okStatus();
+    return fail(ErrorStatus::GENERAL_FAILURE, "the calibration record (", run.workload,
+                ") was measured with ", compilerTargetText(run.target), "; this driver is ",
+                compilerTargetText(kCompilerTarget),
+                ": its performance figures are not reported. Recalibrate: nncosim_calibrate "
+                "MODEL.json, and record what it prints in driver/Calibration.cpp");
+}
 
 PerformanceInfo performanceFromCalibration(const CalibrationRun& run,
                                            const EnergyParameters& parameters) {

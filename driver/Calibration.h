@@ -8,6 +8,8 @@
 #include <cstdint>
 
 #include "driver/EnergyModel.h"
+#include "driver/Program.h"
+#include "model/Status.h"
 #include "model/Types.h"
 
 namespace nncosim::driver {
@@ -16,6 +18,7 @@ namespace nncosim::driver {
 /// NPU, and the whole model on the golden reference on the CPU.
 struct CalibrationRun {
     const char* workload = "";
+    CompilerTarget target;          ///< the compiler and NPU geometry it was measured with
     uint64_t clockPeriodPs = 1000;  ///< the platform's clock during the run
     EnergyCounters npu;             ///< the NPU's counters over the prefix's job
     double cpuSeconds = 0.0;        ///< the golden's wall time on the CPU (best of three)
@@ -25,6 +28,11 @@ struct CalibrationRun {
 /// of Android's driver guide). Recorded from nncosim_calibrate's output, which prints it in this
 /// form.
 extern const CalibrationRun kQuant8Calibration;
+
+/// Whether `run` was measured with this driver's compiler and NPU (kCompilerTarget). Otherwise
+/// fails with GENERAL_FAILURE naming both targets and how to recalibrate: its figures describe
+/// another device, and the driver reports "no information" instead of them.
+Status checkCalibration(const CalibrationRun& run);
 
 /// NNAPI's figures, both relative to the CPU (lower is better):
 /// - execTime = NPU device time (cycles x clock period) / the CPU's time;

@@ -12,11 +12,14 @@ namespace {
 // (driver/Calibration.h): execTime from its device time against the CPU's, powerUsage from the
 // energy model over its counters against the CPU reference's energy, with this device's energy
 // parameters. Float, relaxed float, IF and WHILE keep "no information" (the maximum): the NPU
-// executes no float operation and no control flow.
-Capabilities makeCapabilities(const EnergyParameters& energy) {
+// executes no float operation and no control flow. So does everything when the run was measured
+// on another compiler or NPU (a stale record).
+Capabilities makeCapabilities(const CalibrationRun& calibration, const EnergyParameters& energy) {
     Capabilities caps;
     const PerformanceInfo unknown;
-    const PerformanceInfo quant8 = performanceFromCalibration(kQuant8Calibration, energy);
+    const PerformanceInfo quant8 = checkCalibration(calibration).ok()
+                                       ? performanceFromCalibration(calibration, energy)
+                                       : unknown;
     caps.relaxedFloat32toFloat16PerformanceScalar = unknown;
     caps.relaxedFloat32toFloat16PerformanceTensor = unknown;
     caps.ifPerformance = unknown;
@@ -43,7 +46,7 @@ bool deadlinePassed(const OptionalTimePoint& deadline) {
 DeviceCore::DeviceCore(std::shared_ptr<HardwareAccess> hardware, const DeviceOptions& options)
     : name(options.name),
       key(options.cacheKey ? *options.cacheKey : randomCacheKey()),
-      capabilities(makeCapabilities(options.energy)),
+      capabilities(makeCapabilities(options.calibration, options.energy)),
       extensions{npu_extension::description()},
       runtime(std::move(hardware)),
       queue(options.agingQuantum) {}

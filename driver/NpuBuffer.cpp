@@ -18,19 +18,20 @@ NpuBuffer::~NpuBuffer() {
 Status NpuBuffer::copyTo(const SharedMemory& dst) const {
     if (!dst) return invalidArgument("copyTo: null memory");
     if (!dst->writable()) return invalidArgument("copyTo: the destination is not writable");
-    NN_RETURN_IF_ERROR(mBuffer->validateCopyTo(dst->size()));
-    std::memcpy(dst->data(), mBuffer->storage()->data(), mBuffer->size());
+    auto storage = mBuffer->storageToCopyTo(dst->size());
+    if (!storage) return storage.status();
+    std::memcpy(dst->data(), (*storage)->data(), (*storage)->size());
     return okStatus();
 }
 
 Status NpuBuffer::copyFrom(const SharedMemory& src, const std::vector<uint32_t>& dimensions) const {
-    Status st = src ? mBuffer->validateCopyFrom(dimensions, src->size())
-                    : invalidArgument("copyFrom: null memory");
-    if (!st.ok()) {
+    auto storage = src ? mBuffer->storageToCopyFrom(dimensions, src->size())
+                       : Result<SharedMemory>(invalidArgument("copyFrom: null memory"));
+    if (!storage) {
         mBuffer->setUninitialized();
-        return st;
+        return storage.status();
     }
-    std::memcpy(mBuffer->storage()->data(), src->data(), mBuffer->size());
+    std::memcpy((*storage)->data(), src->data(), (*storage)->size());
     mBuffer->setInitialized(dimensions.empty() ? mBuffer->operand().dimensions : dimensions);
     return okStatus();
 }

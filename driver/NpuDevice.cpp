@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <future>
+#include <iostream>
 #include <set>
 #include <thread>
 
@@ -344,16 +345,15 @@ class NpuDevice : public IDevice {
         if (isExtension(operand.type))
             return fail(ErrorStatus::GENERAL_FAILURE,
                         "allocate: buffers of extension types are not supported by this driver");
-        if (hasUnknownDimensions(operand))
-            return fail(ErrorStatus::GENERAL_FAILURE, "allocate: the buffer's shape ",
-                        toString(dims), " is not fully specified (unsupported by this driver)");
-        const uint64_t size = byteSize(operand.type, dims);
-        if (size == 0 || size > (uint64_t{1} << 31))
-            return invalidArgument("allocate: buffer of ", size, " bytes");
-        auto storage = Memory::create(size, "nncosim-buffer");
-        if (!storage) return storage.status();
-        auto buffer =
-            std::make_shared<ManagedBuffer>(*storage, std::move(roles), std::move(operand));
+        auto buffer = std::make_shared<ManagedBuffer>(std::move(roles), operand);
+        // A buffer of unknown shape gets its storage when a copyFrom or an execution sets it.
+        if (buffer->shapeFixed()) {
+            const uint64_t size = byteSize(operand.type, dims);
+            if (size > kMaxBufferBytes)
+                return invalidArgument("allocate: buffer of ", byteSizeText(size));
+            auto storage = buffer->storageFor(dims);
+            if (!storage) return storage.status();
+        }
         const MemoryDomainToken token = mCore->buffers.add(buffer);
         return SharedBuffer(std::make_shared<NpuBuffer>(mCore, std::move(buffer), token));
     }
@@ -406,6 +406,9 @@ class NpuDevice : public IDevice {
 
 Result<SharedDevice> makeNpuDevice(std::shared_ptr<HardwareAccess> hardware,
                                    DeviceOptions options) {
+    // A stale calibration record must not go unnoticed: the driver has no other log.
+    if (Status st = checkCalibration(options.calibration); !st.ok())
+        std::cerr << "nncosim driver: " << st.message << "\n";
     if (!options.cacheKey && !options.cacheKeyFile.empty()) {
         auto key = loadOrCreateCacheKey(options.cacheKeyFile);
         if (!key) return key.status();

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "driver/Cache.h"
+#include "driver/Calibration.h"
 #include "driver/EnergyModel.h"
 #include "driver/HardwareAccess.h"
 #include "driver/IDevice.h"
@@ -28,6 +29,10 @@ struct DeviceOptions {
     Duration agingQuantum = std::chrono::milliseconds(100);
     /// The energy model's parameters behind Capabilities::powerUsage (driver/Calibration.h).
     EnergyParameters energy;
+    /// The calibration run behind Capabilities' figures. One measured with another compiler or
+    /// NPU geometry (checkCalibration) gives "no information", and makeNpuDevice says why on
+    /// stderr.
+    CalibrationRun calibration = kQuant8Calibration;
 };
 
 /// A device driving `hardware`. Fails with DEVICE_UNAVAILABLE when the hardware is not the NPU

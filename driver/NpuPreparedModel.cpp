@@ -164,13 +164,16 @@ Result<ResolvedRequest> NpuPreparedModel::resolve(const Request& request, Measur
             return invalidArgument("request pool ", p, ": token ", *token,
                                    " is not a buffer of this device");
         NN_RETURN_IF_ERROR(buffer->validateRequest(p, request, this));
-        r.request.pools[p] = buffer->storage();
-        const auto size = static_cast<uint32_t>(buffer->size());
+        // An output buffer of unknown shape has its storage bound in runOnDevice, once the
+        // program says what it writes; an input buffer is initialized, so it has storage.
+        auto [storage, dimensions] = buffer->contents();
+        const auto size = storage ? static_cast<uint32_t>(storage->size()) : 0;
+        r.request.pools[p] = std::move(storage);
         for (auto& arg : r.request.inputs) {
             if (arg.lifetime != Request::Argument::LifeTime::POOL || arg.location.poolIndex != p)
                 continue;
             arg.location.length = size;
-            if (arg.dimensions.empty()) arg.dimensions = buffer->dimensions();
+            if (arg.dimensions.empty()) arg.dimensions = dimensions;
         }
         for (uint32_t i = 0; i < r.request.outputs.size(); ++i) {
             auto& arg = r.request.outputs[i];
@@ -216,12 +219,24 @@ ExecutionResult NpuPreparedModel::runOnDevice(const ResolvedRequest& r,
     for (const auto& t : *inputs) shapes.push_back(t.dimensions);
     auto program = programFor(shapes, *inputs);
     if (!program) return ExecutionResult::failure(program.status());
+    // Output buffers of unknown shape take the shape the program writes.
+    Request request = r.request;
+    for (const auto& [index, buffer] : r.outputBuffers) {
+        if (buffer->shapeFixed()) continue;
+        auto storage = buffer->storageFor((*program)->outputs[index].dimensions);
+        if (!storage)
+            return ExecutionResult::failure(fail(ErrorStatus::GENERAL_FAILURE, "output ", index,
+                                                 ": ", storage.status().message));
+        auto& arg = request.outputs[index];
+        arg.location.length = static_cast<uint32_t>((*storage)->size());
+        request.pools[arg.location.poolIndex] = std::move(*storage);
+    }
     // Outputs too small for their shapes: no need to run the device.
     ExecutionResult result;
     bool sufficient = true;
     for (size_t i = 0; i < (*program)->outputs.size(); ++i) {
         const ProgramIo& io = (*program)->outputs[i];
-        const auto& arg = r.request.outputs[i];
+        const auto& arg = request.outputs[i];
         OutputShape shape{io.dimensions, true};
         if (arg.lifetime != Request::Argument::LifeTime::NO_VALUE &&
             io.size > arg.location.length) {
@@ -237,7 +252,7 @@ ExecutionResult NpuPreparedModel::runOnDevice(const ResolvedRequest& r,
     }
     JobOutcome outcome = mCore->runJob(mPriority, **program, *inputs, deadline);
     if (!outcome.status.ok()) return ExecutionResult::failure(outcome.status);
-    result.status = writeRequestOutputs(mModel, r.request, outcome.outputs, &result.outputShapes);
+    result.status = writeRequestOutputs(mModel, request, outcome.outputs, &result.outputShapes);
     if (!result.ok()) return ExecutionResult::failure(result.status);
     result.timing.timeOnDevice = mCore->runtime.deviceTime(outcome.cycles);
     return result;

@@ -98,6 +98,20 @@ std::string tensorText(const npu::TensorDesc& t) {
 
 }  // namespace
 
+bool operator==(const CompilerTarget& a, const CompilerTarget& b) {
+    return a.compilerVersion == b.compilerVersion && a.arrayRows == b.arrayRows &&
+           a.arrayCols == b.arrayCols && a.dramBusBytes == b.dramBusBytes &&
+           a.spadWords == b.spadWords && a.accDepth == b.accDepth;
+}
+
+std::string compilerTargetText(const CompilerTarget& t) {
+    std::ostringstream out;
+    out << "compiler " << t.compilerVersion << ", " << t.arrayRows << "x" << t.arrayCols
+        << " array, " << t.dramBusBytes << "-byte bus, " << t.spadWords << "-word scratchpad, "
+        << t.accDepth << "-entry accumulators";
+    return out.str();
+}
+
 std::vector<uint8_t> serializeProgram(const Program& program) {
     Writer w;
     w.u32(kProgramMagic);

@@ -12,6 +12,31 @@
 
 namespace nncosim::driver {
 
+/// What a compiled program depends on besides its model, so what anything kept from programs
+/// (compilation caches, the calibration record behind the capabilities) must match: the
+/// compiler's version and the NPU geometry it compiled for. Bump kCompilerVersion whenever
+/// lowering changes what a program holds or how long it runs.
+struct CompilerTarget {
+    uint32_t compilerVersion = 0;
+    uint32_t arrayRows = 0;
+    uint32_t arrayCols = 0;
+    uint32_t dramBusBytes = 0;
+    uint32_t spadWords = 0;
+    uint32_t accDepth = 0;
+};
+bool operator==(const CompilerTarget& a, const CompilerTarget& b);
+inline bool operator!=(const CompilerTarget& a, const CompilerTarget& b) {
+    return !(a == b);
+}
+/// E.g. "compiler 2, 16x16 array, 16-byte bus, 4096-word scratchpad, 1024-entry accumulators".
+std::string compilerTargetText(const CompilerTarget& target);
+
+inline constexpr uint32_t kCompilerVersion = 2;
+/// This driver's compiler and NPU.
+inline constexpr CompilerTarget kCompilerTarget{kCompilerVersion, npu::kArrayRows,
+                                                npu::kArrayCols,  npu::kDramBusBytes,
+                                                npu::kSpadWords,  npu::kAccDepth};
+
 /// A model input or output in the job's memory.
 struct ProgramIo {
     uint32_t offset = 0;  ///< arena-relative byte address

@@ -49,12 +49,16 @@ const char* nameOf(RequestMemory memory);
 std::unique_ptr<Backend> makeGoldenBackend();
 
 /// The driver on the NPU (the process's platform, HostRuntime.h's openNpu): supports a model
-/// when the driver supports every operation; requests go to the driver as they are.
-std::unique_ptr<Backend> makeNpuBackend(ExecutionPath path = ExecutionPath::SYNC,
-                                        RequestMemory memory = RequestMemory::SHARED);
+/// when the driver supports every operation; models are prepared with `preference`, requests go
+/// to the driver as they are.
+std::unique_ptr<Backend> makeNpuBackend(
+    ExecutionPath path = ExecutionPath::SYNC, RequestMemory memory = RequestMemory::SHARED,
+    ExecutionPreference preference = kDefaultExecutionPreference);
 
-/// The host runtime (HostRuntime.h): the NPU where the driver supports an operation, the
-/// golden on the CPU for the rest, as Android's runtime partitions a model.
-std::unique_ptr<Backend> makeAutoBackend();
+/// The host runtime (HostRuntime.h): the NPU where the driver supports an operation and its
+/// figures for `preference` beat the CPU's, the golden on the CPU for the rest, as Android's
+/// runtime partitions a model (RuntimeOptions::preference).
+std::unique_ptr<Backend> makeAutoBackend(
+    ExecutionPreference preference = kDefaultExecutionPreference);
 
 }  // namespace nncosim

@@ -144,7 +144,8 @@ class NpuPreparedModel : public PreparedBackendModel {
 
 class NpuBackend : public Backend {
   public:
-    NpuBackend(ExecutionPath path, RequestMemory memory) : mPath(path), mMemory(memory) {}
+    NpuBackend(ExecutionPath path, RequestMemory memory, ExecutionPreference preference)
+        : mPath(path), mMemory(memory), mPreference(preference) {}
 
     std::string name() const override {
         if (mPath == ExecutionPath::SYNC && mMemory == RequestMemory::SHARED) return "npu";
@@ -168,7 +169,7 @@ class NpuBackend : public Backend {
     Result<std::unique_ptr<PreparedBackendModel>> prepare(const Model& model) override {
         auto npu = openNpu();
         if (!npu) return npu.status();
-        auto prepared = driver::prepareModelBlocking(*(*npu)->device, model);
+        auto prepared = driver::prepareModelBlocking(*(*npu)->device, model, mPreference);
         if (!prepared) return prepared.status();
         return std::unique_ptr<PreparedBackendModel>(
             new NpuPreparedModel((*npu)->device, *prepared, model, mPath, mMemory));
@@ -177,6 +178,7 @@ class NpuBackend : public Backend {
   private:
     const ExecutionPath mPath;
     const RequestMemory mMemory;
+    const ExecutionPreference mPreference;
 };
 
 class AutoPreparedModel : public PreparedBackendModel {
@@ -203,6 +205,8 @@ class AutoPreparedModel : public PreparedBackendModel {
 
 class AutoBackend : public Backend {
   public:
+    explicit AutoBackend(ExecutionPreference preference) : mPreference(preference) {}
+
     std::string name() const override { return "auto"; }
 
     Result<bool> supportsModel(const Model& model) override {
@@ -212,10 +216,15 @@ class AutoBackend : public Backend {
     }
 
     Result<std::unique_ptr<PreparedBackendModel>> prepare(const Model& model) override {
-        auto runtime = HostRuntime::create(model, {});
+        RuntimeOptions options;
+        options.preference = mPreference;
+        auto runtime = HostRuntime::create(model, options);
         if (!runtime) return runtime.status();
         return std::unique_ptr<PreparedBackendModel>(new AutoPreparedModel(std::move(*runtime)));
     }
+
+  private:
+    const ExecutionPreference mPreference;
 };
 
 }  // namespace
@@ -240,12 +249,13 @@ const char* nameOf(RequestMemory memory) {
     return memory == RequestMemory::SHARED ? "shared" : "device";
 }
 
-std::unique_ptr<Backend> makeNpuBackend(ExecutionPath path, RequestMemory memory) {
-    return std::make_unique<NpuBackend>(path, memory);
+std::unique_ptr<Backend> makeNpuBackend(ExecutionPath path, RequestMemory memory,
+                                        ExecutionPreference preference) {
+    return std::make_unique<NpuBackend>(path, memory, preference);
 }
 
-std::unique_ptr<Backend> makeAutoBackend() {
-    return std::make_unique<AutoBackend>();
+std::unique_ptr<Backend> makeAutoBackend(ExecutionPreference preference) {
+    return std::make_unique<AutoBackend>(preference);
 }
 
 }  // namespace nncosim

@@ -83,6 +83,7 @@ int main(int argc, char** argv) {
         const driver::PerformanceCounters after = (*platform)->performanceCounters();
         driver::CalibrationRun run;
         run.workload = test.name.c_str();
+        run.target = driver::kCompilerTarget;
         run.clockPeriodPs = (*platform)->clockPeriodPs();
         run.cpuSeconds = cpuSeconds;
         run.npu.cycles = outcome.cycles;
@@ -109,10 +110,14 @@ int main(int argc, char** argv) {
                   << " mW; CPU reference " << cpuMicrojoules
                   << " uJ; powerUsage = NPU / CPU = " << std::setprecision(4) << info.powerUsage
                   << "\n";
-        std::cout << "  as recorded in driver/Calibration.cpp:\n    {\"" << test.name << "\", "
-                  << run.clockPeriodPs << ",\n     {/*cycles=*/" << run.npu.cycles << ", /*macs=*/"
-                  << run.npu.macs << ", /*dmaBytesRead=*/" << run.npu.dmaBytesRead
-                  << ", /*dmaBytesWritten=*/" << run.npu.dmaBytesWritten
+        const driver::CompilerTarget& t = run.target;
+        std::cout << "  as recorded in driver/Calibration.cpp:\n    {\"" << test.name << "\",\n"
+                  << "     {/*compilerVersion=*/" << t.compilerVersion << ", /*arrayRows=*/"
+                  << t.arrayRows << ", /*arrayCols=*/" << t.arrayCols << ", /*dramBusBytes=*/"
+                  << t.dramBusBytes << ",\n      /*spadWords=*/" << t.spadWords << ", /*accDepth=*/"
+                  << t.accDepth << "},\n     " << run.clockPeriodPs << ",\n     {/*cycles=*/"
+                  << run.npu.cycles << ", /*macs=*/" << run.npu.macs << ", /*dmaBytesRead=*/"
+                  << run.npu.dmaBytesRead << ", /*dmaBytesWritten=*/" << run.npu.dmaBytesWritten
                   << ",\n      /*scratchpadReads=*/" << run.npu.scratchpadReads
                   << ", /*scratchpadWrites=*/" << run.npu.scratchpadWrites
                   << "},\n     /*cpuSeconds=*/" << std::setprecision(6) << cpuSeconds << "}\n";

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <random>
 
+#include "driver/Cache.h"
 #include "driver/NpuPreparedModel.h"
 #include "driver/tests/TestUtil.h"
 
@@ -263,4 +264,40 @@ TEST_CASE("driver_caching_key_file_survives_a_restart") {
           ErrorStatus::GENERAL_FAILURE);
     unlink(path.c_str());
     rmdir(dir);
+}
+
+TEST_CASE("driver_caching_rejects_another_compiler_target") {
+    // A cache written under the same key (a key file kept across an upgrade) by a driver with
+    // another compiler version or NPU geometry: refused at once, naming both targets, so the
+    // framework compiles again. The cache is rewritten as that driver would have written it.
+    DeviceOptions options;
+    options.cacheKey = randomCacheKey();
+    auto t = makeTestDevice(options);
+    CacheFiles files;
+    REQUIRE(prepareModelBlocking(*t.device, convModel(), kDefaultExecutionPreference,
+                                 kDefaultPriority, {}, files.model(), files.data(), tokenOf(12))
+                .ok());
+    auto contents = loadFromCache(*options.cacheKey, tokenOf(12), files.fds[0], files.fds[1]);
+    REQUIRE(contents.ok());
+    CompilerTarget newer = kCompilerTarget;
+    newer.compilerVersion += 1;
+    CompilerTarget larger = kCompilerTarget;
+    larger.arrayRows *= 2;
+    larger.arrayCols *= 2;
+    for (const CompilerTarget& other : {newer, larger}) {
+        REQUIRE(saveToCache(*options.cacheKey, tokenOf(12), *contents, files.fds[0], files.fds[1],
+                            other)
+                    .ok());
+        auto callback = std::make_shared<PreparedModelCallback>();
+        const Status st =
+            t.device->prepareModelFromCache({}, files.model(), files.data(), tokenOf(12), callback);
+        CHECK(st.code == ErrorStatus::GENERAL_FAILURE);
+        CHECK(callback->status().code == ErrorStatus::GENERAL_FAILURE);
+        CHECK(st.message.find(compilerTargetText(other)) != std::string::npos);
+        CHECK(st.message.find(compilerTargetText(kCompilerTarget)) != std::string::npos);
+    }
+    // Written again for this driver's target, the same contents load.
+    REQUIRE(
+        saveToCache(*options.cacheKey, tokenOf(12), *contents, files.fds[0], files.fds[1]).ok());
+    CHECK(fromCache(*t.device, files, tokenOf(12)).ok());
 }

@@ -198,3 +198,38 @@ TEST_CASE("driver_power_usage_from_calibration") {
     CHECK(none.powerUsage == FLT_MAX);
     CHECK(none.execTime == FLT_MAX);
 }
+
+TEST_CASE("driver_calibration_record_is_current") {
+    // The record behind the capabilities must have been measured with this driver's compiler
+    // and NPU geometry; after a change of either, rerun nncosim_calibrate (the message says how).
+    const Status st = checkCalibration(kQuant8Calibration);
+    CHECK_MESSAGE(st.ok(), st.message);
+}
+
+TEST_CASE("driver_calibration_stale_record_is_detected") {
+    CalibrationRun newerCompiler = kQuant8Calibration;
+    newerCompiler.target.compilerVersion += 1;
+    CalibrationRun otherGeometry = kQuant8Calibration;
+    otherGeometry.target.spadWords *= 2;
+    for (const CalibrationRun& stale : {newerCompiler, otherGeometry}) {
+        const Status st = checkCalibration(stale);
+        CHECK(st.code == ErrorStatus::GENERAL_FAILURE);
+        CHECK(st.message.find(compilerTargetText(stale.target)) != std::string::npos);
+        CHECK(st.message.find(compilerTargetText(kCompilerTarget)) != std::string::npos);
+        CHECK(st.message.find("nncosim_calibrate") != std::string::npos);
+        // A device given the stale record reports no information rather than its figures.
+        DeviceOptions options;
+        options.calibration = stale;
+        auto t = makeTestDevice(options);
+        for (const auto& entry : t.device->getCapabilities().operandPerformance) {
+            CAPTURE(nameOf(entry.type));
+            CHECK(entry.info.execTime == FLT_MAX);
+            CHECK(entry.info.powerUsage == FLT_MAX);
+        }
+    }
+    // The current record gives figures.
+    auto current = makeTestDevice();
+    for (const auto& entry : current.device->getCapabilities().operandPerformance) {
+        if (entry.type == OperandType::TENSOR_QUANT8_ASYMM) CHECK(entry.info.execTime < 1.0f);
+    }
+}

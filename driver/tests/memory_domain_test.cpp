@@ -15,6 +15,17 @@ SharedMemory memoryOf(size_t size, uint8_t fill = 0) {
     return *m;
 }
 
+// out = a + b like addModel(), with every shape unknown until execution.
+Model dynamicAddModel() {
+    ModelBuilder b;
+    const uint32_t a = b.addInput(OperandType::TENSOR_QUANT8_ASYMM, {0, 0}, 1.0f, 0);
+    const uint32_t c = b.addInput(OperandType::TENSOR_QUANT8_ASYMM, {0, 0}, 1.0f, 0);
+    const uint32_t act = b.addInt32(0);
+    const uint32_t out = b.addOutput(OperandType::TENSOR_QUANT8_ASYMM, {0, 0}, 1.0f, 0);
+    b.addOperation(OperationType::ADD, {a, c, act}, {out});
+    return b.build();
+}
+
 }  // namespace
 
 TEST_CASE("driver_memory_domain_allocate_roles") {
@@ -45,8 +56,7 @@ TEST_CASE("driver_memory_domain_allocate_roles") {
     CHECK(code({{2, 3, 1}}, {prepared}, {in0}, {}) == ErrorStatus::INVALID_ARGUMENT);
     CHECK(code({{2, 3}}, {prepared}, {in0}, {}) == ErrorStatus::NONE);
     auto dynamic = prepare(*t.device, addModel(OperandType::TENSOR_QUANT8_ASYMM, {0, 0}));
-    CHECK(code({}, {dynamic}, {}, {out0}) ==
-          ErrorStatus::GENERAL_FAILURE);  // unsupported: shape unknown
+    CHECK(code({}, {dynamic}, {}, {out0}) == ErrorStatus::NONE);  // shape set by the first write
     CHECK(code({{2, 3}}, {dynamic}, {}, {out0}) == ErrorStatus::NONE);
 }
 
@@ -149,4 +159,64 @@ TEST_CASE("driver_memory_domain_buffers_in_requests") {
         CHECK(prepared->execute(q, MeasureTiming::NO, {}, {}).status.code ==
               ErrorStatus::INVALID_ARGUMENT);
     }
+}
+
+TEST_CASE("driver_memory_domain_unknown_shape") {
+    // Neither the descriptor nor the roles give the buffer's shape: copyFrom with dimensions or
+    // the first execution writing it sets it, and a later write may change it.
+    auto t = makeTestDevice();
+    auto prepared = prepare(*t.device, dynamicAddModel());
+    const BufferRole role{0, 0, 1.0f};
+    auto buffer = t.device->allocate({}, {prepared}, {role}, {role});
+    REQUIRE_MESSAGE(buffer.ok(), buffer.status().message);
+    auto six = memoryOf(6), twelve = memoryOf(12);
+    CHECK((*buffer)->copyTo(six).code == ErrorStatus::GENERAL_FAILURE);  // uninitialized
+
+    // copyFrom needs fully specified dimensions and a source of their size.
+    CHECK((*buffer)->copyFrom(memoryOf(6), {}).code == ErrorStatus::INVALID_ARGUMENT);
+    CHECK((*buffer)->copyFrom(memoryOf(6), {2, 0}).code == ErrorStatus::INVALID_ARGUMENT);
+    CHECK((*buffer)->copyFrom(memoryOf(5), {2, 3}).code == ErrorStatus::INVALID_ARGUMENT);
+    CHECK((*buffer)->copyFrom(memoryOf(6), {2, 3, 1}).code == ErrorStatus::INVALID_ARGUMENT);
+    REQUIRE((*buffer)->copyFrom(memoryOf(12, 7), {4, 3}).ok());
+    REQUIRE((*buffer)->copyTo(twelve).ok());
+    CHECK(twelve->data()[11] == 7);
+    CHECK((*buffer)->copyTo(six).code == ErrorStatus::INVALID_ARGUMENT);
+
+    // An execution writing it as its output sets the shape to the output's, [2, 3].
+    auto r = addRequest();
+    Request request = r.request;
+    request.pools.push_back((*buffer)->getToken());
+    Request::Argument bufferArg;
+    bufferArg.location.poolIndex = 1;
+    for (auto& arg : request.inputs) arg.dimensions = {2, 3};
+    Request first = request;
+    first.outputs[0] = bufferArg;
+    auto result = prepared->execute(first, MeasureTiming::NO, {}, {});
+    REQUIRE_MESSAGE(result.ok(), result.status.message);
+    REQUIRE(result.outputShapes.size() == 1);
+    CHECK(result.outputShapes[0].dimensions == std::vector<uint32_t>{2, 3});
+    REQUIRE((*buffer)->copyTo(six).ok());
+    for (int i = 0; i < 6; ++i) CHECK(six->data()[i] == 11 * (i + 1));
+    CHECK((*buffer)->copyTo(twelve).code == ErrorStatus::INVALID_ARGUMENT);
+
+    // Read as an input, it has the shape of that write (given by the request, as the runtime
+    // gives every input's): out = buffer + b = 21, 42, ...
+    Request second = request;
+    second.inputs[0] = bufferArg;
+    second.inputs[0].dimensions = {3, 2};
+    CHECK(prepared->execute(second, MeasureTiming::NO, {}, {}).status.code ==
+          ErrorStatus::INVALID_ARGUMENT);
+    second.inputs[0].dimensions = {2, 3};
+    std::memset(r.output(0), 0, 6);
+    result = prepared->execute(second, MeasureTiming::NO, {}, {});
+    REQUIRE_MESSAGE(result.ok(), result.status.message);
+    for (int i = 0; i < 6; ++i) CHECK(r.output(0)[i] == 21 * (i + 1));
+
+    // A failed execution writing it leaves it uninitialized.
+    t.npu->hangNextJob();
+    CHECK(prepared->execute(first, MeasureTiming::NO, {}, {}).status.code ==
+          ErrorStatus::GENERAL_FAILURE);
+    CHECK((*buffer)->copyTo(six).code == ErrorStatus::GENERAL_FAILURE);
+    CHECK(prepared->execute(second, MeasureTiming::NO, {}, {}).status.code ==
+          ErrorStatus::GENERAL_FAILURE);
 }

@@ -1,5 +1,6 @@
-// `nncosim cts [--backend ...] [--summary FILE.json] [--junit FILE.xml] [-j N] PATH...`: runs
-// every test of the CTS JSON files under PATH and judges it by the CTS accuracy rule.
+// `nncosim cts [--backend ...] [--summary FILE.json] [--junit FILE.xml] [-j N]
+// [--preference low-power|fast-single-answer|sustained-speed] PATH...`: runs every test of the
+// CTS JSON files under PATH and judges it by the CTS accuracy rule.
 #include <unistd.h>
 
 #include <atomic>
@@ -19,6 +20,7 @@
 #include "testbench/JUnit.h"
 #include "testbench/commands/Commands.h"
 #include "testbench/runtime/HostRuntime.h"
+#include "testbench/runtime/Partitioner.h"
 
 namespace nncosim::cli {
 namespace {
@@ -34,6 +36,7 @@ struct CtsOptions {
     std::string execution = "sync";  // npu backend: a HAL execution path, or all
     std::string memory = "shared";   // npu backend: shared, device, or all
     std::string npu = "rtl";
+    std::string preference = "fast-single-answer";  // npu and auto backends
 };
 
 struct Tally {
@@ -48,15 +51,16 @@ struct Tally {
 // request memory asked for.
 std::vector<std::unique_ptr<Backend>> makeBackends(const CtsOptions& options) {
     std::vector<std::unique_ptr<Backend>> backends;
+    const ExecutionPreference preference = *preferenceFromName(options.preference);  // checked
     if (options.backend == "golden") backends.push_back(makeGoldenBackend());
-    if (options.backend == "auto") backends.push_back(makeAutoBackend());
+    if (options.backend == "auto") backends.push_back(makeAutoBackend(preference));
     if (options.backend != "npu") return backends;
     for (ExecutionPath path : {ExecutionPath::SYNC, ExecutionPath::ASYNC, ExecutionPath::FENCED,
                                ExecutionPath::BURST, ExecutionPath::REUSABLE}) {
         if (options.execution != "all" && options.execution != nameOf(path)) continue;
         for (RequestMemory memory : {RequestMemory::SHARED, RequestMemory::DEVICE}) {
             if (options.memory == "all" || options.memory == nameOf(memory))
-                backends.push_back(makeNpuBackend(path, memory));
+                backends.push_back(makeNpuBackend(path, memory, preference));
         }
     }
     return backends;
@@ -84,6 +88,10 @@ CtsTestResult runOnEach(const std::vector<std::unique_ptr<Backend>>& backends, c
 int runCts(const CtsOptions& options) {
     if (options.backend != "npu" && (options.execution != "sync" || options.memory != "shared")) {
         std::cerr << "nncosim cts: --execution and --memory apply to --backend npu only\n";
+        return 2;
+    }
+    if (options.backend == "golden" && options.preference != "fast-single-answer") {
+        std::cerr << "nncosim cts: --preference applies to --backend npu and auto only\n";
         return 2;
     }
     auto files = findJsonFiles(options.paths);
@@ -173,7 +181,9 @@ int runCts(const CtsOptions& options) {
             {"passed", t.passed}, {"failed", t.failed}, {"unsupported", t.unsupported}};
     }
     const std::string label =
-        options.backend + (options.backend == "golden" ? "" : ", --npu " + options.npu);
+        options.backend + (options.backend == "golden"
+                               ? ""
+                               : ", --npu " + options.npu + ", --preference " + options.preference);
     std::cout << "\ncts (" << label << "): " << total.total() << " tests, " << total.passed
               << " passed, " << total.failed << " failed, " << total.unsupported
               << " unsupported in " << std::fixed << std::setprecision(1) << seconds << " s"
@@ -183,15 +193,17 @@ int runCts(const CtsOptions& options) {
               << "\n";
 
     if (!options.summaryPath.empty()) {
-        nlohmann::json summary = {{"backend", options.backend},
-                                  {"total", total.total()},
-                                  {"npu", options.backend == "golden" ? "" : options.npu},
-                                  {"passed", total.passed},
-                                  {"failed", total.failed},
-                                  {"unsupported", total.unsupported},
-                                  {"seconds", seconds},
-                                  {"by_operation", byOperationJson},
-                                  {"failures", failures}};
+        nlohmann::json summary = {
+            {"backend", options.backend},
+            {"total", total.total()},
+            {"npu", options.backend == "golden" ? "" : options.npu},
+            {"preference", options.backend == "golden" ? "" : options.preference},
+            {"passed", total.passed},
+            {"failed", total.failed},
+            {"unsupported", total.unsupported},
+            {"seconds", seconds},
+            {"by_operation", byOperationJson},
+            {"failures", failures}};
         std::ofstream out(options.summaryPath);
         out << summary.dump(2) << "\n";
         if (!out) {
@@ -227,6 +239,12 @@ void addCtsCommand(CLI::App& app) {
                     "npu backend: request tensors in shared memory or in driver-allocated "
                     "buffers (device)")
         ->check(CLI::IsMember({"shared", "device", "all"}));
+    cmd->add_option("--preference", options->preference,
+                    "npu and auto backends: the application's ExecutionPreference, given to "
+                    "every preparation; with auto an operation runs on the NPU only when the "
+                    "driver's figure for it beats the CPU's (as in `nncosim run`)")
+        ->check(CLI::IsMember({"low-power", "fast-single-answer", "sustained-speed"}))
+        ->capture_default_str();
     addMemoryLimitOption(*cmd, options->memoryLimitBytes);
     addNpuOption(*cmd, options->npu);
     cmd->add_flag("-v,--verbose", options->verbose, "Print every test's verdict");

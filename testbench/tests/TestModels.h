@@ -35,11 +35,13 @@ struct CliResult {
     std::string output;  ///< stdout and stderr
 };
 
-/// Runs `nncosim ARGS` in `dir` (ARGS as a shell would split them), its output logged there.
-inline CliResult cli(const std::string& dir, const std::string& args) {
+/// Runs `nncosim ARGS` in `dir` (ARGS as a shell would split them), its output logged there;
+/// `prefix` is shell text run before it (e.g. "ulimit -v 1024 && ").
+inline CliResult cli(const std::string& dir, const std::string& args,
+                     const std::string& prefix = "") {
     const std::string log = dir + "/cli.log";
     const std::string command =
-        "cd " + dir + " && " + nncosimBinary() + " " + args + " > " + log + " 2>&1";
+        "cd " + dir + " && " + prefix + nncosimBinary() + " " + args + " > " + log + " 2>&1";
     CliResult r;
     const int raw = std::system(command.c_str());
     r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;

@@ -310,3 +310,30 @@ TEST_CASE("run_reports_energy_and_preference") {
     CHECK(operations == doctest::Approx(total));
     std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("cts_reports_preference") {
+    // `cts --preference` reaches every preparation as `run --preference` does (the partitioner's
+    // use of it: host_runtime_preference_*); it is reported, and refused where nothing uses it.
+    const std::string dir = makeTempDir("nncosim-cts-preference-");
+    REQUIRE_FALSE(dir.empty());
+    const std::string samples = std::string(NNCOSIM_SOURCE_DIR) + "/testbench/samples/";
+    const std::string files = samples + "conv_quant8.json " + samples + "avg_pool_quant8_1.json";
+    for (const char* backend : {"auto", "npu"}) {
+        CAPTURE(backend);
+        const CliResult r =
+            cli(dir, std::string("cts --backend ") + backend +
+                         " --npu func --preference low-power --summary s.json " + files);
+        REQUIRE_MESSAGE(r.status == 0, r.output);
+        CHECK(r.output.find("--preference low-power): ") != std::string::npos);
+        const nlohmann::json summary = readJson(dir + "/s.json");
+        CHECK(summary["preference"] == "low-power");
+        CHECK(summary["passed"].get<int>() > 0);
+        CHECK(summary["failed"] == 0);
+    }
+    const CliResult golden = cli(dir, "cts --backend golden --preference low-power " + files);
+    CHECK(golden.status == 2);
+    CHECK(golden.output.find("--preference applies to --backend npu and auto") !=
+          std::string::npos);
+    CHECK(cli(dir, "cts --backend auto --preference fastest " + files).status != 0);
+    std::filesystem::remove_all(dir);
+}

@@ -13,6 +13,7 @@
 
 #include "model/ModelJson.h"
 #include "testbench/tests/TestModels.h"
+#include "testbench/tflite/tflite_schema_generated.h"
 
 using namespace nncosim;
 using namespace nncosim::testing;
@@ -102,5 +103,89 @@ TEST_CASE("cli_broken_test_spoils_only_itself") {
     const nlohmann::json s = nlohmann::json::parse(in);
     CHECK(s["passed"] == good);
     CHECK(s["failed"] == 2);
+    std::filesystem::remove_all(dir);
+}
+
+namespace {
+
+/// `nncosim ARGS` in `dir` under an address-space limit (ulimit -v) of `mebibytes`, as a machine
+/// whose memory runs out would leave it: allocation fails instead of the OOM killer striking.
+CliResult cliUnderAddressLimit(const std::string& dir, unsigned mebibytes,
+                               const std::string& args) {
+    return cli(dir, args, "ulimit -v " + std::to_string(mebibytes * 1024) + " && ");
+}
+
+/// A CTS file whose one test tiles a 1-byte input 2^30 times (a 1 GiB intermediate tensor, under
+/// the default memory limit) and takes the maximum: output = input.
+std::string tileFile(const std::string& dir) {
+    ModelBuilder b;
+    const uint32_t in = b.addInput(OperandType::TENSOR_QUANT8_ASYMM, {1}, 1.0f, 0);
+    const uint32_t multiples =
+        b.addConstant(OperandType::TENSOR_INT32, {1}, std::vector<int32_t>{1 << 30});
+    const uint32_t tiled = b.addOperand(OperandType::TENSOR_QUANT8_ASYMM, {1u << 30}, 1.0f, 0);
+    b.addOperation(OperationType::TILE, {in, multiples}, {tiled});
+    const uint32_t axes = b.addConstant(OperandType::TENSOR_INT32, {1}, std::vector<int32_t>{0});
+    const uint32_t out = b.addOutput(OperandType::TENSOR_QUANT8_ASYMM, {1}, 1.0f, 0);
+    b.addOperation(OperationType::REDUCE_MAX, {tiled, axes, b.addBool(true)}, {out});
+    CtsTest test;
+    test.name = "tile";
+    test.model = b.build();
+    test.inputs = {{{1}, {7}}};
+    test.expectedOutputs = {{{1}, {7}}};
+    test.outputIgnored = {false};
+    const std::string path = dir + "/tile.json";
+    REQUIRE(writeCtsFile(path, test).ok());
+    return path;
+}
+
+/// hello_world_float.tflite with a batch of 2^24: two 1 GiB intermediate tensors.
+std::string largeBatchTflite(const std::string& dir) {
+    std::ifstream in(std::string(NNCOSIM_MODELS_DIR) + "/hello_world_float.tflite",
+                     std::ios::binary);
+    const std::vector<char> bytes{std::istreambuf_iterator<char>(in),
+                                  std::istreambuf_iterator<char>()};
+    REQUIRE_FALSE(bytes.empty());
+    std::unique_ptr<tflite::ModelT> model(tflite::GetModel(bytes.data())->UnPack());
+    for (auto& tensor : model->subgraphs.at(0)->tensors) {
+        const bool constant = !model->buffers.at(tensor->buffer)->data.empty();
+        if (!constant && tensor->shape.size() == 2 && tensor->shape[0] == 1)
+            tensor->shape[0] = 1 << 24;
+    }
+    flatbuffers::FlatBufferBuilder fbb;
+    tflite::FinishModelBuffer(fbb, tflite::Model::Pack(fbb, model.get()));
+    const std::string path = dir + "/large_batch.tflite";
+    std::ofstream(path, std::ios::binary)
+        .write(reinterpret_cast<const char*>(fbb.GetBufferPointer()), fbb.GetSize());
+    return path;
+}
+
+}  // namespace
+
+TEST_CASE("cli_out_of_memory_is_a_clean_error") {
+    // Inputs under the memory limit whose tensors still exceed what the process may map: every
+    // command ends with a message naming the problem and an exit status, never killed by a
+    // signal (SIGABRT from an uncaught bad_alloc, SIGKILL from the OOM killer).
+    const std::string dir = makeTempDir("nncosim-oom-");
+    const std::string tile = tileFile(dir);
+    const std::string tflite = largeBatchTflite(dir);
+    const unsigned limit = 768;  // MiB of address space
+    struct Case {
+        std::string args;
+        int status;
+    };
+    const Case cases[] = {
+        {"run " + tile + " --backend golden", 2},
+        {"run " + tile + " --backend auto --npu func", 2},
+        {"run " + tflite + " --backend golden --inputs random", 2},
+        {"cts -j1 " + tile, 1},
+        {"cts -j1 --backend auto --npu func " + tile, 1},
+    };
+    for (const Case& c : cases) {
+        CAPTURE(c.args);
+        const CliResult r = cliUnderAddressLimit(dir, limit, c.args);
+        INFO(r.output);
+        CHECK(r.status == c.status);
+        CHECK(contains(r.output, "out of memory"));
+    }
     std::filesystem::remove_all(dir);
 }
