@@ -44,7 +44,11 @@ std::string tensorTypeName(tfl::TensorType type) {
 
 template <typename T>
 std::vector<T> toVector(const flatbuffers::Vector<T>* v) {
-    return v ? std::vector<T>(v->begin(), v->end()) : std::vector<T>{};
+    // Copied bytewise (the file is little-endian, as is the host): the verifier aligns a vector
+    // to 4 bytes only, so an int64 vector's elements may be misaligned for a typed read.
+    std::vector<T> out(v ? v->size() : 0);
+    if (!out.empty()) std::memcpy(out.data(), v->Data(), out.size() * sizeof(T));
+    return out;
 }
 
 /// Constant bytes of a tensor inside the file.
