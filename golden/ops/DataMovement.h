@@ -1,9 +1,5 @@
-// Element copies driven by per-axis offset tables: the one engine behind the operations that only
-// move data (TRANSPOSE, SLICE, STRIDED_SLICE, TILE, REVERSE, MIRROR_PAD, GATHER, CHANNEL_SHUFFLE,
-// the space/depth/batch rearrangements in NHWC and NCHW). The output is written in row-major order
-// of its axes; each output axis says, per index, which input offset (in elements) it contributes.
-// Offsets of different axes add up, so any permutation, slicing, repetition or reflection of a
-// row-major input is one table per output axis.
+// Element copies driven by per-axis offset tables (model/operations/ElementMap.h): the one engine
+// behind the operations that only move data, and a helper of those that gather before computing.
 #pragma once
 
 #include <algorithm>
@@ -12,27 +8,9 @@
 
 #include "golden/ExecutionContext.h"
 #include "model/Types.h"
+#include "model/operations/ElementMap.h"
 
 namespace nncosim::golden {
-
-/// Input offsets (in elements) contributed by one output axis, one per index along it. An entry of
-/// kPadOffset marks a position outside the input: the element takes the padding value instead.
-using AxisOffsets = std::vector<int64_t>;
-inline constexpr int64_t kPadOffset = -1;
-
-/// Offsets start, start + stride, ... (count of them); stride may be negative.
-inline AxisOffsets stridedAxis(uint32_t count, int64_t stride, int64_t start = 0) {
-    AxisOffsets offsets(count);
-    for (uint32_t i = 0; i < count; ++i) offsets[i] = start + stride * i;
-    return offsets;
-}
-
-/// Row-major element strides of a tensor of dimensions `dims`.
-inline std::vector<int64_t> rowMajorStrides(const std::vector<uint32_t>& dims) {
-    std::vector<int64_t> strides(dims.size(), 1);
-    for (size_t d = dims.size(); d-- > 1;) strides[d - 1] = strides[d] * dims[d];
-    return strides;
-}
 
 namespace detail {
 
@@ -103,32 +81,14 @@ inline void copyMapped(const uint8_t* in, uint8_t* out, uint32_t elementBytes,
     }
 }
 
-/// The axes of a row-major tensor read in its own order (an identity copy).
-inline std::vector<AxisOffsets> identityAxes(const std::vector<uint32_t>& dims) {
-    const auto strides = rowMajorStrides(dims);
-    std::vector<AxisOffsets> axes;
-    for (size_t d = 0; d < dims.size(); ++d) axes.push_back(stridedAxis(dims[d], strides[d]));
-    return axes;
-}
-
-/// The axes reading the box begin[d] + steps[d] * i (0 <= i < sizes[d]) of a row-major tensor of
-/// dimensions `dims`; steps may be negative.
-inline std::vector<AxisOffsets> boxAxes(const std::vector<uint32_t>& dims,
-                                        const std::vector<int64_t>& begin,
-                                        const std::vector<uint32_t>& sizes,
-                                        const std::vector<int64_t>& steps) {
-    const auto strides = rowMajorStrides(dims);
-    std::vector<AxisOffsets> axes;
-    for (size_t d = 0; d < dims.size(); ++d) {
-        axes.push_back(stridedAxis(sizes[d], steps[d] * strides[d], begin[d] * strides[d]));
-    }
-    return axes;
-}
-
 /// copyMapped from input i to output j of an operation; output j's shape must be set.
 inline void copyMapped(ExecutionContext& ctx, uint32_t i, uint32_t j,
                        const std::vector<AxisOffsets>& axes, uint32_t pad = 0) {
     copyMapped(ctx.inputBytes(i), ctx.outputBytes(j), elementSize(ctx.inputType(i)), axes, pad);
 }
+
+/// The operations described by an element map (model/operations/ElementMap.h), executed element
+/// by element.
+Status executeElementMap(ExecutionContext& ctx);
 
 }  // namespace nncosim::golden

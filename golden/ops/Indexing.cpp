@@ -1,6 +1,5 @@
-// Operations that select elements by position or by value: SLICE, STRIDED_SLICE, GATHER, ARGMAX,
-// ARGMIN, TOPK_V2. Selections by position copy elements of the input's size whatever their type;
-// selections by value compare in the input's own type (float16 as float16, quantized values as
+// Operations that select elements by value: ARGMAX, ARGMIN, TOPK_V2 (selections by position,
+// SLICE, STRIDED_SLICE and GATHER, are element maps: DataMovement.cpp). Selections by value compare in the input's own type (float16 as float16, quantized values as
 // stored), with Android's tie rules: ARGMAX/ARGMIN keep the first extremum, TOPK_V2 orders equal
 // values by descending index.
 #include <algorithm>
@@ -32,17 +31,6 @@ Status dispatchOrdered(const ExecutionContext& ctx, OperandType type, F f) {
         default:
             return ctx.fail("unsupported input type ", nameOf(type));
     }
-}
-
-/// Android's index clamping for STRIDED_SLICE bounds: negative indices count from the end, and the
-/// result lies in [0, dim] for a positive stride and [-1, dim - 1] for a negative one.
-int32_t clampedSliceIndex(int32_t index, int32_t dim, bool positiveStride) {
-    if (dim == 0) return 0;
-    const auto positiveRemainder = [dim](int32_t v) { return (dim + v % dim) % dim; };
-    if (positiveStride) {
-        return index >= dim ? dim : positiveRemainder(std::clamp(index, -dim, dim));
-    }
-    return index < -dim ? -1 : positiveRemainder(std::clamp(index, -dim, dim - 1));
 }
 
 Status argMinMax(ExecutionContext& ctx, bool isMin) {
@@ -79,107 +67,6 @@ Status argMinMax(ExecutionContext& ctx, bool isMin) {
 }
 
 }  // namespace
-
-Status executeSlice(ExecutionContext& ctx) {
-    const std::vector<uint32_t>& in = ctx.inputShape(0);
-    const size_t rank = in.size();
-    if (rank == 0) return ctx.fail("the input must have a positive rank");
-    if (ctx.inputShape(1) != std::vector<uint32_t>{static_cast<uint32_t>(rank)} ||
-        ctx.inputShape(2) != std::vector<uint32_t>{static_cast<uint32_t>(rank)}) {
-        return ctx.fail("begin and size must be 1-D tensors of ", rank, " values");
-    }
-    const int32_t* beginData = ctx.inputData<int32_t>(1);
-    const int32_t* sizeData = ctx.inputData<int32_t>(2);
-    std::vector<int64_t> begin(rank), steps(rank, 1);
-    std::vector<uint32_t> sizes(rank);
-    for (size_t d = 0; d < rank; ++d) {
-        const int64_t dim = in[d];
-        begin[d] = beginData[d];
-        const int64_t size = sizeData[d] == -1 ? dim - begin[d] : sizeData[d];
-        if (begin[d] < 0 || begin[d] > dim || size < 0 || begin[d] + size > dim) {
-            return ctx.fail("slice of begin ", begin[d], " and size ", sizeData[d],
-                            " does not fit dimension ", d, " of size ", dim);
-        }
-        sizes[d] = static_cast<uint32_t>(size);
-    }
-    NN_RETURN_IF_ERROR(ctx.setOutputShape(0, sizes));
-    copyMapped(ctx, 0, 0, boxAxes(in, begin, sizes, steps));
-    return okStatus();
-}
-
-Status executeStridedSlice(ExecutionContext& ctx) {
-    const std::vector<uint32_t>& in = ctx.inputShape(0);
-    const size_t rank = in.size();
-    if (rank > 4) return ctx.fail("input rank ", rank, " exceeds 4");
-    for (uint32_t i = 1; i <= 3; ++i) {
-        if (ctx.inputShape(i) != std::vector<uint32_t>{static_cast<uint32_t>(rank)}) {
-            return ctx.fail("begin, end and strides must be 1-D tensors of ", rank, " values");
-        }
-    }
-    const int32_t* beginData = ctx.inputData<int32_t>(1);
-    const int32_t* endData = ctx.inputData<int32_t>(2);
-    const int32_t* strideData = ctx.inputData<int32_t>(3);
-    const int32_t beginMask = ctx.scalar<int32_t>(4);
-    const int32_t endMask = ctx.scalar<int32_t>(5);
-    const int32_t shrinkMask = ctx.scalar<int32_t>(6);
-
-    std::vector<int64_t> begin(rank), steps(rank);
-    std::vector<uint32_t> sizes(rank), outDims;
-    for (size_t d = 0; d < rank; ++d) {
-        const auto dim = static_cast<int32_t>(in[d]);
-        const int32_t stride = strideData[d];
-        if (stride == 0) return ctx.fail("stride of dimension ", d, " is zero");
-        const bool positive = stride > 0;
-        const int32_t first = (beginMask >> d) & 1 ? (positive ? 0 : dim - 1)
-                                                   : clampedSliceIndex(beginData[d], dim, positive);
-        const int32_t last = (endMask >> d) & 1 ? (positive ? dim : -1)
-                                                : clampedSliceIndex(endData[d], dim, positive);
-        // Android computes the count in float; it is exact for tensor-sized values.
-        const auto count = static_cast<int32_t>(
-            std::ceil(static_cast<float>(last - first) / static_cast<float>(stride)));
-        sizes[d] = static_cast<uint32_t>(std::max(count, 0));
-        begin[d] = first;
-        steps[d] = stride;
-        if ((shrinkMask >> d) & 1) {
-            if (!positive || sizes[d] != 1) {
-                return ctx.fail("shrunk dimension ", d, " must take one element, stride > 0");
-            }
-        } else {
-            outDims.push_back(sizes[d]);
-        }
-    }
-    if (outDims.empty()) outDims.push_back(1);
-    NN_RETURN_IF_ERROR(ctx.setOutputShape(0, std::move(outDims)));
-    copyMapped(ctx, 0, 0, boxAxes(in, begin, sizes, steps));
-    return okStatus();
-}
-
-Status executeGather(ExecutionContext& ctx) {
-    constexpr uint32_t kInput = 0, kAxis = 1, kIndices = 2;
-    const std::vector<uint32_t>& in = ctx.inputShape(kInput);
-    const int32_t axisValue = ctx.scalar<int32_t>(kAxis);
-    const auto axis = resolveAxis(axisValue, static_cast<uint32_t>(in.size()));
-    if (!axis) return ctx.fail("axis ", axisValue, " out of range for rank ", in.size());
-    const std::vector<uint32_t>& indexDims = ctx.inputShape(kIndices);
-    std::vector<uint32_t> out(in.begin(), in.begin() + *axis);
-    out.insert(out.end(), indexDims.begin(), indexDims.end());
-    out.insert(out.end(), in.begin() + *axis + 1, in.end());
-
-    const AxisSizes s = axisSizes(in, *axis);
-    const int32_t* indices = ctx.inputData<int32_t>(kIndices);
-    AxisOffsets picked(ctx.inputCount(kIndices));
-    for (size_t i = 0; i < picked.size(); ++i) {
-        if (indices[i] < 0 || static_cast<size_t>(indices[i]) >= s.axis) {
-            return ctx.fail("index ", indices[i], " outside [0, ", s.axis, ")");
-        }
-        picked[i] = int64_t{indices[i]} * static_cast<int64_t>(s.inner);
-    }
-    NN_RETURN_IF_ERROR(ctx.setOutputShape(0, std::move(out)));
-    const std::vector<AxisOffsets> axes = {stridedAxis(s.outer, s.axis * s.inner),
-                                           std::move(picked), stridedAxis(s.inner, 1)};
-    copyMapped(ctx, kInput, 0, axes);
-    return okStatus();
-}
 
 Status executeArgmax(ExecutionContext& ctx) {
     return argMinMax(ctx, /*isMin=*/false);
