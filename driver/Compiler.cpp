@@ -5,6 +5,7 @@
 
 #include "driver/compiler/Lowering.h"
 #include "model/NpuExtension.h"
+#include "model/operations/ElementMap.h"
 
 namespace nncosim::driver {
 
@@ -37,7 +38,8 @@ Status checkOperationSupported(const Model& model, uint32_t index) {
         return unsupported(
             op, isExtension(op.type) ? "unknown extension operation" : "not an NPU operation");
     }
-    if (!npu_extension::isLut8(model, op.type)) {
+    // Element maps copy bytes, whatever the element type.
+    if (!npu_extension::isLut8(model, op.type) && !hasElementMap(op.type)) {
         for (uint32_t o : op.outputs) {
             if (!isQuant8(model.main.operands[o].type))
                 return unsupported(op, "only 8-bit quantized outputs");

@@ -1,10 +1,14 @@
-// RESHAPE, SQUEEZE and EXPAND_DIMS (views: the output shares its input's bytes) and CONCATENATION
+// RESHAPE, SQUEEZE and EXPAND_DIMS (views: the output shares its input's bytes), CONCATENATION
 // (each input copied through the LUT unit into its slab of the output, requantized when its
-// quantization differs).
+// quantization differs), and the operations described by an element map (TRANSPOSE, SLICE,
+// STRIDED_SLICE, TILE, REVERSE, MIRROR_PAD, GATHER, CHANNEL_SHUFFLE, SPLIT, the space/depth/batch
+// rearrangements): strided byte copies through the LUT unit with the identity table, the
+// padding written from a zero buffer through a table holding the padding byte.
 #include <algorithm>
 #include <cmath>
 
 #include "driver/compiler/Lowering.h"
+#include "model/operations/ElementMap.h"
 #include "model/operations/Shapes.h"
 
 namespace nncosim::driver {
@@ -148,6 +152,241 @@ Status lowerConcatenation(Lowering& lw, const Operation& op) {
     return okStatus();
 }
 
+// ---------------------------------------------------------------------------------------------
+// Element maps.
+
+/// The map's view of an operation: shapes from `dims`, parameter values from the constants.
+ElementMapInputs mapInputs(const Constants& c, const Operation& op,
+                           std::function<std::vector<uint32_t>(uint32_t)> dims) {
+    ElementMapInputs in;
+    in.outputs = static_cast<uint32_t>(op.outputs.size());
+    in.shape = [&op, dims](uint32_t i) { return dims(op.inputs[i]); };
+    in.omitted = [&c, &op](uint32_t i) {
+        return i >= op.inputs.size() ||
+               c.operand(op.inputs[i]).lifetime == OperandLifeTime::NO_VALUE;
+    };
+    in.ints = [&c, &op](uint32_t i) -> std::optional<std::vector<int32_t>> {
+        if (i >= op.inputs.size()) return std::nullopt;
+        const Operand& operand = c.operand(op.inputs[i]);
+        const uint8_t* p = c.data(op.inputs[i]);
+        if (!p) return std::nullopt;
+        if (operand.type == OperandType::BOOL) return std::vector<int32_t>{p[0] != 0};
+        std::vector<int32_t> values(operand.location.length / sizeof(int32_t));
+        std::memcpy(values.data(), p, values.size() * sizeof(int32_t));
+        return values;
+    };
+    return in;
+}
+
+/// A maximal run of an axis: `count` indices from `first` reading start, start + step, ...;
+/// start kPadOffset: padding.
+struct Run {
+    uint32_t first = 0, count = 1;
+    int64_t start = 0, step = 0;
+};
+
+std::vector<Run> runsOf(const AxisOffsets& axis) {
+    std::vector<Run> runs;
+    for (uint32_t i = 0; i < axis.size();) {
+        Run r{i, 1, axis[i], 0};
+        const auto next = [&](uint32_t k) { return i + k < axis.size() ? axis[i + k] : kPadOffset; };
+        if (r.start == kPadOffset) {
+            while (i + r.count < axis.size() && next(r.count) == kPadOffset) ++r.count;
+        } else if (next(1) != kPadOffset) {
+            r.step = next(1) - r.start;
+            r.count = 2;
+            while (i + r.count < axis.size() && next(r.count) != kPadOffset &&
+                   next(r.count) - next(r.count - 1) == r.step)
+                ++r.count;
+        }
+        runs.push_back(r);
+        i += r.count;
+    }
+    return runs;
+}
+
+/// Affine blocks of the copies, the unit the descriptors are made of.
+uint64_t blockCount(const ElementMap& map) {
+    uint64_t blocks = 0;
+    for (const ElementCopy& copy : map.copies) {
+        uint64_t n = 1;
+        for (const AxisOffsets& axis : copy.axes) n *= runsOf(axis).size();
+        blocks += n;
+    }
+    return blocks;
+}
+
+// A program of more copies than this is not worth the descriptors (a GATHER of scattered
+// indices, a TILE of many small repeats): the CPU runs it.
+constexpr uint64_t kMaxMoveBlocks = 4096;
+
+/// One dimension of an affine block: a count and the byte strides of source and destination.
+struct MoveDim {
+    uint32_t count = 1;
+    int64_t src = 0, dst = 0;
+};
+
+/// Emits the LUT descriptors copying one affine block (fill: source ignored, `fill` streams the
+/// padding).
+class MoveEmitter {
+  public:
+    MoveEmitter(Lowering& lw, OperandType type, uint8_t padByte)
+        : mLw(lw),
+          mCopy(lookupDescriptor(lw, type, type, tableOf(type, [](int32_t v) { return v; }))),
+          mFill(lookupDescriptor(lw, type, type, tableOf(type, [&](int32_t) {
+                                     return isSigned(type) ? static_cast<int8_t>(padByte)
+                                                           : padByte;
+                                 }))) {}
+
+    Status block(uint32_t src, uint32_t dst, std::vector<MoveDim> dims, bool fill) {
+        // Fewest dimensions: drop single ones, merge a dimension into the next inner one when
+        // both tensors step through them as one.
+        std::vector<MoveDim> flat;
+        for (size_t i = dims.size(); i-- > 0;) {
+            MoveDim d = dims[i];
+            if (d.count == 1) continue;
+            if (fill) d.src = d.dst;  // the source is a zero buffer: only the destination counts
+            if (!flat.empty() && d.src == int64_t{flat.back().count} * flat.back().src &&
+                d.dst == int64_t{flat.back().count} * flat.back().dst &&
+                uint64_t{d.count} * flat.back().count <= UINT32_MAX) {
+                flat.back().count *= d.count;
+            } else {
+                flat.push_back(d);
+            }
+        }
+        std::reverse(flat.begin(), flat.end());
+        return emit(src, dst, flat, fill);
+    }
+
+  private:
+    // `dims` outermost first, the innermost with unit strides (the element's bytes).
+    Status emit(uint32_t src, uint32_t dst, const std::vector<MoveDim>& dims, bool fill) {
+        // The tiler takes four dimensions of at most 16 bits each below the outermost; loop
+        // here over what does not fit.
+        const size_t n = dims.size();
+        for (size_t i = 0; i < n; ++i) {
+            const bool tooMany = n > 4 && i == 0;
+            if (!tooMany && (i == 0 || dims[i].count <= kMaxCount)) continue;
+            const uint32_t step = tooMany ? 1 : kMaxCount;
+            for (uint32_t first = 0; first < dims[i].count; first += step) {
+                std::vector<MoveDim> part = dims;
+                part[i].count = std::min(step, dims[i].count - first);
+                if (tooMany) part.erase(part.begin());
+                NN_RETURN_IF_ERROR(emit(src + static_cast<uint32_t>(first * dims[i].src),
+                                        dst + static_cast<uint32_t>(first * dims[i].dst),
+                                        part, fill));
+            }
+            return okStatus();
+        }
+        std::array<uint32_t, 4> shape{1, 1, 1, 1};
+        npu::StridedTensor a{src, {}}, out{dst, {}};
+        for (size_t i = 0; i < n; ++i) {
+            const size_t k = 4 - n + i;
+            shape[k] = dims[i].count;
+            a.strides[k] = static_cast<uint32_t>(dims[i].src);
+            out.strides[k] = static_cast<uint32_t>(dims[i].dst);
+        }
+        if (fill) a = {zeros(shape[3]), {0, 0, 0, 1}};
+        npu::ChainBuilder chain;
+        NN_RETURN_IF_ERROR(chain.stream(fill ? mFill : mCopy, a, std::nullopt, out, shape));
+        mLw.emitChain(chain);
+        return okStatus();
+    }
+
+    /// A zero buffer of at least `bytes` in the program's constants.
+    uint32_t zeros(uint32_t bytes) {
+        if (bytes > mZerosBytes) {
+            mZerosBytes = alignUp(bytes, kAlign);
+            mZeros = mLw.addConstant(nullptr, mZerosBytes);
+        }
+        return mZeros;
+    }
+
+    Lowering& mLw;
+    npu::Descriptor mCopy, mFill;
+    uint32_t mZeros = 0, mZerosBytes = 0;
+};
+
+Result<ElementMap> loweringMap(const Lowering& lw, const Operation& op) {
+    return elementMap(op.type, mapInputs(lw.constants(), op,
+                                         [&lw](uint32_t k) { return lw.dims(k); }));
+}
+
+Status elementMapSupported(const Model& model, const Operation& op) {
+    const Constants c(model);
+    const Operand& in = c.operand(op.inputs[0]);
+    const uint32_t bytes = elementSize(in.type);
+    if (!isTensorType(in.type) || (bytes != 1 && bytes != 2 && bytes != 4))
+        return unsupported(op, "element type " + std::string(nameOf(in.type)));
+    for (uint32_t i = 1; i < op.inputs.size(); ++i) {
+        if (c.operand(op.inputs[i]).lifetime != OperandLifeTime::NO_VALUE &&
+            !c.isConstant(op.inputs[i]))
+            return unsupported(op, "its parameters must be constants");
+    }
+    if (in.dimensions.empty() || elementCount(in.dimensions) == 0)
+        return unsupported(op, "the input shape is not known");
+    auto map = elementMap(op.type, mapInputs(c, op, [&c](uint32_t k) {
+                              return c.operand(k).dimensions;
+                          }));
+    if (!map) return unsupported(op, map.status().message);
+    for (const auto& shape : map->shapes) {
+        if (elementCount(shape) == 0) return unsupported(op, "an output is empty");
+    }
+    if (blockCount(*map) > kMaxMoveBlocks)
+        return unsupported(op, "more than " + std::to_string(kMaxMoveBlocks) + " copies");
+    return okStatus();
+}
+
+Result<std::vector<std::vector<uint32_t>>> elementMapOutputShapes(const Lowering& lw,
+                                                                   const Operation& op) {
+    auto map = loweringMap(lw, op);
+    if (!map) return map.status();
+    return std::move(map->shapes);
+}
+
+Status lowerElementMap(Lowering& lw, const Operation& op) {
+    auto map = loweringMap(lw, op);
+    if (!map) return lw.fail(op, map.status().message);
+    const Operand& in = lw.operand(op.inputs[0]);
+    const Operand& out = lw.operand(op.outputs[0]);
+    const int64_t e = elementSize(in.type);
+    // Padding takes the output's zero point for quantized types, zero otherwise (ElementMap.h).
+    const auto padByte = static_cast<uint8_t>(isQuant8(out.type) ? out.zeroPoint : 0);
+    MoveEmitter emitter(lw, isQuant8(in.type) ? in.type : OperandType::TENSOR_QUANT8_ASYMM,
+                        padByte);
+    for (const ElementCopy& copy : map->copies) {
+        const uint32_t src = lw.address(op.inputs[copy.input]);
+        const uint32_t dst = lw.address(op.outputs[copy.output]) +
+                             static_cast<uint32_t>(copy.offset * e);
+        std::vector<uint32_t> sizes;
+        for (const AxisOffsets& axis : copy.axes) sizes.push_back(axis.size());
+        const auto outStrides = rowMajorStrides(sizes);
+        std::vector<std::vector<Run>> runs;
+        for (const AxisOffsets& axis : copy.axes) runs.push_back(runsOf(axis));
+        // Every combination of one run per axis is an affine block.
+        std::vector<size_t> pick(runs.size(), 0);
+        while (true) {
+            std::vector<MoveDim> dims;
+            int64_t from = 0, to = 0;
+            bool fill = false;
+            for (size_t d = 0; d < runs.size(); ++d) {
+                const Run& r = runs[d][pick[d]];
+                fill |= r.start == kPadOffset;
+                from += r.start * e;
+                to += int64_t{r.first} * outStrides[d] * e;
+                dims.push_back({r.count, r.step * e, outStrides[d] * e});
+            }
+            dims.push_back({static_cast<uint32_t>(e), 1, 1});
+            NN_RETURN_IF_ERROR(emitter.block(src + static_cast<uint32_t>(from),
+                                             dst + static_cast<uint32_t>(to), dims, fill));
+            size_t d = runs.size();
+            while (d > 0 && ++pick[d - 1] == runs[d - 1].size()) pick[--d] = 0;
+            if (d == 0) break;
+        }
+    }
+    return okStatus();
+}
+
 }  // namespace
 
 extern const NpuOperation kReshapeOperation{
@@ -158,5 +397,7 @@ extern const NpuOperation kExpandDimsOperation{
     squeezeSupported, expandDimsOutputShape, lowerReshape, nullptr, {}, true};
 extern const NpuOperation kConcatenationOperation{
     concatenationSupported, concatenationOutputShape, lowerConcatenation, nullptr, {}, false};
+extern const NpuOperation kElementMapOperation{
+    elementMapSupported, nullptr, lowerElementMap, nullptr, {}, false, elementMapOutputShapes};
 
 }  // namespace nncosim::driver

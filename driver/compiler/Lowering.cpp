@@ -182,11 +182,24 @@ Status Lowering::inferShape(const Operation& op) {
             !fullyKnown(mDims[k]))
             return fail(op, "input shape unknown at compile time");
     }
-    auto out = mOps[mOpIndex]->outputShape(*this, op);
-    if (!out) return fail(op, out.status().message);
-    if (!agrees(operand(op.outputs[0]).dimensions, *out))
-        return fail(op, "computed output shape " + toString(*out) + " contradicts the model");
-    mDims[op.outputs[0]] = std::move(*out);
+    const NpuOperation& npuOp = *mOps[mOpIndex];
+    std::vector<std::vector<uint32_t>> shapes;
+    if (npuOp.outputShapes) {
+        auto all = npuOp.outputShapes(*this, op);
+        if (!all) return fail(op, all.status().message);
+        shapes = std::move(*all);
+    } else {
+        auto out = npuOp.outputShape(*this, op);
+        if (!out) return fail(op, out.status().message);
+        shapes.push_back(std::move(*out));
+    }
+    if (shapes.size() != op.outputs.size()) return fail(op, "output count");
+    for (size_t j = 0; j < shapes.size(); ++j) {
+        if (!agrees(operand(op.outputs[j]).dimensions, shapes[j]))
+            return fail(op, "computed shape " + toString(shapes[j]) + " of output " +
+                                std::to_string(j) + " contradicts the model");
+        mDims[op.outputs[j]] = std::move(shapes[j]);
+    }
     return okStatus();
 }
 

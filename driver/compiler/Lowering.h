@@ -118,6 +118,10 @@ struct NpuOperation {
     std::vector<uint32_t> packedInputs;
     /// Output 0 is input 0's bytes under another shape: no memory, no descriptors.
     bool aliasesInput = false;
+    /// Every output's shape, for operations with several outputs (then used instead of
+    /// outputShape); null: one output.
+    Result<std::vector<std::vector<uint32_t>>> (*outputShapes)(const Lowering& lowering,
+                                                               const Operation& op) = nullptr;
 };
 
 /// The registration of `type` in `model` (extensions included); null: not an NPU operation.

@@ -1,6 +1,7 @@
 // The registry: every NNAPI operation the NPU executes, each with its family's registration.
 #include "driver/compiler/Lowering.h"
 #include "model/NpuExtension.h"
+#include "model/operations/ElementMap.h"
 
 namespace nncosim::driver {
 
@@ -17,9 +18,11 @@ extern const NpuOperation kReshapeOperation;          // DataMovement.cpp
 extern const NpuOperation kSqueezeOperation;          // DataMovement.cpp
 extern const NpuOperation kExpandDimsOperation;       // DataMovement.cpp
 extern const NpuOperation kConcatenationOperation;    // DataMovement.cpp
+extern const NpuOperation kElementMapOperation;       // DataMovement.cpp
 
 const NpuOperation* findNpuOperation(const Model& model, OperationType type) {
     if (npu_extension::isLut8(model, type)) return &kLut8Operation;
+    if (hasElementMap(type)) return &kElementMapOperation;
     switch (type) {
         case OperationType::CONV_2D:
         case OperationType::DEPTHWISE_CONV_2D:
