@@ -165,13 +165,13 @@ ElementMapInputs mapInputs(const Constants& c, const Operation& op,
         return i >= op.inputs.size() ||
                c.operand(op.inputs[i]).lifetime == OperandLifeTime::NO_VALUE;
     };
-    in.ints = [&c, &op](uint32_t i) -> std::optional<std::vector<int32_t>> {
+    in.ints = [&c, &op, dims](uint32_t i) -> std::optional<std::vector<int32_t>> {
         if (i >= op.inputs.size()) return std::nullopt;
         const Operand& operand = c.operand(op.inputs[i]);
         const uint8_t* p = c.data(op.inputs[i]);
         if (!p) return std::nullopt;
         if (operand.type == OperandType::BOOL) return std::vector<int32_t>{p[0] != 0};
-        std::vector<int32_t> values(operand.location.length / sizeof(int32_t));
+        std::vector<int32_t> values(isTensorType(operand.type) ? elementCount(dims(op.inputs[i])) : 1);
         std::memcpy(values.data(), p, values.size() * sizeof(int32_t));
         return values;
     };
@@ -318,20 +318,26 @@ Status elementMapSupported(const Model& model, const Operation& op) {
     const uint32_t bytes = elementSize(in.type);
     if (!isTensorType(in.type) || (bytes != 1 && bytes != 2 && bytes != 4))
         return unsupported(op, "element type " + std::string(nameOf(in.type)));
+    bool parametersKnown = true;
     for (uint32_t i = 1; i < op.inputs.size(); ++i) {
-        if (c.operand(op.inputs[i]).lifetime != OperandLifeTime::NO_VALUE &&
-            !c.isConstant(op.inputs[i]))
-            return unsupported(op, "its parameters must be constants");
+        const Operand& parameter = c.operand(op.inputs[i]);
+        if (parameter.lifetime == OperandLifeTime::NO_VALUE || c.isConstant(op.inputs[i]))
+            continue;
+        // A parameter given as a model input is packed when its value is known.
+        if (!c.isConstantOrInput(op.inputs[i]))
+            return unsupported(op, "its parameters must be constants or model inputs");
+        if (isTensorType(parameter.type) &&
+            (parameter.dimensions.empty() || elementCount(parameter.dimensions) == 0))
+            return unsupported(op, "a parameter's shape is not known");
+        parametersKnown = false;
     }
     if (in.dimensions.empty() || elementCount(in.dimensions) == 0)
         return unsupported(op, "the input shape is not known");
+    if (!parametersKnown) return okStatus();
     auto map = elementMap(op.type, mapInputs(c, op, [&c](uint32_t k) {
                               return c.operand(k).dimensions;
                           }));
     if (!map) return unsupported(op, map.status().message);
-    for (const auto& shape : map->shapes) {
-        if (elementCount(shape) == 0) return unsupported(op, "an output is empty");
-    }
     if (blockCount(*map) > kMaxMoveBlocks)
         return unsupported(op, "more than " + std::to_string(kMaxMoveBlocks) + " copies");
     return okStatus();
@@ -361,6 +367,7 @@ Status lowerElementMap(Lowering& lw, const Operation& op) {
         std::vector<uint32_t> sizes;
         for (const AxisOffsets& axis : copy.axes) sizes.push_back(axis.size());
         const auto outStrides = rowMajorStrides(sizes);
+        if (std::find(sizes.begin(), sizes.end(), 0u) != sizes.end()) continue;  // nothing to copy
         std::vector<std::vector<Run>> runs;
         for (const AxisOffsets& axis : copy.axes) runs.push_back(runsOf(axis));
         // Every combination of one run per axis is an affine block.
@@ -398,6 +405,7 @@ extern const NpuOperation kExpandDimsOperation{
 extern const NpuOperation kConcatenationOperation{
     concatenationSupported, concatenationOutputShape, lowerConcatenation, nullptr, {}, false};
 extern const NpuOperation kElementMapOperation{
-    elementMapSupported, nullptr, lowerElementMap, nullptr, {}, false, elementMapOutputShapes};
+    elementMapSupported, nullptr, lowerElementMap, nullptr, {1, 2, 3, 4, 5, 6}, false,
+    elementMapOutputShapes};
 
 }  // namespace nncosim::driver
