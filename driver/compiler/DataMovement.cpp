@@ -171,7 +171,8 @@ ElementMapInputs mapInputs(const Constants& c, const Operation& op,
         const uint8_t* p = c.data(op.inputs[i]);
         if (!p) return std::nullopt;
         if (operand.type == OperandType::BOOL) return std::vector<int32_t>{p[0] != 0};
-        std::vector<int32_t> values(isTensorType(operand.type) ? elementCount(dims(op.inputs[i])) : 1);
+        std::vector<int32_t> values(isTensorType(operand.type) ? elementCount(dims(op.inputs[i]))
+                                                               : 1);
         std::memcpy(values.data(), p, values.size() * sizeof(int32_t));
         return values;
     };
@@ -189,7 +190,9 @@ std::vector<Run> runsOf(const AxisOffsets& axis) {
     std::vector<Run> runs;
     for (uint32_t i = 0; i < axis.size();) {
         Run r{i, 1, axis[i], 0};
-        const auto next = [&](uint32_t k) { return i + k < axis.size() ? axis[i + k] : kPadOffset; };
+        const auto next = [&](uint32_t k) {
+            return i + k < axis.size() ? axis[i + k] : kPadOffset;
+        };
         if (r.start == kPadOffset) {
             while (i + r.count < axis.size() && next(r.count) == kPadOffset) ++r.count;
         } else if (next(1) != kPadOffset) {
@@ -234,8 +237,7 @@ class MoveEmitter {
         : mLw(lw),
           mCopy(lookupDescriptor(lw, type, type, tableOf(type, [](int32_t v) { return v; }))),
           mFill(lookupDescriptor(lw, type, type, tableOf(type, [&](int32_t) {
-                                     return isSigned(type) ? static_cast<int8_t>(padByte)
-                                                           : padByte;
+                                     return isSigned(type) ? static_cast<int8_t>(padByte) : padByte;
                                  }))) {}
 
     Status block(uint32_t src, uint32_t dst, std::vector<MoveDim> dims, bool fill) {
@@ -273,8 +275,8 @@ class MoveEmitter {
                 part[i].count = std::min(step, dims[i].count - first);
                 if (tooMany) part.erase(part.begin());
                 NN_RETURN_IF_ERROR(emit(src + static_cast<uint32_t>(first * dims[i].src),
-                                        dst + static_cast<uint32_t>(first * dims[i].dst),
-                                        part, fill));
+                                        dst + static_cast<uint32_t>(first * dims[i].dst), part,
+                                        fill));
             }
             return okStatus();
         }
@@ -308,8 +310,8 @@ class MoveEmitter {
 };
 
 Result<ElementMap> loweringMap(const Lowering& lw, const Operation& op) {
-    return elementMap(op.type, mapInputs(lw.constants(), op,
-                                         [&lw](uint32_t k) { return lw.dims(k); }));
+    return elementMap(op.type,
+                      mapInputs(lw.constants(), op, [&lw](uint32_t k) { return lw.dims(k); }));
 }
 
 Status elementMapSupported(const Model& model, const Operation& op) {
@@ -321,8 +323,7 @@ Status elementMapSupported(const Model& model, const Operation& op) {
     bool parametersKnown = true;
     for (uint32_t i = 1; i < op.inputs.size(); ++i) {
         const Operand& parameter = c.operand(op.inputs[i]);
-        if (parameter.lifetime == OperandLifeTime::NO_VALUE || c.isConstant(op.inputs[i]))
-            continue;
+        if (parameter.lifetime == OperandLifeTime::NO_VALUE || c.isConstant(op.inputs[i])) continue;
         // A parameter given as a model input is packed when its value is known.
         if (!c.isConstantOrInput(op.inputs[i]))
             return unsupported(op, "its parameters must be constants or model inputs");
@@ -334,9 +335,8 @@ Status elementMapSupported(const Model& model, const Operation& op) {
     if (in.dimensions.empty() || elementCount(in.dimensions) == 0)
         return unsupported(op, "the input shape is not known");
     if (!parametersKnown) return okStatus();
-    auto map = elementMap(op.type, mapInputs(c, op, [&c](uint32_t k) {
-                              return c.operand(k).dimensions;
-                          }));
+    auto map =
+        elementMap(op.type, mapInputs(c, op, [&c](uint32_t k) { return c.operand(k).dimensions; }));
     if (!map) return unsupported(op, map.status().message);
     if (blockCount(*map) > kMaxMoveBlocks)
         return unsupported(op, "more than " + std::to_string(kMaxMoveBlocks) + " copies");
@@ -344,7 +344,7 @@ Status elementMapSupported(const Model& model, const Operation& op) {
 }
 
 Result<std::vector<std::vector<uint32_t>>> elementMapOutputShapes(const Lowering& lw,
-                                                                   const Operation& op) {
+                                                                  const Operation& op) {
     auto map = loweringMap(lw, op);
     if (!map) return map.status();
     return std::move(map->shapes);
@@ -362,8 +362,8 @@ Status lowerElementMap(Lowering& lw, const Operation& op) {
                         padByte);
     for (const ElementCopy& copy : map->copies) {
         const uint32_t src = lw.address(op.inputs[copy.input]);
-        const uint32_t dst = lw.address(op.outputs[copy.output]) +
-                             static_cast<uint32_t>(copy.offset * e);
+        const uint32_t dst =
+            lw.address(op.outputs[copy.output]) + static_cast<uint32_t>(copy.offset * e);
         std::vector<uint32_t> sizes;
         for (const AxisOffsets& axis : copy.axes) sizes.push_back(axis.size());
         const auto outStrides = rowMajorStrides(sizes);
@@ -405,7 +405,7 @@ extern const NpuOperation kExpandDimsOperation{
 extern const NpuOperation kConcatenationOperation{
     concatenationSupported, concatenationOutputShape, lowerConcatenation, nullptr, {}, false};
 extern const NpuOperation kElementMapOperation{
-    elementMapSupported, nullptr, lowerElementMap, nullptr, {1, 2, 3, 4, 5, 6}, false,
-    elementMapOutputShapes};
+    elementMapSupported, nullptr, lowerElementMap,       nullptr,
+    {1, 2, 3, 4, 5, 6},  false,   elementMapOutputShapes};
 
 }  // namespace nncosim::driver

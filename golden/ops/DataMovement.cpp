@@ -36,8 +36,10 @@ Status executeElementMap(ExecutionContext& ctx) {
     return okStatus();
 }
 
-#define NN_ELEMENT_MAP_EXECUTOR(Stem) \
-    Status execute##Stem(ExecutionContext& ctx) { return executeElementMap(ctx); }
+#define NN_ELEMENT_MAP_EXECUTOR(Stem)             \
+    Status execute##Stem(ExecutionContext& ctx) { \
+        return executeElementMap(ctx);            \
+    }
 NN_ELEMENT_MAP_EXECUTOR(Transpose)
 NN_ELEMENT_MAP_EXECUTOR(Tile)
 NN_ELEMENT_MAP_EXECUTOR(Reverse)

@@ -1,7 +1,7 @@
 // Operations that select elements by value: ARGMAX, ARGMIN, TOPK_V2 (selections by position,
-// SLICE, STRIDED_SLICE and GATHER, are element maps: DataMovement.cpp). Selections by value compare in the input's own type (float16 as float16, quantized values as
-// stored), with Android's tie rules: ARGMAX/ARGMIN keep the first extremum, TOPK_V2 orders equal
-// values by descending index.
+// SLICE, STRIDED_SLICE and GATHER, are element maps: DataMovement.cpp). Selections by value compare
+// in the input's own type (float16 as float16, quantized values as stored), with Android's tie
+// rules: ARGMAX/ARGMIN keep the first extremum, TOPK_V2 orders equal values by descending index.
 #include <algorithm>
 #include <cmath>
 #include <functional>

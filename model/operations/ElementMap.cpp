@@ -199,9 +199,9 @@ Result<ElementMap> channelShuffle(const Reader& r) {
     // Channel c = g * groupSize + i moves to i * groups + g: the axis read as [groupSize, groups].
     const AxisSizes s = axisSizes(in, *axis);
     const uint32_t groupSize = in[*axis] / *groups;
-    return single(in, {stridedAxis(s.outer, s.axis * s.inner), stridedAxis(groupSize, s.inner),
-                       stridedAxis(*groups, int64_t{groupSize} * s.inner),
-                       stridedAxis(s.inner, 1)});
+    return single(in,
+                  {stridedAxis(s.outer, s.axis * s.inner), stridedAxis(groupSize, s.inner),
+                   stridedAxis(*groups, int64_t{groupSize} * s.inner), stridedAxis(s.inner, 1)});
 }
 
 Result<ElementMap> mirrorPad(const Reader& r) {
@@ -462,7 +462,8 @@ Result<ElementMap> spaceToBatch(const Reader& r) {
     if (!block) return block.status();
     const Tensor4& t = layout->in;
     const auto [bh, bw] = *block;
-    if (r.shape(2) != std::vector<uint32_t>{2, 2}) return bad("the paddings must have shape [2, 2]");
+    if (r.shape(2) != std::vector<uint32_t>{2, 2})
+        return bad("the paddings must have shape [2, 2]");
     auto padding = r.ints(2, "the paddings", 4);
     if (!padding) return padding.status();
     const std::vector<int32_t>& pad = *padding;
@@ -497,8 +498,8 @@ Result<ElementMap> spaceToBatch(const Reader& r) {
             axes.h = {inside(outH, bh, int64_t{i} - pad[0], t.h, t.sh)};
             axes.w = {inside(outW, bw, int64_t{j} - pad[2], t.w, t.sw)};
             axes.c = {stridedAxis(t.c, t.sc)};
-            map.copies.push_back({0, 0, (uint64_t{i} * bw + j) * blockElements,
-                                  axes.flatten(layout->nchw)});
+            map.copies.push_back(
+                {0, 0, (uint64_t{i} * bw + j) * blockElements, axes.flatten(layout->nchw)});
         }
     }
     return map;
