@@ -203,6 +203,20 @@ std::vector<OperationType> testedOperations(const CtsTest& test) {
     return types;
 }
 
+std::string testNumerics(const CtsTest& test) {
+    bool quantized = false;
+    std::vector<const Subgraph*> graphs{&test.model.main};
+    for (const Subgraph& g : test.model.referenced) graphs.push_back(&g);
+    for (const Subgraph* g : graphs) {
+        for (const Operand& o : g->operands) {
+            const std::string type = nameOf(o.type);
+            if (type.find("FLOAT") != std::string::npos) return "float";
+            quantized |= type.find("QUANT") != std::string::npos;
+        }
+    }
+    return quantized ? "quantized" : "integer";
+}
+
 CtsTestResult runCtsTest(Backend& backend, const CtsTest& test, const std::string& file,
                          Duration loopTimeout, uint64_t memoryLimitBytes) {
     const auto start = std::chrono::steady_clock::now();
@@ -218,6 +232,7 @@ CtsTestResult runCtsTest(Backend& backend, const CtsTest& test, const std::strin
         return r;
     }
     r.operations = testedOperations(test);
+    r.numerics = testNumerics(test);
     auto supported = backend.supportsModel(test.model);
     if (!supported) {
         r.message = "model rejected: " + supported.status().message;

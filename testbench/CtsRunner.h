@@ -17,6 +17,7 @@ struct CtsTestResult {
     std::string file;
     std::string name;
     std::vector<OperationType> operations;  ///< the operations the test exercises
+    std::string numerics;                   ///< testNumerics: float, quantized or integer
     Verdict verdict = Verdict::FAILED;
     std::string message;  ///< why it failed or is unsupported; empty when passed
     double seconds = 0.0;
@@ -25,6 +26,10 @@ struct CtsTestResult {
 /// The operation types a test exercises: the distinct types of its main graph, without the
 /// ADDs that `_all_inputs_as_internal` variants insert to feed inputs through.
 std::vector<OperationType> testedOperations(const CtsTest& test);
+
+/// The test's numerics class: "float" when any operand (referenced subgraphs included) is
+/// float32 or float16, else "quantized" when any is quantized, else "integer".
+std::string testNumerics(const CtsTest& test);
 
 /// Runs the test and its variants. An unreadable test (readError), a model whose tensors need
 /// more than `memoryLimitBytes` (checkMemoryLimit) and running out of memory fail the test

@@ -151,13 +151,14 @@ int runCts(const CtsOptions& options) {
 
     // Report: failures, the per-operation table, the totals.
     Tally total;
-    std::map<std::string, Tally> byOperation;
+    std::map<std::string, Tally> byOperation, byNumerics;
     std::vector<JUnitCase> junit;
     nlohmann::json failures = nlohmann::json::array();
     for (const auto& results : resultsPerFile) {
         for (const CtsTestResult& r : results) {
             total.add(r.verdict);
             for (OperationType op : r.operations) byOperation[nameOf(op)].add(r.verdict);
+            if (!r.numerics.empty()) byNumerics[r.numerics].add(r.verdict);
             if (r.verdict == Verdict::FAILED) {
                 std::cout << "FAILED " << r.file << " " << r.name << ": " << r.message << "\n";
                 failures.push_back({{"file", r.file}, {"name", r.name}, {"message", r.message}});
@@ -178,6 +179,18 @@ int runCts(const CtsOptions& options) {
         std::cout << std::left << std::setw(34) << op << std::right << std::setw(8) << t.passed
                   << std::setw(8) << t.failed << std::setw(13) << t.unsupported << "\n";
         byOperationJson[op] = {
+            {"passed", t.passed}, {"failed", t.failed}, {"unsupported", t.unsupported}};
+    }
+    // What a backend claims of each kind of test (float, quantized-only, integer-only).
+    nlohmann::json byNumericsJson = nlohmann::json::object();
+    std::cout << "\n";
+    for (const auto& [numerics, t] : byNumerics) {
+        const double claimed = 100.0 * (t.passed + t.failed) / std::max<size_t>(1, t.total());
+        std::cout << std::left << std::setw(34) << (numerics + " tests") << std::right
+                  << std::setw(8) << t.passed << std::setw(8) << t.failed << std::setw(13)
+                  << t.unsupported << "   claimed " << std::fixed << std::setprecision(1) << claimed
+                  << " %\n";
+        byNumericsJson[numerics] = {
             {"passed", t.passed}, {"failed", t.failed}, {"unsupported", t.unsupported}};
     }
     const std::string label =
@@ -203,6 +216,7 @@ int runCts(const CtsOptions& options) {
             {"unsupported", total.unsupported},
             {"seconds", seconds},
             {"by_operation", byOperationJson},
+            {"by_numerics", byNumericsJson},
             {"failures", failures}};
         std::ofstream out(options.summaryPath);
         out << summary.dump(2) << "\n";

@@ -510,3 +510,30 @@ TEST_CASE("rewrite_zoo_converter_style_through_the_cli") {
     CHECK(onCpu == std::set<std::string>{"SOFTMAX"});
     std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("cts_summary_by_numerics") {
+    // `cts --summary` splits the tests by numerics (float, quantized-only, integer-only), the
+    // classes the NPU's coverage targets are stated in.
+    const std::string dir = makeTempDir("nncosim-numerics-");
+    REQUIRE_FALSE(dir.empty());
+    const std::string samples = std::string(NNCOSIM_SOURCE_DIR) + "/testbench/samples/";
+    const CliResult r =
+        cli(dir, "cts --backend npu --npu func --summary s.json " + samples + "add.json " +
+                     samples + "conv_quant8.json " + samples + "logical_and.json");
+    REQUIRE_MESSAGE(r.status == 0, r.output);
+    CHECK(r.output.find("quantized tests") != std::string::npos);
+    const nlohmann::json summary = readJson(dir + "/s.json");
+    const nlohmann::json& by = summary["by_numerics"];
+    int total = 0;
+    for (const char* k : {"float", "quantized", "integer"}) {
+        CAPTURE(k);
+        REQUIRE(by.contains(k));
+        total += by[k]["passed"].get<int>() + by[k]["failed"].get<int>() +
+                 by[k]["unsupported"].get<int>();
+    }
+    CHECK(total == summary["total"].get<int>());
+    CHECK(by["quantized"]["passed"].get<int>() > 0);
+    CHECK(by["float"]["unsupported"].get<int>() > 0);    // float ADD: not on the NPU yet
+    CHECK(by["integer"]["unsupported"].get<int>() > 0);  // LOGICAL_AND
+    std::filesystem::remove_all(dir);
+}
