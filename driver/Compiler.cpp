@@ -31,8 +31,10 @@ std::vector<uint32_t> compileTimeInputs(const Model& model) {
 
 Status checkOperationSupported(const Model& model, uint32_t index) {
     const Operation& op = model.main.operations[index];
-    if (op.type == OperationType::PAD || op.type == OperationType::PAD_V2)
-        return padFolds(model, index);
+    // A PAD folds into the convolutions that read it, or runs as a copy.
+    if ((op.type == OperationType::PAD || op.type == OperationType::PAD_V2) &&
+        padFolds(model, index).ok())
+        return okStatus();
     const NpuOperation* npuOp = findNpuOperation(model, op.type);
     if (!npuOp) {
         return unsupported(

@@ -2,8 +2,8 @@
 // (each input copied through the LUT unit into its slab of the output, requantized when its
 // quantization differs), and the operations described by an element map (TRANSPOSE, SLICE,
 // STRIDED_SLICE, TILE, REVERSE, MIRROR_PAD, GATHER, CHANNEL_SHUFFLE, SPLIT, the space/depth/batch
-// rearrangements): strided byte copies through the LUT unit with the identity table, the
-// padding written from a zero buffer through a table holding the padding byte.
+// rearrangements, PAD, PAD_V2, RESIZE_NEAREST_NEIGHBOR, DENSIFY): strided byte copies through the
+// LUT unit with the identity table, the padding copied from a constant buffer of padding elements.
 #include <algorithm>
 #include <cmath>
 
@@ -176,6 +176,16 @@ ElementMapInputs mapInputs(const Constants& c, const Operation& op,
         std::memcpy(values.data(), p, values.size() * sizeof(int32_t));
         return values;
     };
+    in.bits = [&c, &op](uint32_t i) -> std::optional<uint32_t> {
+        if (i >= op.inputs.size()) return std::nullopt;
+        const uint8_t* p = c.data(op.inputs[i]);
+        const uint32_t size = elementSize(c.operand(op.inputs[i]).type);
+        if (!p || size > 4) return std::nullopt;
+        uint32_t bits = 0;
+        std::memcpy(&bits, p, size);
+        return bits;
+    };
+    in.type = [&c, &op](uint32_t i) { return c.operand(op.inputs[i]).type; };
     return in;
 }
 
@@ -229,16 +239,17 @@ struct MoveDim {
     int64_t src = 0, dst = 0;
 };
 
-/// Emits the LUT descriptors copying one affine block (fill: source ignored, `fill` streams the
-/// padding).
+/// Emits the LUT descriptors copying affine blocks of elements of `elementBytes` (fill: the
+/// source is a constant buffer repeating the padding element).
 class MoveEmitter {
   public:
-    MoveEmitter(Lowering& lw, OperandType type, uint8_t padByte)
+    MoveEmitter(Lowering& lw, uint32_t elementBytes, uint32_t padBits)
         : mLw(lw),
-          mCopy(lookupDescriptor(lw, type, type, tableOf(type, [](int32_t v) { return v; }))),
-          mFill(lookupDescriptor(lw, type, type, tableOf(type, [&](int32_t) {
-                                     return isSigned(type) ? static_cast<int8_t>(padByte) : padByte;
-                                 }))) {}
+          mCopy(lookupDescriptor(
+              lw, OperandType::TENSOR_QUANT8_ASYMM, OperandType::TENSOR_QUANT8_ASYMM,
+              tableOf(OperandType::TENSOR_QUANT8_ASYMM, [](int32_t v) { return v; }))),
+          mElementBytes(elementBytes),
+          mPadBits(padBits) {}
 
     Status block(uint32_t src, uint32_t dst, std::vector<MoveDim> dims, bool fill) {
         // Fewest dimensions: drop single ones, merge a dimension into the next inner one when
@@ -247,7 +258,7 @@ class MoveEmitter {
         for (size_t i = dims.size(); i-- > 0;) {
             MoveDim d = dims[i];
             if (d.count == 1) continue;
-            if (fill) d.src = d.dst;  // the source is a zero buffer: only the destination counts
+            if (fill) d.src = d.dst;  // the source repeats one row: only the destination counts
             if (!flat.empty() && d.src == int64_t{flat.back().count} * flat.back().src &&
                 d.dst == int64_t{flat.back().count} * flat.back().dst &&
                 uint64_t{d.count} * flat.back().count <= UINT32_MAX) {
@@ -264,12 +275,13 @@ class MoveEmitter {
     // `dims` outermost first, the innermost with unit strides (the element's bytes).
     Status emit(uint32_t src, uint32_t dst, const std::vector<MoveDim>& dims, bool fill) {
         // The tiler takes four dimensions of at most 16 bits each below the outermost; loop
-        // here over what does not fit.
+        // here over what does not fit, in parts that keep whole elements of up to 4 bytes.
         const size_t n = dims.size();
+        constexpr uint32_t kPart = kMaxCount / 4 * 4;
         for (size_t i = 0; i < n; ++i) {
             const bool tooMany = n > 4 && i == 0;
             if (!tooMany && (i == 0 || dims[i].count <= kMaxCount)) continue;
-            const uint32_t step = tooMany ? 1 : kMaxCount;
+            const uint32_t step = tooMany ? 1 : kPart;
             for (uint32_t first = 0; first < dims[i].count; first += step) {
                 std::vector<MoveDim> part = dims;
                 part[i].count = std::min(step, dims[i].count - first);
@@ -288,26 +300,61 @@ class MoveEmitter {
             a.strides[k] = static_cast<uint32_t>(dims[i].src);
             out.strides[k] = static_cast<uint32_t>(dims[i].dst);
         }
-        if (fill) a = {zeros(shape[3]), {0, 0, 0, 1}};
+        if (fill) a = {padding(shape[3]), {0, 0, 0, 1}};
         npu::ChainBuilder chain;
-        NN_RETURN_IF_ERROR(chain.stream(fill ? mFill : mCopy, a, std::nullopt, out, shape));
+        NN_RETURN_IF_ERROR(chain.stream(mCopy, a, std::nullopt, out, shape));
         mLw.emitChain(chain);
         return okStatus();
     }
 
-    /// A zero buffer of at least `bytes` in the program's constants.
-    uint32_t zeros(uint32_t bytes) {
-        if (bytes > mZerosBytes) {
-            mZerosBytes = alignUp(bytes, kAlign);
-            mZeros = mLw.addConstant(nullptr, mZerosBytes);
+    /// A buffer of at least `bytes` of padding elements in the program's constants.
+    uint32_t padding(uint32_t bytes) {
+        if (bytes > mPaddingBytes) {
+            mPaddingBytes = alignUp(bytes, kAlign);
+            std::vector<uint8_t> elements(mPaddingBytes);
+            for (uint32_t i = 0; i < mPaddingBytes; ++i)
+                elements[i] = static_cast<uint8_t>(mPadBits >> (8 * (i % mElementBytes)));
+            mPadding = mLw.addConstant(elements.data(), elements.size());
         }
-        return mZeros;
+        return mPadding;
     }
 
     Lowering& mLw;
-    npu::Descriptor mCopy, mFill;
-    uint32_t mZeros = 0, mZerosBytes = 0;
+    npu::Descriptor mCopy;
+    uint32_t mElementBytes, mPadBits;
+    uint32_t mPadding = 0, mPaddingBytes = 0;
 };
+
+/// Copies the box `axes` of elements of `e` bytes (ElementMap.h) from `src` to `dst`: every
+/// combination of one run per axis is an affine block.
+Status copyBox(MoveEmitter& emitter, uint32_t src, uint32_t dst,
+               const std::vector<AxisOffsets>& axes, int64_t e) {
+    std::vector<uint32_t> sizes;
+    for (const AxisOffsets& axis : axes) sizes.push_back(static_cast<uint32_t>(axis.size()));
+    if (std::find(sizes.begin(), sizes.end(), 0u) != sizes.end()) return okStatus();  // empty
+    const auto outStrides = rowMajorStrides(sizes);
+    std::vector<std::vector<Run>> runs;
+    for (const AxisOffsets& axis : axes) runs.push_back(runsOf(axis));
+    std::vector<size_t> pick(runs.size(), 0);
+    while (true) {
+        std::vector<MoveDim> dims;
+        int64_t from = 0, to = 0;
+        bool fill = false;
+        for (size_t d = 0; d < runs.size(); ++d) {
+            const Run& r = runs[d][pick[d]];
+            fill |= r.start == kPadOffset;
+            from += r.start * e;
+            to += int64_t{r.first} * outStrides[d] * e;
+            dims.push_back({r.count, r.step * e, outStrides[d] * e});
+        }
+        dims.push_back({static_cast<uint32_t>(e), 1, 1});
+        NN_RETURN_IF_ERROR(emitter.block(src + static_cast<uint32_t>(from),
+                                         dst + static_cast<uint32_t>(to), dims, fill));
+        size_t d = runs.size();
+        while (d > 0 && ++pick[d - 1] == runs[d - 1].size()) pick[--d] = 0;
+        if (d == 0) return okStatus();
+    }
+}
 
 Result<ElementMap> loweringMap(const Lowering& lw, const Operation& op) {
     return elementMap(op.type,
@@ -327,6 +374,7 @@ Status elementMapSupported(const Model& model, const Operation& op) {
         // A parameter given as a model input is packed when its value is known.
         if (!c.isConstantOrInput(op.inputs[i]))
             return unsupported(op, "its parameters must be constants or model inputs");
+        // Shapes are laid out when the model is prepared, before inputs have values.
         if (isTensorType(parameter.type) &&
             (parameter.dimensions.empty() || elementCount(parameter.dimensions) == 0))
             return unsupported(op, "a parameter's shape is not known");
@@ -353,43 +401,14 @@ Result<std::vector<std::vector<uint32_t>>> elementMapOutputShapes(const Lowering
 Status lowerElementMap(Lowering& lw, const Operation& op) {
     auto map = loweringMap(lw, op);
     if (!map) return lw.fail(op, map.status().message);
-    const Operand& in = lw.operand(op.inputs[0]);
     const Operand& out = lw.operand(op.outputs[0]);
-    const int64_t e = elementSize(in.type);
-    // Padding takes the output's zero point for quantized types, zero otherwise (ElementMap.h).
-    const auto padByte = static_cast<uint8_t>(isQuant8(out.type) ? out.zeroPoint : 0);
-    MoveEmitter emitter(lw, isQuant8(in.type) ? in.type : OperandType::TENSOR_QUANT8_ASYMM,
-                        padByte);
+    const uint32_t e = elementSize(lw.operand(op.inputs[0]).type);
+    MoveEmitter emitter(lw, e, paddingBits(*map, out.type, out.zeroPoint));
     for (const ElementCopy& copy : map->copies) {
         const uint32_t src = lw.address(op.inputs[copy.input]);
         const uint32_t dst =
             lw.address(op.outputs[copy.output]) + static_cast<uint32_t>(copy.offset * e);
-        std::vector<uint32_t> sizes;
-        for (const AxisOffsets& axis : copy.axes) sizes.push_back(axis.size());
-        const auto outStrides = rowMajorStrides(sizes);
-        if (std::find(sizes.begin(), sizes.end(), 0u) != sizes.end()) continue;  // nothing to copy
-        std::vector<std::vector<Run>> runs;
-        for (const AxisOffsets& axis : copy.axes) runs.push_back(runsOf(axis));
-        // Every combination of one run per axis is an affine block.
-        std::vector<size_t> pick(runs.size(), 0);
-        while (true) {
-            std::vector<MoveDim> dims;
-            int64_t from = 0, to = 0;
-            bool fill = false;
-            for (size_t d = 0; d < runs.size(); ++d) {
-                const Run& r = runs[d][pick[d]];
-                fill |= r.start == kPadOffset;
-                from += r.start * e;
-                to += int64_t{r.first} * outStrides[d] * e;
-                dims.push_back({r.count, r.step * e, outStrides[d] * e});
-            }
-            dims.push_back({static_cast<uint32_t>(e), 1, 1});
-            NN_RETURN_IF_ERROR(emitter.block(src + static_cast<uint32_t>(from),
-                                             dst + static_cast<uint32_t>(to), dims, fill));
-            size_t d = runs.size();
-            while (d > 0 && ++pick[d - 1] == runs[d - 1].size()) pick[--d] = 0;
-            if (d == 0) break;
-        }
+        NN_RETURN_IF_ERROR(copyBox(emitter, src, dst, copy.axes, e));
     }
     return okStatus();
 }
@@ -404,8 +423,21 @@ extern const NpuOperation kExpandDimsOperation{
     squeezeSupported, expandDimsOutputShape, lowerReshape, nullptr, {}, true};
 extern const NpuOperation kConcatenationOperation{
     concatenationSupported, concatenationOutputShape, lowerConcatenation, nullptr, {}, false};
+Status emitElementCopy(Lowering& lw, uint32_t src, uint32_t dst,
+                       const std::vector<AxisOffsets>& axes, uint32_t elementBytes,
+                       uint32_t padBits) {
+    MoveEmitter emitter(lw, elementBytes, padBits);
+    return copyBox(emitter, src, dst, axes, elementBytes);
+}
+
+// Every input after the first may be a parameter (DENSIFY has two per traversed dimension).
 extern const NpuOperation kElementMapOperation{
-    elementMapSupported, nullptr, lowerElementMap,       nullptr,
-    {1, 2, 3, 4, 5, 6},  false,   elementMapOutputShapes};
+    elementMapSupported,
+    nullptr,
+    lowerElementMap,
+    nullptr,
+    {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16},
+    false,
+    elementMapOutputShapes};
 
 }  // namespace nncosim::driver

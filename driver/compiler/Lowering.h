@@ -16,6 +16,7 @@
 #include "driver/ChainBuilder.h"
 #include "driver/Compiler.h"
 #include "model/FixedPoint.h"
+#include "model/operations/ElementMap.h"
 #include "model/operations/Window.h"
 
 namespace nncosim::driver {
@@ -132,6 +133,13 @@ const NpuOperation* findNpuOperation(const Model& model, OperationType type);
 npu::Descriptor lookupDescriptor(Lowering& lowering, OperandType in, OperandType out,
                                  const Table& table);
 
+/// Copies the box `axes` (model/operations/ElementMap.h) of elements of `elementBytes` from `src`
+/// to `dst` with strided LUT copies; padding positions take the element `padBits`
+/// (DataMovement.cpp).
+Status emitElementCopy(Lowering& lowering, uint32_t src, uint32_t dst,
+                       const std::vector<AxisOffsets>& axes, uint32_t elementBytes,
+                       uint32_t padBits);
+
 /// Fills the weight slots of a stream packed with placeholders from weights the device computes
 /// at run time (Convolution.cpp).
 void scatterWeights(Lowering& lowering, uint32_t filter, uint32_t stream, uint32_t outC,
@@ -149,7 +157,7 @@ struct RewrittenModel {
 };
 
 /// Whether main-graph operation `index`, a PAD or PAD_V2, folds into the padding of the
-/// convolutions that read it (the only way the NPU runs a PAD); the reason why not otherwise.
+/// convolutions that read it (otherwise it runs as a copy); the reason why not otherwise.
 Status padFolds(const Model& model, uint32_t index);
 
 /// Applies every rewrite to a model whose operations are all supported.

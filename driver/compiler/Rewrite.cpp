@@ -3,8 +3,7 @@
 // convolutions that alone read it: the convolution's padding contributes (zero point - zero
 // point) = 0 per tap, exactly what the padded bytes contribute, so the result is bit-exact.
 // Pooling is not folded: NNAPI's pools leave padding out of the maximum and the average, which a
-// padded tensor would not. getSupportedOperations claims a PAD only where it folds (padFolds),
-// so a PAD is always lowered together with its convolutions.
+// padded tensor would not. A PAD that does not fold runs as a copy (an element map).
 #include <algorithm>
 
 #include "driver/compiler/Lowering.h"

@@ -1,10 +1,9 @@
-// RESHAPE, CONCATENATION, PAD, PAD_V2: operations that assemble their output from input
-// elements. Only CONCATENATION computes, when an input's quantization differs from the output's:
-// it requantizes through float exactly as TFLite's reference Concatenation does.
+// RESHAPE and CONCATENATION: operations that assemble their output from input elements. Only
+// CONCATENATION computes, when an input's quantization differs from the output's: it requantizes
+// through float exactly as TFLite's reference Concatenation does.
 #include <cmath>
 #include <cstring>
 
-#include "golden/ops/DataMovement.h"
 #include "golden/ops/OpUtils.h"
 #include "golden/ops/Operations.h"
 
@@ -51,24 +50,6 @@ void concatenate(ExecutionContext& ctx, uint32_t inputs, uint32_t axis, size_t o
         }
         offset += slab;
     }
-}
-
-// The padding element of PAD / PAD_V2 as raw bits of the output element type.
-Result<uint32_t> padBits(const ExecutionContext& ctx) {
-    const OperandType type = ctx.inputType(0);
-    if (type == OperandType::TENSOR_QUANT8_ASYMM ||
-        type == OperandType::TENSOR_QUANT8_ASYMM_SIGNED) {
-        // PAD pads with the real value 0; PAD_V2 gives the quantized value itself.
-        const int32_t value = ctx.numInputs() > 2 ? ctx.scalar<int32_t>(2) : ctx.outputZeroPoint(0);
-        return static_cast<uint32_t>(value) & 0xff;
-    }
-    const float value = ctx.numInputs() > 2 ? ctx.scalar<float>(2) : 0.0f;
-    if (type == OperandType::TENSOR_FLOAT16) {
-        return static_cast<uint32_t>(Eigen::numext::bit_cast<uint16_t>(half(value)));
-    }
-    if (type == OperandType::TENSOR_FLOAT32) return Eigen::numext::bit_cast<uint32_t>(value);
-    if (type == OperandType::TENSOR_INT32) return 0u;
-    return ctx.fail("unsupported input type ", nameOf(type));
 }
 
 }  // namespace
@@ -121,34 +102,6 @@ Status executeConcatenation(ExecutionContext& ctx) {
             break;
     }
     return okStatus();
-}
-
-Status executePad(ExecutionContext& ctx) {
-    const std::vector<uint32_t>& in = ctx.inputShape(0);
-    const auto rank = static_cast<uint32_t>(in.size());
-    if (ctx.inputRank(1) != 2 || ctx.inputDim(1, 0) != rank || ctx.inputDim(1, 1) != 2) {
-        return ctx.fail("paddings must be [", rank, ", 2], got ", toString(ctx.inputShape(1)));
-    }
-    const int32_t* paddings = ctx.inputData<int32_t>(1);
-    const auto strides = rowMajorStrides(in);
-    std::vector<uint32_t> out(rank);
-    std::vector<AxisOffsets> axes(rank);
-    for (uint32_t d = 0; d < rank; ++d) {
-        const int32_t before = paddings[2 * d], after = paddings[2 * d + 1];
-        if (before < 0 || after < 0) return ctx.fail("negative padding on axis ", d);
-        out[d] = before + in[d] + after;
-        axes[d].assign(out[d], kPadOffset);
-        for (uint32_t k = 0; k < in[d]; ++k) axes[d][before + k] = k * strides[d];
-    }
-    auto pad = padBits(ctx);
-    if (!pad) return pad.status();
-    NN_RETURN_IF_ERROR(ctx.setOutputShape(0, std::move(out)));
-    if (ctx.outputCount(0) > 0) copyMapped(ctx, 0, 0, axes, *pad);
-    return okStatus();
-}
-
-Status executePadV2(ExecutionContext& ctx) {
-    return executePad(ctx);
 }
 
 }  // namespace nncosim::golden

@@ -1,8 +1,11 @@
 // The operations described by an element map (model/operations/ElementMap.h): TRANSPOSE, TILE,
-// REVERSE, SPLIT, CHANNEL_SHUFFLE, MIRROR_PAD, SLICE, STRIDED_SLICE, GATHER, DEPTH_TO_SPACE,
-// SPACE_TO_DEPTH, BATCH_TO_SPACE_ND, SPACE_TO_BATCH_ND. They copy elements of the input's size
-// whatever their type, so the result keeps the input's quantization, as NNAPI requires.
+// REVERSE, SPLIT, CHANNEL_SHUFFLE, PAD, PAD_V2, MIRROR_PAD, SLICE, STRIDED_SLICE, GATHER,
+// RESIZE_NEAREST_NEIGHBOR, DENSIFY, DEPTH_TO_SPACE, SPACE_TO_DEPTH, BATCH_TO_SPACE_ND,
+// SPACE_TO_BATCH_ND. They copy elements of the input's size whatever their type, so the result
+// keeps the input's quantization, as NNAPI requires.
 #include "golden/ops/DataMovement.h"
+
+#include <cstring>
 
 #include "golden/ops/Operations.h"
 
@@ -19,6 +22,14 @@ Status executeElementMap(ExecutionContext& ctx) {
         const int32_t* data = ctx.inputData<int32_t>(i);
         return std::vector<int32_t>(data, data + ctx.inputCount(i));
     };
+    inputs.bits = [&](uint32_t i) -> std::optional<uint32_t> {
+        const uint32_t size = elementSize(ctx.inputType(i));
+        if (ctx.isOmitted(i) || size > 4) return std::nullopt;
+        uint32_t bits = 0;
+        std::memcpy(&bits, ctx.inputBytes(i), size);
+        return bits;
+    };
+    inputs.type = [&](uint32_t i) { return ctx.inputType(i); };
     auto map = elementMap(ctx.type(), inputs);
     if (!map) return ctx.fail(map.status().message);
     for (uint32_t j = 0; j < map->shapes.size(); ++j) {
@@ -26,10 +37,8 @@ Status executeElementMap(ExecutionContext& ctx) {
     }
     for (const ElementCopy& copy : map->copies) {
         const uint32_t bytes = elementSize(ctx.inputType(copy.input));
-        const OperandType type = ctx.outputType(copy.output);
-        const bool quantized = type == OperandType::TENSOR_QUANT8_ASYMM ||
-                               type == OperandType::TENSOR_QUANT8_ASYMM_SIGNED;
-        const auto pad = static_cast<uint32_t>(quantized ? ctx.outputZeroPoint(copy.output) : 0);
+        const uint32_t pad =
+            paddingBits(*map, ctx.outputType(copy.output), ctx.outputZeroPoint(copy.output));
         copyMapped(ctx.inputBytes(copy.input), ctx.outputBytes(copy.output) + copy.offset * bytes,
                    bytes, copy.axes, pad);
     }
@@ -45,7 +54,11 @@ NN_ELEMENT_MAP_EXECUTOR(Tile)
 NN_ELEMENT_MAP_EXECUTOR(Reverse)
 NN_ELEMENT_MAP_EXECUTOR(Split)
 NN_ELEMENT_MAP_EXECUTOR(ChannelShuffle)
+NN_ELEMENT_MAP_EXECUTOR(Pad)
+NN_ELEMENT_MAP_EXECUTOR(PadV2)
 NN_ELEMENT_MAP_EXECUTOR(MirrorPad)
+NN_ELEMENT_MAP_EXECUTOR(ResizeNearestNeighbor)
+NN_ELEMENT_MAP_EXECUTOR(Densify)
 NN_ELEMENT_MAP_EXECUTOR(Slice)
 NN_ELEMENT_MAP_EXECUTOR(StridedSlice)
 NN_ELEMENT_MAP_EXECUTOR(Gather)

@@ -81,12 +81,6 @@ inline void copyMapped(const uint8_t* in, uint8_t* out, uint32_t elementBytes,
     }
 }
 
-/// copyMapped from input i to output j of an operation; output j's shape must be set.
-inline void copyMapped(ExecutionContext& ctx, uint32_t i, uint32_t j,
-                       const std::vector<AxisOffsets>& axes, uint32_t pad = 0) {
-    copyMapped(ctx.inputBytes(i), ctx.outputBytes(j), elementSize(ctx.inputType(i)), axes, pad);
-}
-
 /// The operations described by an element map (model/operations/ElementMap.h), executed element
 /// by element.
 Status executeElementMap(ExecutionContext& ctx);

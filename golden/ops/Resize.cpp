@@ -1,11 +1,13 @@
-// RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR in NHWC (NCHW converted), with the align-corners
-// and half-pixel-centers options. Sampling positions and the interpolation formula follow
-// Android's kernels term by term (float32 arithmetic, quantized results truncated to the element
-// type), vectorized over channels.
+// RESIZE_BILINEAR in NHWC (NCHW converted), with the align-corners and half-pixel-centers
+// options. Sampling positions (model/operations/ResizeSampling.h, shared with the element map of
+// RESIZE_NEAREST_NEIGHBOR) and the interpolation formula follow Android's kernels term by term
+// (float32 arithmetic, quantized results truncated to the element type), vectorized over channels.
 #include <cmath>
+#include <cstring>
 
 #include "golden/ops/OpUtils.h"
 #include "golden/ops/Operations.h"
+#include "model/operations/ResizeSampling.h"
 
 namespace nncosim::golden {
 namespace {
@@ -16,20 +18,6 @@ struct ResizeParams {
     bool alignCorners = false;
     bool halfPixelCenters = false;
 };
-
-float resizeScale(uint32_t inSize, uint32_t outSize, bool alignCorners) {
-    return alignCorners && outSize > 1 ? static_cast<float>(inSize - 1) / (outSize - 1)
-                                       : static_cast<float>(inSize) / outSize;
-}
-
-// Source row/column of output index `i` for nearest-neighbor sampling.
-int32_t nearestIndex(uint32_t i, float scale, uint32_t inSize, const ResizeParams& p) {
-    const float pos =
-        p.halfPixelCenters ? (static_cast<float>(i) + 0.5f) * scale : static_cast<float>(i) * scale;
-    int32_t src = static_cast<int32_t>(p.alignCorners ? std::round(pos) : std::floor(pos));
-    src = std::min(src, static_cast<int32_t>(inSize) - 1);
-    return p.halfPixelCenters ? std::max(src, 0) : src;
-}
 
 // Bilinear sampling position of output index `i`: the real position and its two neighbours.
 struct Sample {
@@ -47,8 +35,7 @@ Sample bilinearSample(uint32_t i, float scale, uint32_t inSize, bool halfPixelCe
 }
 
 template <typename T>
-void resizeNhwc(OperationType type, const T* in, const std::vector<uint32_t>& inDims, T* out,
-                const ResizeParams& p) {
+void resizeNhwc(const T* in, const std::vector<uint32_t>& inDims, T* out, const ResizeParams& p) {
     const uint32_t inH = inDims[1], inW = inDims[2], c = inDims[3];
     const float scaleH = resizeScale(inH, p.outH, p.alignCorners);
     const float scaleW = resizeScale(inW, p.outW, p.alignCorners);
@@ -60,14 +47,6 @@ void resizeNhwc(OperationType type, const T* in, const std::vector<uint32_t>& in
         for (uint32_t y = 0; y < p.outH; ++y) {
             for (uint32_t x = 0; x < p.outW; ++x) {
                 Eigen::Map<ArrayX<T>> dst(out + ((size_t{n} * p.outH + y) * p.outW + x) * c, c);
-                if (type == OperationType::RESIZE_NEAREST_NEIGHBOR) {
-                    dst = Eigen::Map<const ArrayX<T>>(
-                        in + ((size_t{n} * inH + nearestIndex(y, scaleH, inH, p)) * inW +
-                              nearestIndex(x, scaleW, inW, p)) *
-                                 c,
-                        c);
-                    continue;
-                }
                 const Sample sy = bilinearSample(y, scaleH, inH, p.halfPixelCenters);
                 const Sample sx = bilinearSample(x, scaleW, inW, p.halfPixelCenters);
                 const float dy = sy.pos - sy.lo, dx = sx.pos - sx.lo;
@@ -86,7 +65,7 @@ void run(ExecutionContext& ctx, const std::vector<uint32_t>& inDims,
          const std::vector<uint32_t>& outDims, const ResizeParams& p) {
     const NhwcInput<T> in(ctx.inputData<T>(0), ctx.inputShape(0), p.nchw);
     NhwcOutput<T> out(ctx.outputData<T>(0), outDims, p.nchw);
-    resizeNhwc(ctx.type(), in.data(), inDims, out.data(), p);
+    resizeNhwc(in.data(), inDims, out.data(), p);
     out.commit();
 }
 
@@ -104,16 +83,12 @@ Status execute(ExecutionContext& ctx) {
         return ctx.fail("only the batch dimension may be 0");
     }
     // Inputs 1 and 2: output width and height, or scales of the input size.
-    int64_t width, height;
-    if (ctx.inputType(1) == OperandType::INT32) {
-        width = ctx.scalar<int32_t>(1);
-        height = ctx.scalar<int32_t>(2);
-    } else {
-        width =
-            static_cast<int64_t>(std::floor(static_cast<float>(inDims[2]) * ctx.scalar<float>(1)));
-        height =
-            static_cast<int64_t>(std::floor(static_cast<float>(inDims[1]) * ctx.scalar<float>(2)));
-    }
+    const auto size = [&](uint32_t i, uint32_t inSize) {
+        uint32_t bits = 0;
+        std::memcpy(&bits, ctx.inputBytes(i), elementSize(ctx.inputType(i)));
+        return resizeOutputSize(ctx.inputType(i), bits, inSize);
+    };
+    const int64_t width = size(1, inDims[2]), height = size(2, inDims[1]);
     if (width <= 0 || height <= 0) return ctx.fail("output size ", height, "x", width);
     p.outH = static_cast<uint32_t>(height);
     p.outW = static_cast<uint32_t>(width);
@@ -125,7 +100,7 @@ Status execute(ExecutionContext& ctx) {
         case OperandType::TENSOR_FLOAT32:
         case OperandType::TENSOR_FLOAT16:
             return runFloatNhwc(ctx, 0, outDims, p.nchw, [&](const float* in, float* out) {
-                resizeNhwc(ctx.type(), in, inDims, out, p);
+                resizeNhwc(in, inDims, out, p);
             });
         case OperandType::TENSOR_QUANT8_ASYMM:
             run<uint8_t>(ctx, inDims, outDims, p);
@@ -141,10 +116,6 @@ Status execute(ExecutionContext& ctx) {
 }  // namespace
 
 Status executeResizeBilinear(ExecutionContext& ctx) {
-    return execute(ctx);
-}
-
-Status executeResizeNearestNeighbor(ExecutionContext& ctx) {
     return execute(ctx);
 }
 

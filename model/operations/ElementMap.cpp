@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "model/Model.h"
+#include "model/operations/ResizeSampling.h"
 #include "model/operations/Window.h"
 
 namespace nncosim {
@@ -52,6 +54,24 @@ class Reader {
         if (!v) return v.status();
         return (*v)[0];
     }
+    /// An optional BOOL input: false when omitted.
+    Result<bool> flag(uint32_t i, const char* what) const {
+        if (omitted(i)) return false;
+        auto v = scalar(i, what);
+        if (!v) return v.status();
+        return *v != 0;
+    }
+    /// An optional tensor of values: empty when omitted.
+    Result<std::vector<int32_t>> optionalInts(uint32_t i, const char* what) const {
+        if (omitted(i)) return std::vector<int32_t>{};
+        return ints(i, what);
+    }
+    Result<uint32_t> bits(uint32_t i, const char* what) const {
+        auto v = mIn.bits ? mIn.bits(i) : std::nullopt;
+        if (!v) return bad(what, " is not known");
+        return *v;
+    }
+    OperandType type(uint32_t i) const { return mIn.type(i); }
 
   private:
     const ElementMapInputs& mIn;
@@ -238,6 +258,40 @@ Result<ElementMap> mirrorPad(const Reader& r) {
     return single(std::move(out), std::move(axes));
 }
 
+// The longest axis a map describes: its offsets take 8 bytes per index, so a hostile shape must
+// not size them (an output this long along one axis is far beyond any model's).
+constexpr int64_t kMaxAxisLength = int64_t{1} << 26;
+
+// PAD and PAD_V2: each axis reads the input between `before` and `after` positions of padding,
+// which take PAD_V2's value (PAD: the zero point).
+Result<ElementMap> pad(const Reader& r, bool givenValue) {
+    const auto in = r.shape(0);
+    const size_t rank = in.size();
+    if (r.shape(1) != std::vector<uint32_t>{static_cast<uint32_t>(rank), 2})
+        return bad("the paddings must have shape [", rank, ", 2]");
+    auto paddings = r.ints(1, "the paddings", rank * 2);
+    if (!paddings) return paddings.status();
+    const auto strides = rowMajorStrides(in);
+    std::vector<uint32_t> out(rank);
+    std::vector<AxisOffsets> axes(rank);
+    for (size_t d = 0; d < rank; ++d) {
+        const int32_t before = (*paddings)[2 * d], after = (*paddings)[2 * d + 1];
+        if (before < 0 || after < 0) return bad("negative padding on axis ", d);
+        const int64_t size = int64_t{before} + in[d] + after;
+        if (size > kMaxAxisLength) return bad("axis ", d, " padded to ", size, " elements");
+        out[d] = static_cast<uint32_t>(size);
+        axes[d].assign(out[d], kPadOffset);
+        for (uint32_t k = 0; k < in[d]; ++k) axes[d][before + k] = k * strides[d];
+    }
+    ElementMap map = single(std::move(out), std::move(axes));
+    if (givenValue) {
+        auto value = r.bits(2, "the pad value");
+        if (!value) return value.status();
+        map.padBits = *value;
+    }
+    return map;
+}
+
 Result<ElementMap> slice(const Reader& r) {
     const auto in = r.shape(0);
     const size_t rank = in.size();
@@ -334,6 +388,131 @@ Result<ElementMap> gather(const Reader& r) {
     return single(std::move(out), {stridedAxis(s.outer, s.axis * s.inner), std::move(picked),
                                    stridedAxis(s.inner, 1)});
 }
+
+// DENSIFY (TFLite's sparsity format). Inputs: the stored values, the traversal order (the n
+// dense dimensions, then the k block dimensions), the block map (which dense dimension each block
+// dimension subdivides), each traversed dimension's format (0 dense, 1 sparse CSR) and size, then
+// per traversed dimension its array segments and array indices (CSR only). The traversal tree is
+// walked as Android's populate() walks it; the map is one copy over the flat output, each
+// position reading its stored value or the padding (the zero point).
+class Densifier {
+  public:
+    static constexpr int32_t kSparseCsr = 1;
+
+    Result<ElementMap> run(const Reader& r) {
+        auto order = r.ints(1, "the traversal order");
+        auto blockMap = r.optionalInts(2, "the block map");
+        auto format = r.ints(3, "the dimension formats");
+        auto dims = r.ints(4, "the dimensions");
+        if (!order) return order.status();
+        if (!blockMap) return blockMap.status();
+        if (!format) return format.status();
+        if (!dims) return dims.status();
+        mOrder = std::move(*order), mBlockMap = std::move(*blockMap);
+        mFormat = std::move(*format), mDims = std::move(*dims);
+        const size_t levels = mOrder.size();
+        if (mFormat.size() != levels || mDims.size() != levels || mBlockMap.size() > levels)
+            return bad("traversal order, formats and dimensions must have equal lengths");
+        const size_t rank = levels - mBlockMap.size();
+        // Dense shape: the traversed dense dimensions, each times its block dimensions' sizes.
+        mDense.assign(rank, 0);
+        for (size_t level = 0; level < levels; ++level) {
+            const int32_t o = mOrder[level], size = mDims[level];
+            const bool isBlock = level >= rank;
+            const int32_t block = o - static_cast<int32_t>(rank);
+            if (size < 0 || o < 0 || (!isBlock && static_cast<size_t>(o) >= rank) ||
+                (isBlock &&
+                 (block < 0 || static_cast<size_t>(block) >= mBlockMap.size() ||
+                  mBlockMap[block] < 0 || static_cast<size_t>(mBlockMap[block]) >= rank)))
+                return bad("invalid traversal order or block map at level ", level);
+            if (isBlock)
+                mDense[mBlockMap[block]] *= size;
+            else
+                mDense[o] = size;
+        }
+        // Android sizes block b by the dimension at traversal position order[rank + b].
+        for (size_t b = 0; b < mBlockMap.size(); ++b) {
+            const int32_t position = mOrder[rank + b];
+            if (static_cast<size_t>(position) >= levels) return bad("invalid block ", b);
+            mBlockSize.push_back(mDims[position]);
+        }
+        mSegments.resize(levels);
+        mIndices.resize(levels);
+        for (size_t level = 0; level < levels; ++level) {
+            if (mFormat[level] != kSparseCsr) continue;
+            const auto first = static_cast<uint32_t>(5 + 2 * level);
+            auto segments = r.ints(first, "the array segments");
+            auto indices = r.ints(first + 1, "the array indices");
+            if (!segments) return segments.status();
+            if (!indices) return indices.status();
+            mSegments[level] = std::move(*segments);
+            mIndices[level] = std::move(*indices);
+        }
+        int64_t count = 1;
+        for (int64_t d : mDense) {
+            count *= d;
+            if (count > kMaxAxisLength)
+                return bad("a dense tensor beyond ", kMaxAxisLength, " elements");
+        }
+        mValues = elementCount(r.shape(0));
+        mFlat.assign(static_cast<size_t>(count), kPadOffset);
+        mPosition.assign(levels, 0);
+        NN_RETURN_IF_ERROR(expand(0, 0));
+        std::vector<uint32_t> shape(mDense.begin(), mDense.end());
+        return single(std::move(shape), {std::move(mFlat)});
+    }
+
+  private:
+    Status expand(size_t level, size_t previous) {
+        if (level == mPosition.size()) return store(previous);
+        if (mFormat[level] != kSparseCsr) {
+            for (int32_t i = 0; i < mDims[level]; ++i) {
+                mPosition[level] = i;
+                NN_RETURN_IF_ERROR(expand(level + 1, previous * mDims[level] + i));
+            }
+            return okStatus();
+        }
+        const std::vector<int32_t>& segments = mSegments[level];
+        const std::vector<int32_t>& indices = mIndices[level];
+        if (previous + 1 >= segments.size())
+            return bad("array segments of dimension ", level, " too short");
+        for (int32_t i = segments[previous]; i < segments[previous + 1]; ++i) {
+            if (i < 0 || static_cast<size_t>(i) >= indices.size())
+                return bad("array segment ", i, " of dimension ", level, " out of range");
+            mPosition[level] = indices[i];
+            NN_RETURN_IF_ERROR(expand(level + 1, i));
+        }
+        return okStatus();
+    }
+
+    Status store(size_t value) {
+        const size_t rank = mDense.size();
+        std::vector<int64_t> index(rank, 0);
+        size_t level = 0;
+        for (; level < rank; ++level) index[mOrder[level]] = mPosition[level];
+        for (; level < mPosition.size(); ++level) {
+            const int32_t block = mOrder[level] - static_cast<int32_t>(rank);
+            const int32_t dim = mBlockMap[block];
+            index[dim] = index[dim] * mBlockSize[block] + mPosition[level];
+        }
+        int64_t flat = 0;
+        for (size_t d = 0; d < rank; ++d) {
+            if (index[d] < 0 || index[d] >= mDense[d])
+                return bad("sparse index ", index[d], " out of range in dimension ", d);
+            flat = flat * mDense[d] + index[d];
+        }
+        if (value >= mValues) return bad("sparse value ", value, " out of range");
+        mFlat[flat] = static_cast<int64_t>(value);
+        return okStatus();
+    }
+
+    std::vector<int32_t> mOrder, mBlockMap, mFormat, mDims, mBlockSize;
+    std::vector<std::vector<int32_t>> mSegments, mIndices;
+    std::vector<int64_t> mDense;
+    std::vector<int32_t> mPosition;
+    AxisOffsets mFlat;
+    uint64_t mValues = 0;
+};
 
 // Rearrangements between the spatial, depth and batch dimensions of 4-D tensors, in NHWC or NCHW
 // (the optional layout input): every output dimension is split into the factors it is made of,
@@ -505,6 +684,44 @@ Result<ElementMap> spaceToBatch(const Reader& r) {
     return map;
 }
 
+// RESIZE_NEAREST_NEIGHBOR: each output row and column reads the input row and column it samples
+// (model/operations/ResizeSampling.h).
+Result<ElementMap> resizeNearest(const Reader& r) {
+    auto layout = readLayout(r, 3);
+    auto alignCorners = r.flag(4, "align_corners");
+    auto halfPixelCenters = r.flag(5, "half_pixel_centers");
+    auto widthBits = r.bits(1, "the output width");
+    auto heightBits = r.bits(2, "the output height");
+    if (!layout) return layout.status();
+    if (!alignCorners) return alignCorners.status();
+    if (!halfPixelCenters) return halfPixelCenters.status();
+    if (!widthBits) return widthBits.status();
+    if (!heightBits) return heightBits.status();
+    if (*alignCorners && *halfPixelCenters)
+        return bad("align_corners and half_pixel_centers are exclusive");
+    const Tensor4& t = layout->in;
+    if (t.h == 0 || t.w == 0 || t.c == 0) return bad("only the batch dimension may be 0");
+    const int64_t outW = resizeOutputSize(r.type(1), *widthBits, t.w);
+    const int64_t outH = resizeOutputSize(r.type(2), *heightBits, t.h);
+    if (outW <= 0 || outH <= 0 || outW > kMaxAxisLength || outH > kMaxAxisLength)
+        return bad("output size ", outH, "x", outW);
+    const auto sampled = [&](int64_t size, uint32_t inSize, int64_t stride) {
+        const auto n = static_cast<uint32_t>(size);
+        const float scale = resizeScale(inSize, n, *alignCorners);
+        AxisOffsets axis(n);
+        for (uint32_t i = 0; i < n; ++i)
+            axis[i] = nearestIndex(i, scale, inSize, *alignCorners, *halfPixelCenters) * stride;
+        return axis;
+    };
+    OutputAxes axes;
+    axes.n = {stridedAxis(t.n, t.sn)};
+    axes.h = {sampled(outH, t.h, t.sh)};
+    axes.w = {sampled(outW, t.w, t.sw)};
+    axes.c = {stridedAxis(t.c, t.sc)};
+    return layoutMap(layout->nchw,
+                     {t.n, static_cast<uint32_t>(outH), static_cast<uint32_t>(outW), t.c}, axes);
+}
+
 }  // namespace
 
 bool hasElementMap(OperationType type) {
@@ -515,6 +732,10 @@ bool hasElementMap(OperationType type) {
         case OperationType::SPLIT:
         case OperationType::CHANNEL_SHUFFLE:
         case OperationType::MIRROR_PAD:
+        case OperationType::PAD:
+        case OperationType::PAD_V2:
+        case OperationType::RESIZE_NEAREST_NEIGHBOR:
+        case OperationType::DENSIFY:
         case OperationType::SLICE:
         case OperationType::STRIDED_SLICE:
         case OperationType::GATHER:
@@ -543,6 +764,14 @@ Result<ElementMap> elementMap(OperationType type, const ElementMapInputs& inputs
             return channelShuffle(r);
         case OperationType::MIRROR_PAD:
             return mirrorPad(r);
+        case OperationType::PAD:
+            return pad(r, false);
+        case OperationType::PAD_V2:
+            return pad(r, true);
+        case OperationType::RESIZE_NEAREST_NEIGHBOR:
+            return resizeNearest(r);
+        case OperationType::DENSIFY:
+            return Densifier().run(r);
         case OperationType::SLICE:
             return slice(r);
         case OperationType::STRIDED_SLICE:

@@ -1,5 +1,6 @@
-// The operations that only move data (TRANSPOSE, SLICE, STRIDED_SLICE, TILE, REVERSE, MIRROR_PAD,
-// GATHER, CHANNEL_SHUFFLE, SPLIT, and the space/depth/batch rearrangements in NHWC and NCHW),
+// The operations that only move data (TRANSPOSE, SLICE, STRIDED_SLICE, TILE, REVERSE, PAD, PAD_V2,
+// MIRROR_PAD, GATHER, CHANNEL_SHUFFLE, SPLIT, RESIZE_NEAREST_NEIGHBOR, DENSIFY, and the
+// space/depth/batch rearrangements in NHWC and NCHW),
 // described once as element maps: which input element each output element copies. The golden
 // executes a map element by element (golden/ops/DataMovement.h); the driver turns the same map
 // into strided DMA copies (driver/compiler/DataMovement.cpp).
@@ -41,12 +42,21 @@ struct ElementCopy {
     std::vector<AxisOffsets> axes;
 };
 
-/// Every output's shape and the copies that fill them. Padding positions (kPadOffset) take the
-/// output's zero point for quantized types, zero otherwise.
+/// Every output's shape and the copies that fill them.
 struct ElementMap {
     std::vector<std::vector<uint32_t>> shapes;
     std::vector<ElementCopy> copies;
+    /// The bits of the padding element when the operation gives its value (PAD_V2); otherwise
+    /// padding positions (kPadOffset) take the output's zero point (zero for unquantized types).
+    std::optional<uint32_t> padBits;
 };
+
+/// The padding element of `map` for an output of `type` and `zeroPoint`, as the element's bits.
+inline uint32_t paddingBits(const ElementMap& map, OperandType type, int32_t zeroPoint) {
+    const uint32_t bits = map.padBits ? *map.padBits : static_cast<uint32_t>(zeroPoint);
+    const uint32_t size = elementSize(type);
+    return size >= 4 ? bits : bits & ((1u << (8 * size)) - 1);
+}
 
 /// What an element map reads of its operation.
 struct ElementMapInputs {
@@ -54,6 +64,10 @@ struct ElementMapInputs {
     std::function<std::vector<uint32_t>(uint32_t)> shape;
     /// The values of an INT32 or BOOL scalar or a TENSOR_INT32 input; nullopt: unknown.
     std::function<std::optional<std::vector<int32_t>>(uint32_t)> ints;
+    /// The raw bits of a scalar input of at most 4 bytes (FLOAT32, FLOAT16, INT32); nullopt:
+    /// unknown.
+    std::function<std::optional<uint32_t>(uint32_t)> bits;
+    std::function<OperandType(uint32_t)> type;
     std::function<bool(uint32_t)> omitted;
 };
 

@@ -1,8 +1,8 @@
 // The compiler's graph rewrites and the operations they let the NPU claim, through the host
-// runtime on the functional model: a PAD folded into the convolution after it, SQUEEZE and
-// EXPAND_DIMS as views, the unary operations on the LUT unit, and the zoo's converter-style
-// networks. Each rewritten model is bit-exact with the golden on the original model, and runs in
-// fewer partitions than without the rewrite.
+// runtime on the functional model: a PAD folded into the convolution after it (or copied),
+// SQUEEZE and EXPAND_DIMS as views, the unary operations on the LUT unit, and the zoo's
+// converter-style networks. Each rewritten model is bit-exact with the golden on the original
+// model, and runs in fewer partitions than without the rewrite.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -10,6 +10,7 @@
 #include <set>
 
 #include "driver/Compiler.h"
+#include "driver/compiler/Lowering.h"
 #include "golden/Executor.h"
 #include "model/Builder.h"
 #include "model/Validation.h"
@@ -55,10 +56,12 @@ size_t countNpu(const std::vector<Partition>& partitions) {
 /// checks every output is identical to the golden's, and returns the partitions.
 std::vector<Partition> runMatchingGolden(
     const Model& model, uint32_t seed = 3,
-    sim::NpuImplementation npu = sim::NpuImplementation::kFunctional) {
+    sim::NpuImplementation npu = sim::NpuImplementation::kFunctional,
+    Placement placement = Placement::kAuto) {
     REQUIRE(validateModel(model).ok());
     RuntimeOptions options;
     options.npu = npuOf(npu);
+    options.placement = placement;
     auto runtime = HostRuntime::create(model, options);
     REQUIRE_MESSAGE(runtime.ok(), runtime.status().message);
     auto inputs = randomModelInputs(model, seed);
@@ -154,7 +157,7 @@ TEST_CASE("rewrite_pad_folds_into_convolutions") {
     CHECK(program->operationNames.size() == 6);
 }
 
-TEST_CASE("rewrite_pad_stays_unclaimed_where_it_cannot_fold") {
+TEST_CASE("rewrite_pad_folds_where_it_can_and_runs_as_a_copy_elsewhere") {
     auto padThenConv = [](std::vector<int32_t> paddings, std::optional<int32_t> value,
                           bool padIsOutput, int32_t scheme, bool pool) {
         ModelBuilder b;
@@ -175,7 +178,10 @@ TEST_CASE("rewrite_pad_stays_unclaimed_where_it_cannot_fold") {
                             b.addInt32(3), b.addInt32(0)},
                            {out});
         } else {
-            const std::vector<uint8_t> weights(16 * padDims[3], 12);
+            // Weights of -1, 0 and 1 (zero point 10): sums that stay mostly inside the range.
+            std::vector<uint8_t> weights(16 * padDims[3]);
+            for (size_t i = 0; i < weights.size(); ++i)
+                weights[i] = static_cast<uint8_t>(9 + i % 3);
             const uint32_t filter = b.addConstant(kQ8, {16, 1, 1, padDims[3]}, weights, 0.25f, 10);
             const uint32_t bias =
                 b.addConstant(OperandType::TENSOR_INT32, {16}, std::vector<int32_t>(16, 3), 0.125f);
@@ -184,24 +190,35 @@ TEST_CASE("rewrite_pad_stays_unclaimed_where_it_cannot_fold") {
                             b.addInt32(0)},
                            {out});
         }
-        Model model = b.build();
+        return b.build();
+    };
+    // Whether the PAD folds, and the model runs whole on the NPU either way, bit-exact with the
+    // golden; a PAD that does not fold is copied (descriptors of its own), a folded one is not.
+    auto check = [](const Model& model, bool folds) {
         REQUIRE(validateModel(model).ok());
-        return driver::checkOperationSupported(model, 0);
+        CHECK(claims(model) == std::vector<bool>{true, true});
+        CHECK(runMatchingGolden(model).size() == 1);
+        auto program = driver::compileModel(model, {});
+        REQUIRE_MESSAGE(program.ok(), program.status().message);
+        bool padCopied = false;
+        for (const npu::Descriptor& d : program->descriptors) padCopied |= d.tag == 0;
+        CHECK(padCopied == !folds);
+        return driver::padFolds(model, 0);
     };
     const std::vector<int32_t> spatial = {0, 0, 1, 1, 1, 1, 0, 0};
-    CHECK(padThenConv(spatial, std::nullopt, false, 2, false).ok());
-    CHECK(padThenConv(spatial, 10, false, 2, false).ok());
+    CHECK(check(padThenConv(spatial, std::nullopt, false, 2, false), true).ok());
+    CHECK(check(padThenConv(spatial, 10, false, 2, false), true).ok());
     // Channels padded; a PAD_V2 value other than the zero point; the padded tensor also a model
     // output; a SAME convolution (its padding depends on the padded size); a max pool (NNAPI
     // leaves padding out of the maximum).
-    const Status channels = padThenConv({0, 0, 1, 1, 1, 1, 0, 16}, std::nullopt, false, 2, false);
-    CHECK_FALSE(channels.ok());
+    const Status channels =
+        check(padThenConv({0, 0, 1, 1, 1, 1, 0, 16}, std::nullopt, false, 2, false), false);
     CHECK(channels.message.find("height and width") != std::string::npos);
-    CHECK_FALSE(padThenConv(spatial, 11, false, 2, false).ok());
-    const Status output = padThenConv(spatial, std::nullopt, true, 2, false);
+    CHECK_FALSE(check(padThenConv(spatial, 11, false, 2, false), false).ok());
+    const Status output = check(padThenConv(spatial, std::nullopt, true, 2, false), false);
     CHECK(output.message.find("model output") != std::string::npos);
-    CHECK_FALSE(padThenConv(spatial, std::nullopt, false, 1, false).ok());
-    const Status pool = padThenConv(spatial, std::nullopt, false, 2, true);
+    CHECK_FALSE(check(padThenConv(spatial, std::nullopt, false, 1, false), false).ok());
+    const Status pool = check(padThenConv(spatial, std::nullopt, false, 2, true), false);
     CHECK(pool.message.find("convolutions") != std::string::npos);
 }
 
@@ -434,8 +451,9 @@ TEST_CASE("npu_element_maps_match_golden") {
     // The data-movement operations as strided copies, on the functional model and the RTL: a
     // converter's NCHW -> NHWC input TRANSPOSE (one-byte rows), SPACE_TO_BATCH_ND with padding
     // (the zero point written through the fill table), a reflecting MIRROR_PAD (negative
-    // strides), a TILE (repeated runs) and a GATHER of scattered indices on int32 (four-byte
-    // elements).
+    // strides), a TILE (repeated runs), a GATHER of scattered indices on int32 (four-byte
+    // elements), a float PAD_V2 (four-byte padding elements) and an NCHW nearest-neighbor resize
+    // with aligned corners (runs of repeated rows).
     const auto ints = [](ModelBuilder& b, std::vector<uint32_t> dims, std::vector<int32_t> v) {
         return b.addConstant(OperandType::TENSOR_INT32, std::move(dims), v);
     };
@@ -478,11 +496,30 @@ TEST_CASE("npu_element_maps_match_golden") {
                        {out});
         models.emplace_back("gather_int32", b.build());
     }
+    {
+        ModelBuilder b;
+        const uint32_t in = b.addInput(OperandType::TENSOR_FLOAT32, {2, 3, 5});
+        const uint32_t out = b.addOutput(OperandType::TENSOR_FLOAT32, {3, 7, 9});
+        b.addOperation(OperationType::PAD_V2,
+                       {in, ints(b, {3, 2}, {1, 0, 2, 2, 0, 4}), b.addFloat32(-1.5f)}, {out});
+        models.emplace_back("pad_v2_float32", b.build());
+    }
+    {
+        ModelBuilder b;
+        const uint32_t in = b.addInput(kQ8, {1, 4, 3, 5}, 0.5f, 3);
+        const uint32_t out = b.addOutput(kQ8, {1, 4, 7, 9}, 0.5f, 3);
+        b.addOperation(
+            OperationType::RESIZE_NEAREST_NEIGHBOR,
+            {in, b.addInt32(9), b.addInt32(7), b.addBool(true), b.addBool(true), b.addBool(false)},
+            {out});
+        models.emplace_back("resize_nearest_nchw", b.build());
+    }
     for (const auto& [name, model] : models) {
         INFO(name);
         CHECK(claims(model) == std::vector<bool>{true});
         for (auto npu : {sim::NpuImplementation::kFunctional, sim::NpuImplementation::kRtl}) {
-            const auto partitions = runMatchingGolden(model, 5, npu);
+            // On the NPU whatever its figures (float copies are not faster than the CPU's).
+            const auto partitions = runMatchingGolden(model, 5, npu, Placement::kNpu);
             CHECK(partitions.size() == 1);
             CHECK(countNpu(partitions) == 1);
         }
