@@ -1,9 +1,9 @@
 // The window operations on the NPU: CONV_2D, DEPTHWISE_CONV_2D, GROUPED_CONV_2D (CONV and
 // DWCONV descriptors, TAPS depthwise, depthwise -> pointwise fusion with CHAIN_OUT/CHAIN_IN),
-// AVERAGE_POOL_2D, MAX_POOL_2D (pooling descriptors) and MEAN over height and width (a DWCONV
-// with a constant kernel). NCHW operations run on NHWC scratch copies that LUT identity copies
-// fill and drain. Weights given as model inputs are scattered into the packed stream at run
-// time by LUT copies.
+// AVERAGE_POOL_2D, MAX_POOL_2D (pooling descriptors), MEAN over height and width (a DWCONV
+// with a constant kernel) and TRANSPOSE_CONV_2D (a CONV over the input spread out by the strides).
+// NCHW operations run on NHWC scratch copies that LUT identity copies fill and drain. Weights given
+// as model inputs are scattered into the packed stream at run time by LUT copies.
 #include <algorithm>
 #include <set>
 #include <tuple>
@@ -40,6 +40,37 @@ Result<Window> windowOf(const Lowering& lw, const Operation& op) {
     return w;
 }
 
+// The filter (input 1), bias (input 2) and requantization of a convolution's 8-bit quantized
+// input 0 and output 0; a depthwise filter is [1, kh, kw, outC], others [outC, kh, kw, inC].
+Status weightsSupported(const Constants& c, const Operation& op, bool depthwise) {
+    const Operand& in = c.operand(op.inputs[0]);
+    const Operand& out = c.operand(op.outputs[0]);
+    const Operand& filter = c.operand(op.inputs[1]);
+    const Operand& bias = c.operand(op.inputs[2]);
+    if (!c.isConstantOrInput(op.inputs[2]))
+        return unsupported(op,
+                           "the bias must be a constant or a model input (packed at compile time)");
+    const bool perChannel = filter.type == OperandType::TENSOR_QUANT8_SYMM_PER_CHANNEL;
+    if (filter.type != in.type && !perChannel) return unsupported(op, "filter type");
+    if (perChannel) {
+        const auto* pc = std::get_if<SymmPerChannelQuantParams>(&filter.extraParams);
+        if (!pc || pc->channelDim != (depthwise ? 3u : 0u))
+            return unsupported(op, "per-channel quantization must be along the output channels");
+    }
+    if (bias.type != OperandType::TENSOR_INT32) return unsupported(op, "bias type");
+    if (filter.dimensions.size() != 4) return unsupported(op, "filter rank");
+    if (depthwise && filter.dimensions[0] != 1)
+        return unsupported(op, "depthwise filter must be [1, height, width, channels]");
+    const uint32_t outC = depthwise ? filter.dimensions[3] : filter.dimensions[0];
+    if (filter.dimensions[1] > kMaxByteField || filter.dimensions[2] > kMaxByteField)
+        return unsupported(op, "kernel beyond the descriptor's 8 bits");
+    if (outC > kMaxCount) return unsupported(op, "too many output channels");
+    if (!channelMultipliers(in, filter, bias, out, outC))
+        return unsupported(
+            op, "requantization multiplier outside the NPU's range or bias scale mismatch");
+    return okStatus();
+}
+
 Status supported(const Model& model, const Operation& op) {
     const Constants c(model);
     const Operand& in = c.operand(op.inputs[0]);
@@ -60,35 +91,13 @@ Status supported(const Model& model, const Operation& op) {
             return unsupported(op, "filter size beyond the descriptor's 8 bits");
         return okStatus();
     }
+    NN_RETURN_IF_ERROR(weightsSupported(c, op, op.type == OperationType::DEPTHWISE_CONV_2D));
     const Operand& filter = c.operand(op.inputs[1]);
-    const Operand& bias = c.operand(op.inputs[2]);
-    if (!c.isConstantOrInput(op.inputs[2]))
-        return unsupported(op,
-                           "the bias must be a constant or a model input (packed at compile time)");
-    const bool perChannel = filter.type == OperandType::TENSOR_QUANT8_SYMM_PER_CHANNEL;
-    if (filter.type != in.type && !perChannel) return unsupported(op, "filter type");
-    if (perChannel) {
-        const auto* pc = std::get_if<SymmPerChannelQuantParams>(&filter.extraParams);
-        if (!pc || pc->channelDim != (op.type == OperationType::DEPTHWISE_CONV_2D ? 3u : 0u))
-            return unsupported(op, "per-channel quantization must be along the output channels");
-    }
-    if (bias.type != OperandType::TENSOR_INT32) return unsupported(op, "bias type");
-    if (filter.dimensions.size() != 4) return unsupported(op, "filter rank");
-    if (op.type == OperationType::DEPTHWISE_CONV_2D && filter.dimensions[0] != 1)
-        return unsupported(op, "depthwise filter must be [1, height, width, channels]");
-    const uint32_t outC =
-        op.type == OperationType::DEPTHWISE_CONV_2D ? filter.dimensions[3] : filter.dimensions[0];
-    if (filter.dimensions[1] > kMaxByteField || filter.dimensions[2] > kMaxByteField)
-        return unsupported(op, "kernel beyond the descriptor's 8 bits");
-    if (outC > kMaxCount) return unsupported(op, "too many output channels");
     if (op.type == OperationType::CONV_2D && in.dimensions.size() == 4) {
         const uint32_t inC = in.dimensions[p->nchw ? 1 : 3];
         if (inC != 0 && filter.dimensions[3] != inC)
             return unsupported(op, "filter depth differs from the input's");
     }
-    if (!channelMultipliers(in, filter, bias, out, outC))
-        return unsupported(
-            op, "requantization multiplier outside the NPU's range or bias scale mismatch");
     return okStatus();
 }
 
@@ -603,6 +612,187 @@ Status lowerMean(Lowering& lw, const Operation& op) {
     return okStatus();
 }
 
+// ---------------------------------------------------------------------------------------------
+// TRANSPOSE_CONV_2D.
+//
+// A transposed convolution is a stride-1 convolution, with the filter turned by 180 degrees, over
+// the input spread out by the strides: input pixel (h, w) lands at (h * strideH + kh - 1 - top,
+// w * strideW + kw - 1 - left) of a canvas of (outH + kh - 1) x (outW + kw - 1) pixels, so that a
+// VALID convolution of the canvas has the output's size. The canvas is the input's zero point
+// elsewhere, which contributes (zero point - zero point) * weight = 0 to every sum, as the
+// golden's scatter of products does; the sums and their requantization are a convolution's, so
+// the result is bit-exact. The canvas is written by two strided copies (a fill, then the input);
+// the stride's gaps cost array time (stride^2 more taps), not correctness.
+
+Result<TransposeConvWindow> transposeConvOf(
+    const Constants& c, const Operation& op,
+    const std::function<std::vector<uint32_t>(uint32_t)>& dims) {
+    std::optional<std::vector<int32_t>> outputShape;
+    if (op.inputs.size() == 9) {
+        if (const uint8_t* p = c.data(op.inputs[3])) {
+            outputShape.emplace(elementCount(dims(op.inputs[3])));
+            std::memcpy(outputShape->data(), p, outputShape->size() * sizeof(int32_t));
+        }
+    }
+    return transposeConvWindow(c.inputsOf(op), dims(op.inputs[0]), dims(op.inputs[1]),
+                               dims(op.inputs[2]), outputShape);
+}
+
+// The canvas's NHWC dimensions.
+std::array<uint32_t, 4> canvasOf(const WindowGeometry& g) {
+    return {g.batches, g.outH + g.filterH - 1, g.outW + g.filterW - 1, g.inC};
+}
+
+Status transposeConvSupported(const Model& model, const Operation& op) {
+    const Constants c(model);
+    const Operand& in = c.operand(op.inputs[0]);
+    const Operand& out = c.operand(op.outputs[0]);
+    if (!isQuant8(in.type) || out.type != in.type)
+        return unsupported(op, "only 8-bit quantized tensors");
+    NN_RETURN_IF_ERROR(weightsSupported(c, op, false));
+    const auto activation = c.scalar<int32_t>(op.inputs[op.inputs.size() == 11 ? 9 : 7]);
+    if (!activation || !activationRange(*activation, out)) return unsupported(op, "activation");
+    // The canvas must fit the convolution's descriptors, when the shapes are already known.
+    const bool shapeKnown = op.inputs.size() == 11 || c.isConstant(op.inputs[3]);
+    if (!shapeKnown || elementCount(in.dimensions) == 0) return okStatus();
+    auto w = transposeConvOf(c, op, [&c](uint32_t k) { return c.operand(k).dimensions; });
+    if (!w) return unsupported(op, w.status().message);
+    const auto canvas = canvasOf(w->g);
+    if (canvas[1] > kMaxCount || canvas[2] > kMaxCount || canvas[3] > kMaxCount)
+        return unsupported(op, "the spread input is beyond the descriptor's 16 bits");
+    return okStatus();
+}
+
+Result<std::vector<uint32_t>> transposeConvOutputShape(const Lowering& lw, const Operation& op) {
+    auto w = transposeConvOf(lw.constants(), op, [&lw](uint32_t k) { return lw.dims(k); });
+    if (!w) return w.status();
+    return windowOutputShape(w->g, w->p.nchw);
+}
+
+// The canvas; for NCHW an NHWC copy of the output; for a filter computed at run time its turned
+// copy.
+std::vector<uint64_t> transposeConvScratch(const Lowering& lw, const Operation& op) {
+    auto w = transposeConvOf(lw.constants(), op, [&lw](uint32_t k) { return lw.dims(k); });
+    if (!w) return {};
+    const auto canvas = canvasOf(w->g);
+    std::vector<uint64_t> areas{uint64_t{canvas[0]} * canvas[1] * canvas[2] * canvas[3]};
+    if (w->p.nchw)
+        areas.push_back(byteSize(lw.operand(op.outputs[0]).type, lw.dims(op.outputs[0])));
+    if (!lw.constants().data(op.inputs[1])) areas.push_back(elementCount(lw.dims(op.inputs[1])));
+    return areas;
+}
+
+// Input indices i with 0 <= i * stride + offset < size: the first and how many.
+std::pair<int64_t, int64_t> placedRange(uint32_t inSize, int32_t stride, int64_t offset,
+                                        uint32_t size) {
+    const int64_t first = offset < 0 ? (-offset + stride - 1) / stride : 0;
+    const int64_t end = std::min<int64_t>(inSize, (int64_t{size} - 1 - offset) / stride + 1);
+    return {first, std::max<int64_t>(0, end - first)};
+}
+
+// The canvas: the zero point, then each input pixel at its place (those outside it cropped).
+Status spreadInput(Lowering& lw, const Operation& op, const TransposeConvWindow& tc,
+                   uint32_t canvasBase) {
+    const WindowGeometry& g = tc.g;
+    const WindowParams& p = tc.p;
+    const auto canvas = canvasOf(g);
+    const int64_t row = int64_t{canvas[2]} * canvas[3];
+    MoveEmitter move(lw, 1, static_cast<uint8_t>(lw.operand(op.inputs[0]).zeroPoint));
+    NN_RETURN_IF_ERROR(
+        move.block(0, canvasBase,
+                   {{canvas[0] * canvas[1], 0, row}, {static_cast<uint32_t>(row), 1, 1}}, true));
+    const int64_t top = int64_t{g.filterH} - 1 - p.padH.head;
+    const int64_t left = int64_t{g.filterW} - 1 - p.padW.head;
+    const auto [h0, hCount] = placedRange(g.inH, p.strideH, top, canvas[1]);
+    const auto [w0, wCount] = placedRange(g.inW, p.strideW, left, canvas[2]);
+    if (hCount == 0 || wCount == 0) return okStatus();
+    // The input's element strides along N, H, W and C in its layout.
+    const int64_t plane = int64_t{g.inH} * g.inW;
+    const std::array<int64_t, 4> s =
+        p.nchw ? std::array<int64_t, 4>{plane * g.inC, g.inW, 1, plane}
+               : std::array<int64_t, 4>{plane * g.inC, int64_t{g.inW} * g.inC, g.inC, 1};
+    const int64_t from = h0 * s[1] + w0 * s[2];
+    const int64_t to = (h0 * p.strideH + top) * row + (w0 * p.strideW + left) * canvas[3];
+    lw.fenceNext();  // after the fill
+    return move.block(lw.address(op.inputs[0]) + static_cast<uint32_t>(from),
+                      canvasBase + static_cast<uint32_t>(to),
+                      {{g.batches, s[0], row * canvas[1]},
+                       {static_cast<uint32_t>(hCount), s[1], p.strideH * row},
+                       {static_cast<uint32_t>(wCount), s[2], int64_t{p.strideW} * canvas[3]},
+                       {g.inC, s[3], 1}},
+                      false);
+}
+
+Status lowerTransposeConv(Lowering& lw, const Operation& op) {
+    auto tc = transposeConvOf(lw.constants(), op, [&lw](uint32_t k) { return lw.dims(k); });
+    if (!tc) return lw.fail(op, tc.status().message);
+    const WindowGeometry& g = tc->g;
+    const Operand& in = lw.operand(op.inputs[0]);
+    const Operand& filter = lw.operand(op.inputs[1]);
+    const Operand& out = lw.operand(op.outputs[0]);
+    const uint32_t canvasBase = lw.scratch().at(0);
+    NN_RETURN_IF_ERROR(spreadInput(lw, op, *tc, canvasBase));
+
+    // The convolution with the turned filter.
+    const uint32_t kh = g.filterH, kw = g.filterW, inC = g.inC, outC = g.outC;
+    const uint8_t* weights = lw.constants().data(op.inputs[1]);  // null: computed at run time
+    const uint8_t* bias = lw.constants().data(op.inputs[2]);
+    if (!bias) return lw.fail(op, "the bias must be known at compile time");
+    auto multipliers = channelMultipliers(in, filter, lw.operand(op.inputs[2]), out, outC);
+    auto range = activationRange(tc->p.activation, out);
+    if (!multipliers || !range) return lw.fail(op, "quantization");
+    const bool perChannel = filter.type == OperandType::TENSOR_QUANT8_SYMM_PER_CHANNEL;
+    const int32_t weightZero = perChannel ? 0 : filter.zeroPoint;
+    const bool weightsSigned = perChannel || isSigned(filter.type);
+    std::vector<uint8_t> turned(size_t{outC} * kh * kw * inC, static_cast<uint8_t>(weightZero));
+    for (uint32_t o = 0; weights && o < outC; ++o) {
+        for (uint32_t y = 0; y < kh; ++y) {
+            for (uint32_t x = 0; x < kw; ++x) {
+                std::memcpy(&turned[((size_t{o} * kh + y) * kw + x) * inC],
+                            weights + ((size_t{o} * kh + (kh - 1 - y)) * kw + (kw - 1 - x)) * inC,
+                            inC);
+            }
+        }
+    }
+    std::vector<npu::ChannelQuant> quant(outC);
+    for (uint32_t o = 0; o < outC; ++o) {
+        std::memcpy(&quant[o].bias, bias + size_t{o} * sizeof(int32_t), sizeof(int32_t));
+        quant[o].multiplier = (*multipliers)[o].multiplier;
+        quant[o].shift = (*multipliers)[o].shift;
+    }
+    const auto stream = npu::packConvWeights(turned.data(), outC, kh, kw, inC, weightZero, quant);
+    const uint32_t weightAddr = lw.addConstant(stream.data(), stream.size());
+    if (!weights) {
+        // The filter turned by a copy with negative strides, then scattered into the stream.
+        const uint32_t turnedBase = lw.scratch().back();
+        const int64_t c = inC, tap = int64_t{kw} * inC;
+        MoveEmitter move(lw, 1, 0);
+        lw.fenceNext();  // after the filter's producer
+        NN_RETURN_IF_ERROR(move.block(
+            lw.address(op.inputs[1]) +
+                static_cast<uint32_t>((int64_t{kh} - 1) * tap + (kw - 1) * c),
+            turnedBase, {{outC, kh * tap, kh * tap}, {kh, -tap, tap}, {kw, -c, c}, {inC, 1, 1}},
+            false));
+        lw.fenceNext();
+        scatterWeights(lw, turnedBase, weightAddr, outC, inC, kh, kw, false, inC, 0);
+    }
+    const npu::ConvGeometry geometry{kh, kw, 1, 1, 1, 1, 0, 0};
+    const npu::OutputStage stage{out.zeroPoint, range->min, range->max};
+    const std::array<uint32_t, 4> outDims{g.batches, g.outH, g.outW, outC};
+    const uint32_t outBase = tc->p.nchw ? lw.scratch().at(1) : lw.address(op.outputs[0]);
+    lw.fenceNext();  // after the canvas
+    for (uint32_t n = 0; n < g.batches; ++n) {
+        npu::ChainBuilder chain;
+        const Status st = chain.conv(imageOf(canvasBase, canvasOf(g), n, 0, inC, in),
+                                     imageOf(outBase, outDims, n, 0, outC, out), weightAddr,
+                                     weightsSigned, weightZero, geometry, stage);
+        if (!st.ok()) return lw.fail(op, st.message);
+        lw.emitChain(chain);
+    }
+    if (!tc->p.nchw) return okStatus();
+    return transpose(lw, op, outBase, lw.address(op.outputs[0]), g.batches, g.outH * g.outW, outC);
+}
+
 }  // namespace
 
 // Fills the weight slots of a stream packed with placeholders from weights the device computes
@@ -695,5 +885,11 @@ extern const NpuOperation kConvolutionOperation{supported, outputShape, lowerCon
 extern const NpuOperation kPoolingOperation{supported, outputShape, lowerPool, scratch, {}, false};
 extern const NpuOperation kMeanOperation{meanSupported, meanOutputShape, lowerMean, nullptr, {},
                                          false};
+extern const NpuOperation kTransposeConvOperation{transposeConvSupported,
+                                                  transposeConvOutputShape,
+                                                  lowerTransposeConv,
+                                                  transposeConvScratch,
+                                                  {1, 2, 3},
+                                                  false};
 
 }  // namespace nncosim::driver

@@ -233,97 +233,90 @@ uint64_t blockCount(const ElementMap& map) {
 // indices, a TILE of many small repeats): the CPU runs it.
 constexpr uint64_t kMaxMoveBlocks = 4096;
 
-/// One dimension of an affine block: a count and the byte strides of source and destination.
-struct MoveDim {
-    uint32_t count = 1;
-    int64_t src = 0, dst = 0;
-};
+}  // namespace
 
-/// Emits the LUT descriptors copying affine blocks of elements of `elementBytes` (fill: the
-/// source is a constant buffer repeating the padding element).
-class MoveEmitter {
-  public:
-    MoveEmitter(Lowering& lw, uint32_t elementBytes, uint32_t padBits)
-        : mLw(lw),
-          mCopy(lookupDescriptor(
-              lw, OperandType::TENSOR_QUANT8_ASYMM, OperandType::TENSOR_QUANT8_ASYMM,
-              tableOf(OperandType::TENSOR_QUANT8_ASYMM, [](int32_t v) { return v; }))),
-          mElementBytes(elementBytes),
-          mPadBits(padBits) {}
+MoveEmitter::MoveEmitter(Lowering& lw, uint32_t elementBytes, uint32_t padBits)
+    : mLw(lw),
+      mCopy(
+          lookupDescriptor(lw, OperandType::TENSOR_QUANT8_ASYMM, OperandType::TENSOR_QUANT8_ASYMM,
+                           tableOf(OperandType::TENSOR_QUANT8_ASYMM, [](int32_t v) { return v; }))),
+      mElementBytes(elementBytes),
+      mPadBits(padBits) {}
 
-    Status block(uint32_t src, uint32_t dst, std::vector<MoveDim> dims, bool fill) {
-        // Fewest dimensions: drop single ones, merge a dimension into the next inner one when
-        // both tensors step through them as one.
-        std::vector<MoveDim> flat;
-        for (size_t i = dims.size(); i-- > 0;) {
-            MoveDim d = dims[i];
-            if (d.count == 1) continue;
-            if (fill) d.src = d.dst;  // the source repeats one row: only the destination counts
-            if (!flat.empty() && d.src == int64_t{flat.back().count} * flat.back().src &&
-                d.dst == int64_t{flat.back().count} * flat.back().dst &&
-                uint64_t{d.count} * flat.back().count <= UINT32_MAX) {
-                flat.back().count *= d.count;
-            } else {
-                flat.push_back(d);
-            }
+Status MoveEmitter::block(uint32_t src, uint32_t dst, const std::vector<MoveDim>& dims, bool fill) {
+    // Fewest dimensions: drop single ones, merge a dimension into the next inner one when both
+    // tensors step through them as one.
+    std::vector<MoveDim> flat;
+    for (size_t i = dims.size(); i-- > 0;) {
+        MoveDim d = dims[i];
+        if (d.count == 1) continue;
+        if (fill) d.src = d.dst;  // the source repeats one row: only the destination counts
+        if (!flat.empty() && d.src == int64_t{flat.back().count} * flat.back().src &&
+            d.dst == int64_t{flat.back().count} * flat.back().dst &&
+            uint64_t{d.count} * flat.back().count <= UINT32_MAX) {
+            flat.back().count *= d.count;
+        } else {
+            flat.push_back(d);
         }
-        std::reverse(flat.begin(), flat.end());
-        return emit(src, dst, flat, fill);
     }
+    std::reverse(flat.begin(), flat.end());
+    if (!fill || flat.empty() || flat.back().count <= kFillRow) return emit(src, dst, flat, fill);
+    // A long fill: rows of kFillRow bytes of the padding buffer, then the rest of the row.
+    MoveDim inner = flat.back();
+    flat.back() = {inner.count / kFillRow, kFillRow, kFillRow};
+    flat.push_back({kFillRow, 1, 1});
+    NN_RETURN_IF_ERROR(emit(src, dst, flat, true));
+    const uint32_t rest = inner.count % kFillRow;
+    if (rest == 0) return okStatus();
+    flat.pop_back();
+    flat.back() = {rest, 1, 1};
+    return emit(src, dst + inner.count - rest, flat, true);
+}
 
-  private:
-    // `dims` outermost first, the innermost with unit strides (the element's bytes).
-    Status emit(uint32_t src, uint32_t dst, const std::vector<MoveDim>& dims, bool fill) {
-        // The tiler takes four dimensions of at most 16 bits each below the outermost; loop
-        // here over what does not fit, in parts that keep whole elements of up to 4 bytes.
-        const size_t n = dims.size();
-        constexpr uint32_t kPart = kMaxCount / 4 * 4;
-        for (size_t i = 0; i < n; ++i) {
-            const bool tooMany = n > 4 && i == 0;
-            if (!tooMany && (i == 0 || dims[i].count <= kMaxCount)) continue;
-            const uint32_t step = tooMany ? 1 : kPart;
-            for (uint32_t first = 0; first < dims[i].count; first += step) {
-                std::vector<MoveDim> part = dims;
-                part[i].count = std::min(step, dims[i].count - first);
-                if (tooMany) part.erase(part.begin());
-                NN_RETURN_IF_ERROR(emit(src + static_cast<uint32_t>(first * dims[i].src),
-                                        dst + static_cast<uint32_t>(first * dims[i].dst), part,
-                                        fill));
-            }
-            return okStatus();
+Status MoveEmitter::emit(uint32_t src, uint32_t dst, const std::vector<MoveDim>& dims, bool fill) {
+    // The tiler takes four dimensions of at most 16 bits each below the outermost; loop here
+    // over what does not fit, in parts that keep whole elements of up to 4 bytes.
+    const size_t n = dims.size();
+    constexpr uint32_t kPart = kMaxCount / 4 * 4;
+    for (size_t i = 0; i < n; ++i) {
+        const bool tooMany = n > 4 && i == 0;
+        if (!tooMany && (i == 0 || dims[i].count <= kMaxCount)) continue;
+        const uint32_t step = tooMany ? 1 : kPart;
+        for (uint32_t first = 0; first < dims[i].count; first += step) {
+            std::vector<MoveDim> part = dims;
+            part[i].count = std::min(step, dims[i].count - first);
+            if (tooMany) part.erase(part.begin());
+            NN_RETURN_IF_ERROR(emit(src + static_cast<uint32_t>(first * dims[i].src),
+                                    dst + static_cast<uint32_t>(first * dims[i].dst), part, fill));
         }
-        std::array<uint32_t, 4> shape{1, 1, 1, 1};
-        npu::StridedTensor a{src, {}}, out{dst, {}};
-        for (size_t i = 0; i < n; ++i) {
-            const size_t k = 4 - n + i;
-            shape[k] = dims[i].count;
-            a.strides[k] = static_cast<uint32_t>(dims[i].src);
-            out.strides[k] = static_cast<uint32_t>(dims[i].dst);
-        }
-        if (fill) a = {padding(shape[3]), {0, 0, 0, 1}};
-        npu::ChainBuilder chain;
-        NN_RETURN_IF_ERROR(chain.stream(mCopy, a, std::nullopt, out, shape));
-        mLw.emitChain(chain);
         return okStatus();
     }
-
-    /// A buffer of at least `bytes` of padding elements in the program's constants.
-    uint32_t padding(uint32_t bytes) {
-        if (bytes > mPaddingBytes) {
-            mPaddingBytes = alignUp(bytes, kAlign);
-            std::vector<uint8_t> elements(mPaddingBytes);
-            for (uint32_t i = 0; i < mPaddingBytes; ++i)
-                elements[i] = static_cast<uint8_t>(mPadBits >> (8 * (i % mElementBytes)));
-            mPadding = mLw.addConstant(elements.data(), elements.size());
-        }
-        return mPadding;
+    std::array<uint32_t, 4> shape{1, 1, 1, 1};
+    npu::StridedTensor a{src, {}}, out{dst, {}};
+    for (size_t i = 0; i < n; ++i) {
+        const size_t k = 4 - n + i;
+        shape[k] = dims[i].count;
+        a.strides[k] = static_cast<uint32_t>(dims[i].src);
+        out.strides[k] = static_cast<uint32_t>(dims[i].dst);
     }
+    if (fill) a = {padding(), {0, 0, 0, 1}};
+    npu::ChainBuilder chain;
+    NN_RETURN_IF_ERROR(chain.stream(mCopy, a, std::nullopt, out, shape));
+    mLw.emitChain(chain);
+    return okStatus();
+}
 
-    Lowering& mLw;
-    npu::Descriptor mCopy;
-    uint32_t mElementBytes, mPadBits;
-    uint32_t mPadding = 0, mPaddingBytes = 0;
-};
+uint32_t MoveEmitter::padding() {
+    if (!mPadding) {
+        std::array<uint8_t, kFillRow> elements{};
+        for (uint32_t i = 0; i < kFillRow; ++i)
+            elements[i] = static_cast<uint8_t>(mPadBits >> (8 * (i % mElementBytes)));
+        mPadding = mLw.addConstant(elements.data(), elements.size());
+    }
+    return *mPadding;
+}
+
+namespace {
 
 /// Copies the box `axes` of elements of `e` bytes (ElementMap.h) from `src` to `dst`: every
 /// combination of one run per axis is an affine block.
@@ -423,13 +416,6 @@ extern const NpuOperation kExpandDimsOperation{
     squeezeSupported, expandDimsOutputShape, lowerReshape, nullptr, {}, true};
 extern const NpuOperation kConcatenationOperation{
     concatenationSupported, concatenationOutputShape, lowerConcatenation, nullptr, {}, false};
-Status emitElementCopy(Lowering& lw, uint32_t src, uint32_t dst,
-                       const std::vector<AxisOffsets>& axes, uint32_t elementBytes,
-                       uint32_t padBits) {
-    MoveEmitter emitter(lw, elementBytes, padBits);
-    return copyBox(emitter, src, dst, axes, elementBytes);
-}
-
 // Every input after the first may be a parameter (DENSIFY has two per traversed dimension).
 extern const NpuOperation kElementMapOperation{
     elementMapSupported,

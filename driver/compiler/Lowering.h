@@ -133,18 +133,42 @@ const NpuOperation* findNpuOperation(const Model& model, OperationType type);
 npu::Descriptor lookupDescriptor(Lowering& lowering, OperandType in, OperandType out,
                                  const Table& table);
 
-/// Copies the box `axes` (model/operations/ElementMap.h) of elements of `elementBytes` from `src`
-/// to `dst` with strided LUT copies; padding positions take the element `padBits`
-/// (DataMovement.cpp).
-Status emitElementCopy(Lowering& lowering, uint32_t src, uint32_t dst,
-                       const std::vector<AxisOffsets>& axes, uint32_t elementBytes,
-                       uint32_t padBits);
-
 /// Fills the weight slots of a stream packed with placeholders from weights the device computes
 /// at run time (Convolution.cpp).
 void scatterWeights(Lowering& lowering, uint32_t filter, uint32_t stream, uint32_t outC,
                     uint32_t inC, uint32_t kh, uint32_t kw, bool depthwise, uint32_t filterC,
                     uint32_t firstOut);
+
+/// One dimension of a strided copy: a count and the byte strides of source and destination.
+struct MoveDim {
+    uint32_t count = 1;
+    int64_t src = 0, dst = 0;
+};
+
+/// Strided copies of elements of up to 4 bytes through the LUT unit with the identity table
+/// (DataMovement.cpp).
+class MoveEmitter {
+  public:
+    /// `padBits`: the element that fills write.
+    MoveEmitter(Lowering& lowering, uint32_t elementBytes, uint32_t padBits);
+
+    /// Copies the box `dims` (outermost first, the innermost with unit strides: the element's
+    /// bytes) from `src` to `dst`; fill: writes the padding element instead, `src` ignored.
+    Status block(uint32_t src, uint32_t dst, const std::vector<MoveDim>& dims, bool fill);
+
+  private:
+    // Fills read rows of this many bytes of padding elements (a multiple of every element size).
+    static constexpr uint32_t kFillRow = 256;
+
+    Status emit(uint32_t src, uint32_t dst, const std::vector<MoveDim>& dims, bool fill);
+    /// The row of padding elements in the program's constants.
+    uint32_t padding();
+
+    Lowering& mLw;
+    npu::Descriptor mCopy;
+    uint32_t mElementBytes, mPadBits;
+    std::optional<uint32_t> mPadding;
+};
 
 /// Passes over the whole graph that run before device memory is laid out.
 void planDepthwisePointwiseFusion(Lowering& lowering);

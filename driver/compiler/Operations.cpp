@@ -9,6 +9,7 @@ namespace nncosim::driver {
 extern const NpuOperation kConvolutionOperation;      // Convolution.cpp
 extern const NpuOperation kPoolingOperation;          // Convolution.cpp
 extern const NpuOperation kMeanOperation;             // Convolution.cpp
+extern const NpuOperation kTransposeConvOperation;    // Convolution.cpp
 extern const NpuOperation kFullyConnectedOperation;   // FullyConnected.cpp
 extern const NpuOperation kElementwiseOperation;      // Elementwise.cpp
 extern const NpuOperation kActivationOperation;       // Lookup.cpp
@@ -33,6 +34,8 @@ const NpuOperation* findNpuOperation(const Model& model, OperationType type) {
             return &kPoolingOperation;
         case OperationType::MEAN:
             return &kMeanOperation;
+        case OperationType::TRANSPOSE_CONV_2D:
+            return &kTransposeConvOperation;
         case OperationType::FULLY_CONNECTED:
             return &kFullyConnectedOperation;
         case OperationType::ADD:

@@ -349,64 +349,15 @@ Status executeGroupedConv2D(ExecutionContext& ctx) {
 }
 
 Status executeTransposeConv2D(ExecutionContext& ctx) {
-    if (ctx.inputRank(kInput) != 4 || ctx.inputRank(kFilter) != 4 || ctx.inputRank(kBias) != 1) {
-        return ctx.fail("input and filter must be 4-D and bias 1-D, got ",
-                        toString(ctx.inputShape(kInput)), ", ", toString(ctx.inputShape(kFilter)),
-                        ", ", toString(ctx.inputShape(kBias)));
-    }
-    if (ctx.inputDim(kFilter, 1) == 0 || ctx.inputDim(kFilter, 2) == 0) {
-        return ctx.fail("empty filter ", toString(ctx.inputShape(kFilter)));
-    }
-    WindowParams p;
-    const bool explicitPadding = ctx.numInputs() == 11;
-    if (explicitPadding) {
-        p.padW = {ctx.scalar<int32_t>(3), ctx.scalar<int32_t>(4)};
-        p.padH = {ctx.scalar<int32_t>(5), ctx.scalar<int32_t>(6)};
-        p.strideW = ctx.scalar<int32_t>(7);
-        p.strideH = ctx.scalar<int32_t>(8);
-        p.activation = ctx.scalar<int32_t>(9);
-        p.nchw = ctx.scalar<bool>(10);
-    } else {
-        p.strideW = ctx.scalar<int32_t>(5);
-        p.strideH = ctx.scalar<int32_t>(6);
-        p.activation = ctx.scalar<int32_t>(7);
-        p.nchw = ctx.scalar<bool>(8);
-    }
-    if (p.strideW <= 0 || p.strideH <= 0 || p.activation < 0 || p.activation > 3) {
-        return ctx.fail("invalid stride or activation");
-    }
-    const std::vector<uint32_t> in = toNhwcShape(ctx.inputShape(kInput), p.nchw);
-    WindowGeometry g;
-    g.batches = in[0], g.inH = in[1], g.inW = in[2], g.inC = in[3];
-    g.filterH = ctx.inputDim(kFilter, 1);
-    g.filterW = ctx.inputDim(kFilter, 2);
-    if (!explicitPadding) {
-        // The requested output shape only decides the padding; the output size follows from it.
-        if (ctx.inputRank(3) != 1 || ctx.inputDim(3, 0) != 4) {
-            return ctx.fail("output shape must be a 4-element tensor");
-        }
+    std::optional<std::vector<int32_t>> outputShape;
+    if (ctx.numInputs() == 9 && ctx.inputRank(3) == 1) {
         const int32_t* shape = ctx.inputData<int32_t>(3);
-        const int32_t scheme = ctx.scalar<int32_t>(4);
-        p.padW =
-            implicitPadding(p.nchw ? shape[3] : shape[2], p.strideW, 1, g.filterW, scheme, true);
-        p.padH =
-            implicitPadding(p.nchw ? shape[2] : shape[1], p.strideH, 1, g.filterH, scheme, true);
+        outputShape.emplace(shape, shape + ctx.inputCount(3));
     }
-    // Only the head padding must be non-negative: a negative tail resolves the output size.
-    if (p.padW.head < 0 || p.padH.head < 0) return ctx.fail("negative padding");
-    g.outC = ctx.inputDim(kFilter, 0);
-    if (ctx.inputDim(kFilter, 3) != g.inC || ctx.inputDim(kBias, 0) != g.outC) {
-        return ctx.fail("filter ", toString(ctx.inputShape(kFilter)), " and bias ",
-                        toString(ctx.inputShape(kBias)), " do not match input channels ", g.inC);
-    }
-    const int32_t outW =
-        static_cast<int32_t>(g.inW) * p.strideW + g.filterW - p.strideW - p.padW.head - p.padW.tail;
-    const int32_t outH =
-        static_cast<int32_t>(g.inH) * p.strideH + g.filterH - p.strideH - p.padH.head - p.padH.tail;
-    if (outW <= 0 || outH <= 0) return ctx.fail("output size ", outH, "x", outW);
-    g.outW = outW;
-    g.outH = outH;
-    return run(ctx, Kind::kTransposed, g, p);
+    auto w = transposeConvWindow(operationInputs(ctx), ctx.inputShape(kInput),
+                                 ctx.inputShape(kFilter), ctx.inputShape(kBias), outputShape);
+    if (!w) return ctx.fail(w.status().message);
+    return run(ctx, Kind::kTransposed, w->g, w->p);
 }
 
 }  // namespace nncosim::golden

@@ -198,6 +198,72 @@ Result<WindowGeometry> windowGeometry(OperationType type, const WindowParams& p,
     return g;
 }
 
+Result<TransposeConvWindow> transposeConvWindow(
+    const OperationInputs& in, const std::vector<uint32_t>& input,
+    const std::vector<uint32_t>& filter, const std::vector<uint32_t>& bias,
+    const std::optional<std::vector<int32_t>>& outputShape) {
+    auto bad = [](auto&&... parts) { return fail(ErrorStatus::INVALID_ARGUMENT, parts...); };
+    if (input.size() != 4 || filter.size() != 4 || bias.size() != 1)
+        return bad("input and filter must be 4-D and bias 1-D, got ", toString(input), ", ",
+                   toString(filter), ", ", toString(bias));
+    if (filter[1] == 0 || filter[2] == 0) return bad("empty filter ", toString(filter));
+    TransposeConvWindow w;
+    WindowParams& p = w.p;
+    WindowGeometry& g = w.g;
+    const auto int32 = [&](uint32_t i, const char* what, int32_t* to) {
+        auto v = i < in.count ? in.int32(i) : std::nullopt;
+        if (!v) return bad("input ", i, " (", what, ") is unknown");
+        *to = *v;
+        return okStatus();
+    };
+    p.explicitPadding = in.count == 11;
+    if (p.explicitPadding) {
+        NN_RETURN_IF_ERROR(int32(3, "padding left", &p.padW.head));
+        NN_RETURN_IF_ERROR(int32(4, "padding right", &p.padW.tail));
+        NN_RETURN_IF_ERROR(int32(5, "padding top", &p.padH.head));
+        NN_RETURN_IF_ERROR(int32(6, "padding bottom", &p.padH.tail));
+    } else {
+        NN_RETURN_IF_ERROR(int32(4, "padding scheme", &p.scheme));
+    }
+    const uint32_t strides = p.explicitPadding ? 7 : 5;
+    NN_RETURN_IF_ERROR(int32(strides, "stride width", &p.strideW));
+    NN_RETURN_IF_ERROR(int32(strides + 1, "stride height", &p.strideH));
+    NN_RETURN_IF_ERROR(int32(strides + 2, "fused activation", &p.activation));
+    const auto nchw = strides + 3 < in.count ? in.boolean(strides + 3) : std::nullopt;
+    if (!nchw) return bad("input ", strides + 3, " (layout) is unknown");
+    p.nchw = *nchw;
+    if (p.strideW <= 0 || p.strideH <= 0 || p.activation < 0 || p.activation > 3)
+        return bad("invalid stride or activation");
+    const std::vector<uint32_t> nhwc = toNhwcShape(input, p.nchw);
+    g.batches = nhwc[0], g.inH = nhwc[1], g.inW = nhwc[2], g.inC = nhwc[3];
+    g.filterH = filter[1], g.filterW = filter[2];
+    if (!p.explicitPadding) {
+        // The requested output shape only decides the padding; the output size follows from it.
+        if (!outputShape || outputShape->size() != 4)
+            return bad("the output shape must be a known 4-element tensor");
+        const auto& shape = *outputShape;
+        const auto fw = static_cast<int32_t>(g.filterW), fh = static_cast<int32_t>(g.filterH);
+        p.padW = implicitPadding(p.nchw ? shape[3] : shape[2], p.strideW, 1, fw, p.scheme, true);
+        p.padH = implicitPadding(p.nchw ? shape[2] : shape[1], p.strideH, 1, fh, p.scheme, true);
+    }
+    // Only the head padding must be non-negative: a negative tail resolves the output size.
+    if (p.padW.head < 0 || p.padH.head < 0) return bad("negative padding");
+    g.padW = p.padW, g.padH = p.padH;
+    g.outC = filter[0];
+    if (filter[3] != g.inC || bias[0] != g.outC)
+        return bad("filter ", toString(filter), " and bias ", toString(bias),
+                   " do not match input channels ", g.inC);
+    const int64_t outW =
+        int64_t{g.inW} * p.strideW + g.filterW - p.strideW - p.padW.head - int64_t{p.padW.tail};
+    const int64_t outH =
+        int64_t{g.inH} * p.strideH + g.filterH - p.strideH - p.padH.head - int64_t{p.padH.tail};
+    if (outW <= 0 || outH <= 0 || outW > UINT32_MAX || outH > UINT32_MAX)
+        return bad("output size ", outH, "x", outW);
+    g.outW = static_cast<uint32_t>(outW);
+    g.outH = static_cast<uint32_t>(outH);
+    return w;
+}
+
 std::vector<uint32_t> windowOutputShape(const WindowGeometry& g, bool nchw) {
     return fromNhwcShape({g.batches, g.outH, g.outW, g.outC}, nchw);
 }

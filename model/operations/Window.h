@@ -98,6 +98,23 @@ Result<WindowGeometry> windowGeometry(OperationType type, const WindowParams& pa
                                       const std::vector<uint32_t>& filter = {},
                                       const std::vector<uint32_t>& bias = {});
 
+/// TRANSPOSE_CONV_2D's parameters and shapes. Its inputs: input, filter [outC, kh, kw, inC], bias,
+/// then either the explicit padding (left, right, top, bottom; 11 inputs) or the requested output
+/// shape tensor and a padding scheme (9 inputs), then strides, activation and the NCHW flag. The
+/// output pixel h * stride - padding head + k receives input pixel h times filter tap k; a
+/// negative tail padding only lengthens the output.
+struct TransposeConvWindow {
+    WindowParams p;  ///< padding resolved
+    WindowGeometry g;
+};
+
+/// Decodes and checks a TRANSPOSE_CONV_2D; `outputShape`: the values of the output shape tensor
+/// (implicit padding), nullopt when unknown.
+Result<TransposeConvWindow> transposeConvWindow(
+    const OperationInputs& inputs, const std::vector<uint32_t>& input,
+    const std::vector<uint32_t>& filter, const std::vector<uint32_t>& bias,
+    const std::optional<std::vector<int32_t>>& outputShape);
+
 /// The output shape of a geometry in the operation's layout.
 std::vector<uint32_t> windowOutputShape(const WindowGeometry& g, bool nchw);
 

@@ -526,6 +526,67 @@ TEST_CASE("npu_element_maps_match_golden") {
     }
 }
 
+TEST_CASE("npu_transpose_conv_matches_golden") {
+    // TRANSPOSE_CONV_2D as a convolution over the spread input, on the functional model and the
+    // RTL: NHWC with strides 3 x 2 and a top padding past the kernel (the first input row is
+    // cropped), and NCHW int8 with SAME padding, two images and a filter computed at run time
+    // (turned on the device).
+    std::mt19937 rng(11);
+    const auto bytes = [&rng](size_t n, int lo, int hi) {
+        std::vector<uint8_t> v(n);
+        for (auto& x : v) x = static_cast<uint8_t>(std::uniform_int_distribution<>(lo, hi)(rng));
+        return v;
+    };
+    const auto biases = [&rng](size_t n) {
+        std::vector<int32_t> v(n);
+        for (auto& x : v) x = std::uniform_int_distribution<>(-2000, 2000)(rng);
+        return v;
+    };
+    std::vector<std::pair<std::string, Model>> models;
+    {
+        ModelBuilder b;
+        const uint32_t in = b.addInput(kQ8, {1, 5, 6, 20}, 0.5f, 100);
+        const uint32_t filter =
+            b.addConstant(kQ8, {24, 3, 4, 20}, bytes(24 * 3 * 4 * 20, 110, 130), 0.05f, 120);
+        const uint32_t bias = b.addConstant(OperandType::TENSOR_INT32, {24}, biases(24), 0.025f);
+        const uint32_t out = b.addOutput(kQ8, {1, 8, 18, 24}, 2.0f, 128);
+        b.addOperation(
+            OperationType::TRANSPOSE_CONV_2D,
+            {in, filter, bias, b.addInt32(0), b.addInt32(1), b.addInt32(3), b.addInt32(0),
+             b.addInt32(3), b.addInt32(2), b.addInt32(1), b.addBool(false)},
+            {out});
+        models.emplace_back("nhwc_cropped", b.build());
+    }
+    {
+        ModelBuilder b;
+        const uint32_t in = b.addInput(kS8, {2, 7, 4, 5}, 0.25f, -3);
+        const uint32_t filterIn = b.addInput(kS8, {9, 3, 3, 7}, 0.1f, 0);
+        const uint32_t zeros =
+            b.addConstant(kS8, {9, 3, 3, 7}, std::vector<int8_t>(9 * 3 * 3 * 7, 0), 0.1f, 0);
+        const uint32_t filter = b.addOperand(kS8, {9, 3, 3, 7}, 0.1f, 0);
+        b.addOperation(OperationType::ADD, {filterIn, zeros, b.addInt32(0)}, {filter});
+        const uint32_t bias = b.addConstant(OperandType::TENSOR_INT32, {9}, biases(9), 0.025f);
+        const uint32_t shape =
+            b.addConstant(OperandType::TENSOR_INT32, {4}, std::vector<int32_t>{2, 9, 8, 10});
+        const uint32_t out = b.addOutput(kS8, {2, 9, 8, 10}, 4.0f, 5);
+        b.addOperation(OperationType::TRANSPOSE_CONV_2D,
+                       {in, filter, bias, shape, b.addInt32(kPaddingSame), b.addInt32(2),
+                        b.addInt32(2), b.addInt32(0), b.addBool(true)},
+                       {out});
+        models.emplace_back("nchw_run_time_filter", b.build());
+    }
+    for (const auto& [name, model] : models) {
+        INFO(name);
+        const auto claimed = claims(model);
+        CHECK(std::all_of(claimed.begin(), claimed.end(), [](bool c) { return c; }));
+        for (auto npu : {sim::NpuImplementation::kFunctional, sim::NpuImplementation::kRtl}) {
+            const auto partitions = runMatchingGolden(model, 7, npu);
+            CHECK(partitions.size() == 1);
+            CHECK(countNpu(partitions) == 1);
+        }
+    }
+}
+
 TEST_CASE("rewrite_zoo_converter_style_through_the_cli") {
     // `nncosim zoo ... --converter-style` then `nncosim run --backend auto`: the TRANSPOSE, PADs
     // and MEAN on the NPU, only SOFTMAX on the CPU, outputs identical to the golden's.
