@@ -5,7 +5,6 @@
 
 #include "driver/compiler/Lowering.h"
 #include "model/NpuExtension.h"
-#include "model/operations/ElementMap.h"
 
 namespace nncosim::driver {
 
@@ -40,8 +39,7 @@ Status checkOperationSupported(const Model& model, uint32_t index) {
         return unsupported(
             op, isExtension(op.type) ? "unknown extension operation" : "not an NPU operation");
     }
-    // Element maps copy bytes, whatever the element type.
-    if (!npu_extension::isLut8(model, op.type) && !hasElementMap(op.type)) {
+    if (!npu_extension::isLut8(model, op.type) && !npuOp->anyElementType) {
         for (uint32_t o : op.outputs) {
             if (!isQuant8(model.main.operands[o].type))
                 return unsupported(op, "only 8-bit quantized outputs");

@@ -1,7 +1,8 @@
 // The window operations on the NPU: CONV_2D, DEPTHWISE_CONV_2D, GROUPED_CONV_2D (CONV and
 // DWCONV descriptors, TAPS depthwise, depthwise -> pointwise fusion with CHAIN_OUT/CHAIN_IN),
 // AVERAGE_POOL_2D, MAX_POOL_2D (pooling descriptors), MEAN over height and width (a DWCONV
-// with a constant kernel) and TRANSPOSE_CONV_2D (a CONV over the input spread out by the strides).
+// with a constant kernel), REDUCE_MAX and REDUCE_MIN (a MAXPOOL over the reduced axes) and
+// TRANSPOSE_CONV_2D (a CONV over the input spread out by the strides).
 // NCHW operations run on NHWC scratch copies that LUT identity copies fill and drain. Weights given
 // as model inputs are scattered into the packed stream at run time by LUT copies.
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <tuple>
 
 #include "driver/compiler/Lowering.h"
+#include "model/operations/Shapes.h"
 
 namespace nncosim::driver {
 namespace {
@@ -793,6 +795,125 @@ Status lowerTransposeConv(Lowering& lw, const Operation& op) {
     return transpose(lw, op, outBase, lw.address(op.outputs[0]), g.batches, g.outH * g.outW, outC);
 }
 
+// ---------------------------------------------------------------------------------------------
+// REDUCE_MAX and REDUCE_MIN of 8-bit quantized tensors: the largest (smallest) stored value, as
+// the golden folds them. The input is copied with the reduced axes outermost and the kept ones
+// innermost, [1, Rh, Rw, P] in NHWC (Rh x Rw the reduced elements, P the kept ones), and one
+// MAXPOOL window of Rh x Rw gives [1, 1, 1, P]: the output in its own order. The minimum is the
+// complement of the maximum of complements (~x reverses the order of uint8 and of int8 bytes
+// alike): the copy complements, and a LUT complements the pooled values.
+
+bool isMinimum(const Operation& op) {
+    return op.type == OperationType::REDUCE_MIN;
+}
+
+// The copy's axes and the pooling window of a reduction of `dims`; nullopt when the reduced
+// extent is no product of two window sides of at most 255.
+struct ReduceLayout {
+    std::vector<AxisOffsets> axes;  // the reduced axes, then the kept ones
+    uint32_t windowH = 1, windowW = 1, kept = 1;
+};
+
+std::optional<ReduceLayout> reduceLayout(const std::vector<uint32_t>& dims,
+                                         const std::vector<bool>& reduced) {
+    ReduceLayout l;
+    const auto strides = rowMajorStrides(dims);
+    uint64_t extent = 1;
+    for (bool pass : {true, false}) {
+        for (size_t d = 0; d < dims.size(); ++d) {
+            if (reduced[d] != pass) continue;
+            l.axes.push_back(stridedAxis(dims[d], strides[d]));
+            if (pass)
+                extent *= dims[d];
+            else
+                l.kept *= dims[d];
+        }
+    }
+    for (uint64_t h = std::min<uint64_t>(extent, kMaxByteField); h >= 1; --h) {
+        if (extent % h == 0 && extent / h <= kMaxByteField) {
+            l.windowH = static_cast<uint32_t>(h);
+            l.windowW = static_cast<uint32_t>(extent / h);
+            return l;
+        }
+    }
+    return std::nullopt;
+}
+
+std::optional<std::vector<bool>> reducedOf(const Constants& c, const Operation& op, size_t rank) {
+    const uint8_t* p = c.data(op.inputs[1]);
+    if (!p) return std::nullopt;
+    std::vector<int32_t> axes(c.operand(op.inputs[1]).location.length / sizeof(int32_t));
+    std::memcpy(axes.data(), p, axes.size() * sizeof(int32_t));
+    auto reduced = reducedAxes(rank, axes);
+    if (!reduced) return std::nullopt;
+    return std::move(*reduced);
+}
+
+Status reduceSupported(const Model& model, const Operation& op) {
+    const Constants c(model);
+    const Operand& in = c.operand(op.inputs[0]);
+    if (!isQuant8(in.type) || c.operand(op.outputs[0]).type != in.type)
+        return unsupported(op, "only 8-bit quantized tensors");
+    if (!c.isConstant(op.inputs[1]) || !c.isConstant(op.inputs[2]))
+        return unsupported(op, "the axes and keep_dims must be constants");
+    auto reduced = reducedOf(c, op, in.dimensions.size());
+    if (!reduced) return unsupported(op, "axes");
+    if (elementCount(in.dimensions) == 0) return okStatus();  // checked when the shape is known
+    auto layout = reduceLayout(in.dimensions, *reduced);
+    if (!layout)
+        return unsupported(op, "the reduced extent is no product of two windows of at most 255");
+    if (layout->kept > kMaxCount) return unsupported(op, "more kept elements than 16 bits count");
+    return okStatus();
+}
+
+Result<std::vector<uint32_t>> reduceOutputShape(const Lowering& lw, const Operation& op) {
+    const auto& in = lw.dims(op.inputs[0]);
+    auto reduced = reducedOf(lw.constants(), op, in.size());
+    auto keepDims = lw.constants().scalar<uint8_t>(op.inputs[2]);
+    if (!reduced || !keepDims) return fail(ErrorStatus::GENERAL_FAILURE, "axes or keep_dims");
+    return reductionShape(in, *reduced, *keepDims != 0);
+}
+
+// The reordered (and for REDUCE_MIN complemented) input, and the complemented minimum.
+std::vector<uint64_t> reduceScratch(const Lowering& lw, const Operation& op) {
+    std::vector<uint64_t> areas{elementCount(lw.dims(op.inputs[0]))};
+    if (isMinimum(op)) areas.push_back(elementCount(lw.dims(op.outputs[0])));
+    return areas;
+}
+
+Status lowerReduce(Lowering& lw, const Operation& op) {
+    const Operand& in = lw.operand(op.inputs[0]);
+    const auto& dims = lw.dims(op.inputs[0]);
+    auto reduced = reducedOf(lw.constants(), op, dims.size());
+    if (!reduced) return lw.fail(op, "axes");
+    auto layout = reduceLayout(dims, *reduced);
+    if (!layout) return lw.fail(op, "the reduced extent is no product of two windows");
+    if (layout->kept == 0 || layout->windowH * layout->windowW == 0) return okStatus();  // empty
+    const Table complement = tableOf(in.type, [](int32_t v) { return ~v; });
+    const bool minimum = isMinimum(op);
+    MoveEmitter move(lw, 1, 0, minimum ? std::optional<Table>(complement) : std::nullopt);
+    const uint32_t ordered = lw.scratch().at(0);
+    NN_RETURN_IF_ERROR(move.box(lw.address(op.inputs[0]), ordered, layout->axes));
+    npu::DeviceTensor window;
+    window.addr = ordered;
+    window.h = layout->windowH, window.w = layout->windowW, window.c = layout->kept;
+    window.isSigned = isSigned(in.type);
+    window.zeroPoint = in.zeroPoint;
+    npu::DeviceTensor pooled = window;
+    pooled.addr = minimum ? lw.scratch().at(1) : lw.address(op.outputs[0]);
+    pooled.h = pooled.w = 1;
+    const npu::ConvGeometry geometry{layout->windowH, layout->windowW, 1, 1, 1, 1, 0, 0};
+    lw.fenceNext();  // after the copy
+    npu::ChainBuilder chain;
+    Status st = chain.pool(false, window, pooled, geometry, typeMin(in.type), typeMax(in.type));
+    if (!st.ok()) return lw.fail(op, st.message);
+    lw.emitChain(chain);
+    if (!minimum) return okStatus();
+    lw.fenceNext();  // after the pool
+    MoveEmitter back(lw, 1, 0, complement);
+    return back.block(pooled.addr, lw.address(op.outputs[0]), {{layout->kept, 1, 1}}, false);
+}
+
 }  // namespace
 
 // Fills the weight slots of a stream packed with placeholders from weights the device computes
@@ -883,6 +1004,8 @@ void planDepthwisePointwiseFusion(Lowering& lw) {
 extern const NpuOperation kConvolutionOperation{supported, outputShape, lowerConv,
                                                 scratch,   {1, 2},      false};
 extern const NpuOperation kPoolingOperation{supported, outputShape, lowerPool, scratch, {}, false};
+extern const NpuOperation kReduceOperation{
+    reduceSupported, reduceOutputShape, lowerReduce, reduceScratch, {}, false};
 extern const NpuOperation kMeanOperation{meanSupported, meanOutputShape, lowerMean, nullptr, {},
                                          false};
 extern const NpuOperation kTransposeConvOperation{transposeConvSupported,

@@ -104,22 +104,25 @@ Table requantTable(const Operand& in, const Operand& out) {
     });
 }
 
-Status lowerConcatenation(Lowering& lw, const Operation& op) {
-    const auto n = static_cast<uint32_t>(op.inputs.size()) - 1;
+// Copies `inputs` one after the other along `axis` of the output: per input one slab of its
+// trailing dimensions per index of the output's leading ones, requantized when its quantization
+// differs from the output's (CONCATENATION, PACK).
+Status copySlabs(Lowering& lw, const Operation& op, const std::vector<uint32_t>& inputs,
+                 int32_t axis) {
     const Operand& out = lw.operand(op.outputs[0]);
     const auto& outD = lw.dims(op.outputs[0]);
     const auto rank = static_cast<int32_t>(outD.size());
-    int32_t axis = *lw.constants().scalar<int32_t>(op.inputs[n]);
     if (axis < 0) axis += rank;
-    uint64_t outer = 1, outInner = 1;
+    // In bytes: PACK moves elements of any size.
+    const uint64_t e = elementSize(out.type);
+    uint64_t outer = 1, outInner = e;
     for (int32_t i = 0; i < axis; ++i) outer *= outD[i];
     for (int32_t i = axis; i < rank; ++i) outInner *= outD[i];
     const uint32_t outBase = lw.address(op.outputs[0]);
     const uint32_t maxWords = npu::kSpadWords / 2;
     uint64_t offset = 0;
-    for (uint32_t i = 0; i < n; ++i) {
-        const uint32_t k = op.inputs[i];
-        const uint64_t inner = elementCount(lw.dims(k)) / std::max<uint64_t>(1, outer);
+    for (uint32_t k : inputs) {
+        const uint64_t inner = elementCount(lw.dims(k)) * e / std::max<uint64_t>(1, outer);
         if (inner == 0) continue;
         if (outer > kMaxCount) return lw.fail(op, "more slabs than the descriptor's 16 bits");
         const npu::Descriptor d =
@@ -150,6 +153,39 @@ Status lowerConcatenation(Lowering& lw, const Operation& op) {
         offset += inner;
     }
     return okStatus();
+}
+
+Status lowerConcatenation(Lowering& lw, const Operation& op) {
+    const std::vector<uint32_t> inputs(op.inputs.begin(), op.inputs.end() - 1);
+    return copySlabs(lw, op, inputs, *lw.constants().scalar<int32_t>(op.inputs.back()));
+}
+
+// PACK (input 0 the axis, then tensors of one shape and quantization, the output's): the
+// tensors concatenated along a new axis.
+Status packSupported(const Model& model, const Operation& op) {
+    const Constants c(model);
+    if (!c.isConstant(op.inputs[0])) return unsupported(op, "the axis must be a constant");
+    const Operand& out = c.operand(op.outputs[0]);
+    for (size_t i = 1; i < op.inputs.size(); ++i) {
+        const Operand& in = c.operand(op.inputs[i]);
+        if (in.type != out.type || in.scale != out.scale || in.zeroPoint != out.zeroPoint)
+            return unsupported(op, "the inputs' type and quantization must be the output's");
+    }
+    return okStatus();
+}
+
+Result<std::vector<uint32_t>> packOutputShape(const Lowering& lw, const Operation& op) {
+    auto axis = lw.constants().scalar<int32_t>(op.inputs[0]);
+    std::vector<uint32_t> shape = lw.dims(op.inputs[1]);
+    if (!axis || *axis < 0 || static_cast<size_t>(*axis) > shape.size())
+        return fail(ErrorStatus::GENERAL_FAILURE, "axis out of range");
+    shape.insert(shape.begin() + *axis, static_cast<uint32_t>(op.inputs.size() - 1));
+    return shape;
+}
+
+Status lowerPack(Lowering& lw, const Operation& op) {
+    const std::vector<uint32_t> inputs(op.inputs.begin() + 1, op.inputs.end());
+    return copySlabs(lw, op, inputs, *lw.constants().scalar<int32_t>(op.inputs[0]));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -235,13 +271,44 @@ constexpr uint64_t kMaxMoveBlocks = 4096;
 
 }  // namespace
 
-MoveEmitter::MoveEmitter(Lowering& lw, uint32_t elementBytes, uint32_t padBits)
+MoveEmitter::MoveEmitter(Lowering& lw, uint32_t elementBytes, uint32_t padBits,
+                         const std::optional<Table>& table)
     : mLw(lw),
-      mCopy(
-          lookupDescriptor(lw, OperandType::TENSOR_QUANT8_ASYMM, OperandType::TENSOR_QUANT8_ASYMM,
-                           tableOf(OperandType::TENSOR_QUANT8_ASYMM, [](int32_t v) { return v; }))),
+      mCopy(lookupDescriptor(
+          lw, OperandType::TENSOR_QUANT8_ASYMM, OperandType::TENSOR_QUANT8_ASYMM,
+          table ? *table : tableOf(OperandType::TENSOR_QUANT8_ASYMM, [](int32_t v) { return v; }))),
       mElementBytes(elementBytes),
       mPadBits(padBits) {}
+
+// Every combination of one run per axis is an affine block.
+Status MoveEmitter::box(uint32_t src, uint32_t dst, const std::vector<AxisOffsets>& axes) {
+    const int64_t e = mElementBytes;
+    std::vector<uint32_t> sizes;
+    for (const AxisOffsets& axis : axes) sizes.push_back(static_cast<uint32_t>(axis.size()));
+    if (std::find(sizes.begin(), sizes.end(), 0u) != sizes.end()) return okStatus();  // empty
+    const auto outStrides = rowMajorStrides(sizes);
+    std::vector<std::vector<Run>> runs;
+    for (const AxisOffsets& axis : axes) runs.push_back(runsOf(axis));
+    std::vector<size_t> pick(runs.size(), 0);
+    while (true) {
+        std::vector<MoveDim> dims;
+        int64_t from = 0, to = 0;
+        bool fill = false;
+        for (size_t d = 0; d < runs.size(); ++d) {
+            const Run& r = runs[d][pick[d]];
+            fill |= r.start == kPadOffset;
+            from += r.start * e;
+            to += int64_t{r.first} * outStrides[d] * e;
+            dims.push_back({r.count, r.step * e, outStrides[d] * e});
+        }
+        dims.push_back({static_cast<uint32_t>(e), 1, 1});
+        NN_RETURN_IF_ERROR(
+            block(src + static_cast<uint32_t>(from), dst + static_cast<uint32_t>(to), dims, fill));
+        size_t d = runs.size();
+        while (d > 0 && ++pick[d - 1] == runs[d - 1].size()) pick[--d] = 0;
+        if (d == 0) return okStatus();
+    }
+}
 
 Status MoveEmitter::block(uint32_t src, uint32_t dst, const std::vector<MoveDim>& dims, bool fill) {
     // Fewest dimensions: drop single ones, merge a dimension into the next inner one when both
@@ -318,37 +385,6 @@ uint32_t MoveEmitter::padding() {
 
 namespace {
 
-/// Copies the box `axes` of elements of `e` bytes (ElementMap.h) from `src` to `dst`: every
-/// combination of one run per axis is an affine block.
-Status copyBox(MoveEmitter& emitter, uint32_t src, uint32_t dst,
-               const std::vector<AxisOffsets>& axes, int64_t e) {
-    std::vector<uint32_t> sizes;
-    for (const AxisOffsets& axis : axes) sizes.push_back(static_cast<uint32_t>(axis.size()));
-    if (std::find(sizes.begin(), sizes.end(), 0u) != sizes.end()) return okStatus();  // empty
-    const auto outStrides = rowMajorStrides(sizes);
-    std::vector<std::vector<Run>> runs;
-    for (const AxisOffsets& axis : axes) runs.push_back(runsOf(axis));
-    std::vector<size_t> pick(runs.size(), 0);
-    while (true) {
-        std::vector<MoveDim> dims;
-        int64_t from = 0, to = 0;
-        bool fill = false;
-        for (size_t d = 0; d < runs.size(); ++d) {
-            const Run& r = runs[d][pick[d]];
-            fill |= r.start == kPadOffset;
-            from += r.start * e;
-            to += int64_t{r.first} * outStrides[d] * e;
-            dims.push_back({r.count, r.step * e, outStrides[d] * e});
-        }
-        dims.push_back({static_cast<uint32_t>(e), 1, 1});
-        NN_RETURN_IF_ERROR(emitter.block(src + static_cast<uint32_t>(from),
-                                         dst + static_cast<uint32_t>(to), dims, fill));
-        size_t d = runs.size();
-        while (d > 0 && ++pick[d - 1] == runs[d - 1].size()) pick[--d] = 0;
-        if (d == 0) return okStatus();
-    }
-}
-
 Result<ElementMap> loweringMap(const Lowering& lw, const Operation& op) {
     return elementMap(op.type,
                       mapInputs(lw.constants(), op, [&lw](uint32_t k) { return lw.dims(k); }));
@@ -401,7 +437,7 @@ Status lowerElementMap(Lowering& lw, const Operation& op) {
         const uint32_t src = lw.address(op.inputs[copy.input]);
         const uint32_t dst =
             lw.address(op.outputs[copy.output]) + static_cast<uint32_t>(copy.offset * e);
-        NN_RETURN_IF_ERROR(copyBox(emitter, src, dst, copy.axes, e));
+        NN_RETURN_IF_ERROR(emitter.box(src, dst, copy.axes));
     }
     return okStatus();
 }
@@ -409,13 +445,15 @@ Status lowerElementMap(Lowering& lw, const Operation& op) {
 }  // namespace
 
 extern const NpuOperation kReshapeOperation{
-    reshapeSupported, reshapeOutputShape, lowerReshape, nullptr, {1}, true};
+    reshapeSupported, reshapeOutputShape, lowerReshape, nullptr, {1}, true, nullptr, true};
 extern const NpuOperation kSqueezeOperation{
-    squeezeSupported, squeezeOutputShape, lowerReshape, nullptr, {}, true};
+    squeezeSupported, squeezeOutputShape, lowerReshape, nullptr, {}, true, nullptr, true};
 extern const NpuOperation kExpandDimsOperation{
-    squeezeSupported, expandDimsOutputShape, lowerReshape, nullptr, {}, true};
+    squeezeSupported, expandDimsOutputShape, lowerReshape, nullptr, {}, true, nullptr, true};
 extern const NpuOperation kConcatenationOperation{
     concatenationSupported, concatenationOutputShape, lowerConcatenation, nullptr, {}, false};
+extern const NpuOperation kPackOperation{packSupported, packOutputShape, lowerPack, nullptr, {},
+                                         false,         nullptr,         true};
 // Every input after the first may be a parameter (DENSIFY has two per traversed dimension).
 extern const NpuOperation kElementMapOperation{
     elementMapSupported,
@@ -424,6 +462,7 @@ extern const NpuOperation kElementMapOperation{
     nullptr,
     {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16},
     false,
-    elementMapOutputShapes};
+    elementMapOutputShapes,
+    true};
 
 }  // namespace nncosim::driver

@@ -123,6 +123,9 @@ struct NpuOperation {
     /// outputShape); null: one output.
     Result<std::vector<std::vector<uint32_t>>> (*outputShapes)(const Lowering& lowering,
                                                                const Operation& op) = nullptr;
+    /// The operation moves elements whatever their type (views and copies); otherwise its
+    /// outputs must be 8-bit quantized.
+    bool anyElementType = false;
 };
 
 /// The registration of `type` in `model` (extensions included); null: not an NPU operation.
@@ -145,14 +148,19 @@ struct MoveDim {
     int64_t src = 0, dst = 0;
 };
 
-/// Strided copies of elements of up to 4 bytes through the LUT unit with the identity table
-/// (DataMovement.cpp).
+/// Strided copies of elements of up to 4 bytes through the LUT unit (DataMovement.cpp).
 class MoveEmitter {
   public:
-    /// `padBits`: the element that fills write.
-    MoveEmitter(Lowering& lowering, uint32_t elementBytes, uint32_t padBits);
+    /// `padBits`: the element that fills write; `table`: what 1-byte elements become on the way
+    /// (the identity when none).
+    MoveEmitter(Lowering& lowering, uint32_t elementBytes, uint32_t padBits,
+                const std::optional<Table>& table = std::nullopt);
 
-    /// Copies the box `dims` (outermost first, the innermost with unit strides: the element's
+    /// Copies the box `axes` (model/operations/ElementMap.h) from `src` into the row-major
+    /// output at `dst`; padding positions take the padding element.
+    Status box(uint32_t src, uint32_t dst, const std::vector<AxisOffsets>& axes);
+
+    /// Copies the block `dims` (outermost first, the innermost with unit strides: the element's
     /// bytes) from `src` to `dst`; fill: writes the padding element instead, `src` ignored.
     Status block(uint32_t src, uint32_t dst, const std::vector<MoveDim>& dims, bool fill);
 

@@ -9,6 +9,7 @@ namespace nncosim::driver {
 extern const NpuOperation kConvolutionOperation;      // Convolution.cpp
 extern const NpuOperation kPoolingOperation;          // Convolution.cpp
 extern const NpuOperation kMeanOperation;             // Convolution.cpp
+extern const NpuOperation kReduceOperation;           // Convolution.cpp
 extern const NpuOperation kTransposeConvOperation;    // Convolution.cpp
 extern const NpuOperation kFullyConnectedOperation;   // FullyConnected.cpp
 extern const NpuOperation kElementwiseOperation;      // Elementwise.cpp
@@ -19,6 +20,7 @@ extern const NpuOperation kReshapeOperation;          // DataMovement.cpp
 extern const NpuOperation kSqueezeOperation;          // DataMovement.cpp
 extern const NpuOperation kExpandDimsOperation;       // DataMovement.cpp
 extern const NpuOperation kConcatenationOperation;    // DataMovement.cpp
+extern const NpuOperation kPackOperation;             // DataMovement.cpp
 extern const NpuOperation kElementMapOperation;       // DataMovement.cpp
 
 const NpuOperation* findNpuOperation(const Model& model, OperationType type) {
@@ -34,6 +36,9 @@ const NpuOperation* findNpuOperation(const Model& model, OperationType type) {
             return &kPoolingOperation;
         case OperationType::MEAN:
             return &kMeanOperation;
+        case OperationType::REDUCE_MAX:
+        case OperationType::REDUCE_MIN:
+            return &kReduceOperation;
         case OperationType::TRANSPOSE_CONV_2D:
             return &kTransposeConvOperation;
         case OperationType::FULLY_CONNECTED:
@@ -63,6 +68,8 @@ const NpuOperation* findNpuOperation(const Model& model, OperationType type) {
             return &kExpandDimsOperation;
         case OperationType::CONCATENATION:
             return &kConcatenationOperation;
+        case OperationType::PACK:
+            return &kPackOperation;
         default:
             return nullptr;
     }

@@ -11,6 +11,7 @@
 #include "golden/ops/DataMovement.h"
 #include "golden/ops/OpUtils.h"
 #include "golden/ops/Operations.h"
+#include "model/operations/Shapes.h"
 
 namespace nncosim::golden {
 namespace {
@@ -67,57 +68,45 @@ Status reduce(ExecutionContext& ctx, Reduction r) {
     const auto rank = static_cast<uint32_t>(in.size());
     if (rank > 4) return ctx.fail("input rank ", rank, " exceeds 4");
     if (ctx.inputRank(kAxes) != 1) return ctx.fail("the axes must be a 1-D tensor");
-    std::vector<bool> reduced(rank, false);
     const int32_t* axesData = ctx.inputData<int32_t>(kAxes);
-    for (size_t k = 0; k < ctx.inputCount(kAxes); ++k) {
-        const auto axis = resolveAxis(axesData[k], rank);
-        if (!axis) return ctx.fail("axis ", axesData[k], " out of range for rank ", rank);
-        reduced[*axis] = true;
-    }
-    const bool keepDims = ctx.scalar<bool>(kKeepDims);
-    std::vector<uint32_t> out;
-    for (uint32_t d = 0; d < rank; ++d) {
-        if (!reduced[d]) {
-            out.push_back(in[d]);
-        } else if (keepDims) {
-            out.push_back(1);
-        }
-    }
-    if (out.empty()) out.push_back(1);
+    auto axes = reducedAxes(rank, std::vector<int32_t>(axesData, axesData + ctx.inputCount(kAxes)));
+    if (!axes) return ctx.fail(axes.status().message);
+    const std::vector<bool>& reduced = *axes;
+    std::vector<uint32_t> out = reductionShape(in, reduced, ctx.scalar<bool>(kKeepDims));
     NN_RETURN_IF_ERROR(ctx.setOutputShape(0, std::move(out)));
 
     // Kept axes outermost, reduced axes innermost, each group in its original order.
     const auto strides = rowMajorStrides(in);
-    std::vector<AxisOffsets> axes;
+    std::vector<AxisOffsets> ordered;
     size_t runLength = 1;
     for (int pass = 0; pass < 2; ++pass) {
         for (uint32_t d = 0; d < rank; ++d) {
             if (reduced[d] != (pass == 1)) continue;
-            axes.push_back(stridedAxis(in[d], strides[d]));
+            ordered.push_back(stridedAxis(in[d], strides[d]));
             if (pass == 1) runLength *= in[d];
         }
     }
     const size_t count = ctx.inputCount(kInput);
     const uint32_t bytes = elementSize(ctx.inputType(kInput));
-    std::vector<uint8_t> ordered(count * bytes);
-    if (count > 0) copyMapped(ctx.inputBytes(kInput), ordered.data(), bytes, axes);
+    std::vector<uint8_t> elements(count * bytes);
+    if (count > 0) copyMapped(ctx.inputBytes(kInput), elements.data(), bytes, ordered);
     const size_t runs = ctx.outputCount(0);
 
     switch (ctx.inputType(kInput)) {
         case OperandType::TENSOR_FLOAT32:
-            foldRuns(reinterpret_cast<const float*>(ordered.data()), runs, runLength, r,
+            foldRuns(reinterpret_cast<const float*>(elements.data()), runs, runLength, r,
                      ctx.outputData<float>(0));
             break;
         case OperandType::TENSOR_FLOAT16:
-            foldRuns(reinterpret_cast<const half*>(ordered.data()), runs, runLength, r,
+            foldRuns(reinterpret_cast<const half*>(elements.data()), runs, runLength, r,
                      ctx.outputData<half>(0));
             break;
         case OperandType::TENSOR_QUANT8_ASYMM:
         case OperandType::TENSOR_BOOL8:
-            foldRuns(ordered.data(), runs, runLength, r, ctx.outputData<uint8_t>(0));
+            foldRuns(elements.data(), runs, runLength, r, ctx.outputData<uint8_t>(0));
             break;
         case OperandType::TENSOR_QUANT8_ASYMM_SIGNED:
-            foldRuns(reinterpret_cast<const int8_t*>(ordered.data()), runs, runLength, r,
+            foldRuns(reinterpret_cast<const int8_t*>(elements.data()), runs, runLength, r,
                      ctx.outputData<int8_t>(0));
             break;
         default:

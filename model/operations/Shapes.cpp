@@ -97,6 +97,30 @@ Result<std::vector<uint32_t>> concatenationShape(const std::vector<std::vector<u
     return dims;
 }
 
+Result<std::vector<bool>> reducedAxes(size_t rank, const std::vector<int32_t>& axes) {
+    std::vector<bool> reduced(rank, false);
+    const auto r = static_cast<int32_t>(rank);
+    for (int32_t axis : axes) {
+        if (axis < -r || axis >= r)
+            return invalidArgument("axis ", axis, " out of range for rank ", rank);
+        reduced[axis < 0 ? axis + r : axis] = true;
+    }
+    return reduced;
+}
+
+std::vector<uint32_t> reductionShape(const std::vector<uint32_t>& input,
+                                     const std::vector<bool>& reduced, bool keepDims) {
+    std::vector<uint32_t> out;
+    for (size_t d = 0; d < input.size(); ++d) {
+        if (!reduced[d])
+            out.push_back(input[d]);
+        else if (keepDims)
+            out.push_back(1);
+    }
+    if (out.empty()) out.push_back(1);
+    return out;
+}
+
 Result<std::vector<uint32_t>> fullyConnectedShape(const std::vector<uint32_t>& input,
                                                   const std::vector<uint32_t>& weights,
                                                   const std::vector<uint32_t>& bias) {

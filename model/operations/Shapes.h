@@ -30,6 +30,15 @@ Result<std::vector<uint32_t>> expandDimsShape(const std::vector<uint32_t>& input
 Result<std::vector<uint32_t>> concatenationShape(const std::vector<std::vector<uint32_t>>& inputs,
                                                  int32_t axis);
 
+/// Which axes of a tensor of rank `rank` the REDUCE_* operations reduce (negative counts from
+/// the end; repeats allowed).
+Result<std::vector<bool>> reducedAxes(size_t rank, const std::vector<int32_t>& axes);
+
+/// The REDUCE_* output: the kept axes, and the reduced ones as 1 with `keepDims`; [1] when
+/// nothing is kept.
+std::vector<uint32_t> reductionShape(const std::vector<uint32_t>& input,
+                                     const std::vector<bool>& reduced, bool keepDims);
+
 /// FULLY_CONNECTED: [batches, units] for an input of rank 2 to 4 read as rows of weights[1].
 Result<std::vector<uint32_t>> fullyConnectedShape(const std::vector<uint32_t>& input,
                                                   const std::vector<uint32_t>& weights,

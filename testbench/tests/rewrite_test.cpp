@@ -587,6 +587,47 @@ TEST_CASE("npu_transpose_conv_matches_golden") {
     }
 }
 
+TEST_CASE("npu_reductions_and_pack_match_golden") {
+    // REDUCE_MAX over height and width of a map whose 600 pixels need a 200 x 3 window,
+    // REDUCE_MIN of int8 over the last axis (complemented copy, pool, complement) and a float PACK
+    // along a middle axis, on the functional model and the RTL.
+    std::vector<std::pair<std::string, Model>> models;
+    const auto ints = [](ModelBuilder& b, std::vector<int32_t> v) {
+        return b.addConstant(OperandType::TENSOR_INT32, {static_cast<uint32_t>(v.size())}, v);
+    };
+    {
+        ModelBuilder b;
+        const uint32_t in = b.addInput(kQ8, {2, 20, 30, 17}, 0.5f, 7);
+        const uint32_t out = b.addOutput(kQ8, {2, 17}, 0.5f, 7);
+        b.addOperation(OperationType::REDUCE_MAX, {in, ints(b, {1, -2}), b.addBool(false)}, {out});
+        models.emplace_back("reduce_max_hw", b.build());
+    }
+    {
+        ModelBuilder b;
+        const uint32_t in = b.addInput(kS8, {3, 5, 40}, 0.25f, -1);
+        const uint32_t out = b.addOutput(kS8, {3, 5, 1}, 0.25f, -1);
+        b.addOperation(OperationType::REDUCE_MIN, {in, ints(b, {2}), b.addBool(true)}, {out});
+        models.emplace_back("reduce_min_last_axis", b.build());
+    }
+    {
+        ModelBuilder b;
+        const uint32_t x = b.addInput(OperandType::TENSOR_FLOAT32, {4, 3, 5});
+        const uint32_t y = b.addInput(OperandType::TENSOR_FLOAT32, {4, 3, 5});
+        const uint32_t out = b.addOutput(OperandType::TENSOR_FLOAT32, {4, 2, 3, 5});
+        b.addOperation(OperationType::PACK, {b.addInt32(1), x, y}, {out});
+        models.emplace_back("pack_float32", b.build());
+    }
+    for (const auto& [name, model] : models) {
+        INFO(name);
+        CHECK(claims(model) == std::vector<bool>{true});
+        for (auto npu : {sim::NpuImplementation::kFunctional, sim::NpuImplementation::kRtl}) {
+            const auto partitions = runMatchingGolden(model, 9, npu, Placement::kNpu);
+            CHECK(partitions.size() == 1);
+            CHECK(countNpu(partitions) == 1);
+        }
+    }
+}
+
 TEST_CASE("rewrite_zoo_converter_style_through_the_cli") {
     // `nncosim zoo ... --converter-style` then `nncosim run --backend auto`: the TRANSPOSE, PADs
     // and MEAN on the NPU, only SOFTMAX on the CPU, outputs identical to the golden's.
