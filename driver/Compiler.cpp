@@ -39,7 +39,7 @@ Status checkOperationSupported(const Model& model, uint32_t index) {
         return unsupported(
             op, isExtension(op.type) ? "unknown extension operation" : "not an NPU operation");
     }
-    if (!npu_extension::isLut8(model, op.type) && !npuOp->anyElementType) {
+    if (!npu_extension::isLut8(model, op.type) && !npuOp->ownOutputTypes) {
         for (uint32_t o : op.outputs) {
             if (!isQuant8(model.main.operands[o].type))
                 return unsupported(op, "only 8-bit quantized outputs");

@@ -1,5 +1,6 @@
-// ADD, SUB and MUL on the NPU (ADD and MUL descriptors, NNAPI broadcasting); a broadcast
-// constant operand is expanded at compile time so that the operation streams contiguous rows.
+// ADD, SUB and MUL on the NPU (ADD and MUL descriptors, NNAPI broadcasting), and the comparisons
+// of quantized tensors (a SUB whose sign a LUT turns into TENSOR_BOOL8); a broadcast constant
+// operand is expanded at compile time so that the operation streams contiguous rows.
 #include "driver/compiler/Lowering.h"
 #include "model/operations/Shapes.h"
 
@@ -60,6 +61,35 @@ npu::StridedTensor operandRows(Lowering& lw, uint32_t k, const std::array<uint32
     return {lw.addConstant(expanded.data(), expanded.size()), dense};
 }
 
+/// The ADD descriptor of quantized ADD/SUB `params` from `a` and `b` to an output of `outType`.
+npu::Descriptor addSubDescriptor(const Operand& a, const Operand& b, OperandType outType,
+                                 const fixedpoint::AddSubParams& params) {
+    npu::Descriptor d;
+    d.opcode = npu::Opcode::ADD;
+    d.aSigned = isSigned(a.type), d.bSigned = isSigned(b.type), d.outSigned = isSigned(outType);
+    d.aZeroPoint = a.zeroPoint, d.bZeroPoint = b.zeroPoint, d.outZeroPoint = params.outputOffset;
+    d.leftShift = fixedpoint::AddSubParams::kLeftShift;
+    d.aMultiplier = params.input1.multiplier, d.aShift = params.input1.shift;
+    d.bMultiplier = params.input2.multiplier, d.bShift = params.input2.shift;
+    d.outMultiplier = params.output.multiplier, d.outShift = params.output.shift;
+    d.actMin = params.range.min, d.actMax = params.range.max;
+    return d;
+}
+
+/// Streams `d` over inputs 0 and 1 of `op` (broadcast to output 0's shape) into `out`.
+Status emitStream(Lowering& lw, const Operation& op, const npu::Descriptor& d, uint32_t out) {
+    const auto& outD = lw.dims(op.outputs[0]);
+    std::array<uint32_t, 4> o4{1, 1, 1, 1};
+    for (size_t i = 0; i < outD.size(); ++i) o4[4 - outD.size() + i] = outD[i];
+    npu::ChainBuilder chain;
+    const Status st =
+        chain.stream(d, operandRows(lw, op.inputs[0], o4), operandRows(lw, op.inputs[1], o4),
+                     {out, npu::ChainBuilder::denseStrides(o4)}, o4);
+    if (!st.ok()) return lw.fail(op, st.message);
+    lw.emitChain(chain);
+    return okStatus();
+}
+
 Status lower(Lowering& lw, const Operation& op) {
     const Operand& a = lw.operand(op.inputs[0]);
     const Operand& b = lw.operand(op.inputs[1]);
@@ -67,42 +97,120 @@ Status lower(Lowering& lw, const Operation& op) {
     auto act = lw.constants().scalar<int32_t>(op.inputs[2]);
     auto range = act ? activationRange(*act, out) : std::nullopt;
     if (!range) return lw.fail(op, "activation");
-    npu::Descriptor d;
-    d.aSigned = isSigned(a.type), d.bSigned = isSigned(b.type), d.outSigned = isSigned(out.type);
-    d.aZeroPoint = a.zeroPoint, d.bZeroPoint = b.zeroPoint, d.outZeroPoint = out.zeroPoint;
     const fixedpoint::QuantInfo qa{a.scale, a.zeroPoint}, qb{b.scale, b.zeroPoint},
         qo{out.scale, out.zeroPoint};
+    npu::Descriptor d;
     if (op.type == OperationType::ADD || op.type == OperationType::SUB) {
         auto params =
             fixedpoint::computeAddSubParams(qa, qb, qo, *range, op.type == OperationType::SUB);
         if (!params) return lw.fail(op, "multipliers");
-        d.opcode = npu::Opcode::ADD;
-        d.leftShift = fixedpoint::AddSubParams::kLeftShift;
-        d.aMultiplier = params->input1.multiplier, d.aShift = params->input1.shift;
-        d.bMultiplier = params->input2.multiplier, d.bShift = params->input2.shift;
-        d.outMultiplier = params->output.multiplier, d.outShift = params->output.shift;
-        d.actMin = params->range.min, d.actMax = params->range.max;
+        d = addSubDescriptor(a, b, out.type, *params);
     } else {
         auto params = fixedpoint::computeMulParams(qa, qb, qo, *range);
         if (!params) return lw.fail(op, "multiplier");
         d.opcode = npu::Opcode::MUL;
+        d.aSigned = isSigned(a.type), d.bSigned = isSigned(b.type),
+        d.outSigned = isSigned(out.type);
+        d.aZeroPoint = a.zeroPoint, d.bZeroPoint = b.zeroPoint, d.outZeroPoint = out.zeroPoint;
         d.outMultiplier = params->output.multiplier, d.outShift = params->output.shift;
         d.actMin = params->range.min, d.actMax = params->range.max;
     }
-    const auto& outD = lw.dims(op.outputs[0]);
-    std::array<uint32_t, 4> o4{1, 1, 1, 1};
-    for (size_t i = 0; i < outD.size(); ++i) o4[4 - outD.size() + i] = outD[i];
-    npu::ChainBuilder chain;
-    const Status st =
-        chain.stream(d, operandRows(lw, op.inputs[0], o4), operandRows(lw, op.inputs[1], o4),
-                     {lw.address(op.outputs[0]), npu::ChainBuilder::denseStrides(o4)}, o4);
-    if (!st.ok()) return lw.fail(op, st.message);
-    lw.emitChain(chain);
+    return emitStream(lw, op, d, lw.address(op.outputs[0]));
+}
+
+// ---------------------------------------------------------------------------------------------
+// EQUAL, NOT_EQUAL, GREATER, GREATER_EQUAL, LESS and LESS_EQUAL of 8-bit quantized tensors.
+//
+// NNAPI compares the real values, each dequantized in float. The NPU subtracts the two on the ADD
+// unit, both rescaled as quantized SUB rescales them, into a byte whose output multiplier is
+// just below one around a middle zero point: its sign is the comparison's, where the rescaling
+// keeps the order of the real values. Whether it does depends on the scales and zero points only,
+// so the claim checks all 65,536 pairs of stored values; a LUT turns the sign into the BOOL8.
+
+/// The three-way order of x and y: -1, 0 or 1.
+int order(float x, float y) {
+    return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/// The SUB whose output's sign orders `a` against `b`, when it does so for every pair of values.
+std::optional<fixedpoint::AddSubParams> orderingSub(const Operand& a, const Operand& b) {
+    if (!isQuant8(a.type) || b.type != a.type) return std::nullopt;
+    const int32_t middle = isSigned(a.type) ? 0 : 128;
+    const float twiceMax = 2 * std::max(a.scale, b.scale);
+    const fixedpoint::QuantInfo out{
+        twiceMax / (1 << fixedpoint::AddSubParams::kLeftShift) * 1.0001f, middle};
+    auto params = fixedpoint::computeAddSubParams({a.scale, a.zeroPoint}, {b.scale, b.zeroPoint},
+                                                  out, {typeMin(a.type), typeMax(a.type)}, true);
+    if (!params) return std::nullopt;
+    for (int32_t x = typeMin(a.type); x <= typeMax(a.type); ++x) {
+        const float real = fixedpoint::dequantizeValue(x, a.scale, a.zeroPoint);
+        for (int32_t y = typeMin(b.type); y <= typeMax(b.type); ++y) {
+            const int sign = order(static_cast<float>(fixedpoint::addSubElement(x, y, *params)),
+                                   static_cast<float>(middle));
+            if (sign != order(real, fixedpoint::dequantizeValue(y, b.scale, b.zeroPoint)))
+                return std::nullopt;
+        }
+    }
+    return params;
+}
+
+Status comparisonSupported(const Model& model, const Operation& op) {
+    const Constants c(model);
+    const Operand& a = c.operand(op.inputs[0]);
+    const Operand& b = c.operand(op.inputs[1]);
+    if (c.operand(op.outputs[0]).type != OperandType::TENSOR_BOOL8)
+        return unsupported(op, "the output must be TENSOR_BOOL8");
+    if (a.dimensions.size() > 4 || b.dimensions.size() > 4) return unsupported(op, "rank above 4");
+    if (!orderingSub(a, b))
+        return unsupported(op,
+                           "only 8-bit quantized tensors whose scales keep their order in the "
+                           "integer rescaling");
     return okStatus();
+}
+
+/// Whether the comparison holds for the three-way order `sign`.
+bool holds(OperationType type, int sign) {
+    switch (type) {
+        case OperationType::EQUAL:
+            return sign == 0;
+        case OperationType::NOT_EQUAL:
+            return sign != 0;
+        case OperationType::GREATER:
+            return sign > 0;
+        case OperationType::GREATER_EQUAL:
+            return sign >= 0;
+        case OperationType::LESS:
+            return sign < 0;
+        default:  // LESS_EQUAL
+            return sign <= 0;
+    }
+}
+
+std::vector<uint64_t> comparisonScratch(const Lowering& lw, const Operation& op) {
+    return {elementCount(lw.dims(op.outputs[0]))};
+}
+
+Status lowerComparison(Lowering& lw, const Operation& op) {
+    const Operand& a = lw.operand(op.inputs[0]);
+    const Operand& b = lw.operand(op.inputs[1]);
+    auto params = orderingSub(a, b);
+    if (!params) return lw.fail(op, "no exact integer comparison for these scales");
+    const uint32_t difference = lw.scratch().at(0);
+    NN_RETURN_IF_ERROR(emitStream(lw, op, addSubDescriptor(a, b, a.type, *params), difference));
+    const int32_t middle = params->outputOffset;
+    const Table table = tableOf(a.type, [&](int32_t v) {
+        return holds(op.type, v < middle ? -1 : v > middle ? 1 : 0) ? 1 : 0;
+    });
+    lw.fenceNext();  // after the difference
+    MoveEmitter move(lw, 1, 0, table);
+    return move.block(difference, lw.address(op.outputs[0]),
+                      {{static_cast<uint32_t>(elementCount(lw.dims(op.outputs[0]))), 1, 1}}, false);
 }
 
 }  // namespace
 
 extern const NpuOperation kElementwiseOperation{supported, outputShape, lower, nullptr, {}, false};
+extern const NpuOperation kComparisonOperation{
+    comparisonSupported, outputShape, lowerComparison, comparisonScratch, {}, false, nullptr, true};
 
 }  // namespace nncosim::driver

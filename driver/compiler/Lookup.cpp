@@ -1,8 +1,9 @@
 // Unary operations through the LUT unit: every quantized operation whose output byte is a
 // function of its input byte alone (RELU, RELU1, RELU6, LOGISTIC, TANH, HARD_SWISH, RSQRT and
 // CAST between equal types; PRELU, MAXIMUM and MINIMUM whose other operand is a constant of one
-// value; tables computed with the golden's arithmetic from model/FixedPoint.h) and the vendor
-// extension's LUT8 (its own table).
+// value; tables computed with the golden's arithmetic from model/FixedPoint.h), the vendor
+// extension's LUT8 (its own table), and MAXIMUM and MINIMUM of two tensors (two tables, then a
+// MAXPOOL over the pair).
 #include <algorithm>
 
 #include "driver/compiler/Lowering.h"
@@ -215,6 +216,102 @@ Status lowerConstantOperand(Lowering& lw, const Operation& op) {
     return lowerTable(lw, op, op.inputs[k->input], *table);
 }
 
+// MAXIMUM and MINIMUM of two tensors: each operand through its requantization table (the
+// golden's requantizeValue) into one of two stacked copies of the output's shape, broadcast by
+// stride 0, then one MAXPOOL window over the pair. MINIMUM complements on the way in and out (~x
+// reverses the order of uint8 and of int8 bytes alike).
+template <typename T>
+Table toOutputTable(const Operand& in, const Operand& out, bool complement) {
+    const fixedpoint::QuantInfo qi{in.scale, in.zeroPoint}, qo{out.scale, out.zeroPoint};
+    return tableOf(in.type, [&](int32_t v) {
+        const int32_t x = fixedpoint::requantizeValue(static_cast<T>(v), qi, qo);
+        return complement ? ~x : x;
+    });
+}
+
+Table toOutput(const Operand& in, const Operand& out, bool complement) {
+    return isSigned(in.type) ? toOutputTable<int8_t>(in, out, complement)
+                             : toOutputTable<uint8_t>(in, out, complement);
+}
+
+Status pairSupported(const Constants& c, const Operation& op) {
+    const Operand& a = c.operand(op.inputs[0]);
+    const Operand& b = c.operand(op.inputs[1]);
+    const Operand& out = c.operand(op.outputs[0]);
+    if (!isQuant8(a.type) || b.type != a.type || out.type != a.type)
+        return unsupported(op, "only 8-bit quantized tensors");
+    if (a.dimensions.size() > 4 || b.dimensions.size() > 4) return unsupported(op, "rank above 4");
+    if (elementCount(out.dimensions) > kMaxCount)
+        return unsupported(op, "more elements than the pooling's 16-bit channel count");
+    return okStatus();
+}
+
+Status maxMinSupported(const Model& model, const Operation& op) {
+    const Constants c(model);
+    if (constantOperand(c, op)) return constantOperandSupported(model, op);
+    return pairSupported(c, op);
+}
+
+Result<std::vector<uint32_t>> maxMinOutputShape(const Lowering& lw, const Operation& op) {
+    if (constantOperand(lw.constants(), op)) return constantOperandOutputShape(lw, op);
+    auto shape = broadcastShape(lw.dims(op.inputs[0]), lw.dims(op.inputs[1]));
+    if (!shape) return fail(ErrorStatus::GENERAL_FAILURE, "shapes do not broadcast");
+    return *shape;
+}
+
+// The two stacked operands, and for MINIMUM the complemented result.
+std::vector<uint64_t> maxMinScratch(const Lowering& lw, const Operation& op) {
+    if (constantOperand(lw.constants(), op)) return {};
+    const uint64_t n = elementCount(lw.dims(op.outputs[0]));
+    if (op.type == OperationType::MINIMUM) return {2 * n, n};
+    return {2 * n};
+}
+
+Status lowerMaxMin(Lowering& lw, const Operation& op) {
+    if (constantOperand(lw.constants(), op)) return lowerConstantOperand(lw, op);
+    const Operand& out = lw.operand(op.outputs[0]);
+    const auto& outD = lw.dims(op.outputs[0]);
+    const auto n = static_cast<uint32_t>(elementCount(outD));
+    if (n == 0) return okStatus();
+    if (n > kMaxCount || outD.size() > 4)
+        return lw.fail(op, "output beyond the pooling's channels");
+    const bool minimum = op.type == OperationType::MINIMUM;
+    const uint32_t stack = lw.scratch().at(0);
+    const auto outStrides = rowMajorStrides(outD);
+    for (uint32_t k = 0; k < 2; ++k) {
+        const auto& dims = lw.dims(op.inputs[k]);
+        const auto inStrides = rowMajorStrides(dims);
+        // Aligned on the right; a dimension of 1 broadcasts (stride 0).
+        std::vector<MoveDim> moves;
+        for (size_t d = 0; d < outD.size(); ++d) {
+            const size_t lead = outD.size() - dims.size();
+            const bool broadcast = d < lead || dims[d - lead] == 1;
+            moves.push_back({outD[d], broadcast ? 0 : inStrides[d - lead], outStrides[d]});
+        }
+        moves.push_back({1, 1, 1});
+        MoveEmitter move(lw, 1, 0, toOutput(lw.operand(op.inputs[k]), out, minimum));
+        NN_RETURN_IF_ERROR(move.block(lw.address(op.inputs[k]), stack + k * n, moves, false));
+    }
+    npu::DeviceTensor pair;
+    pair.addr = stack;
+    pair.h = 2, pair.w = 1, pair.c = n;
+    pair.isSigned = isSigned(out.type);
+    pair.zeroPoint = out.zeroPoint;
+    npu::DeviceTensor larger = pair;
+    larger.addr = minimum ? lw.scratch().at(1) : lw.address(op.outputs[0]);
+    larger.h = 1;
+    lw.fenceNext();  // after both copies
+    npu::ChainBuilder chain;
+    const Status st = chain.pool(false, pair, larger, {2, 1, 1, 1, 1, 1, 0, 0}, typeMin(out.type),
+                                 typeMax(out.type));
+    if (!st.ok()) return lw.fail(op, st.message);
+    lw.emitChain(chain);
+    if (!minimum) return okStatus();
+    lw.fenceNext();  // after the pool
+    MoveEmitter back(lw, 1, 0, tableOf(out.type, [](int32_t v) { return ~v; }));
+    return back.block(larger.addr, lw.address(op.outputs[0]), {{n, 1, 1}}, false);
+}
+
 // Validated by the device already (model/NpuExtension.h).
 Status lut8Supported(const Model&, const Operation&) {
     return okStatus();
@@ -236,6 +333,8 @@ extern const NpuOperation kActivationOperation{
     activationSupported, sameShape, lowerActivation, nullptr, {}, false};
 extern const NpuOperation kConstantOperandOperation{
     constantOperandSupported, constantOperandOutputShape, lowerConstantOperand, nullptr, {}, false};
+extern const NpuOperation kMaxMinOperation{
+    maxMinSupported, maxMinOutputShape, lowerMaxMin, maxMinScratch, {}, false};
 extern const NpuOperation kLut8Operation{lut8Supported, sameShape, lowerLut8, nullptr, {}, false};
 
 }  // namespace nncosim::driver

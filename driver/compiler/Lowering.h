@@ -123,9 +123,9 @@ struct NpuOperation {
     /// outputShape); null: one output.
     Result<std::vector<std::vector<uint32_t>>> (*outputShapes)(const Lowering& lowering,
                                                                const Operation& op) = nullptr;
-    /// The operation moves elements whatever their type (views and copies); otherwise its
-    /// outputs must be 8-bit quantized.
-    bool anyElementType = false;
+    /// The support check decides the output types (views and copies take any, comparisons
+    /// write TENSOR_BOOL8); otherwise outputs must be 8-bit quantized.
+    bool ownOutputTypes = false;
 };
 
 /// The registration of `type` in `model` (extensions included); null: not an NPU operation.

@@ -13,8 +13,10 @@ extern const NpuOperation kReduceOperation;           // Convolution.cpp
 extern const NpuOperation kTransposeConvOperation;    // Convolution.cpp
 extern const NpuOperation kFullyConnectedOperation;   // FullyConnected.cpp
 extern const NpuOperation kElementwiseOperation;      // Elementwise.cpp
+extern const NpuOperation kComparisonOperation;       // Elementwise.cpp
 extern const NpuOperation kActivationOperation;       // Lookup.cpp
 extern const NpuOperation kConstantOperandOperation;  // Lookup.cpp
+extern const NpuOperation kMaxMinOperation;           // Lookup.cpp
 extern const NpuOperation kLut8Operation;             // Lookup.cpp
 extern const NpuOperation kReshapeOperation;          // DataMovement.cpp
 extern const NpuOperation kSqueezeOperation;          // DataMovement.cpp
@@ -47,6 +49,13 @@ const NpuOperation* findNpuOperation(const Model& model, OperationType type) {
         case OperationType::SUB:
         case OperationType::MUL:
             return &kElementwiseOperation;
+        case OperationType::EQUAL:
+        case OperationType::NOT_EQUAL:
+        case OperationType::GREATER:
+        case OperationType::GREATER_EQUAL:
+        case OperationType::LESS:
+        case OperationType::LESS_EQUAL:
+            return &kComparisonOperation;
         case OperationType::RELU:
         case OperationType::RELU1:
         case OperationType::RELU6:
@@ -57,9 +66,10 @@ const NpuOperation* findNpuOperation(const Model& model, OperationType type) {
         case OperationType::CAST:
             return &kActivationOperation;
         case OperationType::PRELU:
+            return &kConstantOperandOperation;
         case OperationType::MAXIMUM:
         case OperationType::MINIMUM:
-            return &kConstantOperandOperation;
+            return &kMaxMinOperation;
         case OperationType::RESHAPE:
             return &kReshapeOperation;
         case OperationType::SQUEEZE:
