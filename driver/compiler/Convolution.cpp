@@ -412,12 +412,139 @@ Status lowerFused(Lowering& lw, uint32_t dwIndex, const Operation& pw) {
     return okStatus();
 }
 
+// ---------------------------------------------------------------------------------------------
+// Few input channels. A strided convolution of an input with few channels (an image's 3) keeps
+// few array rows busy. Spread space-to-depth by its stride s, the padded input becomes a canvas
+// of s^2 times the channels and the layer a stride-1, VALID convolution with ceil(k / s) taps per
+// side: canvas pixel (Y, X), channel (i * s + j) * C + c is padded-input pixel (Y * s + i,
+// X * s + j), channel c, and tap (KY, KX) over that channel is the original tap (KY * s + i,
+// KX * s + j), or the weight zero point (contributing 0) past the kernel. The same products are
+// summed, so the result is bit-exact; 3 channels at stride 2 fill 12 of 16 array rows, and a 3x3
+// kernel needs 4 taps instead of 9.
+
+struct SpaceToDepth {
+    uint32_t s = 1, kh = 1, kw = 1;
+    std::array<uint32_t, 4> canvas{};  // NHWC
+};
+
+std::optional<SpaceToDepth> spaceToDepthOf(const ConvInfo& c) {
+    const WindowParams& p = c.w.p;
+    if (c.dw || c.groups != 1 || p.nchw || !c.weights || p.strideH != p.strideW || p.strideH < 2 ||
+        c.geometry.dilationH != 1 || c.geometry.dilationW != 1)
+        return std::nullopt;
+    SpaceToDepth t;
+    t.s = static_cast<uint32_t>(p.strideH);
+    t.kh = ceilDiv(c.kh, t.s), t.kw = ceilDiv(c.kw, t.s);
+    const uint32_t channels = t.s * t.s * c.w.in[3];
+    // Worth it when the array passes (taps times channel blocks) halve at least.
+    if (uint64_t{t.kh} * t.kw * ceilDiv(channels, npu::kArrayRows) * 2 > uint64_t{c.kh} * c.kw)
+        return std::nullopt;
+    t.canvas = {c.w.in[0], c.w.out[1] + t.kh - 1, c.w.out[2] + t.kw - 1, channels};
+    if (t.canvas[1] > kMaxCount || t.canvas[2] > kMaxCount) return std::nullopt;
+    return t;
+}
+
+std::vector<uint64_t> convScratch(const Lowering& lw, const Operation& op) {
+    auto c = convInfo(lw, op);
+    if (!c) return {};
+    if (auto t = spaceToDepthOf(*c))
+        return {uint64_t{t->canvas[0]} * t->canvas[1] * t->canvas[2] * t->canvas[3]};
+    return scratch(lw, op);
+}
+
+// The canvas: the input's zero point, then per row phase i (and column phase j) the input rows
+// and columns that land in it.
+Status spreadSpaceToDepth(Lowering& lw, const Operation& op, const ConvInfo& c,
+                          const SpaceToDepth& t, uint32_t canvasBase) {
+    const uint32_t s = t.s, inH = c.w.in[1], inW = c.w.in[2], inC = c.w.in[3];
+    const int64_t padT = c.geometry.padTop, padL = c.geometry.padLeft;
+    const int64_t pixel = t.canvas[3], row = int64_t{t.canvas[2]} * pixel;
+    const int64_t image = row * t.canvas[1];
+    MoveEmitter move(lw, 1, static_cast<uint8_t>(lw.operand(op.inputs[0]).zeroPoint));
+    NN_RETURN_IF_ERROR(move.block(
+        0, canvasBase, {{t.canvas[0] * t.canvas[1], 0, row}, {static_cast<uint32_t>(row), 1, 1}},
+        true));
+    lw.fenceNext();  // after the fill
+    // Input indices r = phase - pad + s * k with 0 <= r < size and canvas index k' < limit.
+    const auto phase = [s](uint32_t p, int64_t pad, uint32_t size, uint32_t limit) {
+        const int64_t first = ((int64_t{p} - pad) % s + s) % s;  // the first r of phase p
+        const int64_t k0 = (first + pad) / s;                    // its canvas index
+        int64_t count = first < size ? (int64_t{size} - 1 - first) / s + 1 : 0;
+        count = std::min<int64_t>(count, int64_t{limit} - k0);
+        return std::array<int64_t, 3>{first, k0, std::max<int64_t>(count, 0)};
+    };
+    // Whole pixel pairs (s pixels side by side land in s channel groups side by side) when the
+    // phases of the columns line up with the rows of the input.
+    const bool pairs = padL % s == 0 && inW % s == 0;
+    const uint32_t base = lw.address(op.inputs[0]);
+    const int64_t inRow = int64_t{inW} * inC;
+    for (uint32_t i = 0; i < s; ++i) {
+        const auto [r0, y0, rows] = phase(i, padT, inH, t.canvas[1]);
+        for (uint32_t j = 0; j < (pairs ? 1 : s); ++j) {
+            const auto [x0, xk0, cols] = phase(j, padL, inW, t.canvas[2]);
+            if (rows == 0 || cols == 0) continue;
+            const uint32_t run = pairs ? s * inC : inC;
+            const uint32_t src = base + static_cast<uint32_t>(r0 * inRow + x0 * inC);
+            const uint32_t dst =
+                canvasBase + static_cast<uint32_t>(y0 * row + xk0 * pixel + (i * s + j) * inC);
+            NN_RETURN_IF_ERROR(move.block(src, dst,
+                                          {{c.w.in[0], inRow * inH, image},
+                                           {static_cast<uint32_t>(rows), s * inRow, row},
+                                           {static_cast<uint32_t>(cols), int64_t{s} * inC, pixel},
+                                           {run, 1, 1}},
+                                          false));
+        }
+    }
+    return okStatus();
+}
+
+Status lowerSpaceToDepthConv(Lowering& lw, const Operation& op, const ConvInfo& c,
+                             const SpaceToDepth& t) {
+    const uint32_t canvasBase = lw.scratch().at(0);
+    NN_RETURN_IF_ERROR(spreadSpaceToDepth(lw, op, c, t, canvasBase));
+    // The filter over the canvas's channels: [outC, kh', kw', s^2 C].
+    const uint32_t s = t.s, inC = c.w.in[3], outC = c.w.out[3];
+    std::vector<uint8_t> weights(size_t{outC} * t.kh * t.kw * t.canvas[3],
+                                 static_cast<uint8_t>(c.weightZero));
+    for (uint32_t o = 0; o < outC; ++o) {
+        for (uint32_t ky = 0; ky < c.kh; ++ky) {
+            for (uint32_t kx = 0; kx < c.kw; ++kx) {
+                const size_t tap = (size_t{o} * t.kh + ky / s) * t.kw + kx / s;
+                const uint32_t group = (ky % s) * s + kx % s;
+                std::memcpy(&weights[tap * t.canvas[3] + group * inC],
+                            c.weights + ((size_t{o} * c.kh + ky) * c.kw + kx) * inC, inC);
+            }
+        }
+    }
+    ConvInfo spread = c;
+    spread.weights = weights.data();
+    spread.kh = t.kh, spread.kw = t.kw;
+    spread.groupIn = t.canvas[3];
+    spread.w.in = t.canvas;
+    spread.geometry = {t.kh, t.kw, 1, 1, 1, 1, 0, 0};
+    const uint32_t stream = convWeights(lw, op, spread, 0);
+    lw.fenceNext();  // after the canvas
+    const Operand& in = lw.operand(op.inputs[0]);
+    const Operand& out = lw.operand(op.outputs[0]);
+    for (uint32_t n = 0; n < c.w.in[0]; ++n) {
+        npu::ChainBuilder chain;
+        const Status st =
+            chain.conv(imageOf(canvasBase, t.canvas, n, 0, t.canvas[3], in),
+                       imageOf(lw.address(op.outputs[0]), c.w.out, n, 0, outC, out), stream,
+                       c.weightsSigned, c.weightZero, spread.geometry, c.stage);
+        if (!st.ok()) return lw.fail(op, st.message);
+        lw.emitChain(chain);
+    }
+    return okStatus();
+}
+
 Status lowerConv(Lowering& lw, const Operation& op) {
     if (lw.isFusedIntoLater(lw.opIndex())) return okStatus();  // with its pointwise layer
     if (auto from = lw.fusedFrom(lw.opIndex())) return lowerFused(lw, *from, op);
     auto info = convInfo(lw, op);
     NN_RETURN_IF_ERROR(info.status());
     const ConvInfo& c = *info;
+    if (auto t = spaceToDepthOf(c)) return lowerSpaceToDepthConv(lw, op, c, *t);
     const Operand& in = lw.operand(op.inputs[0]);
     const Operand& out = lw.operand(op.outputs[0]);
     auto io = transposeIn(lw, op, c.w);
@@ -1001,8 +1128,8 @@ void planDepthwisePointwiseFusion(Lowering& lw) {
     }
 }
 
-extern const NpuOperation kConvolutionOperation{supported, outputShape, lowerConv,
-                                                scratch,   {1, 2},      false};
+extern const NpuOperation kConvolutionOperation{supported,   outputShape, lowerConv,
+                                                convScratch, {1, 2},      false};
 extern const NpuOperation kPoolingOperation{supported, outputShape, lowerPool, scratch, {}, false};
 extern const NpuOperation kReduceOperation{
     reduceSupported, reduceOutputShape, lowerReduce, reduceScratch, {}, false};

@@ -677,6 +677,50 @@ TEST_CASE("npu_comparisons_and_pairs_match_golden") {
     CHECK(st.message.find("scales") != std::string::npos);
 }
 
+TEST_CASE("npu_few_channel_strided_convolutions_match_golden") {
+    // Strided convolutions of 3- and 2-channel inputs run space-to-depth (a canvas of s^2 times
+    // the channels, a stride-1 convolution of ceil(k / s) taps): 3x3 / 2 with padding 0, 1 on an
+    // even width (pixel pairs copied whole), 7x7 / 2 with padding 3 on an odd width (each column
+    // phase on its own), 5x5 / 3 signed per-channel-free int8; on the functional model and the RTL.
+    std::mt19937 rng(17);
+    const auto conv = [&rng](OperandType type, std::vector<uint32_t> in, uint32_t outC, uint32_t k,
+                             int32_t stride, std::array<int32_t, 4> pad,
+                             std::vector<uint32_t> out) {
+        ModelBuilder b;
+        const int32_t zero = type == kQ8 ? 128 : 0;
+        const uint32_t input = b.addInput(type, in, 0.5f, zero + 3);
+        std::vector<uint8_t> weights(size_t{outC} * k * k * in[3]);
+        for (auto& w : weights) w = static_cast<uint8_t>(zero + static_cast<int>(rng() % 41) - 20);
+        std::vector<int32_t> bias(outC);
+        for (auto& v : bias) v = static_cast<int32_t>(rng() % 2001) - 1000;
+        const uint32_t filter = b.addConstant(type, {outC, k, k, in[3]}, weights, 0.05f, zero);
+        const uint32_t biasOperand = b.addConstant(OperandType::TENSOR_INT32, {outC}, bias, 0.025f);
+        const uint32_t output = b.addOutput(type, std::move(out), 1.0f, zero);
+        std::vector<uint32_t> inputs{input, filter, biasOperand};
+        for (int32_t v : {pad[0], pad[1], pad[2], pad[3], stride, stride, 0})
+            inputs.push_back(b.addInt32(v));
+        b.addOperation(OperationType::CONV_2D, inputs, {output});
+        return b.build();
+    };
+    std::vector<std::pair<std::string, Model>> models;
+    models.emplace_back("3x3_s2_even",
+                        conv(kQ8, {1, 20, 24, 3}, 32, 3, 2, {0, 1, 0, 1}, {1, 10, 12, 32}));
+    models.emplace_back("7x7_s2_odd",
+                        conv(kQ8, {2, 15, 17, 3}, 20, 7, 2, {3, 3, 3, 3}, {2, 8, 9, 20}));
+    models.emplace_back("5x5_s3_int8",
+                        conv(kS8, {1, 16, 14, 2}, 16, 5, 3, {1, 2, 2, 1}, {1, 5, 5, 16}));
+    for (const auto& [name, model] : models) {
+        INFO(name);
+        CHECK(claims(model) == std::vector<bool>{true});
+        auto program = driver::compileModel(model, {});
+        REQUIRE_MESSAGE(program.ok(), program.status().message);
+        // The canvas is written by LUT copies before the convolution.
+        CHECK(program->descriptors.front().opcode == npu::Opcode::LUT);
+        for (auto npu : {sim::NpuImplementation::kFunctional, sim::NpuImplementation::kRtl})
+            CHECK(runMatchingGolden(model, 19, npu).size() == 1);
+    }
+}
+
 TEST_CASE("rewrite_zoo_converter_style_through_the_cli") {
     // `nncosim zoo ... --converter-style` then `nncosim run --backend auto`: the TRANSPOSE, PADs
     // and MEAN on the NPU, only SOFTMAX on the CPU, outputs identical to the golden's.
