@@ -624,4 +624,155 @@ module npu_cmd
     else $error("FENCE descriptor %0d loads before the earlier ones retired", load_q.index);
 `endif
 
+`ifdef NPU_COVERAGE
+  // ------------------------------------------------------------------------------------------
+  // Functional coverage (the coverage build only: sim/CMakeLists.txt, NNCOSIM_COVERAGE). Each
+  // point is named for what a regression made the NPU accept or survive; docs/verification-plan.md
+  // ties them to features and sim/coverage_waivers.txt lists the ones unreachable by design.
+  logic       cov_accept;
+  logic [7:0] cov_prev_op_q;
+  logic       cov_prev_valid_q;
+  assign cov_accept = next_load;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      cov_prev_valid_q <= 1'b0;
+      cov_prev_op_q    <= '0;
+    end else if (state_q != StRun) begin
+      cov_prev_valid_q <= 1'b0;
+    end else if (cov_accept) begin
+      cov_prev_valid_q <= 1'b1;
+      cov_prev_op_q    <= d.opcode;
+    end
+  end
+
+  // Every opcode, unsigned and signed, and after every opcode in the same job, written out: the
+  // points of a generate loop's iterations would merge into one.
+`define NPU_COVER_OPCODE(NAME, OP) \
+  NAME``_accepted: cover property (@(posedge clk_i) cov_accept && d.opcode == OP); \
+  NAME``_unsigned: cover property (@(posedge clk_i) cov_accept && d.opcode == OP && !d.a_signed); \
+  NAME``_signed: cover property (@(posedge clk_i) cov_accept && d.opcode == OP && d.a_signed);
+`define NPU_COVER_AFTER(PREV, PREV_OP, NAME, OP) \
+  PREV``_then_``NAME: cover property (@(posedge clk_i) cov_accept && cov_prev_valid_q && \
+                                      cov_prev_op_q == PREV_OP && d.opcode == OP);
+  `NPU_COVER_OPCODE(nop, OpNop)
+  `NPU_COVER_OPCODE(conv, OpConv)
+  `NPU_COVER_OPCODE(dwconv, OpDwconv)
+  `NPU_COVER_OPCODE(maxpool, OpMaxpool)
+  `NPU_COVER_OPCODE(avgpool, OpAvgpool)
+  `NPU_COVER_OPCODE(add, OpAdd)
+  `NPU_COVER_OPCODE(mul, OpMul)
+  `NPU_COVER_OPCODE(lut, OpLut)
+  `NPU_COVER_AFTER(nop, OpNop, nop, OpNop)
+  `NPU_COVER_AFTER(nop, OpNop, conv, OpConv)
+  `NPU_COVER_AFTER(nop, OpNop, dwconv, OpDwconv)
+  `NPU_COVER_AFTER(nop, OpNop, maxpool, OpMaxpool)
+  `NPU_COVER_AFTER(nop, OpNop, avgpool, OpAvgpool)
+  `NPU_COVER_AFTER(nop, OpNop, add, OpAdd)
+  `NPU_COVER_AFTER(nop, OpNop, mul, OpMul)
+  `NPU_COVER_AFTER(nop, OpNop, lut, OpLut)
+  `NPU_COVER_AFTER(conv, OpConv, nop, OpNop)
+  `NPU_COVER_AFTER(conv, OpConv, conv, OpConv)
+  `NPU_COVER_AFTER(conv, OpConv, dwconv, OpDwconv)
+  `NPU_COVER_AFTER(conv, OpConv, maxpool, OpMaxpool)
+  `NPU_COVER_AFTER(conv, OpConv, avgpool, OpAvgpool)
+  `NPU_COVER_AFTER(conv, OpConv, add, OpAdd)
+  `NPU_COVER_AFTER(conv, OpConv, mul, OpMul)
+  `NPU_COVER_AFTER(conv, OpConv, lut, OpLut)
+  `NPU_COVER_AFTER(dwconv, OpDwconv, nop, OpNop)
+  `NPU_COVER_AFTER(dwconv, OpDwconv, conv, OpConv)
+  `NPU_COVER_AFTER(dwconv, OpDwconv, dwconv, OpDwconv)
+  `NPU_COVER_AFTER(dwconv, OpDwconv, maxpool, OpMaxpool)
+  `NPU_COVER_AFTER(dwconv, OpDwconv, avgpool, OpAvgpool)
+  `NPU_COVER_AFTER(dwconv, OpDwconv, add, OpAdd)
+  `NPU_COVER_AFTER(dwconv, OpDwconv, mul, OpMul)
+  `NPU_COVER_AFTER(dwconv, OpDwconv, lut, OpLut)
+  `NPU_COVER_AFTER(maxpool, OpMaxpool, nop, OpNop)
+  `NPU_COVER_AFTER(maxpool, OpMaxpool, conv, OpConv)
+  `NPU_COVER_AFTER(maxpool, OpMaxpool, dwconv, OpDwconv)
+  `NPU_COVER_AFTER(maxpool, OpMaxpool, maxpool, OpMaxpool)
+  `NPU_COVER_AFTER(maxpool, OpMaxpool, avgpool, OpAvgpool)
+  `NPU_COVER_AFTER(maxpool, OpMaxpool, add, OpAdd)
+  `NPU_COVER_AFTER(maxpool, OpMaxpool, mul, OpMul)
+  `NPU_COVER_AFTER(maxpool, OpMaxpool, lut, OpLut)
+  `NPU_COVER_AFTER(avgpool, OpAvgpool, nop, OpNop)
+  `NPU_COVER_AFTER(avgpool, OpAvgpool, conv, OpConv)
+  `NPU_COVER_AFTER(avgpool, OpAvgpool, dwconv, OpDwconv)
+  `NPU_COVER_AFTER(avgpool, OpAvgpool, maxpool, OpMaxpool)
+  `NPU_COVER_AFTER(avgpool, OpAvgpool, avgpool, OpAvgpool)
+  `NPU_COVER_AFTER(avgpool, OpAvgpool, add, OpAdd)
+  `NPU_COVER_AFTER(avgpool, OpAvgpool, mul, OpMul)
+  `NPU_COVER_AFTER(avgpool, OpAvgpool, lut, OpLut)
+  `NPU_COVER_AFTER(add, OpAdd, nop, OpNop)
+  `NPU_COVER_AFTER(add, OpAdd, conv, OpConv)
+  `NPU_COVER_AFTER(add, OpAdd, dwconv, OpDwconv)
+  `NPU_COVER_AFTER(add, OpAdd, maxpool, OpMaxpool)
+  `NPU_COVER_AFTER(add, OpAdd, avgpool, OpAvgpool)
+  `NPU_COVER_AFTER(add, OpAdd, add, OpAdd)
+  `NPU_COVER_AFTER(add, OpAdd, mul, OpMul)
+  `NPU_COVER_AFTER(add, OpAdd, lut, OpLut)
+  `NPU_COVER_AFTER(mul, OpMul, nop, OpNop)
+  `NPU_COVER_AFTER(mul, OpMul, conv, OpConv)
+  `NPU_COVER_AFTER(mul, OpMul, dwconv, OpDwconv)
+  `NPU_COVER_AFTER(mul, OpMul, maxpool, OpMaxpool)
+  `NPU_COVER_AFTER(mul, OpMul, avgpool, OpAvgpool)
+  `NPU_COVER_AFTER(mul, OpMul, add, OpAdd)
+  `NPU_COVER_AFTER(mul, OpMul, mul, OpMul)
+  `NPU_COVER_AFTER(mul, OpMul, lut, OpLut)
+  `NPU_COVER_AFTER(lut, OpLut, nop, OpNop)
+  `NPU_COVER_AFTER(lut, OpLut, conv, OpConv)
+  `NPU_COVER_AFTER(lut, OpLut, dwconv, OpDwconv)
+  `NPU_COVER_AFTER(lut, OpLut, maxpool, OpMaxpool)
+  `NPU_COVER_AFTER(lut, OpLut, avgpool, OpAvgpool)
+  `NPU_COVER_AFTER(lut, OpLut, add, OpAdd)
+  `NPU_COVER_AFTER(lut, OpLut, mul, OpMul)
+  `NPU_COVER_AFTER(lut, OpLut, lut, OpLut)
+`undef NPU_COVER_OPCODE
+`undef NPU_COVER_AFTER
+
+  // Window geometry per opcode.
+  conv_1x1: cover property (@(posedge clk_i) cov_accept && d.opcode == OpConv &&
+                            d.kernel_w == 8'd1 && d.kernel_h == 8'd1);
+  conv_3x3: cover property (@(posedge clk_i) cov_accept && d.opcode == OpConv &&
+                            d.kernel_w == 8'd3 && d.kernel_h == 8'd3);
+  conv_large_kernel: cover property (@(posedge clk_i) cov_accept && d.opcode == OpConv &&
+                                     d.kernel_w > 8'd3);
+  conv_strided: cover property (@(posedge clk_i) cov_accept && d.opcode == OpConv &&
+                                d.stride_w > 8'd1);
+  conv_dilated: cover property (@(posedge clk_i) cov_accept && d.opcode == OpConv &&
+                                d.dilation_w > 8'd1);
+  conv_padded: cover property (@(posedge clk_i) cov_accept && d.opcode == OpConv &&
+                               d.pad_top != 8'd0 && d.pad_left != 8'd0);
+  conv_chain_in: cover property (@(posedge clk_i) cov_accept && d.opcode == OpConv && chain_in);
+  dwconv_taps: cover property (@(posedge clk_i) cov_accept && d.opcode == OpDwconv && taps);
+  dwconv_diagonal: cover property (@(posedge clk_i) cov_accept && d.opcode == OpDwconv &&
+                                   !taps);
+  dwconv_strided: cover property (@(posedge clk_i) cov_accept && d.opcode == OpDwconv &&
+                                  d.stride_w > 8'd1);
+  dwconv_dilated: cover property (@(posedge clk_i) cov_accept && d.opcode == OpDwconv &&
+                                  d.dilation_w > 8'd1);
+  dwconv_chain_out: cover property (@(posedge clk_i) cov_accept && d.opcode == OpDwconv &&
+                                    chain_out);
+  maxpool_strided: cover property (@(posedge clk_i) cov_accept && d.opcode == OpMaxpool &&
+                                   d.stride_w > 8'd1);
+  maxpool_padded: cover property (@(posedge clk_i) cov_accept && d.opcode == OpMaxpool &&
+                                  d.pad_top != 8'd0);
+  avgpool_strided: cover property (@(posedge clk_i) cov_accept && d.opcode == OpAvgpool &&
+                                   d.stride_w > 8'd1);
+  avgpool_padded: cover property (@(posedge clk_i) cov_accept && d.opcode == OpAvgpool &&
+                                  d.pad_top != 8'd0);
+  add_broadcast: cover property (@(posedge clk_i) cov_accept && d.opcode == OpAdd &&
+                                 d.b.stride1 == 32'd0);
+  lut_strided_rows: cover property (@(posedge clk_i) cov_accept && d.opcode == OpLut &&
+                                    d.a.stride1 != 32'(d.a.inner));
+
+  // Faults and recovery.
+  bad_opcode_seen: cover property (@(posedge clk_i) state_q == StRun && decode_q && bad_opcode);
+  bad_field_seen: cover property (@(posedge clk_i) state_q == StRun && decode_q && !bad_opcode &&
+                                  bad_field);
+  dma_window_fault: cover property (@(posedge clk_i) state_q == StRun && fault_i);
+  watchdog_fired: cover property (@(posedge clk_i) state_q == StRun &&
+                                  watchdog_q + 32'd1 == watchdog_limit_i);
+  soft_reset_mid_job: cover property (@(posedge clk_i) state_q == StRun && soft_reset_i);
+`endif
+
 endmodule

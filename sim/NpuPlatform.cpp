@@ -3,14 +3,21 @@
 #include "Vnpu_top___024root.h"
 #include "verilated.h"
 #include "verilated_fst_c.h"
+#if NNCOSIM_COVERAGE
+#include "verilated_cov.h"
+#endif
 
 #include "sim/NpuPlatform.h"
+
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <set>
 
 #include "sim/ChildProcess.h"
 #include "sim/DramModel.h"
@@ -36,6 +43,48 @@ class NpuTrace {
     VerilatedFstC mFst;
 };
 
+#if NNCOSIM_COVERAGE
+// The coverage build: each platform's counts go to $NNCOSIM_COVERAGE_DIR, one file per platform,
+// when the platform is destroyed or, for one that lives as long as the process (the process's
+// NPU), when the process exits.
+class CoverageFiles {
+  public:
+    static void add(VerilatedContext* context) {
+        std::lock_guard<std::mutex> lock(mutex());
+        static const bool registered = std::atexit(writeAll) == 0;
+        (void)registered;
+        live().insert(context);
+    }
+    static void remove(VerilatedContext* context) {
+        std::lock_guard<std::mutex> lock(mutex());
+        if (live().erase(context) != 0) write(context);
+    }
+
+  private:
+    static std::mutex& mutex() {
+        static std::mutex m;
+        return m;
+    }
+    static std::set<VerilatedContext*>& live() {
+        static auto* contexts = new std::set<VerilatedContext*>;  // outlives every platform
+        return *contexts;
+    }
+    static void writeAll() {
+        std::lock_guard<std::mutex> lock(mutex());
+        for (VerilatedContext* context : live()) write(context);
+        live().clear();
+    }
+    static void write(VerilatedContext* context) {
+        const char* dir = std::getenv("NNCOSIM_COVERAGE_DIR");
+        if (!dir) return;
+        static unsigned written = 0;
+        const std::string file = std::string(dir) + "/" + std::to_string(getpid()) + "-" +
+                                 std::to_string(written++) + ".dat";
+        context->coveragep()->write(file.c_str());
+    }
+};
+#endif
+
 NpuPlatform::NpuPlatform(const sc_core::sc_module_name& name, const PlatformConfig& config)
     : sc_core::sc_module(name),
       socket("socket"),
@@ -52,6 +101,9 @@ NpuPlatform::NpuPlatform(const sc_core::sc_module_name& name, const PlatformConf
         mContext->traceEverOn(true);
     }
     mModel = std::make_unique<Vnpu_top>(mContext.get(), "TOP");  // scopes read TOP.npu_top.*
+#if NNCOSIM_COVERAGE
+    CoverageFiles::add(mContext.get());
+#endif
     setFault(mConfig.fault);
     if (mConfig.trace.enabled) {
         mTrace = std::make_unique<NpuTrace>(*mModel);
@@ -70,6 +122,9 @@ NpuPlatform::~NpuPlatform() {
         stopTrace();
     }
     mModel->final();
+#if NNCOSIM_COVERAGE
+    CoverageFiles::remove(mContext.get());
+#endif
 }
 
 void NpuPlatform::finishTrace() {

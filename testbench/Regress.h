@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "model/Status.h"
+#include "testbench/Coverage.h"
 #include "testbench/CtsRunner.h"
 
 namespace nncosim {
@@ -138,6 +139,8 @@ struct RegressRun {
     double seconds = 0.0;
     unsigned workers = 0;  ///< worker processes used (at most one per item)
     size_t passed = 0, failed = 0, unsupported = 0;
+    /// RTL coverage merged from the run's workers (regress --coverage), for the report.
+    std::optional<CoverageSummary> coverage;
     bool ok() const { return failed == 0; }
 };
 

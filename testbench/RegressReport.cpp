@@ -441,6 +441,15 @@ Status writeRegressReport(const std::string& dir, const RegressRun& run,
     const Links links{dir};
     writeMarkdown(md, run, s, commandLine, links);
     writeHtml(html, run, s, commandLine, charts, links);
+    if (run.coverage) {
+        const std::string coverage = coverageMarkdown(*run.coverage);
+        md << "\n" << coverage;
+        // Before </body>: the same text, preformatted.
+        std::string page = html.str();
+        page.insert(page.rfind("</body>"),
+                    "<h2>RTL coverage</h2>\n<pre>" + xmlEscape(coverage) + "</pre>\n");
+        html.str(page);
+    }
     NN_RETURN_IF_ERROR(writeText(fs::path(dir) / "summary.md", md.str()));
     NN_RETURN_IF_ERROR(writeText(fs::path(dir) / "index.html", html.str()));
 
@@ -450,23 +459,24 @@ Status writeRegressReport(const std::string& dir, const RegressRun& run,
         if (r.verdict == Verdict::FAILED) j["rerun"] = rerunCommand(run.options, r.id);
         items.push_back(std::move(j));
     }
-    const nlohmann::json results = {{"command", commandLine},
-                                    {"backend", run.options.worker.backend},
-                                    {"seed", run.options.worker.seed},
-                                    {"shard", std::to_string(run.options.shardIndex) + "/" +
-                                                  std::to_string(run.options.shardCount)},
-                                    {"jobs", run.options.jobs},
-                                    {"workers", run.workers},
-                                    {"npu", run.options.worker.npu},
-                                    {"timeout", run.options.timeoutSeconds},
-                                    {"fault", run.options.worker.fault},
-                                    {"program", run.options.program},
-                                    {"seconds", run.seconds},
-                                    {"total", run.results.size()},
-                                    {"passed", run.passed},
-                                    {"failed", run.failed},
-                                    {"unsupported", run.unsupported},
-                                    {"items", items}};
+    nlohmann::json results = {{"command", commandLine},
+                              {"backend", run.options.worker.backend},
+                              {"seed", run.options.worker.seed},
+                              {"shard", std::to_string(run.options.shardIndex) + "/" +
+                                            std::to_string(run.options.shardCount)},
+                              {"jobs", run.options.jobs},
+                              {"workers", run.workers},
+                              {"npu", run.options.worker.npu},
+                              {"timeout", run.options.timeoutSeconds},
+                              {"fault", run.options.worker.fault},
+                              {"program", run.options.program},
+                              {"seconds", run.seconds},
+                              {"total", run.results.size()},
+                              {"passed", run.passed},
+                              {"failed", run.failed},
+                              {"unsupported", run.unsupported},
+                              {"items", items}};
+    if (run.coverage) results["coverage"] = toJson(*run.coverage);
     return writeText(fs::path(dir) / "results.json", results.dump(1) + "\n");
 }
 

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
     nncosim::cli::addRegressCommand(app);
     nncosim::cli::addConvertCommand(app);
     nncosim::cli::addFaultsCommand(app);
+    nncosim::cli::addCoverageCommand(app);
     // Commands report their own errors; what escapes them still ends as a message, not an abort.
     try {
         CLI11_PARSE(app, argc, argv);

@@ -44,5 +44,6 @@ void addBenchCommand(CLI::App& app);
 void addRegressCommand(CLI::App& app);
 void addConvertCommand(CLI::App& app);
 void addFaultsCommand(CLI::App& app);
+void addCoverageCommand(CLI::App& app);
 
 }  // namespace nncosim::cli

@@ -6,6 +6,8 @@
 // worker subcommand those processes run.
 #include <unistd.h>
 
+#include <cstdlib>
+
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -28,6 +30,8 @@ struct RegressCliOptions {
     std::string shard;
     std::string junitPath;
     std::string reportDir;
+    std::string coverageDir;      ///< --coverage: workers' data under DIR/data, merged into DIR
+    std::string coverageWaivers;  ///< --coverage-waivers
     bool slurm = false;
     bool jobsGiven = false;
     SlurmOptions slurmOptions;
@@ -64,6 +68,13 @@ bool parseShard(const std::string& text, uint32_t* index, uint32_t* count) {
 int finishRegress(const RegressRun& run, const std::string& junitPath, const std::string& reportDir,
                   const std::string& commandLine) {
     const RegressOptions& o = run.options;
+    if (run.coverage) {
+        const CoverageSummary& c = *run.coverage;
+        std::cout << std::fixed << std::setprecision(1) << "coverage: line " << c.line.percent()
+                  << " %, toggle " << c.toggle.percent() << " %, functional " << c.functional.hit
+                  << " of " << c.functional.points << " points hit (" << c.functional.waived
+                  << " holes waived), " << c.holes.size() << " open holes\n";
+    }
     std::map<std::string, size_t> byKind;
     for (const ItemResult& r : run.results) ++byKind[kindName(r.kind)];
     std::cout << "\nregress (" << o.worker.backend
@@ -185,11 +196,31 @@ int runRegress(RegressCliOptions options) {
     if (!argv.empty()) o.program = argv.front();
     o.progressBar = isatty(STDERR_FILENO);
 
+    if (!options.coverageDir.empty()) {
+        // Workers (and Slurm tasks, which inherit the environment) write here.
+        const auto data = std::filesystem::absolute(options.coverageDir) / "data";
+        std::filesystem::create_directories(data, ec);
+        if (ec) {
+            std::cerr << "nncosim regress: --coverage: cannot create " << data.string() << "\n";
+            return 2;
+        }
+        setenv("NNCOSIM_COVERAGE_DIR", data.c_str(), 1);
+    }
     if (options.slurm) return runRegressSlurm(options, commandLine);
     auto run = runRegression(o, std::cout, std::cerr);
     if (!run) {
         std::cerr << "nncosim regress: " << run.status().message << "\n";
         return 2;
+    }
+    if (!options.coverageDir.empty()) {
+        auto coverage =
+            mergeCoverage({(std::filesystem::path(options.coverageDir) / "data").string()},
+                          options.coverageDir, options.coverageWaivers);
+        if (!coverage) {
+            std::cerr << "nncosim regress: --coverage: " << coverage.status().message << "\n";
+            return 2;
+        }
+        run->coverage = std::move(*coverage);
     }
     return finishRegress(*run, options.junitPath, options.reportDir, commandLine);
 }
@@ -248,6 +279,12 @@ void addRegressCommand(CLI::App& app) {
     cmd->add_option(
         "--waves", options->run.worker.wavesDir,
         "Failures on the NPU: dump the waves of the first diverging operation under DIR");
+    cmd->add_option("--coverage", options->coverageDir,
+                    "RTL coverage (a coverage build: cmake -B build-cov -DNNCOSIM_COVERAGE=ON): "
+                    "workers write under DIR/data, merged into DIR (merged.dat, annotated/, "
+                    "summary.md, summary.json) and into the report");
+    cmd->add_option("--coverage-waivers", options->coverageWaivers,
+                    "--coverage: holes unreachable by design (PATTERN -- REASON per line)");
     cmd->add_option("--fault", options->run.worker.fault,
                     "Make the NPU misbehave on purpose (write-bit:N[=0|1], requant-bit:N[=0|1] or "
                     "drop-write-beat:N), to prove that failures are caught");

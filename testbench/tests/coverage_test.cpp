@@ -1,0 +1,126 @@
+// RTL coverage tooling (testbench/Coverage.h) on coverage files written here in Verilator's
+// format: the summary per kind, waivers, and a hole that a second run's data closes once merged
+// by verilator_coverage.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "testbench/Coverage.h"
+
+using namespace nncosim;
+
+namespace {
+
+struct Point {
+    const char* page;  // v_line/..., v_toggle/..., v_user/...
+    const char* hierarchy;
+    const char* comment;
+    int line;
+    uint64_t count;
+};
+
+/// A coverage file in Verilator's format, its points in a source file of 700 lines beside it
+/// (verilator_coverage annotates it).
+std::string writeData(const std::filesystem::path& path, const std::vector<Point>& points) {
+    const auto source = path.parent_path() / "npu_cmd.sv";
+    std::ofstream text(source);
+    for (int line = 1; line <= 700; ++line) text << "// line " << line << "\n";
+    std::ofstream out(path);
+    out << "# SystemC::Coverage-3\n";
+    for (const Point& p : points) {
+        out << "C '\001t\002" << (std::string(p.page).substr(2, 4)) << "\001page\002" << p.page
+            << "\001f\002" << source.string() << "\001l\002" << p.line << "\001n\0020\001o\002" << p.comment
+            << "\001h\002" << p.hierarchy << "' " << p.count << "\n";
+    }
+    return path.string();
+}
+
+const std::vector<Point> kRun = {
+    {"v_user/npu_cmd", "TOP.npu_top.u_cmd.g_opcode[1]", "accepted", 600, 12},
+    {"v_user/npu_cmd", "TOP.npu_top.u_cmd", "watchdog_fired", 640, 0},
+    {"v_user/npu_cmd", "TOP.npu_top.u_cmd.g_opcode[0]", "signed_input", 610, 0},
+    {"v_line/npu_cmd", "TOP.npu_top.u_cmd", "block", 100, 7},
+    {"v_line/npu_cmd", "TOP.npu_top.u_cmd", "if", 120, 0},
+    {"v_toggle/npu_cmd", "TOP.npu_top.u_cmd", "busy_o", 30, 2},
+    {"v_toggle/npu_cmd", "TOP.npu_top.u_cmd", "error_o", 31, 0},
+};
+
+}  // namespace
+
+TEST_CASE("coverage_summary_counts_holes_and_waivers") {
+    const auto dir = std::filesystem::temp_directory_path() / "nncosim_coverage_summary";
+    std::filesystem::create_directories(dir);
+    auto points = readCoverageFile(writeData(dir / "run.dat", kRun));
+    REQUIRE_MESSAGE(points.ok(), points.status().message);
+    REQUIRE(points->size() == 7);
+    CHECK((*points)[0].kind == CoverageKind::kFunctional);
+    CHECK((*points)[0].name == "npu_top.u_cmd.g_opcode[1].accepted");
+
+    const std::vector<CoverageWaiver> waivers = {
+        {"*g_opcode[0].signed_input", "NOP has no input tensor"}};
+    const CoverageSummary s = summarizeCoverage(*points, waivers);
+    CHECK(s.functional.points == 3);
+    CHECK(s.functional.hit == 1);
+    CHECK(s.functional.waived == 1);
+    CHECK(s.line.points == 2);
+    CHECK(s.line.hit == 1);
+    CHECK(s.toggle.hit == 1);
+    // Holes: the functional one first; the waived one apart, with its reason, never covered.
+    REQUIRE(s.holes.size() == 3);
+    CHECK(s.holes[0].name == "npu_top.u_cmd.watchdog_fired");
+    REQUIRE(s.waived.size() == 1);
+    CHECK(s.waived[0].second == "NOP has no input tensor");
+    CHECK(s.functional.percent() == doctest::Approx(100.0 / 3));
+    const std::string md = coverageMarkdown(s);
+    CHECK(md.find("watchdog_fired") != std::string::npos);
+    CHECK(md.find("Waived holes (1)") != std::string::npos);
+    CHECK(toJson(s)["functional"]["waived"] == 1);
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("coverage_merge_closes_a_hole_another_run_hits") {
+    const auto dir = std::filesystem::temp_directory_path() / "nncosim_coverage_merge";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir / "data");
+    writeData(dir / "data" / "first.dat", kRun);
+    auto alone = mergeCoverage({(dir / "data").string()}, (dir / "out1").string(), "");
+    REQUIRE_MESSAGE(alone.ok(), alone.status().message);
+    CHECK(alone->dataFiles == 1);
+    const auto isWatchdog = [](const CoveragePoint& p) {
+        return p.name == "npu_top.u_cmd.watchdog_fired";
+    };
+    CHECK(std::any_of(alone->holes.begin(), alone->holes.end(), isWatchdog));
+
+    // A second run (a test aimed at the hole) fires the watchdog: merged, the hole is gone.
+    std::vector<Point> aimed = kRun;
+    for (Point& p : aimed) p.count = std::string(p.comment) == "watchdog_fired" ? 1 : 0;
+    writeData(dir / "data" / "second.dat", aimed);
+    auto merged = mergeCoverage({(dir / "data").string()}, (dir / "out2").string(), "");
+    REQUIRE_MESSAGE(merged.ok(), merged.status().message);
+    CHECK(merged->dataFiles == 2);
+    CHECK(merged->functional.hit == 2);
+    CHECK_FALSE(std::any_of(merged->holes.begin(), merged->holes.end(), isWatchdog));
+    CHECK(std::filesystem::exists(dir / "out2" / "merged.dat"));
+    CHECK(std::filesystem::exists(dir / "out2" / "summary.json"));
+    CHECK(std::filesystem::exists(dir / "out2" / "annotated"));
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("coverage_bad_inputs_are_named") {
+    const auto dir = std::filesystem::temp_directory_path() / "nncosim_coverage_bad";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    auto empty = mergeCoverage({dir.string()}, (dir / "out").string(), "");
+    REQUIRE_FALSE(empty.ok());
+    CHECK(empty.status().message.find("NNCOSIM_COVERAGE") != std::string::npos);
+    std::ofstream(dir / "waivers.txt") << "# comment\n*.accepted\n";
+    auto waivers = readCoverageWaivers((dir / "waivers.txt").string());
+    REQUIRE_FALSE(waivers.ok());
+    CHECK(waivers.status().message.find(":2:") != std::string::npos);
+    std::ofstream(dir / "bad.dat") << "# SystemC::Coverage-3\nnot a point\n";
+    auto bad = readCoverageFile((dir / "bad.dat").string());
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.status().message.find("bad.dat:2") != std::string::npos);
+    std::filesystem::remove_all(dir);
+}
