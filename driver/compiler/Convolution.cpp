@@ -427,6 +427,15 @@ struct SpaceToDepth {
     std::array<uint32_t, 4> canvas{};  // NHWC
 };
 
+// A row of a strided copy (its load and its store) costs about this many cycles, measured on
+// the canvases of the stems below.
+constexpr uint64_t kCopyRowCycles = 4;
+
+// Whether the canvas takes s input pixels side by side as one row (their column phases line up).
+bool copiesPixelRuns(const ConvInfo& c, uint32_t s) {
+    return c.geometry.padLeft % s == 0 && c.w.in[2] % s == 0;
+}
+
 std::optional<SpaceToDepth> spaceToDepthOf(const ConvInfo& c) {
     const WindowParams& p = c.w.p;
     if (c.dw || c.groups != 1 || p.nchw || !c.weights || p.strideH != p.strideW || p.strideH < 2 ||
@@ -435,12 +444,20 @@ std::optional<SpaceToDepth> spaceToDepthOf(const ConvInfo& c) {
     SpaceToDepth t;
     t.s = static_cast<uint32_t>(p.strideH);
     t.kh = ceilDiv(c.kh, t.s), t.kw = ceilDiv(c.kw, t.s);
-    const uint32_t channels = t.s * t.s * c.w.in[3];
-    // Worth it when the array passes (taps times channel blocks) halve at least.
-    if (uint64_t{t.kh} * t.kw * ceilDiv(channels, npu::kArrayRows) * 2 > uint64_t{c.kh} * c.kw)
-        return std::nullopt;
+    const uint32_t inC = c.w.in[3], channels = t.s * t.s * inC;
     t.canvas = {c.w.in[0], c.w.out[1] + t.kh - 1, c.w.out[2] + t.kw - 1, channels};
     if (t.canvas[1] > kMaxCount || t.canvas[2] > kMaxCount) return std::nullopt;
+    // Worth it when the array passes saved (taps times channel blocks, per output pixel and
+    // block of output channels) outweigh the canvas's copy rows.
+    const uint64_t pixelBlocks =
+        uint64_t{c.w.out[0]} * c.w.out[1] * c.w.out[2] * ceilDiv(c.w.out[3], kLanes);
+    const uint64_t before = uint64_t{c.kh} * c.kw * ceilDiv(inC, npu::kArrayRows) * pixelBlocks;
+    const uint64_t rows =
+        uint64_t{c.w.in[0]} * c.w.in[1] * (copiesPixelRuns(c, t.s) ? c.w.in[2] / t.s : c.w.in[2]);
+    const uint64_t after =
+        uint64_t{t.kh} * t.kw * ceilDiv(channels, npu::kArrayRows) * pixelBlocks +
+        kCopyRowCycles * rows;
+    if (after >= before) return std::nullopt;
     return t;
 }
 
@@ -473,9 +490,8 @@ Status spreadSpaceToDepth(Lowering& lw, const Operation& op, const ConvInfo& c,
         count = std::min<int64_t>(count, int64_t{limit} - k0);
         return std::array<int64_t, 3>{first, k0, std::max<int64_t>(count, 0)};
     };
-    // Whole pixel pairs (s pixels side by side land in s channel groups side by side) when the
-    // phases of the columns line up with the rows of the input.
-    const bool pairs = padL % s == 0 && inW % s == 0;
+    // s pixels side by side land in s channel groups side by side when the column phases line up.
+    const bool pairs = copiesPixelRuns(c, s);
     const uint32_t base = lw.address(op.inputs[0]);
     const int64_t inRow = int64_t{inW} * inC;
     for (uint32_t i = 0; i < s; ++i) {
