@@ -172,6 +172,15 @@ Result<CachePayload> deserializeCachePayload(const std::vector<uint8_t>& bytes,
         std::move(constants));
     if (!program) return program.status();
     if (program->inputs.size() != nIn || program->outputs.size() != nOut) return bad();
+    // The signature is a model's I/O as validation accepted it: sizes within NNAPI's 32 bits,
+    // and those the program fixed equal to what its buffers hold.
+    for (uint32_t i = 0; i < nIn + nOut; ++i) {
+        const Operand& o = s.main.operands[i];
+        const ProgramIo& io = i < nIn ? program->inputs[i] : program->outputs[i - nIn];
+        if (!isTensorType(o.type) || knownByteSize(o.type, o.dimensions) > kMaxOperandBytes ||
+            (!hasUnknownDimensions(o) && byteSize(o.type, o.dimensions) != io.size))
+            return bad();
+    }
     return CachePayload{std::move(s), static_cast<Priority>(priority), std::move(*program)};
 }
 

@@ -31,15 +31,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (uint32_t k : signature.inputIndexes) {
         const Operand& o = signature.operands[k];
         const uint64_t bytes = byteSize(o.type, o.dimensions);
+        if (bytes == 0 || bytes > fuzz::kExecuteLimitBytes - total) return 0;
         total += bytes;
-        if (bytes == 0 || total > fuzz::kExecuteLimitBytes) return 0;
         inputs.push_back({o.dimensions, std::vector<uint8_t>(bytes)});
     }
     for (uint32_t k : signature.outputIndexes) {
         const Operand& o = signature.operands[k];
         const uint64_t bytes = byteSize(o.type, o.dimensions);
+        if (bytes > fuzz::kExecuteLimitBytes - total) return 0;
         total += bytes;
-        if (total > fuzz::kExecuteLimitBytes) return 0;
         outputBytes.push_back(static_cast<uint32_t>(bytes));
     }
     auto request = fuzz::requestInSharedMemory(inputs, outputBytes);

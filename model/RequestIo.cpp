@@ -79,6 +79,10 @@ Status writeRequestOutputs(const Model& model, const Request& request,
         if (!dst)
             return invalidArgument("request output ", i,
                                    " is in a driver-managed buffer or missing pool");
+        // What produced the output (a program, perhaps from a cache) must agree with the model.
+        if (outputs[i].bytes.size() < size)
+            return fail(ErrorStatus::GENERAL_FAILURE, "output ", i, " holds ",
+                        outputs[i].bytes.size(), " bytes; its type and shape need ", size);
         if (size) std::memcpy(dst, outputs[i].bytes.data(), size);
     }
     if (!sufficient)

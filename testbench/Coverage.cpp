@@ -92,8 +92,12 @@ Result<std::vector<CoveragePoint>> readCoverageFile(const std::string& path) {
             p.kind = CoverageKind::kToggle;
             p.name = scope(keys["h"]) + "." + keys["o"];
         } else if (page.rfind("v_user", 0) == 0) {
+            // A cover point's hierarchy ends with its label.
             p.kind = CoverageKind::kFunctional;
-            p.name = scope(keys["h"]) + "." + keys["o"];
+            const std::string h = scope(keys["h"]), label = "." + keys["o"];
+            const bool labelled = h.size() >= label.size() &&
+                                  h.compare(h.size() - label.size(), label.size(), label) == 0;
+            p.name = labelled ? h : h + label;
         } else {  // v_line, v_branch: blocks of statements
             p.kind = CoverageKind::kLine;
             const std::string file = std::filesystem::path(keys["f"]).filename().string();

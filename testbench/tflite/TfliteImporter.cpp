@@ -533,6 +533,10 @@ class Importer {
 
     /// NNAPI requires a bias; TFLite may omit it. Zeros with the scale NNAPI expects.
     uint32_t zeroBias(uint32_t input, uint32_t filter, uint32_t count) {
+        // One bias per output channel; a hostile shape must not size the allocation.
+        constexpr uint32_t kMaxChannels = 1u << 24;
+        if (count > kMaxChannels)
+            fail("the filter declares ", count, " output channels (at most ", kMaxChannels, ")");
         const Operand& x = operand(input);
         const Operand& w = operand(filter);
         OperandDesc d = plainDesc(x.type, {count});
