@@ -30,8 +30,8 @@ std::string writeData(const std::filesystem::path& path, const std::vector<Point
     out << "# SystemC::Coverage-3\n";
     for (const Point& p : points) {
         out << "C '\001t\002" << (std::string(p.page).substr(2, 4)) << "\001page\002" << p.page
-            << "\001f\002" << source.string() << "\001l\002" << p.line << "\001n\0020\001o\002" << p.comment
-            << "\001h\002" << p.hierarchy << "' " << p.count << "\n";
+            << "\001f\002" << source.string() << "\001l\002" << p.line << "\001n\0020\001o\002"
+            << p.comment << "\001h\002" << p.hierarchy << "' " << p.count << "\n";
     }
     return path.string();
 }
