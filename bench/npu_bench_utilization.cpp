@@ -213,20 +213,25 @@ int runFusedMobilenet(driver::HardwareAccess& hw, const std::vector<LayerShape>&
     return 0;
 }
 
-// Whole 224x224 quant8 zoo networks in converter style through the driver, partitioned by the
-// host runtime (Android's rules); CPU partitions run on the golden and cost no NPU cycles.
+// Whole 224x224 quant8 zoo networks (as the zoo writes them, and in converter style) through the
+// driver, partitioned by the host runtime (Android's rules); CPU partitions run on the golden and
+// cost no NPU cycles.
 int runZooNetworks(const std::shared_ptr<NpuContext>& npu) {
     std::printf(
-        "\nWhole networks, converter style (NCHW input + TRANSPOSE, explicit PADs, MEAN), "
-        "224x224 quant8, through the driver and the host runtime\n");
+        "\nWhole networks, 224x224 quant8, through the driver's compiler and the host runtime "
+        "(the zoo's, then converter style: NCHW input + TRANSPOSE, explicit PADs, MEAN)\n");
     std::printf("%-34s %9s %10s %7s %11s %5s %s\n", "network", "MMAC", "NPU cycles", "util%",
                 "partitions", "NPU", "on the CPU");
-    for (zoo::Network network :
-         {zoo::Network::kMobileNetV2, zoo::Network::kDeepLabHead, zoo::Network::kSsdHead}) {
+    const std::pair<zoo::Network, bool> networks[] = {{zoo::Network::kMobileNetV1, false},
+                                                      {zoo::Network::kResNet18, false},
+                                                      {zoo::Network::kMobileNetV2, true},
+                                                      {zoo::Network::kDeepLabHead, true},
+                                                      {zoo::Network::kSsdHead, true}};
+    for (const auto& [network, converterStyle] : networks) {
         zoo::ZooConfig config;
         config.network = network;
         config.precision = zoo::Precision::kQuant8;
-        config.converterStyle = true;
+        config.converterStyle = converterStyle;
         auto model = zoo::buildZooModel(config);
         if (!model) {
             std::fprintf(stderr, "%s\n", model.status().message.c_str());
