@@ -341,8 +341,9 @@ Status MoveEmitter::block(uint32_t src, uint32_t dst, const std::vector<MoveDim>
 }
 
 Status MoveEmitter::emit(uint32_t src, uint32_t dst, const std::vector<MoveDim>& dims, bool fill) {
-    // The tiler takes four dimensions of at most 16 bits each below the outermost; loop here
-    // over what does not fit, in parts that keep whole elements of up to 4 bytes.
+    // `dims` outermost first. The tiler takes four dimensions of at most 16 bits each below the
+    // outermost; loop here over what does not fit, in parts that keep whole elements of up to 4
+    // bytes.
     const size_t n = dims.size();
     constexpr uint32_t kPart = kMaxCount / 4 * 4;
     for (size_t i = 0; i < n; ++i) {

@@ -160,8 +160,9 @@ class MoveEmitter {
     /// output at `dst`; padding positions take the padding element.
     Status box(uint32_t src, uint32_t dst, const std::vector<AxisOffsets>& axes);
 
-    /// Copies the block `dims` (outermost first, the innermost with unit strides: the element's
-    /// bytes) from `src` to `dst`; fill: writes the padding element instead, `src` ignored.
+    /// Copies the block `dims` (outermost first, in bytes; a source stride may be 0, broadcasting,
+    /// or negative, reading backwards) from `src` to `dst`; fill: writes the padding element
+    /// instead, `src` ignored.
     Status block(uint32_t src, uint32_t dst, const std::vector<MoveDim>& dims, bool fill);
 
   private:
