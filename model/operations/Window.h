@@ -1,8 +1,8 @@
 // The sliding-window operations in one place: CONV_2D, DEPTHWISE_CONV_2D, GROUPED_CONV_2D,
-// AVERAGE_POOL_2D, MAX_POOL_2D and L2_POOL_2D, and TRANSPOSE_CONV_2D's own signature. Their signature (which input holds which
-// parameter), the decoding of the parameters, NNAPI's implicit padding and the output shape are
-// defined here once; validation, the golden and the driver's compiler all use them, so a fix to a
-// padding rule is one edit.
+// AVERAGE_POOL_2D, MAX_POOL_2D and L2_POOL_2D, and TRANSPOSE_CONV_2D with a signature of its own.
+// Their signature (which input holds which parameter), the decoding of the parameters, NNAPI's
+// implicit padding and the output shape are defined here once; validation, the golden and the
+// driver use them, so a fix to a padding rule is one edit.
 #pragma once
 
 #include <cstdint>
