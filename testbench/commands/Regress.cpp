@@ -63,6 +63,20 @@ bool parseShard(const std::string& text, uint32_t* index, uint32_t* count) {
     return true;
 }
 
+/// regress --coverage: merges what the workers (or Slurm tasks) wrote under DIR/data into DIR and
+/// the run's report; false (the reason printed) when that fails.
+bool attachCoverage(const RegressCliOptions& options, RegressRun& run) {
+    if (options.coverageDir.empty()) return true;
+    auto coverage = mergeCoverage({(std::filesystem::path(options.coverageDir) / "data").string()},
+                                  options.coverageDir, options.coverageWaivers);
+    if (!coverage) {
+        std::cerr << "nncosim regress: --coverage: " << coverage.status().message << "\n";
+        return false;
+    }
+    run.coverage = std::move(*coverage);
+    return true;
+}
+
 /// Prints the run's summary line and writes its JUnit file and report (when asked): the end of
 /// a local, Slurm or merged run alike.
 int finishRegress(const RegressRun& run, const std::string& junitPath, const std::string& reportDir,
@@ -157,6 +171,7 @@ int runRegressSlurm(const RegressCliOptions& options, const std::string& command
     std::cout << "slurm: " << shards->size() << " shards merged; slowest shard " << std::fixed
               << std::setprecision(1) << slowest << " s, submission to merge " << merged->seconds
               << " s\n";
+    if (!attachCoverage(options, *merged)) return 2;
     return finishRegress(*merged, options.junitPath, options.reportDir, commandLine);
 }
 
@@ -212,16 +227,7 @@ int runRegress(RegressCliOptions options) {
         std::cerr << "nncosim regress: " << run.status().message << "\n";
         return 2;
     }
-    if (!options.coverageDir.empty()) {
-        auto coverage =
-            mergeCoverage({(std::filesystem::path(options.coverageDir) / "data").string()},
-                          options.coverageDir, options.coverageWaivers);
-        if (!coverage) {
-            std::cerr << "nncosim regress: --coverage: " << coverage.status().message << "\n";
-            return 2;
-        }
-        run->coverage = std::move(*coverage);
-    }
+    if (!attachCoverage(options, *run)) return 2;
     return finishRegress(*run, options.junitPath, options.reportDir, commandLine);
 }
 
