@@ -1,10 +1,10 @@
 // The window operations on the NPU: CONV_2D, DEPTHWISE_CONV_2D, GROUPED_CONV_2D (CONV and
 // DWCONV descriptors, TAPS depthwise, depthwise -> pointwise fusion with CHAIN_OUT/CHAIN_IN),
-// AVERAGE_POOL_2D, MAX_POOL_2D (pooling descriptors), MEAN over height and width (a DWCONV
-// with a constant kernel), REDUCE_MAX and REDUCE_MIN (a MAXPOOL over the reduced axes) and
-// TRANSPOSE_CONV_2D (a CONV over the input spread out by the strides).
-// NCHW operations run on NHWC scratch copies that LUT identity copies fill and drain. Weights given
-// as model inputs are scattered into the packed stream at run time by LUT copies.
+// AVERAGE_POOL_2D, MAX_POOL_2D (pooling descriptors), MEAN (a DWCONV with a constant kernel over
+// height and width, or over the reduced axes copied outermost), REDUCE_MAX and REDUCE_MIN (a
+// MAXPOOL over the reduced axes) and TRANSPOSE_CONV_2D (a CONV over the input spread out by the
+// strides). NCHW operations run on NHWC scratch copies that LUT identity copies fill and drain.
+// Weights given as model inputs are scattered into the packed stream at run time by LUT copies.
 #include <algorithm>
 #include <set>
 #include <tuple>
@@ -617,6 +617,48 @@ Status lowerPool(Lowering& lw, const Operation& op) {
     return transposeOut(lw, op, *w, *io);
 }
 
+// The copy's axes and the pooling window of a reduction of `dims`; nullopt when the reduced
+// extent is no product of two window sides of at most 255.
+struct ReduceLayout {
+    std::vector<AxisOffsets> axes;  // the reduced axes, then the kept ones
+    uint32_t windowH = 1, windowW = 1, kept = 1;
+};
+
+std::optional<ReduceLayout> reduceLayout(const std::vector<uint32_t>& dims,
+                                         const std::vector<bool>& reduced) {
+    ReduceLayout l;
+    const auto strides = rowMajorStrides(dims);
+    uint64_t extent = 1;
+    for (bool pass : {true, false}) {
+        for (size_t d = 0; d < dims.size(); ++d) {
+            if (reduced[d] != pass) continue;
+            l.axes.push_back(stridedAxis(dims[d], strides[d]));
+            if (pass)
+                extent *= dims[d];
+            else
+                l.kept *= dims[d];
+        }
+    }
+    for (uint64_t h = std::min<uint64_t>(extent, kMaxByteField); h >= 1; --h) {
+        if (extent % h == 0 && extent / h <= kMaxByteField) {
+            l.windowH = static_cast<uint32_t>(h);
+            l.windowW = static_cast<uint32_t>(extent / h);
+            return l;
+        }
+    }
+    return std::nullopt;
+}
+
+std::optional<std::vector<bool>> reducedOf(const Constants& c, const Operation& op, size_t rank) {
+    const uint8_t* p = c.data(op.inputs[1]);
+    if (!p) return std::nullopt;
+    std::vector<int32_t> axes(c.operand(op.inputs[1]).location.length / sizeof(int32_t));
+    std::memcpy(axes.data(), p, axes.size() * sizeof(int32_t));
+    auto reduced = reducedAxes(rank, axes);
+    if (!reduced) return std::nullopt;
+    return std::move(*reduced);
+}
+
 // ---------------------------------------------------------------------------------------------
 // MEAN over height and width.
 //
@@ -695,17 +737,37 @@ uint32_t meanSliceChannels(const std::array<uint32_t, 4>& in) {
     return 0;
 }
 
+// The [N, H, W, C] image a MEAN's DWCONV averages over H x W: the input itself when it reduces
+// height and width of a 4-D tensor, else its copy with the reduced axes outermost (reduceLayout:
+// [1, Rh, Rw, kept]); nullopt when the reduced extent is no product of two 8-bit sides.
+struct MeanImage {
+    std::array<uint32_t, 4> d{};
+    std::optional<ReduceLayout> copy;
+};
+
+std::optional<MeanImage> meanImageOf(const Constants& c, const Operation& op,
+                                     const std::vector<uint32_t>& dims) {
+    if (dims.size() == 4 && reducesHeightAndWidth(c, op))
+        return MeanImage{{dims[0], dims[1], dims[2], dims[3]}, std::nullopt};
+    auto reduced = reducedOf(c, op, dims.size());
+    auto layout = reduced ? reduceLayout(dims, *reduced) : std::nullopt;
+    if (!layout) return std::nullopt;
+    return MeanImage{{1, layout->windowH, layout->windowW, layout->kept}, std::move(layout)};
+}
+
 Status meanSupported(const Model& model, const Operation& op) {
     const Constants c(model);
     const Operand& in = c.operand(op.inputs[0]);
     if (in.type != OperandType::TENSOR_QUANT8_ASYMM)
         return unsupported(op, "only QUANT8_ASYMM (signed sums truncate toward zero)");
-    if (in.dimensions.size() != 4 || !reducesHeightAndWidth(c, op) || !c.isConstant(op.inputs[2]))
-        return unsupported(op, "only over height and width of a 4-D tensor, axes constant");
-    const std::array<uint32_t, 4> d{in.dimensions[0], in.dimensions[1], in.dimensions[2],
-                                    in.dimensions[3]};
-    if (std::find(d.begin(), d.end(), 0u) != d.end())
+    if (!c.isConstant(op.inputs[1]) || !c.isConstant(op.inputs[2]))
+        return unsupported(op, "the axes and keep_dims must be constants");
+    if (in.dimensions.empty() || elementCount(in.dimensions) == 0)
         return unsupported(op, "the input's shape must be known");
+    const auto image = meanImageOf(c, op, in.dimensions);
+    if (!image)
+        return unsupported(op, "the reduced extent is no product of two windows of at most 255");
+    const auto& d = image->d;
     if (d[1] > kMaxByteField || d[2] > kMaxByteField)
         return unsupported(op, "a map beyond the descriptor's 8-bit kernel");
     const uint32_t count = d[1] * d[2];
@@ -718,15 +780,23 @@ Status meanSupported(const Model& model, const Operation& op) {
 
 Result<std::vector<uint32_t>> meanOutputShape(const Lowering& lw, const Operation& op) {
     const auto& in = lw.dims(op.inputs[0]);
-    if (in.size() != 4) return fail(ErrorStatus::GENERAL_FAILURE, "input rank");
-    if (lw.constants().scalar<int32_t>(op.inputs[2]).value_or(0) > 0)
-        return std::vector<uint32_t>{in[0], 1, 1, in[3]};
-    return std::vector<uint32_t>{in[0], in[3]};
+    auto reduced = reducedOf(lw.constants(), op, in.size());
+    auto keepDims = lw.constants().scalar<int32_t>(op.inputs[2]);
+    if (!reduced || !keepDims) return fail(ErrorStatus::GENERAL_FAILURE, "axes or keep_dims");
+    return reductionShape(in, *reduced, *keepDims > 0);
+}
+
+// The copied input, when the MEAN does not reduce height and width in place.
+std::vector<uint64_t> meanScratch(const Lowering& lw, const Operation& op) {
+    const auto image = meanImageOf(lw.constants(), op, lw.dims(op.inputs[0]));
+    if (!image || !image->copy) return {};
+    return {elementCount(lw.dims(op.inputs[0]))};
 }
 
 Status lowerMean(Lowering& lw, const Operation& op) {
-    const auto& dims = lw.dims(op.inputs[0]);
-    const std::array<uint32_t, 4> d{dims[0], dims[1], dims[2], dims[3]};
+    const auto image = meanImageOf(lw.constants(), op, lw.dims(op.inputs[0]));
+    if (!image) return lw.fail(op, "the reduced extent is no product of two windows");
+    const std::array<uint32_t, 4>& d = image->d;
     const uint32_t count = d[1] * d[2];
     const int32_t bias = meanBias(count);
     const auto m = meanRequantization(count, bias);
@@ -741,8 +811,14 @@ Status lowerMean(Lowering& lw, const Operation& op) {
     const std::vector<uint8_t> stream =
         npu::packDepthwiseWeights(weights.data(), slice, d[1], d[2], 0, quant, taps);
     const uint32_t wAddr = lw.addConstant(stream.data(), stream.size());
+    uint32_t inBase = lw.address(op.inputs[0]);
+    if (image->copy) {
+        MoveEmitter move(lw, 1, 0);
+        NN_RETURN_IF_ERROR(move.box(inBase, lw.scratch().at(0), image->copy->axes));
+        inBase = lw.scratch().at(0);
+    }
     lw.fenceNext();
-    const uint32_t inBase = lw.address(op.inputs[0]), outBase = lw.address(op.outputs[0]);
+    const uint32_t outBase = lw.address(op.outputs[0]);
     for (uint32_t n = 0; n < d[0]; ++n) {
         for (uint32_t first = 0; first < d[3]; first += slice) {
             const auto [input, output] =
@@ -950,48 +1026,6 @@ bool isMinimum(const Operation& op) {
     return op.type == OperationType::REDUCE_MIN;
 }
 
-// The copy's axes and the pooling window of a reduction of `dims`; nullopt when the reduced
-// extent is no product of two window sides of at most 255.
-struct ReduceLayout {
-    std::vector<AxisOffsets> axes;  // the reduced axes, then the kept ones
-    uint32_t windowH = 1, windowW = 1, kept = 1;
-};
-
-std::optional<ReduceLayout> reduceLayout(const std::vector<uint32_t>& dims,
-                                         const std::vector<bool>& reduced) {
-    ReduceLayout l;
-    const auto strides = rowMajorStrides(dims);
-    uint64_t extent = 1;
-    for (bool pass : {true, false}) {
-        for (size_t d = 0; d < dims.size(); ++d) {
-            if (reduced[d] != pass) continue;
-            l.axes.push_back(stridedAxis(dims[d], strides[d]));
-            if (pass)
-                extent *= dims[d];
-            else
-                l.kept *= dims[d];
-        }
-    }
-    for (uint64_t h = std::min<uint64_t>(extent, kMaxByteField); h >= 1; --h) {
-        if (extent % h == 0 && extent / h <= kMaxByteField) {
-            l.windowH = static_cast<uint32_t>(h);
-            l.windowW = static_cast<uint32_t>(extent / h);
-            return l;
-        }
-    }
-    return std::nullopt;
-}
-
-std::optional<std::vector<bool>> reducedOf(const Constants& c, const Operation& op, size_t rank) {
-    const uint8_t* p = c.data(op.inputs[1]);
-    if (!p) return std::nullopt;
-    std::vector<int32_t> axes(c.operand(op.inputs[1]).location.length / sizeof(int32_t));
-    std::memcpy(axes.data(), p, axes.size() * sizeof(int32_t));
-    auto reduced = reducedAxes(rank, axes);
-    if (!reduced) return std::nullopt;
-    return std::move(*reduced);
-}
-
 Status reduceSupported(const Model& model, const Operation& op) {
     const Constants c(model);
     const Operand& in = c.operand(op.inputs[0]);
@@ -1149,7 +1183,7 @@ extern const NpuOperation kConvolutionOperation{supported,   outputShape, lowerC
 extern const NpuOperation kPoolingOperation{supported, outputShape, lowerPool, scratch, {}, false};
 extern const NpuOperation kReduceOperation{
     reduceSupported, reduceOutputShape, lowerReduce, reduceScratch, {}, false};
-extern const NpuOperation kMeanOperation{meanSupported, meanOutputShape, lowerMean, nullptr, {},
+extern const NpuOperation kMeanOperation{meanSupported, meanOutputShape, lowerMean, meanScratch, {},
                                          false};
 extern const NpuOperation kTransposeConvOperation{transposeConvSupported,
                                                   transposeConvOutputShape,

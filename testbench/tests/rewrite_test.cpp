@@ -593,8 +593,9 @@ TEST_CASE("npu_transpose_conv_matches_golden") {
 
 TEST_CASE("npu_reductions_and_pack_match_golden") {
     // REDUCE_MAX over height and width of a map whose 600 pixels need a 200 x 3 window,
-    // REDUCE_MIN of int8 over the last axis (complemented copy, pool, complement) and a float PACK
-    // along a middle axis, on the functional model and the RTL.
+    // REDUCE_MIN of int8 over the last axis (complemented copy, pool, complement), MEAN over the
+    // first and last axes (the reduced axes copied outermost, then the averaging DWCONV) and a
+    // float PACK along a middle axis, on the functional model and the RTL.
     std::vector<std::pair<std::string, Model>> models;
     const auto ints = [](ModelBuilder& b, std::vector<int32_t> v) {
         return b.addConstant(OperandType::TENSOR_INT32, {static_cast<uint32_t>(v.size())}, v);
@@ -612,6 +613,13 @@ TEST_CASE("npu_reductions_and_pack_match_golden") {
         const uint32_t out = b.addOutput(kS8, {3, 5, 1}, 0.25f, -1);
         b.addOperation(OperationType::REDUCE_MIN, {in, ints(b, {2}), b.addBool(true)}, {out});
         models.emplace_back("reduce_min_last_axis", b.build());
+    }
+    {
+        ModelBuilder b;
+        const uint32_t in = b.addInput(kQ8, {4, 6, 30}, 0.5f, 100);
+        const uint32_t out = b.addOutput(kQ8, {6}, 0.5f, 100);
+        b.addOperation(OperationType::MEAN, {in, ints(b, {0, -1}), b.addInt32(0)}, {out});
+        models.emplace_back("mean_outer_and_last_axes", b.build());
     }
     {
         ModelBuilder b;
