@@ -13,6 +13,7 @@
 
 #include "golden/ExecutionContext.h"
 #include "model/FixedPoint.h"
+#include "model/operations/ElementMap.h"
 #include "model/operations/Shapes.h"
 #include "model/operations/Window.h"
 
@@ -312,23 +313,6 @@ inline std::optional<uint32_t> resolveAxis(int32_t axis, uint32_t rank) {
     const int32_t r = static_cast<int32_t>(rank);
     if (axis < -r || axis >= r) return std::nullopt;
     return static_cast<uint32_t>(axis < 0 ? axis + r : axis);
-}
-
-/// Element counts of a row-major tensor before, along and after one axis.
-struct AxisSizes {
-    size_t outer = 1;
-    size_t axis = 1;
-    size_t inner = 1;
-};
-
-inline AxisSizes axisSizes(const std::vector<uint32_t>& dims, uint32_t axis) {
-    AxisSizes s;
-    for (uint32_t d = 0; d < dims.size(); ++d) {
-        if (d < axis) s.outer *= dims[d];
-        if (d > axis) s.inner *= dims[d];
-    }
-    s.axis = dims[axis];
-    return s;
 }
 
 /// Calls f(x, y) for each vector along the axis of an [outer, axis, inner] float tensor: x reads

@@ -21,6 +21,16 @@ std::vector<int64_t> rowMajorStrides(const std::vector<uint32_t>& dims) {
     return strides;
 }
 
+AxisSizes axisSizes(const std::vector<uint32_t>& dims, uint32_t axis) {
+    AxisSizes s;
+    for (uint32_t d = 0; d < dims.size(); ++d) {
+        if (d < axis) s.outer *= dims[d];
+        if (d > axis) s.inner *= dims[d];
+    }
+    s.axis = dims[axis];
+    return s;
+}
+
 namespace {
 
 // MIRROR_PAD's modes.
@@ -103,20 +113,6 @@ std::vector<AxisOffsets> boxAxes(const std::vector<uint32_t>& dims,
         axes.push_back(stridedAxis(sizes[d], steps[d] * strides[d], begin[d] * strides[d]));
     }
     return axes;
-}
-
-/// Element counts of a row-major tensor before, along and after one axis.
-struct AxisSizes {
-    int64_t outer = 1, axis = 1, inner = 1;
-};
-AxisSizes axisSizes(const std::vector<uint32_t>& dims, uint32_t axis) {
-    AxisSizes s;
-    for (uint32_t d = 0; d < dims.size(); ++d) {
-        if (d < axis) s.outer *= dims[d];
-        if (d > axis) s.inner *= dims[d];
-    }
-    s.axis = dims[axis];
-    return s;
 }
 
 Result<ElementMap> transpose(const Reader& r) {
@@ -382,7 +378,8 @@ Result<ElementMap> gather(const Reader& r) {
     AxisOffsets picked(indices->size());
     for (size_t i = 0; i < picked.size(); ++i) {
         const int32_t index = (*indices)[i];
-        if (index < 0 || index >= s.axis) return bad("index ", index, " outside [0, ", s.axis, ")");
+        if (index < 0 || static_cast<size_t>(index) >= s.axis)
+            return bad("index ", index, " outside [0, ", s.axis, ")");
         picked[i] = int64_t{index} * s.inner;
     }
     return single(std::move(out), {stridedAxis(s.outer, s.axis * s.inner), std::move(picked),

@@ -33,6 +33,12 @@ AxisOffsets stridedAxis(uint32_t count, int64_t stride, int64_t start = 0);
 /// Row-major element strides of a tensor of dimensions `dims`.
 std::vector<int64_t> rowMajorStrides(const std::vector<uint32_t>& dims);
 
+/// Element counts of a row-major tensor before, along and after one axis.
+struct AxisSizes {
+    size_t outer = 1, axis = 1, inner = 1;
+};
+AxisSizes axisSizes(const std::vector<uint32_t>& dims, uint32_t axis);
+
 /// One box of an output: output[offset + i] = input[sum over d of axes[d][i_d]], i running over
 /// the axes in row-major order.
 struct ElementCopy {
