@@ -227,6 +227,23 @@ nlohmann::json toJson(const CoverageSummary& s) {
             {"holes", std::move(holes)},  {"waived", std::move(waived)}};
 }
 
+Result<std::vector<std::string>> readFunctionalHoles(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) return invalidArgument("cannot read coverage summary ", path);
+    const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("holes") || !j["holes"].is_array())
+        return invalidArgument(path, " is not a coverage summary.json (no \"holes\" list)");
+    std::vector<std::string> holes;
+    for (const nlohmann::json& hole : j["holes"]) {
+        if (!hole.is_object() || !hole.value("name", nlohmann::json()).is_string() ||
+            !hole.value("kind", nlohmann::json()).is_string())
+            return invalidArgument(path, ": a hole without a kind and a name: ", hole.dump());
+        if (hole["kind"] == coverageKindName(CoverageKind::kFunctional))
+            holes.push_back(hole["name"].get<std::string>());
+    }
+    return holes;
+}
+
 std::string coverageMarkdown(const CoverageSummary& s, size_t maxHoles) {
     std::ostringstream md;
     md.setf(std::ios::fixed);

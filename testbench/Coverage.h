@@ -68,6 +68,9 @@ Result<CoverageSummary> mergeCoverage(const std::vector<std::string>& inputs,
                                       const std::string& outDir, const std::string& waiversPath);
 
 nlohmann::json toJson(const CoverageSummary& summary);
+/// The open functional holes of a summary.json that toJson wrote (`nncosim coverage`,
+/// `regress --coverage`), by hierarchical name.
+Result<std::vector<std::string>> readFunctionalHoles(const std::string& summaryPath);
 /// The summary as Markdown: a table of the kinds, then the holes (at most `maxHoles`).
 std::string coverageMarkdown(const CoverageSummary& summary, size_t maxHoles = 200);
 

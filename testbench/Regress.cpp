@@ -50,8 +50,8 @@ std::string ctsId(const std::string& file, const std::string& test) {
 std::string modelId(const std::string& file, const std::string& test) {
     return kModelPrefix + ctsId(file, test);
 }
-std::string randomId(uint32_t seed) {
-    return kRandomSeedPrefix + std::to_string(seed);
+std::string randomId(uint32_t seed, const std::string& target) {
+    return kRandomSeedPrefix + std::to_string(seed) + (target.empty() ? "" : ":" + target);
 }
 
 bool isTflite(const std::string& path) {
@@ -116,10 +116,18 @@ Result<RegressItem> parseItemId(const std::string& id) {
     RegressItem item;
     item.id = id;
     if (startsWith(id, kRandomSeedPrefix)) {
-        auto seed = parseUint32(id.substr(std::strlen(kRandomSeedPrefix)), "random test seed");
+        const std::string rest = id.substr(std::strlen(kRandomSeedPrefix));
+        const size_t colon = rest.find(':');
+        auto seed = parseUint32(rest.substr(0, colon), "random test seed");
         if (!seed) return seed.status();
         item.kind = RegressKind::kRandom;
         item.seed = *seed;
+        if (colon != std::string::npos) {
+            item.target = rest.substr(colon + 1);
+            if (!isRandomTestTarget(item.target))
+                return invalidArgument("'", id, "': '", item.target,
+                                       "' is not a coverage point a random test can aim at");
+        }
         return item;
     }
     std::string rest = id;
@@ -137,10 +145,13 @@ Result<RegressItem> parseItemId(const std::string& id) {
 }
 
 Result<std::vector<std::string>> expandSuite(const std::vector<std::string>& tokens, uint32_t seed,
-                                             uint32_t randomCount) {
+                                             uint32_t randomCount,
+                                             const std::vector<std::string>& targets) {
     std::set<std::string> ids;
     auto addRandom = [&](uint32_t count) {
-        for (uint32_t i = 0; i < count; ++i) ids.insert(randomId(randomTestSeed(seed, i)));
+        for (uint32_t i = 0; i < count; ++i)
+            ids.insert(randomId(randomTestSeed(seed, i),
+                                targets.empty() ? "" : targets[i % targets.size()]));
     };
     addRandom(randomCount);
     for (const std::string& token : tokens) {
@@ -281,8 +292,10 @@ struct ItemRunner::State {
         std::string name;
         for (char c : id.substr(id.find_last_of("/#") + 1))
             name += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' ? c : '_';
-        if (startsWith(id, kRandomSeedPrefix))
+        if (startsWith(id, kRandomSeedPrefix)) {
             name = "random_" + id.substr(std::strlen(kRandomSeedPrefix));
+            std::replace(name.begin(), name.end(), ':', '_');
+        }
         return (std::filesystem::path(options.wavesDir) / name).string();
     }
 
@@ -456,7 +469,7 @@ ItemResult ItemRunner::run(const std::string& id) {
     }
     try {
         if (item->kind == RegressKind::kRandom) {
-            RandomTest test = makeRandomTest(item->seed);
+            RandomTest test = makeRandomTest(item->seed, item->target);
             r.seed = item->seed;
             r.description = test.description;
             mState->checkAgainstGolden("random_" + std::to_string(item->seed), test.model,

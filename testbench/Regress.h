@@ -26,13 +26,15 @@ enum class RegressKind {
 const char* kindName(RegressKind kind);
 
 /// A work item. Its id is also a suite token that selects exactly this item:
-/// "FILE#TEST" (kCts), "model:FILE#TEST" (kModel) or "random@SEED" (kRandom).
+/// "FILE#TEST" (kCts), "model:FILE#TEST" (kModel) or "random@SEED" (kRandom; a test aimed at
+/// a coverage point is "random@SEED:TARGET").
 struct RegressItem {
     std::string id;
     RegressKind kind = RegressKind::kCts;
     std::string file;
     std::string test;
-    uint32_t seed = 0;  ///< kRandom
+    uint32_t seed = 0;   ///< kRandom
+    std::string target;  ///< kRandom: the coverage point aimed at (RegressRandom.h), or empty
 };
 
 /// Parses an item id; fails with INVALID_ARGUMENT naming it when malformed.
@@ -42,9 +44,11 @@ Result<RegressItem> parseItemId(const std::string& id);
 /// folder of them (every test is a kCts item; `.tflite` files found are kModel items),
 /// "model:PATH" (every test of the `.json`/`.tflite` files at PATH is a kModel item),
 /// "random:N" (N random tests seeded from `seed`), or an item id. `randomCount` adds that many
-/// random tests, as "random:N" does. Fails naming a token that is neither.
+/// random tests, as "random:N" does. With `targets` (coverage points, randomTestTargets()), the
+/// random tests aim at them in turn. Fails naming a token that is neither.
 Result<std::vector<std::string>> expandSuite(const std::vector<std::string>& tokens, uint32_t seed,
-                                             uint32_t randomCount = 0);
+                                             uint32_t randomCount = 0,
+                                             const std::vector<std::string>& targets = {});
 
 /// The ids of shard `index` of `count` (0 <= index < count): position i of the sorted ids when
 /// i % count == index, so shards are disjoint, cover every id and agree across machines.
@@ -126,11 +130,12 @@ struct RegressOptions {
     uint32_t shardIndex = 0;
     uint32_t shardCount = 1;
     WorkerOptions worker;
-    uint32_t random = 0;              ///< extra random tests (--random N)
-    double timeoutSeconds = 900;      ///< per item; 0: none
-    std::string executable;           ///< the nncosim binary the workers run
-    std::string program = "nncosim";  ///< how re-run commands name the binary
-    bool progressBar = false;         ///< redraw one progress line (a terminal); else plain lines
+    uint32_t random = 0;                     ///< extra random tests (--random N)
+    std::vector<std::string> randomTargets;  ///< coverage points the random tests aim at
+    double timeoutSeconds = 900;             ///< per item; 0: none
+    std::string executable;                  ///< the nncosim binary the workers run
+    std::string program = "nncosim";         ///< how re-run commands name the binary
+    bool progressBar = false;  ///< redraw one progress line (a terminal); else plain lines
 };
 
 struct RegressRun {

@@ -436,7 +436,8 @@ Result<RegressRun> runRegression(const RegressOptions& options, std::ostream& ou
         return invalidArgument("shard ", options.shardIndex, "/", options.shardCount,
                                ": the index must be below the count");
     const auto start = WallClock::now();
-    auto all = expandSuite(options.suite, options.worker.seed, options.random);
+    auto all =
+        expandSuite(options.suite, options.worker.seed, options.random, options.randomTargets);
     if (!all) return all.status();
     const std::vector<std::string> ids =
         selectShard(std::move(*all), options.shardIndex, options.shardCount);
@@ -484,10 +485,10 @@ Result<RegressRun> runRegression(const RegressOptions& options, std::ostream& ou
             if (auto item = parseItemId(r.id)) {
                 r.kind = item->kind;
                 if (item->kind == RegressKind::kRandom) {
-                    const RandomTest test = makeRandomTest(item->seed);
+                    const RandomTest test = makeRandomTest(item->seed, item->target);
                     r.seed = item->seed;
                     r.description = test.description;
-                    r.operations = {nameOf(test.operation)};
+                    for (OperationType op : test.operations) r.operations.push_back(nameOf(op));
                 }
             }
         }

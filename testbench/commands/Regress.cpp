@@ -1,8 +1,9 @@
 // `nncosim regress SUITE... [-j N] [--shard I/N] [--backend golden|npu|auto] [--junit FILE]
-// [--report DIR] [--seed S] [--random N] [--timeout SECONDS] [--slurm [--tasks N] [--partition P]
-// [--time T] [--sbatch-arg ARG]...]`: CTS files, model files and random constrained tests in
-// worker processes, for CI and farms (testbench/Regress.h), or as a Slurm job array of shards
-// (testbench/RegressSlurm.h); `regress merge DIR...` merges shards' reports. Also the hidden
+// [--report DIR] [--seed S] [--random N [--coverage-from SUMMARY]] [--timeout SECONDS]
+// [--coverage DIR] [--slurm [--tasks N] [--partition P] [--time T] [--sbatch-arg ARG]...]`: CTS
+// files, model files and random constrained tests (aimed at the functional holes of a coverage
+// summary) in worker processes, for CI and farms (testbench/Regress.h), or as a Slurm job array of
+// shards (testbench/RegressSlurm.h); `regress merge DIR...` merges shards' reports. Also the hidden
 // worker subcommand those processes run.
 #include <unistd.h>
 
@@ -17,7 +18,9 @@
 #include <sstream>
 #include <thread>
 
+#include "testbench/Coverage.h"
 #include "testbench/Regress.h"
+#include "testbench/RegressRandom.h"
 #include "testbench/RegressReport.h"
 #include "testbench/RegressSlurm.h"
 #include "testbench/commands/Commands.h"
@@ -32,6 +35,7 @@ struct RegressCliOptions {
     std::string reportDir;
     std::string coverageDir;      ///< --coverage: workers' data under DIR/data, merged into DIR
     std::string coverageWaivers;  ///< --coverage-waivers
+    std::string coverageFrom;  ///< --coverage-from: a summary.json whose holes random tests aim at
     bool slurm = false;
     bool jobsGiven = false;
     SlurmOptions slurmOptions;
@@ -49,6 +53,30 @@ std::vector<std::string> ownCommandLine() {
     std::vector<std::string> args;
     for (std::string arg; std::getline(in, arg, '\0');) args.push_back(arg);
     return args;
+}
+
+/// --coverage-from: aims the random tests at the functional holes of a coverage summary that a
+/// random test can reach (RegressRandom.h); the others are listed, since only other tests close
+/// them.
+bool aimRandomTests(const std::string& summaryPath, RegressOptions& o) {
+    auto holes = readFunctionalHoles(summaryPath);
+    if (!holes) {
+        std::cerr << "nncosim regress: --coverage-from: " << holes.status().message << "\n";
+        return false;
+    }
+    std::vector<std::string> unreachable;
+    for (const std::string& hole : *holes) {
+        const std::string point = hole.substr(hole.rfind('.') + 1);
+        (isRandomTestTarget(point) ? o.randomTargets : unreachable).push_back(point);
+    }
+    std::cout << "coverage-from: " << holes->size() << " functional holes in " << summaryPath
+              << "; random tests aim at " << o.randomTargets.size();
+    if (!unreachable.empty()) {
+        std::cout << "; beyond random models:";
+        for (const std::string& point : unreachable) std::cout << " " << point;
+    }
+    std::cout << "\n";
+    return true;
 }
 
 bool parseShard(const std::string& text, uint32_t* index, uint32_t* count) {
@@ -146,6 +174,9 @@ int runRegressSlurm(const RegressCliOptions& options, const std::string& command
                  "--timeout", (std::ostringstream() << o.timeoutSeconds).str(), "--profile-cycles",
                  std::to_string(o.worker.profileSampleCycles)});
     if (o.random) args.insert(args.end(), {"--random", std::to_string(o.random)});
+    if (!options.coverageFrom.empty())
+        args.insert(args.end(),
+                    {"--coverage-from", std::filesystem::absolute(options.coverageFrom).string()});
     if (!o.worker.fault.empty()) args.insert(args.end(), {"--fault", o.worker.fault});
     if (!o.worker.wavesDir.empty())
         args.insert(args.end(), {"--waves", std::filesystem::absolute(o.worker.wavesDir).string()});
@@ -221,6 +252,7 @@ int runRegress(RegressCliOptions options) {
         }
         setenv("NNCOSIM_COVERAGE_DIR", data.c_str(), 1);
     }
+    if (!options.coverageFrom.empty() && !aimRandomTests(options.coverageFrom, o)) return 2;
     if (options.slurm) return runRegressSlurm(options, commandLine);
     auto run = runRegression(o, std::cout, std::cerr);
     if (!run) {
@@ -291,6 +323,9 @@ void addRegressCommand(CLI::App& app) {
                     "summary.md, summary.json) and into the report");
     cmd->add_option("--coverage-waivers", options->coverageWaivers,
                     "--coverage: holes unreachable by design (PATTERN -- REASON per line)");
+    cmd->add_option("--coverage-from", options->coverageFrom,
+                    "Aim the random tests at the functional holes of a coverage summary.json "
+                    "(of an earlier --coverage run or `nncosim coverage`), in turn");
     cmd->add_option("--fault", options->run.worker.fault,
                     "Make the NPU misbehave on purpose (write-bit:N[=0|1], requant-bit:N[=0|1] or "
                     "drop-write-beat:N), to prove that failures are caught");

@@ -104,6 +104,11 @@ TEST_CASE("coverage_merge_closes_a_hole_another_run_hits") {
     CHECK(std::filesystem::exists(dir / "out2" / "merged.dat"));
     CHECK(std::filesystem::exists(dir / "out2" / "summary.json"));
     CHECK(std::filesystem::exists(dir / "out2" / "annotated"));
+    // What `regress --coverage-from` aims random tests at: the first run's functional holes.
+    auto holes = readFunctionalHoles((dir / "out1" / "summary.json").string());
+    REQUIRE_MESSAGE(holes.ok(), holes.status().message);
+    CHECK(*holes == std::vector<std::string>{"npu_top.u_cmd.g_opcode[0].signed_input",
+                                             "npu_top.u_cmd.watchdog_fired"});
     std::filesystem::remove_all(dir);
 }
 
@@ -122,5 +127,10 @@ TEST_CASE("coverage_bad_inputs_are_named") {
     auto bad = readCoverageFile((dir / "bad.dat").string());
     REQUIRE_FALSE(bad.ok());
     CHECK(bad.status().message.find("bad.dat:2") != std::string::npos);
+    std::ofstream(dir / "summary.json") << R"({"holes": [{"kind": "functional"}]})";
+    auto holes = readFunctionalHoles((dir / "summary.json").string());
+    REQUIRE_FALSE(holes.ok());
+    CHECK(holes.status().message.find("without a kind and a name") != std::string::npos);
+    CHECK_FALSE(readFunctionalHoles((dir / "bad.dat").string()).ok());
     std::filesystem::remove_all(dir);
 }

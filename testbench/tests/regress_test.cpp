@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
+#include "driver/Compiler.h"
 #include "golden/Executor.h"
 #include "model/Builder.h"
 #include "model/ModelJson.h"
@@ -163,6 +165,7 @@ TEST_CASE("regress_item_ids") {
 
 TEST_CASE("regress_random_reproducible") {
     std::set<OperationType> operations;
+    size_t chains = 0;
     std::set<OperandType> types;
     size_t varied = 0, perChannel = 0;
     constexpr uint32_t kTests = 150;
@@ -184,11 +187,13 @@ TEST_CASE("regress_random_reproducible") {
         REQUIRE(outputs.ok());
         const std::vector<uint8_t>& bytes = outputs->front().bytes;
         varied += std::set<uint8_t>(bytes.begin(), bytes.end()).size() > 1;
-        operations.insert(a.operation);
+        operations.insert(a.operations.begin(), a.operations.end());
+        chains += a.operations.size() > 1;
         types.insert(a.model.main.operands[a.model.main.inputIndexes[0]].type);
         perChannel += a.description.find("per-channel") != std::string::npos;
     }
-    CHECK(operations.size() == 7);
+    CHECK(operations.size() == 10);  // the seven, and LOGISTIC, TANH and HARD_SWISH
+    CHECK(chains > kTests / 5);
     CHECK(types == std::set<OperandType>{OperandType::TENSOR_QUANT8_ASYMM,
                                          OperandType::TENSOR_QUANT8_ASYMM_SIGNED});
     CHECK(perChannel > 0);
@@ -206,6 +211,91 @@ TEST_CASE("regress_random_reproducible") {
     CHECK(second.description == first.description);
     REQUIRE(first.seed.has_value());
     CHECK(*first.seed == randomTestSeed(11, 3));
+}
+
+namespace {
+
+/// Whether a program's descriptors hit functional coverage point `point`: a C++ mirror of the
+/// `cover property` conditions of rtl/npu_cmd.sv, so that this test needs no coverage build.
+bool hitsPoint(const std::vector<npu::Descriptor>& ds, const std::string& point) {
+    using npu::Opcode;
+    static const std::map<std::string, Opcode> kOpcodes = {
+        {"conv", Opcode::CONV},       {"dwconv", Opcode::DWCONV}, {"maxpool", Opcode::MAXPOOL},
+        {"avgpool", Opcode::AVGPOOL}, {"add", Opcode::ADD},       {"mul", Opcode::MUL},
+        {"lut", Opcode::LUT}};
+    const auto has = [](const npu::Descriptor& d, npu::DescFlag f) {
+        return (d.flags & static_cast<uint32_t>(f)) != 0;
+    };
+    const size_t sep = point.find('_');
+    const Opcode op = kOpcodes.at(point.substr(0, sep));
+    const std::string what = point.substr(sep + 1);
+    for (size_t i = 0; i < ds.size(); ++i) {
+        const npu::Descriptor& d = ds[i];
+        if (what.rfind("then_", 0) == 0) {
+            if (i > 0 && ds[i - 1].opcode == op && d.opcode == kOpcodes.at(what.substr(5)))
+                return true;
+            continue;
+        }
+        if (d.opcode != op) continue;
+        const bool hit =
+            what == "accepted" || (what == "unsigned" && !d.aSigned) ||
+            (what == "signed" && d.aSigned) ||
+            (what == "1x1" && d.kernelW == 1 && d.kernelH == 1) ||
+            (what == "3x3" && d.kernelW == 3 && d.kernelH == 3) ||
+            (what == "large_kernel" && d.kernelW > 3) || (what == "strided" && d.strideW > 1) ||
+            (what == "dilated" && d.dilationW > 1) ||
+            (what == "padded" && d.padTop != 0 && (op != Opcode::CONV || d.padLeft != 0)) ||
+            (what == "chain_in" && has(d, npu::DescFlag::CHAIN_IN)) ||
+            (what == "chain_out" && has(d, npu::DescFlag::CHAIN_OUT)) ||
+            (what == "taps" && has(d, npu::DescFlag::TAPS)) ||
+            (what == "diagonal" && !has(d, npu::DescFlag::TAPS)) ||
+            (what == "broadcast" && d.b.stride1 == 0);
+        if (hit) return true;
+    }
+    return false;
+}
+
+}  // namespace
+
+// Coverage-directed random: a test aimed at a point is a valid model the driver runs on the NPU
+// whole, and its program hits the point (for most seeds: the compiler keeps its own choices).
+TEST_CASE("regress_random_aims_hit_their_coverage_points") {
+    const std::vector<std::string> targets = randomTestTargets();
+    CHECK(targets.size() == 7 * 3 + 7 * 7 + 17);
+    constexpr uint32_t kSeeds = 6;
+    for (const std::string& target : targets) {
+        uint32_t hits = 0;
+        for (uint32_t i = 0; i < kSeeds; ++i) {
+            const RandomTest test = makeRandomTest(randomTestSeed(3, i), target);
+            INFO(target, " seed ", test.seed, ": ", test.description);
+            CHECK(test.target == target);
+            auto level = validateModel(test.model);
+            INFO(level.status().message);
+            REQUIRE(level.ok());
+            for (uint32_t op = 0; op < test.model.main.operations.size(); ++op) {
+                const Status supported = driver::checkOperationSupported(test.model, op);
+                INFO(supported.message);
+                CHECK(supported.ok());
+            }
+            auto program = driver::compileModel(test.model, {});
+            INFO(program.status().message);
+            REQUIRE(program.ok());
+            hits += hitsPoint(program->descriptors, target);
+        }
+        INFO(target, ": ", hits, " of ", kSeeds, " seeds hit it");
+        CHECK(hits * 2 > kSeeds);
+    }
+    CHECK(isRandomTestTarget("maxpool_then_add"));
+    CHECK_FALSE(isRandomTestTarget("add_then_nop"));  // the driver never emits NOP
+    auto item = parseItemId("random@12:maxpool_then_add");
+    REQUIRE(item.ok());
+    CHECK(item->target == "maxpool_then_add");
+    CHECK_FALSE(parseItemId("random@12:no_such_point").ok());
+    auto ids = expandSuite({"random:4"}, 5, 0, {"conv_strided", "add_broadcast"});
+    REQUIRE(ids.ok());
+    CHECK(std::count_if(ids->begin(), ids->end(), [](const std::string& id) {
+              return id.find(":conv_strided") != std::string::npos;
+          }) == 2);
 }
 
 TEST_CASE("regress_worker_crash_contained") {
