@@ -184,4 +184,10 @@ module npu_accum
     else $error("accumulator bank completed twice or without being claimed");
 `endif
 
+`ifdef NPU_COVERAGE
+  // Functional coverage (the coverage build): both banks in use, so that one output-channel
+  // block accumulates while the other drains (docs/verification-plan.md).
+  both_banks_busy: cover property (@(posedge clk_i) busy_q == 2'b11);
+`endif
+
 endmodule

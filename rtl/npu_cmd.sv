@@ -765,6 +765,38 @@ module npu_cmd
   lut_strided_rows: cover property (@(posedge clk_i) cov_accept && d.opcode == OpLut &&
                                     d.a.stride1 != 32'(d.a.inner));
 
+  // Tile edges: partial vectors in every dimension the array and the DMA split, the whole
+  // accumulator bank, three-dimensional walks and unaligned DRAM rows.
+  conv_partial_k_block: cover property (@(posedge clk_i) cov_accept && d.opcode == OpConv &&
+                                        d.a.inner[VecIdxW-1:0] != '0);
+  conv_several_k_blocks: cover property (@(posedge clk_i) cov_accept && d.opcode == OpConv &&
+                                         32'(d.a.inner) > 2 * Vec);
+  conv_partial_out_block: cover property (@(posedge clk_i) cov_accept && d.opcode == OpConv &&
+                                          d.out.inner[VecIdxW-1:0] != '0);
+  conv_several_out_blocks: cover property (@(posedge clk_i) cov_accept && d.opcode == OpConv &&
+                                           32'(d.out.inner) > 2 * Vec);
+  conv_single_pixel_tile: cover property (@(posedge clk_i) cov_accept && d.opcode == OpConv &&
+                                          p_count == 32'd1);
+  conv_full_accumulator: cover property (@(posedge clk_i) cov_accept && d.opcode == OpConv &&
+                                         p_count == AccDepth);
+  dwconv_partial_block: cover property (@(posedge clk_i) cov_accept && d.opcode == OpDwconv &&
+                                        d.out.inner[VecIdxW-1:0] != '0);
+  pool_partial_block: cover property (@(posedge clk_i) cov_accept &&
+                                      (d.opcode == OpMaxpool || d.opcode == OpAvgpool) &&
+                                      d.out.inner[VecIdxW-1:0] != '0);
+  eltwise_partial_word: cover property (@(posedge clk_i) cov_accept &&
+                                        (d.opcode == OpAdd || d.opcode == OpMul ||
+                                         d.opcode == OpLut) && d.a.inner[VecIdxW-1:0] != '0);
+  // (Opcodes compared one by one: with op_uses_a() in its condition, load_unaligned never fired
+  // under Verilator 5.006 while store_unaligned fired thousands of times.)
+  eltwise_3d_walk: cover property (@(posedge clk_i) cov_accept &&
+                                   (d.opcode == OpAdd || d.opcode == OpMul ||
+                                    d.opcode == OpLut) && d.a.count3 > 1);
+  load_unaligned: cover property (@(posedge clk_i) cov_accept && d.opcode != OpNop &&
+                                  !chain_in && d.a.addr[VecIdxW-1:0] != '0);
+  store_unaligned: cover property (@(posedge clk_i) cov_accept && d.opcode != OpNop &&
+                                   !chain_out && d.out.addr[VecIdxW-1:0] != '0);
+
   // Faults and recovery.
   bad_opcode_seen: cover property (@(posedge clk_i) state_q == StRun && decode_q && bad_opcode);
   bad_field_seen: cover property (@(posedge clk_i) state_q == StRun && decode_q && !bad_opcode &&
