@@ -117,8 +117,8 @@ constexpr double kPes = double(npu::kArrayRows) * npu::kArrayCols;
 int runNetwork(driver::HardwareAccess& hw, const char* name, const std::vector<LayerShape>& layers,
                Summary& summary, std::vector<double>& layerCycles) {
     std::printf("\n%s\n", name);
-    std::printf("%-18s %-22s %9s %10s %7s %7s %7s %7s %7s %7s %5s\n", "layer", "shape", "MMAC",
-                "cycles", "util%", "ctr%", "wait_w", "wait_o", "wait_i", "fetch", "tiles");
+    std::printf("%-18s %-22s %9s %10s %7s %7s %7s %7s %7s %7s %7s %5s\n", "layer", "shape", "MMAC",
+                "cycles", "util%", "ctr%", "dram%", "wait_w", "wait_o", "wait_i", "fetch", "tiles");
     Totals network;
     std::mt19937 rng(3);
     for (const LayerShape& l : layers) {
@@ -138,11 +138,13 @@ int runNetwork(driver::HardwareAccess& hw, const char* name, const std::vector<L
         char shape[64];
         std::snprintf(shape, sizeof(shape), "%ux%ux%u->%ux%ux%u", l.h, l.w, l.inC, l.outH(),
                       l.outW(), l.outC);
-        std::printf("%-18s %-22s %9.2f %10.0f %7.1f %7.1f %7.1f %7.1f %7.1f %7.1f %5zu\n",
+        const double dramBytes = static_cast<double>(c.dmaBytesRead + c.dmaBytesWritten);
+        std::printf("%-18s %-22s %9.2f %10.0f %7.1f %7.1f %7.1f %7.1f %7.1f %7.1f %7.1f %5zu\n",
                     l.name.c_str(), shape, macs / 1e6, cycles, 100 * macs / (pe * cycles),
-                    100 * c.macs / (pe * cycles), 100 * c.stallWeightCycles / busy,
-                    100 * c.stallOutputCycles / busy, 100 * c.stallInputCycles / busy,
-                    100 * c.stallFetchCycles / busy, program.descriptors().size());
+                    100 * c.macs / (pe * cycles), 100 * dramBytes / (npu::kDramBusBytes * cycles),
+                    100 * c.stallWeightCycles / busy, 100 * c.stallOutputCycles / busy,
+                    100 * c.stallInputCycles / busy, 100 * c.stallFetchCycles / busy,
+                    program.descriptors().size());
         network.add(macs * l.repeat, cycles * l.repeat);
         if (l.kind == Kind::kDepthwise) {
             summary.depthwise.add(macs * l.repeat, cycles * l.repeat);

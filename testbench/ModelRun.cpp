@@ -719,6 +719,7 @@ nlohmann::json countersJson(const NpuCounters& c, uint64_t clockPeriodPs) {
     return {{"cycles", c.cycles},
             {"macs", c.macs},
             {"utilization", c.utilization()},
+            {"dram_utilization", c.dramUtilization()},
             {"dma_bytes_read", c.dmaBytesRead},
             {"dma_bytes_written", c.dmaBytesWritten},
             {"scratchpad_reads", c.scratchpadReads},
@@ -1000,8 +1001,9 @@ std::string formatReport(const RunReport& r) {
 
     out << std::left << std::setw(5) << "  #" << std::setw(26) << "operation" << std::setw(9)
         << "device" << std::right << std::setw(13) << (r.cyclesEstimated ? "est. cycles" : "cycles")
-        << std::setw(15) << "MACs" << std::setw(8) << "util" << std::setw(13) << "DMA bytes"
-        << std::setw(11) << (r.cyclesEstimated ? "est. uJ" : "energy uJ") << "\n";
+        << std::setw(15) << "MACs" << std::setw(8) << "util" << std::setw(8) << "DRAM"
+        << std::setw(13) << "DMA bytes" << std::setw(11)
+        << (r.cyclesEstimated ? "est. uJ" : "energy uJ") << "\n";
     for (const OperationRecord& op : rec.operations) {
         out << std::left << "  " << std::setw(3) << op.index << std::setw(26) << nameOf(op.type)
             << std::setw(9)
@@ -1009,7 +1011,8 @@ std::string formatReport(const RunReport& r) {
         if (op.counters) {
             const NpuCounters& c = *op.counters;
             out << std::setw(13) << withCommas(c.cycles) << std::setw(15) << withCommas(c.macs)
-                << std::setw(8) << percent(c.utilization()) << std::setw(13)
+                << std::setw(8) << percent(c.utilization()) << std::setw(8)
+                << percent(c.dramUtilization()) << std::setw(13)
                 << withCommas(c.dmaBytesRead + c.dmaBytesWritten) << std::setw(11)
                 << microjoules(c.energy(r.clockPeriodPs).microjoules());
         } else if (op.npu) {
@@ -1031,9 +1034,10 @@ std::string formatReport(const RunReport& r) {
             const NpuCounters& c = pr.job->total;
             npuTotal.add(c);
             out << ": " << withCommas(c.cycles) << " cycles, " << withCommas(c.macs)
-                << " MACs, utilization " << percent(c.utilization()) << ", DMA read "
-                << withCommas(c.dmaBytesRead) << " B, written " << withCommas(c.dmaBytesWritten)
-                << " B, energy " << microjoules(c.energy(r.clockPeriodPs).microjoules()) << " uJ";
+                << " MACs, utilization " << percent(c.utilization()) << ", DRAM busy "
+                << percent(c.dramUtilization()) << ", DMA read " << withCommas(c.dmaBytesRead)
+                << " B, written " << withCommas(c.dmaBytesWritten) << " B, energy "
+                << microjoules(c.energy(r.clockPeriodPs).microjoules()) << " uJ";
         }
         out << "; host " << std::fixed << std::setprecision(3) << pr.seconds << " s\n";
         out.unsetf(std::ios::fixed);

@@ -54,6 +54,12 @@ double NpuCounters::utilization() const {
            (static_cast<double>(cycles) * npu::kArrayRows * npu::kArrayCols);
 }
 
+double NpuCounters::dramUtilization() const {
+    if (cycles == 0) return 0.0;
+    return static_cast<double>(dmaBytesRead + dmaBytesWritten) /
+           (static_cast<double>(cycles) * npu::kDramBusBytes);
+}
+
 NpuProfiler::NpuProfiler(std::shared_ptr<driver::HardwareAccess> inner)
     : mInner(std::move(inner)) {}
 
