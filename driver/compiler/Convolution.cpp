@@ -126,10 +126,15 @@ npu::Descriptor identityCopy(Lowering& lw) {
                             tableOf(OperandType::TENSOR_QUANT8_ASYMM, [](int32_t v) { return v; }));
 }
 
-// Copies a [N, A, B] byte tensor to [N, B, A]: rows of one element, read with the source's
-// strides and written with the destination's.
+// Copies a [N, A, B] byte tensor to [N, B, A]: on the array when it can (transposeOnArray),
+// else in rows of one element, read with the source's strides and written with the
+// destination's.
 Status transpose(Lowering& lw, const Operation& op, uint32_t src, uint32_t dst, uint32_t n,
                  uint32_t a, uint32_t b) {
+    lw.fenceNext();
+    auto onArray = transposeOnArray(lw, src, dst, n, a, b);
+    if (!onArray) return lw.fail(op, onArray.status().message);
+    if (*onArray) return okStatus();
     npu::Descriptor d = identityCopy(lw);
     if (a > kMaxCount || b > kMaxCount)
         return lw.fail(op, "layout transpose beyond the descriptor's 16 bits");

@@ -6,6 +6,7 @@
 // LUT unit with the identity table, the padding copied from a constant buffer of padding elements.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "driver/compiler/Lowering.h"
 #include "model/operations/ElementMap.h"
@@ -269,7 +270,82 @@ uint64_t blockCount(const ElementMap& map) {
 // indices, a TILE of many small repeats): the CPU runs it.
 constexpr uint64_t kMaxMoveBlocks = 4096;
 
+// Transposes on the array. A transpose that moves the innermost axis copies one byte per DMA row,
+// a read and a write beat per byte. When that axis is a channel count C of at most
+// kMaxTransposeChannels and the other a multiple of 16, a CONV moves 16 bytes per beat instead:
+// planes [C, P] viewed as C image rows of P / 16 pixels of 16 bytes, a C x 1 kernel gives each
+// output pixel (16 pixels of C channels) its output channel C k + y from byte k of row y, with
+// a weight of 1 and the requantization the identity (zero points 0, clamp [0, 255]: every byte
+// value comes through as it is). Back, pixels to planes, is one 1x1 CONV per plane. Either way
+// C^2 array passes per 16 pixels.
+constexpr uint32_t kMaxTransposeChannels = 16;
+
+// The identity requantization, checked on every byte value.
+std::optional<fixedpoint::QuantizedMultiplier> identityRequantization() {
+    auto m = fixedpoint::quantizeMultiplier(1.0);
+    for (int32_t v = 0; m && v <= 255; ++v)
+        if (fixedpoint::requantize(v, 0, *m, 0, {0, 255}) != v) m.reset();
+    return m;
+}
+
+// Weights OHWI with a 1 where output channel o reads (tap, input channel) = source(o).
+std::vector<uint8_t> selectionWeights(
+    uint32_t outChannels, uint32_t taps, uint32_t inChannels,
+    const std::function<std::pair<uint32_t, uint32_t>(uint32_t)>& source) {
+    std::vector<uint8_t> w(size_t{outChannels} * taps * inChannels, 0);
+    for (uint32_t o = 0; o < outChannels; ++o) {
+        const auto [tap, channel] = source(o);
+        w[(size_t{o} * taps + tap) * inChannels + channel] = 1;
+    }
+    return w;
+}
+
 }  // namespace
+
+Result<bool> transposeOnArray(Lowering& lw, uint32_t src, uint32_t dst, uint32_t n, uint32_t a,
+                              uint32_t b) {
+    const bool toPixels = a <= kMaxTransposeChannels && b % kLanes == 0;  // [C, P] -> [P, C]
+    const bool toPlanes = b <= kMaxTransposeChannels && a % kLanes == 0;  // [P, C] -> [C, P]
+    const auto m = identityRequantization();
+    if (!(toPixels || toPlanes) || std::min(a, b) < 2 || !m) return false;
+    const uint32_t c = toPixels ? a : b, groups = (toPixels ? b : a) / kLanes;
+    const uint32_t pixels = kLanes * c;  // bytes of one group of 16 pixels
+    const std::vector<npu::ChannelQuant> quant(pixels, {0, m->multiplier, m->shift});
+    const npu::OutputStage stage{0, 0, 255};
+    npu::ChainBuilder chain;
+    if (toPixels) {
+        const auto w = selectionWeights(pixels, c, kLanes, [c](uint32_t o) {
+            return std::pair{o % c, o / c};  // channel C k + y: row y, byte k
+        });
+        const auto stream = npu::packConvWeights(w.data(), pixels, c, 1, kLanes, 0, quant);
+        const uint32_t weights = lw.addConstant(stream.data(), stream.size());
+        for (uint32_t i = 0; i < n; ++i) {
+            npu::DeviceTensor in, out;
+            in.addr = src + i * c * groups * kLanes, in.h = c, in.w = groups, in.c = kLanes;
+            out.addr = dst + i * c * groups * kLanes, out.w = groups, out.c = pixels;
+            NN_RETURN_IF_ERROR(
+                chain.conv(in, out, weights, false, 0, {c, 1, 1, 1, 1, 1, 0, 0}, stage));
+        }
+    } else {
+        for (uint32_t y = 0; y < c; ++y) {
+            const auto w = selectionWeights(kLanes, 1, pixels, [c, y](uint32_t o) {
+                return std::pair{0u, c * o + y};  // byte k of plane y: channel y of pixel k
+            });
+            const auto stream = npu::packConvWeights(w.data(), kLanes, 1, 1, pixels, 0, quant);
+            const uint32_t weights = lw.addConstant(stream.data(), stream.size());
+            for (uint32_t i = 0; i < n; ++i) {
+                npu::DeviceTensor in, out;
+                in.addr = src + i * c * groups * kLanes, in.w = groups, in.c = pixels;
+                out.addr = dst + i * c * groups * kLanes + y * groups * kLanes, out.w = groups,
+                out.c = kLanes;
+                NN_RETURN_IF_ERROR(
+                    chain.conv(in, out, weights, false, 0, {1, 1, 1, 1, 1, 1, 0, 0}, stage));
+            }
+        }
+    }
+    lw.emitChain(chain);
+    return true;
+}
 
 MoveEmitter::MoveEmitter(Lowering& lw, uint32_t elementBytes, uint32_t padBits,
                          const std::optional<Table>& table)
@@ -277,6 +353,7 @@ MoveEmitter::MoveEmitter(Lowering& lw, uint32_t elementBytes, uint32_t padBits,
       mCopy(lookupDescriptor(
           lw, OperandType::TENSOR_QUANT8_ASYMM, OperandType::TENSOR_QUANT8_ASYMM,
           table ? *table : tableOf(OperandType::TENSOR_QUANT8_ASYMM, [](int32_t v) { return v; }))),
+      mIdentity(!table),
       mElementBytes(elementBytes),
       mPadBits(padBits) {}
 
@@ -327,6 +404,22 @@ Status MoveEmitter::block(uint32_t src, uint32_t dst, const std::vector<MoveDim>
         }
     }
     std::reverse(flat.begin(), flat.end());
+    if (!fill && mIdentity && mElementBytes == 1 && flat.size() >= 2) {
+        // [a, b] -> [b, a] innermost (x: {b, 1, a}, y: {a, b, 1}) may run on the array.
+        const MoveDim x = flat[flat.size() - 2], y = flat.back();
+        if (x.src == 1 && y.dst == 1 && x.dst == y.count && y.src == x.count) {
+            std::vector<MoveDim> outer(flat.begin(), flat.end() - 2);
+            if (outer.size() <= 1) {
+                const MoveDim o = outer.empty() ? MoveDim{} : outer[0];
+                const int64_t matrix = int64_t{x.count} * y.count;
+                if (o.count == 1 || (o.src == matrix && o.dst == matrix)) {
+                    auto done = transposeOnArray(mLw, src, dst, o.count, y.count, x.count);
+                    if (!done) return done.status();
+                    if (*done) return okStatus();
+                }
+            }
+        }
+    }
     if (!fill || flat.empty() || flat.back().count <= kFillRow) return emit(src, dst, flat, fill);
     // A long fill: rows of kFillRow bytes of the padding buffer, then the rest of the row.
     MoveDim inner = flat.back();

@@ -148,6 +148,13 @@ struct MoveDim {
     int64_t src = 0, dst = 0;
 };
 
+/// Transposes `n` row-major byte matrices [a, b] at `src`, one after another, into [b, a] at
+/// `dst` on the array, when one side is a small channel count and the other a multiple of 16
+/// (NCHW to NHWC and back: DataMovement.cpp); false when that does not apply and the bytes must
+/// be copied one per DMA row.
+Result<bool> transposeOnArray(Lowering& lw, uint32_t src, uint32_t dst, uint32_t n, uint32_t a,
+                              uint32_t b);
+
 /// Strided copies of elements of up to 4 bytes through the LUT unit (DataMovement.cpp).
 class MoveEmitter {
   public:
@@ -175,6 +182,7 @@ class MoveEmitter {
 
     Lowering& mLw;
     npu::Descriptor mCopy;
+    bool mIdentity;  // no table: bytes are copied as they are
     uint32_t mElementBytes, mPadBits;
     std::optional<uint32_t> mPadding;
 };

@@ -454,8 +454,9 @@ TEST_CASE("npu_concatenation_of_slabs_longer_than_a_row") {
 }
 
 TEST_CASE("npu_element_maps_match_golden") {
-    // The data-movement operations as strided copies, on the functional model and the RTL: a
-    // converter's NCHW -> NHWC input TRANSPOSE (one-byte rows), SPACE_TO_BATCH_ND with padding
+    // The data-movement operations as strided copies, on the functional model and the RTL:
+    // transposes between NCHW and NHWC on the array (two images; and back) and in one-byte rows
+    // (35 pixels, no multiple of 16), SPACE_TO_BATCH_ND with padding
     // (the zero point written through the fill table), a reflecting MIRROR_PAD (negative
     // strides), a TILE (repeated runs), a GATHER of scattered indices on int32 (four-byte
     // elements), a float PAD_V2 (four-byte padding elements) and an NCHW nearest-neighbor resize
@@ -464,12 +465,25 @@ TEST_CASE("npu_element_maps_match_golden") {
         return b.addConstant(OperandType::TENSOR_INT32, std::move(dims), v);
     };
     std::vector<std::pair<std::string, Model>> models;
-    {
+    // {input shape, permutation, whether the array moves it}
+    using Transpose = std::tuple<std::vector<uint32_t>, std::vector<int32_t>, bool>;
+    for (const auto& [dims, perm, onArray] : {Transpose{{2, 3, 20, 24}, {0, 2, 3, 1}, true},
+                                              Transpose{{1, 8, 12, 5}, {0, 3, 1, 2}, true},
+                                              Transpose{{1, 3, 5, 7}, {0, 2, 3, 1}, false}}) {
         ModelBuilder b;
-        const uint32_t in = b.addInput(kQ8, {1, 3, 20, 24}, 0.5f, 7);
-        const uint32_t out = b.addOutput(kQ8, {1, 20, 24, 3}, 0.5f, 7);
-        b.addOperation(OperationType::TRANSPOSE, {in, ints(b, {4}, {0, 2, 3, 1})}, {out});
-        models.emplace_back("transpose", b.build());
+        std::vector<uint32_t> outDims;
+        for (int32_t axis : perm) outDims.push_back(dims[axis]);
+        const uint32_t in = b.addInput(kQ8, dims, 0.5f, 7);
+        const uint32_t out = b.addOutput(kQ8, outDims, 0.5f, 7);
+        b.addOperation(OperationType::TRANSPOSE, {in, ints(b, {4}, perm)}, {out});
+        Model model = b.build();
+        auto program = driver::compileModel(model, {});
+        REQUIRE(program.ok());
+        const bool conv =
+            std::any_of(program->descriptors.begin(), program->descriptors.end(),
+                        [](const npu::Descriptor& d) { return d.opcode == npu::Opcode::CONV; });
+        CHECK(conv == onArray);
+        models.emplace_back("transpose " + toString(dims), std::move(model));
     }
     {
         ModelBuilder b;
