@@ -436,9 +436,17 @@ struct SpaceToDepth {
 // the canvases of the stems below.
 constexpr uint64_t kCopyRowCycles = 4;
 
-// Whether the canvas takes s input pixels side by side as one row (their column phases line up).
-bool copiesPixelRuns(const ConvInfo& c, uint32_t s) {
-    return c.geometry.padLeft % s == 0 && c.w.in[2] % s == 0;
+// The canvas columns [first, end) whose s input columns (s X + j - padLeft, j < s) all lie in
+// the input: each takes those s pixels, side by side in the input and in the canvas, as one
+// row. The columns at the edges take their pixels one by one.
+struct PixelRuns {
+    uint32_t first = 0, end = 0;
+    uint32_t count() const { return end > first ? end - first : 0; }
+};
+
+PixelRuns pixelRuns(const ConvInfo& c, uint32_t s, uint32_t canvasW) {
+    const uint32_t padL = c.geometry.padLeft, inW = c.w.in[2];
+    return {ceilDiv(padL, s), std::min(canvasW, (inW + padL) / s)};
 }
 
 std::optional<SpaceToDepth> spaceToDepthOf(const ConvInfo& c) {
@@ -457,8 +465,8 @@ std::optional<SpaceToDepth> spaceToDepthOf(const ConvInfo& c) {
     const uint64_t pixelBlocks =
         uint64_t{c.w.out[0]} * c.w.out[1] * c.w.out[2] * ceilDiv(c.w.out[3], kLanes);
     const uint64_t before = uint64_t{c.kh} * c.kw * ceilDiv(inC, npu::kArrayRows) * pixelBlocks;
-    const uint64_t rows =
-        uint64_t{c.w.in[0]} * c.w.in[1] * (copiesPixelRuns(c, t.s) ? c.w.in[2] / t.s : c.w.in[2]);
+    const uint32_t runs = pixelRuns(c, t.s, t.canvas[2]).count();
+    const uint64_t rows = uint64_t{c.w.in[0]} * c.w.in[1] * (runs + c.w.in[2] - t.s * runs);
     const uint64_t after =
         uint64_t{t.kh} * t.kw * ceilDiv(channels, npu::kArrayRows) * pixelBlocks +
         kCopyRowCycles * rows;
@@ -495,25 +503,34 @@ Status spreadSpaceToDepth(Lowering& lw, const Operation& op, const ConvInfo& c,
         count = std::min<int64_t>(count, int64_t{limit} - k0);
         return std::array<int64_t, 3>{first, k0, std::max<int64_t>(count, 0)};
     };
-    // s pixels side by side land in s channel groups side by side when the column phases line up.
-    const bool pairs = copiesPixelRuns(c, s);
+    const PixelRuns runs = pixelRuns(c, s, t.canvas[2]);
     const uint32_t base = lw.address(op.inputs[0]);
     const int64_t inRow = int64_t{inW} * inC;
-    for (uint32_t i = 0; i < s; ++i) {
+    // Canvas columns [x0, x0 + cols) of row phase i from input column s x0 + j - padL on, runs
+    // of `run` bytes.
+    const auto copy = [&](uint32_t i, uint32_t j, uint32_t x0, uint32_t cols, uint32_t run) {
         const auto [r0, y0, rows] = phase(i, padT, inH, t.canvas[1]);
-        for (uint32_t j = 0; j < (pairs ? 1 : s); ++j) {
-            const auto [x0, xk0, cols] = phase(j, padL, inW, t.canvas[2]);
-            if (rows == 0 || cols == 0) continue;
-            const uint32_t run = pairs ? s * inC : inC;
-            const uint32_t src = base + static_cast<uint32_t>(r0 * inRow + x0 * inC);
-            const uint32_t dst =
-                canvasBase + static_cast<uint32_t>(y0 * row + xk0 * pixel + (i * s + j) * inC);
-            NN_RETURN_IF_ERROR(move.block(src, dst,
-                                          {{c.w.in[0], inRow * inH, image},
-                                           {static_cast<uint32_t>(rows), s * inRow, row},
-                                           {static_cast<uint32_t>(cols), int64_t{s} * inC, pixel},
-                                           {run, 1, 1}},
-                                          false));
+        if (rows == 0 || cols == 0) return okStatus();
+        const int64_t x = int64_t{s} * x0 + j - padL;
+        const uint32_t src = base + static_cast<uint32_t>(r0 * inRow + x * inC);
+        const uint32_t dst =
+            canvasBase + static_cast<uint32_t>(y0 * row + x0 * pixel + (i * s + j) * inC);
+        return move.block(src, dst,
+                          {{c.w.in[0], inRow * inH, image},
+                           {static_cast<uint32_t>(rows), s * inRow, row},
+                           {cols, int64_t{s} * inC, pixel},
+                           {run, 1, 1}},
+                          false);
+    };
+    for (uint32_t i = 0; i < s; ++i) {
+        NN_RETURN_IF_ERROR(copy(i, 0, runs.first, runs.count(), s * inC));
+        // The edge columns, phase by phase where their input column exists.
+        for (uint32_t x0 = 0; x0 < t.canvas[2]; ++x0) {
+            if (x0 >= runs.first && x0 < runs.end) continue;
+            for (uint32_t j = 0; j < s; ++j) {
+                const int64_t x = int64_t{s} * x0 + j - padL;
+                if (x >= 0 && x < inW) NN_RETURN_IF_ERROR(copy(i, j, x0, 1, inC));
+            }
         }
     }
     return okStatus();
