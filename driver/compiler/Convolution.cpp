@@ -132,9 +132,7 @@ npu::Descriptor identityCopy(Lowering& lw) {
 Status transpose(Lowering& lw, const Operation& op, uint32_t src, uint32_t dst, uint32_t n,
                  uint32_t a, uint32_t b) {
     lw.fenceNext();
-    auto onArray = transposeOnArray(lw, src, dst, n, a, b);
-    if (!onArray) return lw.fail(op, onArray.status().message);
-    if (*onArray) return okStatus();
+    if (transposeOnArray(lw, src, dst, n, a, b)) return okStatus();
     npu::Descriptor d = identityCopy(lw);
     if (a > kMaxCount || b > kMaxCount)
         return lw.fail(op, "layout transpose beyond the descriptor's 16 bits");

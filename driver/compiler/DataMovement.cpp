@@ -300,10 +300,23 @@ std::vector<uint8_t> selectionWeights(
     return w;
 }
 
+// Whether a flattened block (outermost first, byte strides) transposes n matrices [a, b] into
+// [b, a]: innermost {a, b, 1} and {b, 1, a}, above them at most one dimension stepping whole
+// matrices.
+bool transposesMatrices(const std::vector<MoveDim>& flat) {
+    const size_t n = flat.size();
+    if (n < 2 || n > 3) return false;
+    const MoveDim& x = flat[n - 2];
+    const MoveDim& y = flat[n - 1];
+    const int64_t matrix = int64_t{x.count} * y.count;
+    return x.src == 1 && y.dst == 1 && x.dst == y.count && y.src == x.count &&
+           (n == 2 || (flat[0].src == matrix && flat[0].dst == matrix));
+}
+
 }  // namespace
 
-Result<bool> transposeOnArray(Lowering& lw, uint32_t src, uint32_t dst, uint32_t n, uint32_t a,
-                              uint32_t b) {
+bool transposeOnArray(Lowering& lw, uint32_t src, uint32_t dst, uint32_t n, uint32_t a,
+                      uint32_t b) {
     const bool toPixels = a <= kMaxTransposeChannels && b % kLanes == 0;  // [C, P] -> [P, C]
     const bool toPlanes = b <= kMaxTransposeChannels && a % kLanes == 0;  // [P, C] -> [C, P]
     const auto m = identityRequantization();
@@ -312,6 +325,7 @@ Result<bool> transposeOnArray(Lowering& lw, uint32_t src, uint32_t dst, uint32_t
     const uint32_t pixels = kLanes * c;  // bytes of one group of 16 pixels
     const std::vector<npu::ChannelQuant> quant(pixels, {0, m->multiplier, m->shift});
     const npu::OutputStage stage{0, 0, 255};
+    // Beyond what the tiler takes (sides past the descriptors' counts), the caller copies.
     npu::ChainBuilder chain;
     if (toPixels) {
         const auto w = selectionWeights(pixels, c, kLanes, [c](uint32_t o) {
@@ -323,8 +337,8 @@ Result<bool> transposeOnArray(Lowering& lw, uint32_t src, uint32_t dst, uint32_t
             npu::DeviceTensor in, out;
             in.addr = src + i * c * groups * kLanes, in.h = c, in.w = groups, in.c = kLanes;
             out.addr = dst + i * c * groups * kLanes, out.w = groups, out.c = pixels;
-            NN_RETURN_IF_ERROR(
-                chain.conv(in, out, weights, false, 0, {c, 1, 1, 1, 1, 1, 0, 0}, stage));
+            if (!chain.conv(in, out, weights, false, 0, {c, 1, 1, 1, 1, 1, 0, 0}, stage).ok())
+                return false;
         }
     } else {
         for (uint32_t y = 0; y < c; ++y) {
@@ -338,8 +352,8 @@ Result<bool> transposeOnArray(Lowering& lw, uint32_t src, uint32_t dst, uint32_t
                 in.addr = src + i * c * groups * kLanes, in.w = groups, in.c = pixels;
                 out.addr = dst + i * c * groups * kLanes + y * groups * kLanes, out.w = groups,
                 out.c = kLanes;
-                NN_RETURN_IF_ERROR(
-                    chain.conv(in, out, weights, false, 0, {1, 1, 1, 1, 1, 1, 0, 0}, stage));
+                if (!chain.conv(in, out, weights, false, 0, {1, 1, 1, 1, 1, 1, 0, 0}, stage).ok())
+                    return false;
             }
         }
     }
@@ -404,21 +418,11 @@ Status MoveEmitter::block(uint32_t src, uint32_t dst, const std::vector<MoveDim>
         }
     }
     std::reverse(flat.begin(), flat.end());
-    if (!fill && mIdentity && mElementBytes == 1 && flat.size() >= 2) {
-        // [a, b] -> [b, a] innermost (x: {b, 1, a}, y: {a, b, 1}) may run on the array.
-        const MoveDim x = flat[flat.size() - 2], y = flat.back();
-        if (x.src == 1 && y.dst == 1 && x.dst == y.count && y.src == x.count) {
-            std::vector<MoveDim> outer(flat.begin(), flat.end() - 2);
-            if (outer.size() <= 1) {
-                const MoveDim o = outer.empty() ? MoveDim{} : outer[0];
-                const int64_t matrix = int64_t{x.count} * y.count;
-                if (o.count == 1 || (o.src == matrix && o.dst == matrix)) {
-                    auto done = transposeOnArray(mLw, src, dst, o.count, y.count, x.count);
-                    if (!done) return done.status();
-                    if (*done) return okStatus();
-                }
-            }
-        }
+    if (!fill && mIdentity && mElementBytes == 1 && transposesMatrices(flat)) {
+        const MoveDim& rows = flat[flat.size() - 2];
+        if (transposeOnArray(mLw, src, dst, flat.size() == 3 ? flat[0].count : 1, rows.dst,
+                             rows.count))
+            return okStatus();
     }
     if (!fill || flat.empty() || flat.back().count <= kFillRow) return emit(src, dst, flat, fill);
     // A long fill: rows of kFillRow bytes of the padding buffer, then the rest of the row.

@@ -150,10 +150,9 @@ struct MoveDim {
 
 /// Transposes `n` row-major byte matrices [a, b] at `src`, one after another, into [b, a] at
 /// `dst` on the array, when one side is a small channel count and the other a multiple of 16
-/// (NCHW to NHWC and back: DataMovement.cpp); false when that does not apply and the bytes must
-/// be copied one per DMA row.
-Result<bool> transposeOnArray(Lowering& lw, uint32_t src, uint32_t dst, uint32_t n, uint32_t a,
-                              uint32_t b);
+/// (NCHW to NHWC and back: DataMovement.cpp); false, emitting nothing, when that does not apply
+/// and the bytes must be copied one per DMA row.
+bool transposeOnArray(Lowering& lw, uint32_t src, uint32_t dst, uint32_t n, uint32_t a, uint32_t b);
 
 /// Strided copies of elements of up to 4 bytes through the LUT unit (DataMovement.cpp).
 class MoveEmitter {
