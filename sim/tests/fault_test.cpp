@@ -119,6 +119,22 @@ TEST_CASE("sim_fault_bad_opcode") {
     CHECK(hw.readRegister(reg::kErrorAddr) == 0);  // cleared by the reset
 }
 
+TEST_CASE("sim_fault_after_a_long_chain") {
+    // 4,096 NOPs, then a bad opcode, in the 16 MiB to 32 MiB of DRAM: the descriptor counters
+    // carry into bit 12 and the error names descriptor 4,096 (each NOP costs a fetch, about 110
+    // cycles: the command processor fetches one descriptor at a time).
+    driver::HardwareAccess& hw = *testBench().npu;
+    constexpr uint32_t kNops = 4096, kWindow = 0x1000000, kRecord = 0x1fff000;
+    ChainBuilder program;
+    for (uint32_t i = 0; i < kNops; ++i) program.append(nop());
+    Descriptor bad;
+    bad.opcode = static_cast<Opcode>(200);
+    program.append(bad);
+    auto job = runJob(hw, program, {kWindow, kRecord, kWindow, 2 * kWindow}, 0x89abcdef,
+                      kNops * 256 + kTimeout);
+    checkFaultAndRecover(hw, job, ErrorCode::BAD_OPCODE, kNops, kRecord);
+}
+
 TEST_CASE("sim_fault_bad_field") {
     driver::HardwareAccess& hw = *testBench().npu;
     // A convolution whose kernel is zero wide.

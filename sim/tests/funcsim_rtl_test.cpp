@@ -26,7 +26,8 @@ namespace {
 
 using namespace npu;
 
-constexpr uint32_t kBase = 0x200000;        // the job's window starts here
+constexpr uint32_t kBase = 0x200000;        // the job's window starts here, or at
+constexpr uint32_t kHighBase = 0x0ff00000;  // the last MiB of the 256 MiB DRAM (high address bits)
 constexpr uint32_t kInputBytes = 0x20000;   // random tensors the descriptors read
 constexpr uint32_t kWeightBytes = 0x40000;  // weight streams and tables
 constexpr uint32_t kOutputBytes = 0x40000;  // each descriptor's output region
@@ -35,14 +36,14 @@ constexpr uint32_t kVec = kDramBusBytes;
 
 class ChainGenerator {
   public:
-    explicit ChainGenerator(uint32_t seed) : mRng(seed) {}
+    ChainGenerator(uint32_t seed, uint32_t base) : mRng(seed), mBase(base) {}
 
     int range(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(mRng); }
     bool chance(int percent) { return range(0, 99) < percent; }
 
     std::vector<Descriptor> chain() {
-        mWeights = kBase + kInputBytes;
-        mOutputs = kBase + kInputBytes + kWeightBytes;
+        mWeights = mBase + kInputBytes;
+        mOutputs = mBase + kInputBytes + kWeightBytes;
         std::vector<Descriptor> out;
         const int count = range(1, 6);
         while (static_cast<int>(out.size()) < count) {
@@ -64,8 +65,8 @@ class ChainGenerator {
     /// the opcodes (each ordered pair once as neighbours), each descriptor a small random one of
     /// its opcode.
     std::vector<Descriptor> everyOpcodePair() {
-        mWeights = kBase + kInputBytes;
-        mOutputs = kBase + kInputBytes + kWeightBytes;
+        mWeights = mBase + kInputBytes;
+        mOutputs = mBase + kInputBytes + kWeightBytes;
         // The Lyndon words of length 1 and 2 in order (a, then a b for every b > a), closed by
         // the first symbol: 8 + 56 + 1 descriptors.
         std::vector<uint32_t> opcodes;
@@ -104,17 +105,17 @@ class ChainGenerator {
             case 2:
                 if (!op::usesA(d.opcode) || (d.flags & static_cast<uint32_t>(DescFlag::CHAIN_IN)))
                     return "nothing";
-                d.a.addr = kBase - range(1, 4096);
+                d.a.addr = mBase - range(1, 4096);
                 return "load outside the window";
             case 3:
                 if (d.opcode == Opcode::NOP ||
                     (d.flags & static_cast<uint32_t>(DescFlag::CHAIN_OUT)))
                     return "nothing";
-                d.out.addr = kBase + kArenaBytes + range(-8, 64);
+                d.out.addr = mBase + kArenaBytes + range(-8, 64);
                 return "store outside the window";
             default:
                 if (!op::usesW(d.opcode)) return "nothing";
-                d.wAddr = (kBase + kArenaBytes - range(0, 4) * kVec) / kVec * kVec;
+                d.wAddr = (mBase + kArenaBytes - range(0, 4) * kVec) / kVec * kVec;
                 return "stream outside the window";
         }
     }
@@ -140,7 +141,7 @@ class ChainGenerator {
     uint32_t inputAddr(uint64_t span) {
         const uint32_t room =
             kInputBytes - static_cast<uint32_t>(std::min<uint64_t>(span, kInputBytes));
-        return kBase + static_cast<uint32_t>(range(0, static_cast<int>(room)));
+        return mBase + static_cast<uint32_t>(range(0, static_cast<int>(room)));
     }
 
     /// A tensor of `inner` x c1 x c2 x c3 rows somewhere in the input area.
@@ -190,7 +191,7 @@ class ChainGenerator {
     /// Room for a weight stream or table of `bytes` (16-byte aligned); filled with random bytes
     /// by the test, then quantization words written by quantWords().
     uint32_t weightAddr(uint64_t bytes) {
-        if (mWeights + bytes > kBase + kInputBytes + kWeightBytes) mWeights = kBase + kInputBytes;
+        if (mWeights + bytes > mBase + kInputBytes + kWeightBytes) mWeights = mBase + kInputBytes;
         const uint32_t addr = mWeights;
         mWeights += static_cast<uint32_t>((bytes + kVec - 1) / kVec * kVec);
         return addr;
@@ -333,7 +334,7 @@ class ChainGenerator {
             const uint32_t nb = (d.out.inner + kVec - 1) / kVec;
             const uint64_t blockBytes = (kWeightQuantWords + uint64_t{kt} * kVec) * kVec;
             for (uint32_t b = 0; b < nb; ++b) {
-                const uint64_t at = d.wAddr - kBase + b * blockBytes;
+                const uint64_t at = d.wAddr - mBase + b * blockBytes;
                 if (at + blockBytes > arena.size()) continue;  // a broken chain's stream
                 uint8_t* q = arena.data() + at;
                 for (uint32_t l = 0; l < kVec; ++l) {
@@ -361,6 +362,7 @@ class ChainGenerator {
 
   private:
     std::mt19937 mRng;
+    uint32_t mBase;
     uint32_t mWeights = 0, mOutputs = 0;
     std::map<uint32_t, bool> mDiagonal;
 };
@@ -371,21 +373,21 @@ struct Outcome {
     driver::PerformanceCounters counters;
 };
 
-Outcome runOn(driver::HardwareAccess& hw, const std::vector<uint8_t>& image,
+Outcome runOn(driver::HardwareAccess& hw, uint32_t base, const std::vector<uint8_t>& image,
               const std::vector<Descriptor>& chain, uint32_t tag) {
     Outcome o;
-    REQUIRE(hw.writeMemory(kBase, image.data(), image.size()).ok());
+    REQUIRE(hw.writeMemory(base, image.data(), image.size()).ok());
     ChainBuilder program;
     for (const Descriptor& d : chain) program.append(d);
-    const uint32_t queue = kBase + kArenaBytes - 0x8000;
-    const uint32_t record = kBase + kArenaBytes - 0x10;
+    const uint32_t queue = base + kArenaBytes - 0x8000;
+    const uint32_t record = base + kArenaBytes - 0x10;
     hw.writeRegister(reg::kControl, field::kControlPerfClear);
-    auto job = runJob(hw, program, {queue, record, kBase, kBase + kArenaBytes}, tag, 5'000'000);
+    auto job = runJob(hw, program, {queue, record, base, base + kArenaBytes}, tag, 5'000'000);
     REQUIRE(job.ok());
     o.job = *job;
     o.counters = hw.performanceCounters();
     o.arena.resize(image.size());
-    REQUIRE(hw.readMemory(kBase, o.arena.data(), o.arena.size()).ok());
+    REQUIRE(hw.readMemory(base, o.arena.data(), o.arena.size()).ok());
     if (o.job.errorCode != 0) {
         hw.writeRegister(reg::kControl, field::kControlSoftReset);
         for (int i = 0; i < 1000 && hw.readRegister(reg::kStatus) != 0; ++i) hw.advance(64);
@@ -420,7 +422,9 @@ TEST_CASE("sim_funcsim_matches_rtl_random_descriptors") {
     if (const char* s = std::getenv("NNCOSIM_FUNCSIM_SEED")) first = std::atoi(s);
     REQUIRE(createSystemCPlatform().ok());
     for (int seed = first; seed < first + chains; ++seed) {
-        ChainGenerator gen(seed);
+        // Every fourth chain in the last MiB of DRAM, so that high address bits carry too.
+        const uint32_t base = seed % 4 == 3 ? kHighBase : kBase;
+        ChainGenerator gen(seed, base);
         std::vector<Descriptor> chain = seed % 80 == 7 ? gen.everyOpcodePair() : gen.chain();
         // One RTL for every chain, never hard-reset in between: no job may leave state behind
         // that changes the next (after a MUL job a CONV once went wrong, before the requantizer
@@ -435,8 +439,8 @@ TEST_CASE("sim_funcsim_matches_rtl_random_descriptors") {
         CAPTURE(broken);
         INFO(describe(chain));
         const uint32_t jobTag = static_cast<uint32_t>(seed) * 2654435761u;  // all 32 bits vary
-        const Outcome r = runOn(rtl, image, chain, jobTag);
-        const Outcome m = runOn(model, image, chain, jobTag);
+        const Outcome r = runOn(rtl, base, image, chain, jobTag);
+        const Outcome m = runOn(model, base, image, chain, jobTag);
         REQUIRE(r.job.interrupted);
         REQUIRE(m.job.interrupted);
         CHECK(m.job.irqStatus == r.job.irqStatus);
@@ -471,7 +475,7 @@ TEST_CASE("sim_funcsim_matches_rtl_random_descriptors") {
             }
         }
         if (differ != image.size()) {
-            FAIL_CHECK("DRAM differs at " << kBase + differ << ": RTL " << int(r.arena[differ])
+            FAIL_CHECK("DRAM differs at " << base + differ << ": RTL " << int(r.arena[differ])
                                           << ", model " << int(m.arena[differ]));
         }
     }
