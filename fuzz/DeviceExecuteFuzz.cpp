@@ -5,10 +5,13 @@
 // and applies a list of edits decoded from the input: argument lifetimes, pools, offsets,
 // lengths and dimensions, extra or missing arguments and pools, driver-managed buffers (fresh
 // per input, so a replay is deterministic) or foreign tokens as pools, POINTER arguments, pool
-// contents, the timing flag. Every path must answer without crashing; a successful execution
-// must report one shape per output.
+// contents, the timing flag (a POINTER argument's length stays within its memory: the HAL takes
+// it on trust). Every path must answer without crashing; a successful execution must report one
+// shape per output.
+#include <algorithm>
 #include <cstdlib>
 #include <string>
+#include <variant>
 
 #include "driver/IBuffer.h"
 #include "driver/IBurst.h"
@@ -182,6 +185,20 @@ void edit(const Subject& subject, fuzz::ByteReader& in, Edited& e) {
             case 12:
                 e.measure = static_cast<MeasureTiming>(in.u8() % 3);  // 2: invalid
                 break;
+        }
+    }
+    // A raw pointer carries no size: the HAL takes a POINTER argument's length on trust (the
+    // caller's promise), so the edits keep it within the memory it points to.
+    for (auto* list : {&r.inputs, &r.outputs}) {
+        for (Request::Argument& a : *list) {
+            if (a.lifetime != LifeTime::POINTER) continue;
+            const void* p =
+                std::visit([](auto* q) { return static_cast<const void*>(q); }, a.location.pointer);
+            for (const std::vector<uint8_t>& pointee : e.pointees) {
+                if (p == pointee.data())
+                    a.location.length = std::min<uint32_t>(a.location.length,
+                                                           static_cast<uint32_t>(pointee.size()));
+            }
         }
     }
 }
