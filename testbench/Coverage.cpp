@@ -168,7 +168,9 @@ Result<CoverageSummary> mergeCoverage(const std::vector<std::string>& inputs,
         std::error_code ec;
         if (fs::is_directory(input, ec)) {
             for (const auto& e : fs::recursive_directory_iterator(input, ec))
-                if (e.is_regular_file() && e.path().extension() == ".dat")
+                // merged.dat is an earlier merge of the files beside it: counted once.
+                if (e.is_regular_file() && e.path().extension() == ".dat" &&
+                    e.path().filename() != "merged.dat")
                     files.push_back(e.path().string());
         } else if (fs::is_regular_file(input, ec)) {
             files.push_back(input);

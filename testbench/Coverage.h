@@ -61,9 +61,10 @@ Result<std::vector<CoverageWaiver>> readCoverageWaivers(const std::string& path)
 CoverageSummary summarizeCoverage(const std::vector<CoveragePoint>& points,
                                   const std::vector<CoverageWaiver>& waivers);
 
-/// Merges the coverage files in `inputs` (files, or directories searched recursively for *.dat)
-/// into OUT/merged.dat, annotates the RTL into OUT/annotated/, summarizes with the waivers (when
-/// a file is given) and writes OUT/summary.json and OUT/summary.md. Fails when there is no data.
+/// Merges the coverage files in `inputs` (files, or directories searched recursively for *.dat
+/// other than an earlier merge's merged.dat) into OUT/merged.dat, annotates the RTL into
+/// OUT/annotated/, summarizes with the waivers (when a file is given) and writes OUT/summary.json
+/// and OUT/summary.md. Fails when there is no data.
 Result<CoverageSummary> mergeCoverage(const std::vector<std::string>& inputs,
                                       const std::string& outDir, const std::string& waiversPath);
 

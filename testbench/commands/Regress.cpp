@@ -45,6 +45,8 @@ struct MergeCliOptions {
     std::vector<std::string> dirs;
     std::string junitPath;
     std::string reportDir;
+    std::string coverageDir;  ///< --coverage: the coverage files under `dirs`, merged here
+    std::string coverageWaivers;
 };
 
 /// This process's command line, as given (for the report and re-run commands).
@@ -91,12 +93,17 @@ bool parseShard(const std::string& text, uint32_t* index, uint32_t* count) {
     return true;
 }
 
-/// regress --coverage: merges what the workers (or Slurm tasks) wrote under DIR/data into DIR and
-/// the run's report; false (the reason printed) when that fails.
-bool attachCoverage(const RegressCliOptions& options, RegressRun& run) {
-    if (options.coverageDir.empty()) return true;
-    auto coverage = mergeCoverage({(std::filesystem::path(options.coverageDir) / "data").string()},
-                                  options.coverageDir, options.coverageWaivers);
+/// Where the workers (or Slurm tasks) of `regress --coverage DIR` write: DIR/data.
+std::string workerCoverageData(const RegressCliOptions& options) {
+    return (std::filesystem::path(options.coverageDir) / "data").string();
+}
+
+/// --coverage OUT: merges the coverage files under `inputs` into OUT and the run's report; false
+/// (the reason printed) when that fails.
+bool attachCoverage(const std::vector<std::string>& inputs, const std::string& outDir,
+                    const std::string& waivers, RegressRun& run) {
+    if (outDir.empty()) return true;
+    auto coverage = mergeCoverage(inputs, outDir, waivers);
     if (!coverage) {
         std::cerr << "nncosim regress: --coverage: " << coverage.status().message << "\n";
         return false;
@@ -202,7 +209,9 @@ int runRegressSlurm(const RegressCliOptions& options, const std::string& command
     std::cout << "slurm: " << shards->size() << " shards merged; slowest shard " << std::fixed
               << std::setprecision(1) << slowest << " s, submission to merge " << merged->seconds
               << " s\n";
-    if (!attachCoverage(options, *merged)) return 2;
+    if (!attachCoverage({workerCoverageData(options)}, options.coverageDir, options.coverageWaivers,
+                        *merged))
+        return 2;
     return finishRegress(*merged, options.junitPath, options.reportDir, commandLine);
 }
 
@@ -212,6 +221,8 @@ int runMerge(const MergeCliOptions& options) {
         std::cerr << "nncosim regress merge: " << merged.status().message << "\n";
         return 2;
     }
+    if (!attachCoverage(options.dirs, options.coverageDir, options.coverageWaivers, *merged))
+        return 2;
     std::string commandLine;
     for (const std::string& arg : ownCommandLine())
         commandLine += (commandLine.empty() ? "" : " ") + shellQuote(arg);
@@ -259,7 +270,9 @@ int runRegress(RegressCliOptions options) {
         std::cerr << "nncosim regress: " << run.status().message << "\n";
         return 2;
     }
-    if (!attachCoverage(options, *run)) return 2;
+    if (!attachCoverage({workerCoverageData(options)}, options.coverageDir, options.coverageWaivers,
+                        *run))
+        return 2;
     return finishRegress(*run, options.junitPath, options.reportDir, commandLine);
 }
 
@@ -293,7 +306,7 @@ void addRegressCommand(CLI::App& app) {
         "CTS JSON files or folders (judged by their expected outputs); model:PATH for "
         ".json/.tflite "
         "models compared with the golden (.tflite files always are); random:N for N random tests; "
-        "or an item id printed by a failure (FILE#TEST, model:FILE#TEST, random@SEED)");
+        "or an item id printed by a failure (FILE#TEST, model:FILE#TEST, random@SEED[:POINT])");
     cmd->add_option("-j,--jobs", options->run.jobs, "Worker processes")
         ->check(CLI::Range(1u, 256u));
     cmd->add_option("--shard", options->shard,
@@ -374,6 +387,11 @@ void addRegressCommand(CLI::App& app) {
         ->required();
     mergeCmd->add_option("--junit", merge->junitPath, "Write the merged JUnit XML");
     mergeCmd->add_option("--report", merge->reportDir, "Write the merged report directory");
+    mergeCmd->add_option("--coverage", merge->coverageDir,
+                         "Merge the RTL coverage files found under the shard directories (each "
+                         "shard run with --coverage inside its --report directory) into DIR");
+    mergeCmd->add_option("--coverage-waivers", merge->coverageWaivers,
+                         "--coverage: holes unreachable by design (PATTERN -- REASON per line)");
     mergeCmd->callback([merge] { gExitStatus = runMerge(*merge); });
 
     cmd->callback([options, cmd, mergeCmd] {

@@ -104,6 +104,11 @@ TEST_CASE("coverage_merge_closes_a_hole_another_run_hits") {
     CHECK(std::filesystem::exists(dir / "out2" / "merged.dat"));
     CHECK(std::filesystem::exists(dir / "out2" / "summary.json"));
     CHECK(std::filesystem::exists(dir / "out2" / "annotated"));
+    // Over the whole tree the two runs count once: out1/ and out2/ hold merges (merged.dat) of
+    // the same files, skipped.
+    auto again = mergeCoverage({dir.string()}, (dir / "out3").string(), "");
+    REQUIRE_MESSAGE(again.ok(), again.status().message);
+    CHECK(again->dataFiles == 2);
     // What `regress --coverage-from` aims random tests at: the first run's functional holes.
     auto holes = readFunctionalHoles((dir / "out1" / "summary.json").string());
     REQUIRE_MESSAGE(holes.ok(), holes.status().message);
