@@ -468,4 +468,15 @@ module npu_compute
     else $error("compute stage holds work of a flushed job");
 `endif
 
+`ifdef NPU_COVERAGE
+  // Functional coverage (the coverage build): a convolution block requantized per tensor (every
+  // lane one scale) and per channel (lanes 0 and 1 differ), as the driver packs the stream.
+  requant_per_tensor: cover property (@(posedge clk_i) rq_in_valid && rq_in_ready &&
+                                      !el_active && q_mult[0] == q_mult[1] &&
+                                      q_shift[0] == q_shift[1]);
+  requant_per_channel: cover property (@(posedge clk_i) rq_in_valid && rq_in_ready &&
+                                       !el_active && (q_mult[0] != q_mult[1] ||
+                                                      q_shift[0] != q_shift[1]));
+`endif
+
 endmodule
