@@ -3,8 +3,8 @@
 // [--coverage DIR] [--slurm [--tasks N] [--partition P] [--time T] [--sbatch-arg ARG]...]`: CTS
 // files, model files and random constrained tests (aimed at the functional holes of a coverage
 // summary) in worker processes, for CI and farms (testbench/Regress.h), or as a Slurm job array of
-// shards (testbench/RegressSlurm.h); `regress merge DIR...` merges shards' reports. Also the hidden
-// worker subcommand those processes run.
+// shards (testbench/RegressSlurm.h); `regress merge DIR... [--coverage OUT]` merges shards' reports
+// and coverage. Also the hidden worker subcommand those processes run.
 #include <unistd.h>
 
 #include <cstdlib>
