@@ -205,40 +205,34 @@ class Generator {
 
     Tensor operation(Kind kind, const std::optional<Tensor>& in,
                      std::vector<OperationType>& operations) {
-        OperationType type;
-        Tensor out;
+        // By Kind, in its order; a lookup draws which one.
+        static const OperationType kTypes[] = {
+            OperationType::CONV_2D,     OperationType::DEPTHWISE_CONV_2D,
+            OperationType::MAX_POOL_2D, OperationType::AVERAGE_POOL_2D,
+            OperationType::ADD,         OperationType::MUL,
+            OperationType::LOGISTIC,    OperationType::FULLY_CONNECTED};
+        static const OperationType kLookups[] = {OperationType::LOGISTIC, OperationType::TANH,
+                                                 OperationType::HARD_SWISH};
+        const OperationType type = kind == Kind::Lookup
+                                       ? kLookups[mRng.urange(0, std::size(kLookups) - 1)]
+                                       : kTypes[static_cast<size_t>(kind)];
+        operations.push_back(type);
         switch (kind) {
             case Kind::Conv:
             case Kind::Dwconv:
-                type = kind == Kind::Dwconv ? OperationType::DEPTHWISE_CONV_2D
-                                            : OperationType::CONV_2D;
-                out = convolution(type, in);
-                break;
+                return convolution(type, in);
             case Kind::Maxpool:
             case Kind::Avgpool:
-                type = kind == Kind::Maxpool ? OperationType::MAX_POOL_2D
-                                             : OperationType::AVERAGE_POOL_2D;
-                out = pooling(type, in);
-                break;
+                return pooling(type, in);
             case Kind::Add:
             case Kind::Mul:
-                type = kind == Kind::Add ? OperationType::ADD : OperationType::MUL;
-                out = elementwise(type, in);
-                break;
-            case Kind::Lookup: {
-                static const OperationType kLookups[] = {
-                    OperationType::LOGISTIC, OperationType::TANH, OperationType::HARD_SWISH};
-                type = kLookups[mRng.urange(0, std::size(kLookups) - 1)];
-                out = lookup(type, in);
-                break;
-            }
+                return elementwise(type, in);
+            case Kind::Lookup:
+                return lookup(type, in);
             case Kind::FullyConnected:
-                type = OperationType::FULLY_CONNECTED;
-                out = fullyConnected(in);
                 break;
         }
-        operations.push_back(type);
-        return out;
+        return fullyConnected(in);
     }
 
     int32_t high() const { return mLow + 255; }
