@@ -44,6 +44,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     auto request = fuzz::requestInSharedMemory(inputs, outputBytes);
     if (!request.ok()) return 0;
-    (void)(*prepared)->execute(*request, MeasureTiming::YES, {}, fuzz::kLoopTimeout);
+    (void)(*prepared)->execute(*request, MeasureTiming::YES, Clock::now() + fuzz::kExecuteTimeout,
+                               fuzz::kLoopTimeout);
     return 0;
 }

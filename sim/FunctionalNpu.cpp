@@ -968,22 +968,18 @@ void FunctionalNpu::doorbell(uint32_t tag) {
     mBusySince = mCycle;
     mEvents.clear();
     mNextEvent = 0;
-    if (!mStepping) scheduleJob();
+    // syncTo() executes each descriptor when device time reaches its start; a hanging job only
+    // ends, when its watchdog fires.
+    if (!mStepping && mJob->hanging) {
+        FunctionalJob& hung = mJob->info;
+        hung.error = ErrorCode::WATCHDOG;
+        hung.endCycle = hung.doorbellCycle + watchdogCycles();
+        mEvents.push_back({hung.endCycle, true, {}});
+    }
 }
 
-void FunctionalNpu::scheduleJob() {
-    Job& job = *mJob;
-    const uint64_t start = job.info.doorbellCycle;
-    if (job.hanging) {
-        const uint64_t limit = mWatchdogLimit ? mWatchdogLimit : uint64_t{1} << 32;
-        job.info.error = ErrorCode::WATCHDOG;
-        job.info.errorDesc = 0;
-        job.info.errorAddr = 0;
-        job.info.endCycle = start + limit;
-        mEvents.push_back({job.info.endCycle, true, {}});
-        return;
-    }
-    runJobToEnd();
+uint64_t FunctionalNpu::watchdogCycles() const {
+    return mWatchdogLimit ? mWatchdogLimit : uint64_t{1} << 32;
 }
 
 void FunctionalNpu::runJobToEnd() {
@@ -1028,6 +1024,14 @@ DescriptorTrace FunctionalNpu::stepLocked() {
     job.haveNext = false;
     trace.descriptor = d;
     trace.estimatedCycles = driver::estimateDescriptorCycles(d);
+    if (const uint64_t limit = watchdogCycles(); trace.estimatedCycles >= limit) {
+        // The RTL's watchdog ends a descriptor that retires nothing for WATCHDOG_LIMIT cycles;
+        // executing it here would only cost wall time (a corrupt window can take hours).
+        job.elapsed += limit;
+        end(Fault{ErrorCode::WATCHDOG, index, 0}, counts);
+        if (mObserver) mObserver(trace, mDram.get());
+        return trace;
+    }
     Executor executor(job.dataPort, d, index, mRecordWrites, &trace, &counts, job.injected,
                       &job.writeBeats);
     std::vector<uint8_t> chainOut;
@@ -1099,7 +1103,19 @@ void FunctionalNpu::applyEndOfJob() {
 }
 
 void FunctionalNpu::syncTo(uint64_t cycle) {
-    while (mJob && mNextEvent < mEvents.size() && mEvents[mNextEvent].cycle <= cycle) {
+    while (mJob) {
+        if (mNextEvent == mEvents.size()) {
+            // Execute the next descriptor once time reaches its start, so a long job costs wall
+            // time only as device time passes and a deadline or soft reset can stop it between
+            // descriptors.
+            const Job& job = *mJob;
+            const uint64_t start =
+                job.info.doorbellCycle + driver::kJobOverheadCycles / 2 + job.elapsed;
+            if (mStepping || job.info.ended || start > cycle) return;
+            stepLocked();
+            continue;
+        }
+        if (mEvents[mNextEvent].cycle > cycle) return;
         const Event& e = mEvents[mNextEvent++];
         mPerf[1] += e.counts.macs;
         mPerf[2] += e.counts.read;
@@ -1142,15 +1158,14 @@ bool FunctionalNpu::waitForInterrupt(uint64_t timeoutCycles) {
         syncTo(mCycle);
         if (irqLine()) return true;
         const uint64_t deadline = mCycle + timeoutCycles;
-        if (mJob && !mStepping && !mEvents.empty() && mEvents.back().cycle <= deadline) {
-            syncTo(mEvents.back().cycle);
-            mCycle = std::max(mCycle, mLastJob ? mLastJob->endCycle : mCycle);
-            if (irqLine()) return true;
-        }
         hanging = mJob && mJob->hanging;
+        syncTo(deadline);
+        // Only a job's end raises the interrupt: time stops there.
+        if (irqLine()) {
+            mCycle = std::max(mCycle, mLastJob->endCycle);
+            return true;
+        }
         mCycle = deadline;
-        syncTo(mCycle);
-        if (irqLine()) return true;
     }
     // Simulating a hanging job's cycles takes wall time: deadlines can pass meanwhile.
     if (hanging) std::this_thread::sleep_for(std::chrono::milliseconds(3));

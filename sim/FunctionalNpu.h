@@ -17,15 +17,18 @@
 // estimate (driver/CostModel.h) and a job kJobOverheadCycles more, so DESC_DONE, the counters,
 // BUSY and the interrupt advance through a job as device time passes in waitForInterrupt() and
 // advance(), like the RTL's; cycle figures of this model are estimates, never measurements.
-// Stall counters stay zero. A job's results are computed when its doorbell is written; software
-// sees them after the interrupt, as on the RTL.
+// Stall counters stay zero. A descriptor executes when device time reaches its start, so a long
+// job costs wall time as its device time passes, and a deadline or soft reset stops it between
+// descriptors; software sees results after the interrupt, as on the RTL.
 //
 // Differences from the RTL, by design: descriptors execute one after another (the RTL overlaps
 // a descriptor's loads with the previous one's compute, so a chain that reads what an earlier
 // descriptor writes without FENCE races on the RTL and not here); after a fault, what the
 // aborted job wrote to DRAM and its DESC_DONE may differ (the RTL stops mid-descriptor; the
 // model writes nothing of the faulting descriptor and validates one descriptor ahead, as the
-// RTL's fetch does); the watchdog fires only on an injected hang (hangNextJob).
+// RTL's fetch does); the watchdog fires on an injected hang (hangNextJob) and on a descriptor
+// whose estimated cycles reach WATCHDOG_LIMIT (which then never executes), not on the RTL's
+// actual count.
 #pragma once
 
 #include <cstdint>
@@ -163,7 +166,7 @@ class FunctionalNpu : public driver::HardwareAccess {
     void applyEndOfJob();
     DescriptorTrace stepLocked();
     void runJobToEnd();
-    void scheduleJob();
+    uint64_t watchdogCycles() const;  // WATCHDOG_LIMIT, 0 meaning 2^32
     bool irqLine() const;
 
     const uint64_t mDramBytes;

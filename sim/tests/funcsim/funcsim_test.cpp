@@ -138,6 +138,43 @@ TEST_CASE("funcsim_job_timing_and_counters") {
     CHECK(npu.readRegister(reg::kDescDone) == 3);
 }
 
+TEST_CASE("funcsim_executes_descriptors_as_time_passes") {
+    FunctionalNpu npu;
+    const uint32_t n = 100;
+    const ChainBuilder program = invertCopy(npu, n, 3);
+    const uint64_t first =
+        driver::kJobOverheadCycles / 2 + driver::estimateDescriptorCycles(program.descriptors()[0]);
+    // Waiting until just after the first descriptor retires executes it and nothing later.
+    auto job = runJob(npu, program, {kQueue, kRecord, 0, 0x100000}, 1, first + 1);
+    REQUIRE(job.ok());
+    CHECK_FALSE(job->interrupted);
+    CHECK(job->descDone == 1);
+    std::vector<uint8_t> out(n);
+    REQUIRE(npu.readMemory(kDst, out.data(), n).ok());
+    CHECK(out[1] == static_cast<uint8_t>(255 - 7));
+    REQUIRE(npu.readMemory(kDst + 0x200, out.data(), n).ok());
+    CHECK(out[1] == 0);
+    // A soft reset now (a missed deadline) leaves the rest of the job undone.
+    npu.writeRegister(reg::kControl, field::kControlSoftReset);
+    CHECK_FALSE(npu.waitForInterrupt(1'000'000));
+    REQUIRE(npu.readMemory(kDst + 0x200, out.data(), n).ok());
+    CHECK(out[1] == 0);
+
+    // A descriptor estimated at WATCHDOG_LIMIT cycles or more ends the job with WATCHDOG, as
+    // the RTL would, without executing.
+    npu.writeRegister(reg::kWatchdogLimit, 40);
+    job = runJob(npu, program, {kQueue, kRecord, 0, 0x100000}, 2, 1'000'000);
+    npu.writeRegister(reg::kWatchdogLimit, reset::kWatchdogLimit);
+    REQUIRE(job.ok());
+    CHECK(job->errorCode == static_cast<uint32_t>(ErrorCode::WATCHDOG));
+    CHECK(job->errorDesc == 0);
+    CHECK(job->descDone == 0);
+    CHECK(job->cycles < 40 + driver::kJobOverheadCycles + 10);
+    REQUIRE(npu.readMemory(kDst, out.data(), n).ok());
+    CHECK(out[1] == static_cast<uint8_t>(255 - 7));  // from the first job only
+    npu.writeRegister(reg::kControl, field::kControlSoftReset);
+}
+
 TEST_CASE("funcsim_faults") {
     FunctionalNpu npu;
     ChainBuilder program = invertCopy(npu, 64, 2);
