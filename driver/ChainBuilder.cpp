@@ -437,6 +437,7 @@ Status ChainBuilder::stream(const Descriptor& op, const StridedTensor& a,
     constexpr uint32_t kWords = kSpadWords / 2;
     constexpr uint32_t kMaxCount = 0xffff;  // 16-bit INNER and COUNT fields
     const uint64_t total = uint64_t{shape[0]} * shape[1] * shape[2] * shape[3];
+    const uint32_t size = elementBytes(op);
     auto contiguous = [&](const StridedTensor& s) {
         uint32_t expect = 1;
         for (int i = 3; i >= 0; --i) {
@@ -447,25 +448,26 @@ Status ChainBuilder::stream(const Descriptor& op, const StridedTensor& a,
     };
     if (contiguous(a) && (!b || contiguous(*b)) && contiguous(out)) {
         const auto inner = static_cast<uint32_t>(std::min<uint64_t>(total, 256));
-        const uint32_t maxRows = std::max(1u, kWords / wordsPerRow(inner));
+        const uint32_t maxRows = std::max(1u, kWords / wordsPerRow(inner * size));
         for (uint64_t done = 0; done < total;) {
             const uint64_t left = total - done;
-            const auto rowBytes = static_cast<uint32_t>(std::min<uint64_t>(inner, left));
-            const auto rows = static_cast<uint32_t>(std::min<uint64_t>(maxRows, left / rowBytes));
+            const auto row = static_cast<uint32_t>(std::min<uint64_t>(inner, left));
+            const auto rows = static_cast<uint32_t>(std::min<uint64_t>(maxRows, left / row));
+            const uint32_t rowBytes = row * size;
             Descriptor t = op;
-            const auto off = static_cast<uint32_t>(done);
+            const auto off = static_cast<uint32_t>(done * size);
             t.a = rowsOf(a.addr + off, rowBytes, rows, rowBytes, 1, 0);
             if (b) t.b = rowsOf(b->addr + off, rowBytes, rows, rowBytes, 1, 0);
             t.out = rowsOf(out.addr + off, rowBytes, rows, rowBytes, 1, 0);
             append(t);
-            done += uint64_t{rows} * rowBytes;
+            done += uint64_t{rows} * row;
         }
         return okStatus();
     }
     // Strided or broadcast: rows over dimensions 1..3 (or 2..3 with rows of one element).
     const bool innerShared = a.strides[3] == 1 && (!b || b->strides[3] == 1) && out.strides[3] == 1;
-    const uint32_t inner = innerShared ? shape[3] : 1;
-    if (shape[1] > kMaxCount || shape[2] > kMaxCount || shape[3] > kMaxCount)
+    const uint32_t inner = (innerShared ? shape[3] : 1) * size;  // bytes
+    if (shape[1] > kMaxCount || shape[2] > kMaxCount || uint64_t{shape[3]} * size > kMaxCount)
         return invalidArgument("NPU streaming: dimensions beyond the descriptor's 16 bits");
     // Rows per descriptor: whole rows of w (shared inner) or single elements over c, then w.
     const uint32_t rowWords = wordsPerRow(inner);
@@ -479,9 +481,10 @@ Status ChainBuilder::stream(const Descriptor& op, const StridedTensor& a,
                 const uint32_t ws = std::min(wChunk, shape[2] - w0);
                 auto tensor = [&](const StridedTensor& s) {
                     const uint32_t at =
-                        s.addr + n * s.strides[0] + h * s.strides[1] + w0 * s.strides[2];
-                    return innerShared ? rowsOf(at, inner, ws, s.strides[2], 1, 0)
-                                       : rowsOf(at, 1, shape[3], s.strides[3], ws, s.strides[2]);
+                        s.addr + (n * s.strides[0] + h * s.strides[1] + w0 * s.strides[2]) * size;
+                    return innerShared ? rowsOf(at, inner, ws, s.strides[2] * size, 1, 0)
+                                       : rowsOf(at, size, shape[3], s.strides[3] * size, ws,
+                                                s.strides[2] * size);
                 };
                 Descriptor t = op;
                 t.a = tensor(a);

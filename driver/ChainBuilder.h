@@ -100,8 +100,20 @@ std::vector<uint8_t> packDepthwiseWeights(const uint8_t* weights, uint32_t chann
                                           int32_t weightZeroPoint,
                                           const std::vector<ChannelQuant>& quant, bool taps);
 
+/// Bytes per element of the tensors of `d`: 1 for quantized formats, 4 for FP32, 2 for FP16.
+inline uint32_t elementBytes(const Descriptor& d) {
+    switch (static_cast<Format>(d.format)) {
+        case Format::FP32:
+            return 4;
+        case Format::FP16:
+            return 2;
+        default:
+            return 1;
+    }
+}
+
 /// A 4-D operand of a streaming descriptor: its address and, per dimension of the output, the
-/// byte stride (0 where the operand is broadcast along that dimension).
+/// element stride (0 where the operand is broadcast along that dimension).
 struct StridedTensor {
     uint32_t addr = 0;
     std::array<uint32_t, 4> strides{};
@@ -169,11 +181,11 @@ class ChainBuilder {
     Status lookup(const DeviceTensor& in, const DeviceTensor& out, uint32_t table,
                   uint32_t tag = 0);
 
-    /// The one tiler of the streaming opcodes (ADD, MUL, LUT): `op` (opcode and arithmetic
-    /// fields set) over a 4-D `shape`, reading `a` (and `b` for ADD and MUL) and writing `out`
-    /// with their strides (0 where an input is broadcast). Contiguous tensors stream in rows of
-    /// up to 256 bytes; otherwise a row is the innermost dimension where every tensor has it
-    /// contiguous, else one element.
+    /// The one tiler of the streaming opcodes (ADD, MUL, LUT): `op` (opcode, format and
+    /// arithmetic fields set) over a 4-D `shape`, reading `a` (and `b` for ADD and MUL) and
+    /// writing `out` with their strides (0 where an input is broadcast), in elements of `op`'s
+    /// format. Contiguous tensors stream in rows of up to 256 elements; otherwise a row is the
+    /// innermost dimension where every tensor has it contiguous, else one element.
     Status stream(const Descriptor& op, const StridedTensor& a,
                   const std::optional<StridedTensor>& b, const StridedTensor& out,
                   const std::array<uint32_t, 4>& shape);

@@ -11,9 +11,10 @@ namespace {
 // The performance of the operand types the NPU executes comes from the calibration run
 // (driver/Calibration.h): execTime from its device time against the CPU's, powerUsage from the
 // energy model over its counters against the CPU reference's energy, with this device's energy
-// parameters. Float, relaxed float, IF and WHILE keep "no information" (the maximum): the NPU
-// executes no float operation and no control flow. So does everything when the run was measured
-// on another compiler or NPU (a stale record).
+// parameters. Float, relaxed float, IF and WHILE keep "no information" (the maximum): the
+// calibration workload is quantized (the NPU's float support is element-wise only, with no
+// float calibration run yet) and the NPU has no control flow. So does everything when the run
+// was measured on another compiler or NPU (a stale record).
 Capabilities makeCapabilities(const CalibrationRun& calibration, const EnergyParameters& energy) {
     Capabilities caps;
     const PerformanceInfo unknown;

@@ -72,8 +72,8 @@ enum class Opcode : uint32_t {
     DWCONV = 2,  ///< Depthwise convolution tile (depth multiplier 1): each output channel uses its own input channel; weights are diagonal blocks.
     MAXPOOL = 3,  ///< Max pooling tile over valid (unpadded) input pixels.
     AVGPOOL = 4,  ///< Average pooling tile over valid input pixels, rounding half away from zero.
-    ADD = 5,  ///< Quantized element-wise addition (NNAPI ADD; SUB with a negated B multiplier).
-    MUL = 6,  ///< Quantized element-wise multiplication (NNAPI MUL).
+    ADD = 5,  ///< Element-wise addition (NNAPI ADD; SUB: quantized with a negated B multiplier, float with NEGATE_B).
+    MUL = 6,  ///< Element-wise multiplication (NNAPI MUL), quantized or float.
     LUT = 7,  ///< 256-entry table lookup: out = table[in] (table index is the input byte).
 };
 
@@ -85,6 +85,13 @@ enum class ErrorCode : uint32_t {
     DMA_WINDOW = 3,  ///< A DMA access (descriptor fetch, load, weight stream, store or completion record) outside [DMA_WINDOW_BASE, DMA_WINDOW_LIMIT); ERROR_ADDR holds the beat address.
     WATCHDOG = 4,  ///< No descriptor retired for WATCHDOG_LIMIT cycles.
     BAD_QUEUE = 5,  ///< Doorbell with a QUEUE_BASE or COMPLETION_ADDR not aligned to 16 bytes.
+};
+
+/// Element formats of a descriptor's tensors (FORMAT).
+enum class Format : uint32_t {
+    INT8 = 0,  ///< 8-bit quantized (A_SIGNED, B_SIGNED, OUT_SIGNED pick int8 or uint8), integer arithmetic and requantization.
+    FP32 = 1,  ///< IEEE binary32 in DRAM, binary32 arithmetic (docs/npu.md, Floating point).
+    FP16 = 2,  ///< IEEE binary16 in DRAM, widened to binary32 on load, binary32 arithmetic, rounded to nearest even on store.
 };
 
 /// Bits of HEADER.FLAGS.
@@ -346,11 +353,14 @@ struct Descriptor {
     bool aSigned = false;  ///< Input A holds int8 (QUANT8_ASYMM_SIGNED); 0: uint8 (QUANT8_ASYMM).
     bool bSigned = false;  ///< Input B or the weights hold int8; 0: uint8.
     bool outSigned = false;  ///< Output holds int8; 0: uint8. ACT_MIN/ACT_MAX must lie in the output type's range.
+    uint32_t format = 0;  ///< Element format of A, B and OUT (Format). The float formats are for ADD and MUL; INNER is then a whole number of elements.
+    bool negateB = false;  ///< Float ADD: B is subtracted (NNAPI SUB). Ignored otherwise.
     uint32_t tag = 0;  ///< Free for software (e.g. the operation index); ignored by the NPU.
     TensorDesc a;  ///< Input A. Convolution and pooling: the input region of the tile, rows = pixels (INNER = channels, COUNT1 = region width, COUNT2 = region height, COUNT3 = 1). Element-wise and LUT: the first operand.
     TensorDesc b;  ///< Input B of ADD and MUL, same INNER and counts as A (strides may differ, 0 broadcasts). Unused otherwise.
     TensorDesc out;  ///< Output. Convolution and pooling: INNER = output channels, COUNT1 = tile width, COUNT2 = tile height, COUNT3 = 1. Element-wise and LUT: same INNER and counts as A.
     uint32_t wAddr = 0;  ///< CONV/DWCONV: the weight stream (16-byte aligned), per output-channel block WeightQuantWords words of quantization then one ArrayRows x ArrayCols block per K step. LUT: the 256-byte table (16-byte aligned).
+    uint32_t fpMin = 0;  ///< Float formats: lower output clamp, a binary32 value (the fused activation; -Inf for none). NaN results stay NaN.
     uint32_t kernelW = 0;  ///< Kernel width (>= 1).
     uint32_t kernelH = 0;  ///< Kernel height (>= 1).
     uint32_t strideW = 0;  ///< Horizontal stride (>= 1).
@@ -359,6 +369,7 @@ struct Descriptor {
     uint32_t dilationH = 0;  ///< Vertical dilation (>= 1).
     uint32_t padLeft = 0;  ///< Columns of padding left of the region: input column = ox * STRIDE_W + kx * DILATION_W - PAD_LEFT; columns outside [0, A.COUNT1) are padding.
     uint32_t padTop = 0;  ///< Rows of padding above the region, as PAD_LEFT.
+    uint32_t fpMax = 0;  ///< Float formats: upper output clamp, a binary32 value (+Inf for none).
     int32_t aZeroPoint = 0;  ///< Zero point of A (signed 9 bits); subtracted at the array edge (padding contributes zero).
     int32_t bZeroPoint = 0;  ///< Zero point of B or the weights (signed 9 bits).
     int32_t outZeroPoint = 0;  ///< Output zero point (signed 9 bits).
@@ -379,6 +390,8 @@ struct Descriptor {
         detail::put(w, 0, 16, 1, aSigned ? 1u : 0u);
         detail::put(w, 0, 17, 1, bSigned ? 1u : 0u);
         detail::put(w, 0, 18, 1, outSigned ? 1u : 0u);
+        detail::put(w, 0, 19, 2, format);
+        detail::put(w, 0, 21, 1, negateB ? 1u : 0u);
         detail::put(w, 1, 0, 32, tag);
         detail::put(w, 2, 0, 32, a.addr);
         detail::put(w, 3, 0, 16, a.inner);
@@ -405,6 +418,7 @@ struct Descriptor {
         detail::put(w, 18, 0, 32, out.stride2);
         detail::put(w, 19, 0, 32, out.stride3);
         detail::put(w, 20, 0, 32, wAddr);
+        detail::put(w, 21, 0, 32, fpMin);
         detail::put(w, 22, 0, 8, kernelW);
         detail::put(w, 22, 8, 8, kernelH);
         detail::put(w, 22, 16, 8, strideW);
@@ -413,6 +427,7 @@ struct Descriptor {
         detail::put(w, 23, 8, 8, dilationH);
         detail::put(w, 23, 16, 8, padLeft);
         detail::put(w, 23, 24, 8, padTop);
+        detail::put(w, 24, 0, 32, fpMax);
         detail::put(w, 25, 0, 9, static_cast<uint32_t>(aZeroPoint));
         detail::put(w, 25, 16, 9, static_cast<uint32_t>(bZeroPoint));
         detail::put(w, 26, 0, 9, static_cast<uint32_t>(outZeroPoint));
@@ -435,6 +450,8 @@ struct Descriptor {
         d.aSigned = detail::get(w, 0, 16, 1) != 0;
         d.bSigned = detail::get(w, 0, 17, 1) != 0;
         d.outSigned = detail::get(w, 0, 18, 1) != 0;
+        d.format = detail::get(w, 0, 19, 2);
+        d.negateB = detail::get(w, 0, 21, 1) != 0;
         d.tag = detail::get(w, 1, 0, 32);
         d.a.addr = detail::get(w, 2, 0, 32);
         d.a.inner = detail::get(w, 3, 0, 16);
@@ -461,6 +478,7 @@ struct Descriptor {
         d.out.stride2 = detail::get(w, 18, 0, 32);
         d.out.stride3 = detail::get(w, 19, 0, 32);
         d.wAddr = detail::get(w, 20, 0, 32);
+        d.fpMin = detail::get(w, 21, 0, 32);
         d.kernelW = detail::get(w, 22, 0, 8);
         d.kernelH = detail::get(w, 22, 8, 8);
         d.strideW = detail::get(w, 22, 16, 8);
@@ -469,6 +487,7 @@ struct Descriptor {
         d.dilationH = detail::get(w, 23, 8, 8);
         d.padLeft = detail::get(w, 23, 16, 8);
         d.padTop = detail::get(w, 23, 24, 8);
+        d.fpMax = detail::get(w, 24, 0, 32);
         d.aZeroPoint = detail::getSigned(w, 25, 0, 9);
         d.bZeroPoint = detail::getSigned(w, 25, 16, 9);
         d.outZeroPoint = detail::getSigned(w, 26, 0, 9);

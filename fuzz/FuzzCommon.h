@@ -16,7 +16,7 @@ inline constexpr uint64_t kExecuteLimitBytes = uint64_t{1} << 20;
 inline constexpr std::chrono::milliseconds kLoopTimeout{5};
 /// The deadline of an execution whose program the input wrote (a cache): a job the device
 /// would run for minutes ends with MISSED_DEADLINE_TRANSIENT.
-inline constexpr std::chrono::milliseconds kExecuteTimeout{1000};
+inline constexpr std::chrono::milliseconds kExecuteTimeout{300};
 
 /// A fuzz input read as a sequence of little-endian integers; past its end every read is 0, so
 /// any input decodes.

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "model/OperationList.h"
@@ -87,6 +88,21 @@ enum class Priority : int32_t { LOW = 0, MEDIUM = 1, HIGH = 2 };
 enum class MeasureTiming : int32_t { NO = 0, YES = 1 };
 enum class DeviceType : int32_t { UNKNOWN = 0, OTHER = 1, CPU = 2, GPU = 3, ACCELERATOR = 4 };
 enum class FusedActivation : int32_t { NONE = 0, RELU = 1, RELU1 = 2, RELU6 = 3 };
+
+/// Float bounds of a fused activation; NONE is the finite float range, as Android's reference
+/// clamps (an overflow to infinity ends at the largest float).
+inline std::pair<float, float> activationRangeFloat(int32_t activation) {
+    switch (static_cast<FusedActivation>(activation)) {
+        case FusedActivation::RELU:
+            return {0.0f, std::numeric_limits<float>::max()};
+        case FusedActivation::RELU1:
+            return {-1.0f, 1.0f};
+        case FusedActivation::RELU6:
+            return {0.0f, 6.0f};
+        default:
+            return {std::numeric_limits<float>::lowest(), std::numeric_limits<float>::max()};
+    }
+}
 
 inline constexpr ExecutionPreference kDefaultExecutionPreference =
     ExecutionPreference::FAST_SINGLE_ANSWER;

@@ -328,7 +328,8 @@ module npu_compute
   logic                 el_st_start, el_ws_ready, el_reading, el_res_valid;
   logic [SpadAw-1:0]    el_spad_raddr;
   logic [Vec*32-1:0]    el_res_data;
-  logic [VecBits-1:0]   el_lut_data;
+  logic                 el_direct;
+  logic [VecBits-1:0]   el_word;
 
   npu_eltwise u_eltwise (
     .clk_i,
@@ -349,7 +350,8 @@ module npu_compute
     .spad_rdata_i(spad_rdata_i[0]),
     .res_valid_o (el_res_valid),
     .res_data_o  (el_res_data),
-    .lut_data_o  (el_lut_data),
+    .direct_o    (el_direct),
+    .word_o      (el_word),
     .rq_ready_i  (rq_in_ready),
     .rq_busy_i   (rq_busy),
     .st_ready_i
@@ -362,10 +364,8 @@ module npu_compute
   logic [Vec-1:0][5:0]  rq_shift;
   logic [8:0]           rq_zp, rq_min, rq_max;
   logic [Vec-1:0][7:0]  rq_data;
-  logic                 el_lut;
 
-  assign el_lut      = dq.opcode == OpLut;
-  assign rq_in_valid = el_active ? el_res_valid && !el_lut : dr_rq_valid;
+  assign rq_in_valid = el_active ? el_res_valid && !el_direct : dr_rq_valid;
 
   always_comb begin
     for (int unsigned l = 0; l < Vec; l++) begin
@@ -414,15 +414,15 @@ module npu_compute
   assign chain_wdata_o = rq_word;
 
   // ------------------------------------------------------------------------------------------
-  // Store stream: requantized words, pooled words or LUT words.
+  // Store stream: requantized words, pooled words or the element-wise unit's direct words.
   always_comb begin
     st_valid_o   = rq_out_valid && !chain_drain;
     st_data_o    = rq_word;
     rq_out_ready = st_ready_i || chain_drain;
     pool_ready   = 1'b0;
-    if (el_active && el_lut) begin
+    if (el_active && el_direct) begin
       st_valid_o = el_res_valid;
-      st_data_o  = el_lut_data;
+      st_data_o  = el_word;
     end else if (!el_active && pool_valid) begin
       st_valid_o = 1'b1;
       st_data_o  = pool_data;

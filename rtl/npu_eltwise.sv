@@ -2,12 +2,15 @@
 //
 // Once the drain is idle it starts the store job, loads the table (LUT: the descriptor's
 // 256-byte stream) and reads the buffer word by word (ADD and MUL: A, then B, of each word), a
-// word's lanes computed in two stages into a small result FIFO: ADD and MUL results go through
-// npu_compute's requantizer, LUT bytes straight to the store. The descriptor is done once its
-// last word is stored.
+// word's lanes computed in two stages into a small result FIFO: quantized ADD and MUL results go
+// through npu_compute's requantizer, LUT bytes and float words straight to the store. Float
+// formats compute a word's Vec / 4 binary32 or Vec / 2 binary16 elements in binary32
+// (rtl/npu_fp_pkg.sv: add or multiply, then the FP_MIN/FP_MAX clamp; binary16 is widened first
+// and rounded to nearest even last). The descriptor is done once its last word is stored.
 module npu_eltwise
   import npu_pkg::*;
   import npu_core_pkg::*;
+  import npu_fp_pkg::*;
 (
   input  logic                  clk_i,
   input  logic                  rst_ni,
@@ -34,11 +37,12 @@ module npu_eltwise
   output logic [SpadAw-1:0]     spad_raddr_o,
   input  logic [VecBits-1:0]    spad_rdata_i,
 
-  // Results: ADD and MUL values to requantize (res_valid_o, rq_ready_i), LUT words to store
-  // (res_valid_o, st_ready_i).
+  // Results: quantized ADD and MUL values to requantize (res_valid_o, rq_ready_i), LUT and
+  // float words to store as they are (res_valid_o, direct_o, st_ready_i).
   output logic                  res_valid_o,
   output logic [Vec*32-1:0]     res_data_o,
-  output logic [VecBits-1:0]    lut_data_o,
+  output logic                  direct_o,
+  output logic [VecBits-1:0]    word_o,
   input  logic                  rq_ready_i,
   input  logic                  rq_busy_i,
   input  logic                  st_ready_i
@@ -57,9 +61,11 @@ module npu_eltwise
   desc_t dq;
   assign dq = job_i.desc;
 
-  logic two, is_lut;
-  assign two    = op_uses_b(dq.opcode);  // two reads per word (ADD, MUL)
-  assign is_lut = dq.opcode == OpLut;
+  logic two, is_lut, is_float, direct;
+  assign two      = op_uses_b(dq.opcode);  // two reads per word (ADD, MUL)
+  assign is_lut   = dq.opcode == OpLut;
+  assign is_float = dq.format != 2'(FmtInt8);
+  assign direct   = is_lut || is_float;
 
   elem_state_e state_q, state_d;
   logic [31:0] word_q, word_d;          // next word to read
@@ -131,10 +137,29 @@ module npu_eltwise
   assign e2_valid_d = e1_last;
   assign inflight_d = inflight_q + 3'(issue && (second_q || !two)) - 3'(e2_valid_q);
 
+  // One float element: the operation, then the clamp.
+  function automatic fp32_t float_lane(fp32_t a, fp32_t b, desc_t d);
+    fp32_t v;
+    v = d.opcode == OpMul ? fp32_mul(a, b) : fp32_add(a, {b[31] ^ d.negate_b[0], b[30:0]});
+    return fp32_clamp(v, d.fp_min, d.fp_max);
+  endfunction
+
   // A word's lanes; only computed for a word's last read.
   always_comb begin
     e2_value_d = '0;
-    if (e1_last) begin
+    if (e1_last && is_float) begin
+      if (dq.format == 2'(FmtFp16)) begin
+        for (int unsigned l = 0; l < Vec / 2; l++) begin
+          e2_value_d[l*16 +: 16] = fp32_to_fp16(float_lane(fp16_to_fp32(e1_a_q[l*16 +: 16]),
+                                                           fp16_to_fp32(spad_rdata_i[l*16 +: 16]),
+                                                           dq));
+        end
+      end else begin
+        for (int unsigned l = 0; l < Vec / 4; l++) begin
+          e2_value_d[l*32 +: 32] = float_lane(e1_a_q[l*32 +: 32], spad_rdata_i[l*32 +: 32], dq);
+        end
+      end
+    end else if (e1_last) begin
       for (int unsigned l = 0; l < Vec; l++) begin
         logic [7:0]         a_byte, b_byte;
         logic signed [31:0] a_c, b_c;
@@ -221,11 +246,15 @@ module npu_eltwise
     .count_o    (fifo_count)
   );
 
-  assign fifo_take = fifo_valid && (is_lut ? st_ready_i : rq_ready_i) && active_o;
+  assign fifo_take = fifo_valid && (direct ? st_ready_i : rq_ready_i) && active_o;
 
+  // A LUT result has a byte per 32-bit lane; a float word is packed at the bottom.
   always_comb begin
-    for (int unsigned l = 0; l < Vec; l++) begin
-      lut_data_o[l*8 +: 8] = res_data_o[l*32 +: 8];
+    word_o = res_data_o[VecBits-1:0];
+    if (is_lut) begin
+      for (int unsigned l = 0; l < Vec; l++) begin
+        word_o[l*8 +: 8] = res_data_o[l*32 +: 8];
+      end
     end
   end
 
@@ -236,6 +265,7 @@ module npu_eltwise
   assign st_start_o   = can_start;
   assign ws_ready_o   = table_take;
   assign res_valid_o  = fifo_valid;
+  assign direct_o     = direct;
   assign reading_o    = state_q == ElRun;
   assign spad_raddr_o = (job_i.buf_sel ? SpadAw'(SpadWords) : '0) +
                         SpadAw'(word_q + (second_q ? job_i.a_words : 32'd0));

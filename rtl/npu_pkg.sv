@@ -58,8 +58,8 @@ package npu_pkg;
     OpDwconv = 8'd2,  // Depthwise convolution tile (depth multiplier 1): each output channel uses its own input channel; weights are diagonal blocks.
     OpMaxpool = 8'd3,  // Max pooling tile over valid (unpadded) input pixels.
     OpAvgpool = 8'd4,  // Average pooling tile over valid input pixels, rounding half away from zero.
-    OpAdd = 8'd5,  // Quantized element-wise addition (NNAPI ADD; SUB with a negated B multiplier).
-    OpMul = 8'd6,  // Quantized element-wise multiplication (NNAPI MUL).
+    OpAdd = 8'd5,  // Element-wise addition (NNAPI ADD; SUB: quantized with a negated B multiplier, float with NEGATE_B).
+    OpMul = 8'd6,  // Element-wise multiplication (NNAPI MUL), quantized or float.
     OpLut = 8'd7  // 256-entry table lookup: out = table[in] (table index is the input byte).
   } opcode_e;
 
@@ -76,6 +76,13 @@ package npu_pkg;
     ErrWatchdog = 8'd4,  // No descriptor retired for WATCHDOG_LIMIT cycles.
     ErrBadQueue = 8'd5  // Doorbell with a QUEUE_BASE or COMPLETION_ADDR not aligned to 16 bytes.
   } error_code_e;
+
+  // Element formats of a descriptor's tensors (FORMAT).
+  typedef enum logic [7:0] {
+    FmtInt8 = 8'd0,  // 8-bit quantized (A_SIGNED, B_SIGNED, OUT_SIGNED pick int8 or uint8), integer arithmetic and requantization.
+    FmtFp32 = 8'd1,  // IEEE binary32 in DRAM, binary32 arithmetic (docs/npu.md, Floating point).
+    FmtFp16 = 8'd2  // IEEE binary16 in DRAM, widened to binary32 on load, binary32 arithmetic, rounded to nearest even on store.
+  } format_e;
 
   // Bits of HEADER.FLAGS.
   typedef enum logic [7:0] {
@@ -285,7 +292,7 @@ package npu_pkg;
     logic [8:0] b_zero_point;  // bits 824:816
     logic [6:0] reserved8;
     logic [8:0] a_zero_point;  // bits 808:800
-    logic [31:0] reserved9;
+    logic [31:0] fp_max;  // bits 799:768
     logic [7:0] pad_top;  // bits 767:760
     logic [7:0] pad_left;  // bits 759:752
     logic [7:0] dilation_h;  // bits 751:744
@@ -294,13 +301,15 @@ package npu_pkg;
     logic [7:0] stride_w;  // bits 727:720
     logic [7:0] kernel_h;  // bits 719:712
     logic [7:0] kernel_w;  // bits 711:704
-    logic [31:0] reserved10;
+    logic [31:0] fp_min;  // bits 703:672
     logic [31:0] w_addr;  // bits 671:640
     tensor_t out;  // bits 639:448
     tensor_t b;  // bits 447:256
     tensor_t a;  // bits 255:64
     logic [31:0] tag;  // bits 63:32
-    logic [12:0] reserved11;
+    logic [9:0] reserved9;
+    logic [0:0] negate_b;  // bits 21:21
+    logic [1:0] format;  // bits 20:19
     logic [0:0] out_signed;  // bits 18:18
     logic [0:0] b_signed;  // bits 17:17
     logic [0:0] a_signed;  // bits 16:16

@@ -1,6 +1,8 @@
 #include "sim/FunctionalDatapath.h"
 
+#include <Eigen/Core>
 #include <climits>
+#include <cmath>
 #include <cstring>
 
 #include "driver/NpuRegisters.h"
@@ -14,6 +16,50 @@
 #endif
 
 namespace nncosim::sim::datapath {
+
+namespace {
+
+float asFloat(uint32_t bits) {
+    return Eigen::numext::bit_cast<float>(bits);
+}
+
+uint32_t canonical(float value) {
+    return std::isnan(value) ? kFp32QNaN : Eigen::numext::bit_cast<uint32_t>(value);
+}
+
+// The order of non-NaN values as unsigned integers, -0 below +0 (rtl fp32_order).
+uint32_t order(uint32_t bits) {
+    return bits >> 31 ? ~bits : bits | 0x80000000u;
+}
+
+bool isNan(uint32_t bits) {
+    return (bits & 0x7fffffffu) > 0x7f800000u;
+}
+
+}  // namespace
+
+uint32_t fp32Add(uint32_t a, uint32_t b) {
+    return canonical(asFloat(a) + asFloat(b));
+}
+
+uint32_t fp32Mul(uint32_t a, uint32_t b) {
+    return canonical(asFloat(a) * asFloat(b));
+}
+
+uint32_t fp32Clamp(uint32_t x, uint32_t lo, uint32_t hi) {
+    if (isNan(x) || isNan(lo) || isNan(hi)) return kFp32QNaN;
+    const uint32_t atLeast = order(x) >= order(lo) ? x : lo;
+    return order(atLeast) <= order(hi) ? atLeast : hi;
+}
+
+uint32_t fp16ToFp32(uint16_t h) {
+    return canonical(static_cast<float>(Eigen::numext::bit_cast<Eigen::half>(h)));
+}
+
+uint16_t fp32ToFp16(uint32_t f) {
+    if (isNan(f)) return kFp16QNaN;
+    return Eigen::numext::bit_cast<uint16_t>(Eigen::half(asFloat(f)));
+}
 
 int32_t averageFinish(uint32_t sum, uint32_t count) {
     constexpr int kQuotientBits = 10;

@@ -83,6 +83,22 @@ inline uint8_t requantize(uint32_t acc, uint32_t bias, int32_t multiplier, Split
 /// bits, or a count of 0, gives what that divider gives), the sign of sum restored.
 int32_t averageFinish(uint32_t sum, uint32_t count);
 
+// The float datapath (rtl/npu_fp_pkg.sv) on binary32 bit patterns: the host's IEEE arithmetic
+// (round to nearest even, exact subnormals, signed zeros), every NaN result the canonical quiet
+// NaN, as the RTL's units produce it.
+
+inline constexpr uint32_t kFp32QNaN = 0x7fc00000;
+inline constexpr uint16_t kFp16QNaN = 0x7e00;
+
+uint32_t fp32Add(uint32_t a, uint32_t b);
+uint32_t fp32Mul(uint32_t a, uint32_t b);
+/// x clamped to [lo, hi] by IEEE 754-2019 maximum then minimum: NaN if any is NaN, -0 < +0.
+uint32_t fp32Clamp(uint32_t x, uint32_t lo, uint32_t hi);
+/// binary16 -> binary32, exact.
+uint32_t fp16ToFp32(uint16_t h);
+/// binary32 -> binary16, nearest even.
+uint16_t fp32ToFp16(uint32_t f);
+
 /// Per-lane requantization parameters of an output-channel block (the weight stream's
 /// quantization words), for requantizeRows.
 struct LaneQuant {

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <thread>
 
+#include "driver/ChainBuilder.h"
 #include "driver/CostModel.h"
 #include "sim/FunctionalDatapath.h"
 
@@ -216,6 +217,11 @@ ErrorCode validate(const Descriptor& d, const ChainContext& chain) {
     }
     if (op == Opcode::LUT) {
         bad |= !sameShape(d.a, d.out) || aWords > npu::kSpadWords || d.wAddr % kBeat != 0;
+    }
+    // Float formats: ADD and MUL on whole elements.
+    if (d.format != static_cast<uint32_t>(npu::Format::INT8)) {
+        bad |= d.format > static_cast<uint32_t>(npu::Format::FP16) || badOpcode ||
+               !npu::op::usesB(op) || d.a.inner % npu::elementBytes(d) != 0;
     }
     if (badOpcode) return ErrorCode::BAD_OPCODE;
     return bad ? ErrorCode::BAD_FIELD : ErrorCode::NONE;
@@ -732,6 +738,35 @@ class Executor {
         }
     }
 
+    /// A float ADD or MUL word by word, as rtl/npu_eltwise.sv computes its lanes.
+    void floatElementwise(uint8_t* out, uint64_t bytes) const {
+        const Descriptor& d = mD;
+        const auto lane = [&](uint32_t a, uint32_t b) {
+            const uint32_t v = d.opcode == Opcode::MUL
+                                   ? datapath::fp32Mul(a, b)
+                                   : datapath::fp32Add(a, d.negateB ? b ^ 0x80000000u : b);
+            return datapath::fp32Clamp(v, d.fpMin, d.fpMax);
+        };
+        if (d.format == static_cast<uint32_t>(npu::Format::FP16)) {
+            for (uint64_t i = 0; i < bytes; i += 2) {
+                uint16_t a, b;
+                std::memcpy(&a, &mA[i], 2);
+                std::memcpy(&b, &mB[i], 2);
+                const uint16_t r =
+                    datapath::fp32ToFp16(lane(datapath::fp16ToFp32(a), datapath::fp16ToFp32(b)));
+                std::memcpy(out + i, &r, 2);
+            }
+            return;
+        }
+        for (uint64_t i = 0; i < bytes; i += 4) {
+            uint32_t a, b;
+            std::memcpy(&a, &mA[i], 4);
+            std::memcpy(&b, &mB[i], 4);
+            const uint32_t r = lane(a, b);
+            std::memcpy(out + i, &r, 4);
+        }
+    }
+
     bool elementwise(Fault* fault) {
         const Descriptor& d = mD;
         std::vector<uint8_t> table;
@@ -743,7 +778,9 @@ class Executor {
         const datapath::SplitShift aShift = datapath::splitShift(datapath::shiftBits(d.aShift)),
                                    bShift = datapath::splitShift(datapath::shiftBits(d.bShift)),
                                    outShift = datapath::splitShift(datapath::shiftBits(d.outShift));
-        for (uint64_t i = 0; i < rows * rowBytes; ++i) {
+        const bool isFloat = d.format != static_cast<uint32_t>(npu::Format::INT8);
+        if (isFloat) floatElementwise(out.data(), rows * rowBytes);
+        for (uint64_t i = 0; i < rows * rowBytes && !isFloat; ++i) {
             const uint8_t a = mA[i];
             if (d.opcode == Opcode::LUT) {
                 out[i] = table[a];
@@ -764,7 +801,9 @@ class Executor {
             out[i] = datapath::requantize(value, 0, d.outMultiplier, outShift, d.outZeroPoint,
                                           d.actMin, d.actMax);
         }
-        if (d.opcode != Opcode::LUT) stickRequantBit(out.data(), rows * rowBytes / kBeat, kBeat);
+        // The requantizer's fault port: quantized ADD and MUL only.
+        if (d.opcode != Opcode::LUT && !isFloat)
+            stickRequantBit(out.data(), rows * rowBytes / kBeat, kBeat);
         std::vector<StoreRow> store_;
         store_.reserve(rows);
         forEachRow(d.out, [&](uint32_t row, uint32_t addr) {

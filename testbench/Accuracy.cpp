@@ -1,6 +1,7 @@
 #include "testbench/Accuracy.h"
 
 #include <Eigen/Core>
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -34,6 +35,16 @@ bool isFloatType(OperandType type) {
 }
 
 }  // namespace
+
+bool isRelaxed(const Model& model) {
+    auto has16 = [](const Subgraph& g) {
+        return std::any_of(g.operands.begin(), g.operands.end(), [](const Operand& o) {
+            return o.type == OperandType::TENSOR_FLOAT16 || o.type == OperandType::FLOAT16;
+        });
+    };
+    return model.relaxComputationFloat32toFloat16 || has16(model.main) ||
+           std::any_of(model.referenced.begin(), model.referenced.end(), has16);
+}
 
 Tolerance ctsTolerance(OperandType type, bool relaxed) {
     constexpr double kFloat32Epsilon = 1.1920928955078125e-7;

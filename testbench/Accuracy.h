@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "model/Types.h"
+#include "model/Model.h"
 
 namespace nncosim {
 
@@ -16,8 +16,12 @@ struct Tolerance {
 };
 
 /// The CTS tolerance of an output of `type`; `relaxed` is true for relaxed-float32 models and
-/// for any model with a float16 operand.
+/// for any model with a float16 operand (isRelaxed).
 Tolerance ctsTolerance(OperandType type, bool relaxed);
+
+/// Whether `model`'s float outputs are judged by the relaxed tolerance: relaxed float32, or a
+/// float16 operand in any subgraph.
+bool isRelaxed(const Model& model);
 
 /// How an actual output compares with its reference.
 struct Comparison {

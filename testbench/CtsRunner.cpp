@@ -54,15 +54,6 @@ Result<RequestBuffers> makeRequest(const CtsTest& test,
     return rb;
 }
 
-bool usesFloat16(const Model& model) {
-    auto has = [](const Subgraph& g) {
-        return std::any_of(g.operands.begin(), g.operands.end(), [](const Operand& o) {
-            return o.type == OperandType::TENSOR_FLOAT16 || o.type == OperandType::FLOAT16;
-        });
-    };
-    return has(model.main) || std::any_of(model.referenced.begin(), model.referenced.end(), has);
-}
-
 /// RANDOM_MULTINOMIAL: compare the sampled class frequencies with the softmax of the logits.
 std::string checkMultinomial(const CtsTest& test, const uint8_t* samples,
                              const std::vector<uint32_t>& dims) {
@@ -98,7 +89,7 @@ std::string checkMultinomial(const CtsTest& test, const uint8_t* samples,
 /// Checks outputs and shapes against the test's expectations; returns a failure message or "".
 std::string checkOutputs(const CtsTest& test, const Model& model, const RequestBuffers& rb,
                          const ExecutionOutcome& outcome) {
-    const bool relaxed = model.relaxComputationFloat32toFloat16 || usesFloat16(model);
+    const bool relaxed = isRelaxed(model);
     for (size_t i = 0; i < test.expectedOutputs.size(); ++i) {
         const TensorData& expected = test.expectedOutputs[i];
         const Operand& operand = model.main.operands[model.main.outputIndexes[i]];

@@ -930,16 +930,6 @@ Result<RunReport> runModel(const std::string& name, const Model& model,
     return report;
 }
 
-bool isRelaxed(const Model& model) {
-    auto has16 = [](const Subgraph& g) {
-        return std::any_of(g.operands.begin(), g.operands.end(), [](const Operand& o) {
-            return o.type == OperandType::TENSOR_FLOAT16 || o.type == OperandType::FLOAT16;
-        });
-    };
-    return model.relaxComputationFloat32toFloat16 || has16(model.main) ||
-           std::any_of(model.referenced.begin(), model.referenced.end(), has16);
-}
-
 Result<uint32_t> resolveOperation(const Model& model, const std::string& spec) {
     const auto& ops = model.main.operations;
     const auto typesPresent = [&] {

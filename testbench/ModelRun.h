@@ -148,10 +148,6 @@ Result<uint32_t> resolveOperation(const Model& model, const std::string& spec);
 /// input of unknown dimensions.
 Result<std::vector<TensorData>> randomModelInputs(const Model& model, uint32_t seed);
 
-/// Whether float results of `model` are judged by the relaxed (float16) tolerance: relaxed
-/// computation, or float16 operands anywhere.
-bool isRelaxed(const Model& model);
-
 /// Compares a device tensor with the golden's: quantized and integer types identical, floats
 /// by the CTS float rule (relaxed for relaxed or float16 models).
 TensorCheck checkTensor(const std::string& role, uint32_t index, const Operand& operand,

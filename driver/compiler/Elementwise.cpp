@@ -1,24 +1,36 @@
-// ADD, SUB and MUL on the NPU (ADD and MUL descriptors, NNAPI broadcasting), and the comparisons
-// of quantized tensors (a SUB whose sign a LUT turns into TENSOR_BOOL8); a broadcast constant
-// operand is expanded at compile time so that the operation streams contiguous rows.
+// ADD, SUB and MUL on the NPU (ADD and MUL descriptors, NNAPI broadcasting), quantized or float
+// (FP32, FP16 formats), and the comparisons of quantized tensors (a SUB whose sign a LUT turns
+// into TENSOR_BOOL8); a broadcast constant operand is expanded at compile time so that the
+// operation streams contiguous rows.
+#include <cstring>
+
 #include "driver/compiler/Lowering.h"
 #include "model/operations/Shapes.h"
 
 namespace nncosim::driver {
 namespace {
 
+/// The descriptor format of a float tensor type, or nullopt.
+std::optional<npu::Format> floatFormat(OperandType t) {
+    if (t == OperandType::TENSOR_FLOAT32) return npu::Format::FP32;
+    if (t == OperandType::TENSOR_FLOAT16) return npu::Format::FP16;
+    return std::nullopt;
+}
+
 Status supported(const Model& model, const Operation& op) {
     const Constants c(model);
     const Operand& a = c.operand(op.inputs[0]);
     const Operand& b = c.operand(op.inputs[1]);
     const Operand& out = c.operand(op.outputs[0]);
-    if (!isQuant8(a.type) || b.type != a.type || out.type != a.type)
-        return unsupported(op, "only 8-bit quantized tensors");
+    if ((!isQuant8(a.type) && !floatFormat(a.type)) || b.type != a.type || out.type != a.type)
+        return unsupported(op, "only 8-bit quantized, float32 or float16 tensors of one type");
     auto act = c.scalar<int32_t>(op.inputs[2]);
     if (!act) return unsupported(op, "activation must be a constant");
+    if (*act < 0 || *act > 3) return unsupported(op, "activation");
+    if (a.dimensions.size() > 4 || b.dimensions.size() > 4) return unsupported(op, "rank above 4");
+    if (floatFormat(a.type)) return okStatus();
     auto range = activationRange(*act, out);
     if (!range) return unsupported(op, "activation");
-    if (a.dimensions.size() > 4 || b.dimensions.size() > 4) return unsupported(op, "rank above 4");
     const fixedpoint::QuantInfo qa{a.scale, a.zeroPoint}, qb{b.scale, b.zeroPoint},
         qo{out.scale, out.zeroPoint};
     if (op.type == OperationType::ADD || op.type == OperationType::SUB) {
@@ -36,7 +48,7 @@ Result<std::vector<uint32_t>> outputShape(const Lowering& lw, const Operation& o
     return *shape;
 }
 
-// An operand over the 4-D output: per dimension its byte stride, 0 where it is broadcast. A
+// An operand over the 4-D output: per dimension its element stride, 0 where it is broadcast. A
 // broadcast constant is expanded to the output's shape (a layout change, as weight packing is).
 npu::StridedTensor operandRows(Lowering& lw, uint32_t k, const std::array<uint32_t, 4>& o4) {
     const auto& dims = lw.dims(k);
@@ -50,14 +62,18 @@ npu::StridedTensor operandRows(Lowering& lw, uint32_t k, const std::array<uint32
     const uint8_t* data = lw.constants().data(k);
     const std::array<uint32_t, 4> dense = npu::ChainBuilder::denseStrides(o4);
     if (!data || strides == dense) return {lw.address(k), strides};
+    const uint32_t size = elementSize(lw.operand(k).type);
     std::vector<uint8_t> expanded;
-    expanded.reserve(size_t{o4[0]} * dense[0]);
+    expanded.reserve(size_t{o4[0]} * dense[0] * size);
     for (uint32_t n = 0; n < o4[0]; ++n)
         for (uint32_t h = 0; h < o4[1]; ++h)
             for (uint32_t w = 0; w < o4[2]; ++w)
-                for (uint32_t c = 0; c < o4[3]; ++c)
-                    expanded.push_back(
-                        data[n * strides[0] + h * strides[1] + w * strides[2] + c * strides[3]]);
+                for (uint32_t c = 0; c < o4[3]; ++c) {
+                    const uint8_t* element =
+                        data + size_t{size} * (n * strides[0] + h * strides[1] + w * strides[2] +
+                                               c * strides[3]);
+                    expanded.insert(expanded.end(), element, element + size);
+                }
     return {lw.addConstant(expanded.data(), expanded.size()), dense};
 }
 
@@ -73,6 +89,18 @@ npu::Descriptor addSubDescriptor(const Operand& a, const Operand& b, OperandType
     d.bMultiplier = params.input2.multiplier, d.bShift = params.input2.shift;
     d.outMultiplier = params.output.multiplier, d.outShift = params.output.shift;
     d.actMin = params.range.min, d.actMax = params.range.max;
+    return d;
+}
+
+/// The float ADD (SUB: B negated) or MUL descriptor of `op` on tensors of `format`.
+npu::Descriptor floatDescriptor(const Operation& op, npu::Format format, int32_t activation) {
+    npu::Descriptor d;
+    d.opcode = op.type == OperationType::MUL ? npu::Opcode::MUL : npu::Opcode::ADD;
+    d.format = static_cast<uint32_t>(format);
+    d.negateB = op.type == OperationType::SUB;
+    const auto [lo, hi] = activationRangeFloat(activation);
+    std::memcpy(&d.fpMin, &lo, 4);
+    std::memcpy(&d.fpMax, &hi, 4);
     return d;
 }
 
@@ -95,7 +123,10 @@ Status lower(Lowering& lw, const Operation& op) {
     const Operand& b = lw.operand(op.inputs[1]);
     const Operand& out = lw.operand(op.outputs[0]);
     auto act = lw.constants().scalar<int32_t>(op.inputs[2]);
-    auto range = act ? activationRange(*act, out) : std::nullopt;
+    if (!act) return lw.fail(op, "activation");
+    if (auto format = floatFormat(a.type))
+        return emitStream(lw, op, floatDescriptor(op, *format, *act), lw.address(op.outputs[0]));
+    auto range = activationRange(*act, out);
     if (!range) return lw.fail(op, "activation");
     const fixedpoint::QuantInfo qa{a.scale, a.zeroPoint}, qb{b.scale, b.zeroPoint},
         qo{out.scale, out.zeroPoint};

@@ -1,6 +1,7 @@
 // NPU vs golden on the NNAPI CTS: every test whose operations the driver claims (all true in
 // getSupportedOperations) is prepared and executed through the driver and must produce outputs
-// byte-identical to the golden reference and within the CTS tolerance of the expected values.
+// byte-identical to the golden reference (float outputs: within the CTS tolerance of it) and
+// within the CTS tolerance of the expected values.
 // Prints the claimed/passed counts per operation.
 #include <cstdlib>
 #include <iomanip>
@@ -14,6 +15,7 @@
 #include "golden/Executor.h"
 #include "model/CtsReader.h"
 #include "model/Validation.h"
+#include "testbench/Accuracy.h"
 
 using namespace nncosim;
 using namespace nncosim::driver;
@@ -66,6 +68,21 @@ std::string runClaimed(const IDevice& device, const CtsTest& test) {
                    toString(result.outputShapes[i].dimensions) + " vs golden " +
                    toString(ref.dimensions);
         const uint8_t* out = r.output(i);
+        const OperandType type = g.operands[g.outputIndexes[i]].type;
+        if (type == OperandType::TENSOR_FLOAT32 || type == OperandType::TENSOR_FLOAT16) {
+            // Float: within the CTS tolerance of the golden and of the expected values.
+            const Tolerance tolerance = ctsTolerance(type, isRelaxed(test.model));
+            const uint64_t count = expected.bytes.size() / elementSize(type);
+            for (const auto* want : {&ref, &expected}) {
+                if (want == &expected && test.outputIgnored[i]) continue;
+                const Comparison c =
+                    compareTensors(type, want->bytes.data(), out, count, tolerance);
+                if (!c.ok())
+                    return "output " + std::to_string(i) + " against the " +
+                           (want == &ref ? "golden: " : "CTS: ") + c.describe();
+            }
+            continue;
+        }
         for (size_t b = 0; !gWithoutGolden && b < ref.bytes.size(); ++b) {
             if (out[b] != ref.bytes[b])
                 return "output " + std::to_string(i) + " byte " + std::to_string(b) + ": NPU " +

@@ -24,20 +24,6 @@ using RowMajorMatrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::R
 template <typename T>
 using ArrayX = Eigen::Array<T, Eigen::Dynamic, 1>;
 
-/// Float bounds of a fused activation (NONE is unbounded).
-inline std::pair<float, float> activationRangeFloat(int32_t activation) {
-    switch (static_cast<FusedActivation>(activation)) {
-        case FusedActivation::RELU:
-            return {0.0f, std::numeric_limits<float>::max()};
-        case FusedActivation::RELU1:
-            return {-1.0f, 1.0f};
-        case FusedActivation::RELU6:
-            return {0.0f, 6.0f};
-        default:
-            return {std::numeric_limits<float>::lowest(), std::numeric_limits<float>::max()};
-    }
-}
-
 /// Whether T is one of the 8-bit quantized element types.
 template <typename T>
 inline constexpr bool kIsQuant8 = std::is_same_v<T, uint8_t> || std::is_same_v<T, int8_t>;

@@ -1,7 +1,7 @@
 // The functional model (sim/FunctionalNpu.h) against the RTL, descriptor for descriptor: random
 // chains of every opcode and flag (CONV, DWCONV with and without TAPS and with non-diagonal
-// blocks, CHAIN_OUT/CHAIN_IN pairs, pooling, ADD, MUL, LUT, NOP, FENCE; now and then a chain of
-// every opcode after every opcode), with operands, zero
+// blocks, CHAIN_OUT/CHAIN_IN pairs, pooling, ADD, MUL (quantized, FP32, FP16), LUT, NOP, FENCE;
+// now and then a chain of every opcode after every opcode), with operands, zero
 // points, clamps, multipliers and shifts drawn over the whole range of their fields (9-bit
 // operand wrap, 6-bit shifts, saturating requantization), strided and misaligned tensors, run
 // on both from the same DRAM image. Every byte of the job's memory, the completion record, the
@@ -99,6 +99,18 @@ class ChainGenerator {
                 d.opcode = static_cast<Opcode>(range(kOpcodeCount, 255));
                 return "bad opcode";
             case 1:
+                if (chance(30)) {
+                    // A float format on a part element, or on what has no float form.
+                    const bool elementwise = d.opcode == Opcode::ADD || d.opcode == Opcode::MUL;
+                    if (elementwise && d.a.inner > 1 && chance(50)) {
+                        if (d.format == 0) d.format = static_cast<uint32_t>(Format::FP32);
+                        d.a.inner = d.b.inner = d.out.inner = d.a.inner - 1;
+                        if (d.a.inner % elementBytes(d) == 0) d.format = 3;
+                    } else {
+                        d.format = elementwise ? 3 : static_cast<uint32_t>(range(1, 3));
+                    }
+                    return "bad format";
+                }
                 if (d.opcode == Opcode::NOP) d.opcode = Opcode::LUT;
                 d.out.count1 = 0;
                 return "bad field";
@@ -272,8 +284,10 @@ class ChainGenerator {
             d.aSigned = chance(50);
             d.bSigned = chance(50);
             d.outSigned = chance(50);
-            const uint32_t inner = range(1, 40), c1 = range(1, 4), c2 = range(1, 3),
-                           c3 = range(1, 2);
+            const bool isFloat = d.opcode != Opcode::LUT && chance(30);
+            if (isFloat) d.format = static_cast<uint32_t>(chance(50) ? Format::FP32 : Format::FP16);
+            const uint32_t inner = range(1, 40) * elementBytes(d), c1 = range(1, 4),
+                           c2 = range(1, 3), c3 = range(1, 2);
             d.a = inputTensor(inner, c1, c2, c3);
             d.out = outputTensor(inner, c1, c2, c3);
             if (d.opcode == Opcode::LUT) {
@@ -282,6 +296,20 @@ class ChainGenerator {
             }
             d.b = inputTensor(inner, c1, c2, c3);
             if (chance(20)) d.b.stride1 = 0;  // broadcast
+            if (isFloat) {
+                // Inputs are random bits: every class of value (NaN, infinities, subnormals,
+                // zeros) comes up; the clamp bounds are the activations' or any bits.
+                static constexpr uint32_t kBounds[] = {0xff800000u, 0x7f800000u, 0xff7fffffu,
+                                                       0x7f7fffffu, 0x00000000u, 0x80000000u,
+                                                       0x40c00000u, 0xbf800000u, 0x3f800000u};
+                const auto bound = [&] {
+                    return chance(80) ? kBounds[range(0, 8)] : static_cast<uint32_t>(mRng());
+                };
+                d.fpMin = bound();
+                d.fpMax = bound();
+                d.negateB = chance(50);
+                return d;
+            }
             d.aZeroPoint = zeroPoint(d.aSigned);
             d.bZeroPoint = zeroPoint(d.bSigned);
             d.outZeroPoint = zeroPoint(d.outSigned);

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -172,6 +173,91 @@ TEST_CASE("funcsim_executes_descriptors_as_time_passes") {
     CHECK(job->cycles < 40 + driver::kJobOverheadCycles + 10);
     REQUIRE(npu.readMemory(kDst, out.data(), n).ok());
     CHECK(out[1] == static_cast<uint8_t>(255 - 7));  // from the first job only
+    npu.writeRegister(reg::kControl, field::kControlSoftReset);
+}
+
+TEST_CASE("funcsim_float_elementwise") {
+    FunctionalNpu npu;
+    constexpr float kInf = std::numeric_limits<float>::infinity();
+    constexpr float kMax = std::numeric_limits<float>::max();
+    constexpr float kTiny = std::numeric_limits<float>::denorm_min();
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const std::vector<float> a = {1.5f, -2.0f, 3e38f, -0.0f, kInf, kInf, kTiny, 3.0f};
+    const std::vector<float> b = {2.25f, 0.5f, 3e38f, -0.0f, -kInf, 1.0f, kTiny, nan};
+    REQUIRE(npu.writeMemory(kSrc, a.data(), 32).ok());
+    REQUIRE(npu.writeMemory(kSrc + 0x100, b.data(), 32).ok());
+    const std::array<uint32_t, 4> shape{1, 1, 2, 4};  // two rows of four
+    const StridedTensor in0{kSrc, ChainBuilder::denseStrides(shape)};
+    const StridedTensor in1{kSrc + 0x100, ChainBuilder::denseStrides(shape)};
+    const auto run = [&](Opcode opcode, bool negateB, float lo, float hi) {
+        Descriptor d;
+        d.opcode = opcode;
+        d.format = static_cast<uint32_t>(Format::FP32);
+        d.negateB = negateB;
+        std::memcpy(&d.fpMin, &lo, 4);
+        std::memcpy(&d.fpMax, &hi, 4);
+        ChainBuilder program;
+        REQUIRE(program.stream(d, in0, in1, {kDst, ChainBuilder::denseStrides(shape)}, shape).ok());
+        auto job = runJob(npu, program, {kQueue, kRecord, 0, 0x100000}, 1, 1'000'000);
+        REQUIRE(job.ok());
+        REQUIRE(job->errorCode == 0);
+        std::vector<uint32_t> out(8);
+        REQUIRE(npu.readMemory(kDst, out.data(), 32).ok());
+        return out;
+    };
+    const auto bits = [](float f) {
+        uint32_t u;
+        std::memcpy(&u, &f, 4);
+        return u;
+    };
+    // ADD, no activation: overflow and infinities end at the largest float; one NaN, canonical.
+    auto out = run(Opcode::ADD, false, -kMax, kMax);
+    CHECK(out == std::vector<uint32_t>{bits(3.75f), bits(-1.5f), bits(kMax), bits(-0.0f),
+                                       datapath::kFp32QNaN, bits(kMax), bits(2 * kTiny),
+                                       datapath::kFp32QNaN});
+    // SUB (B negated).
+    out = run(Opcode::ADD, true, -kMax, kMax);
+    CHECK(out == std::vector<uint32_t>{bits(-0.75f), bits(-2.5f), bits(0.0f), bits(0.0f),
+                                       bits(kMax), bits(kMax), bits(0.0f), datapath::kFp32QNaN});
+    // MUL with RELU6.
+    out = run(Opcode::MUL, false, 0.0f, 6.0f);
+    CHECK(out == std::vector<uint32_t>{bits(3.375f), bits(0.0f), bits(6.0f), bits(0.0f), bits(0.0f),
+                                       bits(6.0f), bits(0.0f), datapath::kFp32QNaN});
+
+    // FP16: widened, added in binary32, rounded to nearest even on store (ties to even).
+    const std::vector<uint16_t> h0 = {0x3c00, 0x3c00, 0x7bff, 0x0001};  // 1, 1, 65504, 2^-24
+    const std::vector<uint16_t> h1 = {0x1000, 0x1600, 0x7bff, 0x0001};  // 2^-11, 3 * 2^-11
+    REQUIRE(npu.writeMemory(kSrc, h0.data(), 8).ok());
+    REQUIRE(npu.writeMemory(kSrc + 0x100, h1.data(), 8).ok());
+    Descriptor d;
+    d.opcode = Opcode::ADD;
+    d.format = static_cast<uint32_t>(Format::FP16);
+    const float lo = -kMax, hi = kMax;
+    std::memcpy(&d.fpMin, &lo, 4);
+    std::memcpy(&d.fpMax, &hi, 4);
+    const std::array<uint32_t, 4> four{1, 1, 1, 4};
+    ChainBuilder program;
+    REQUIRE(program
+                .stream(d, {kSrc, ChainBuilder::denseStrides(four)},
+                        StridedTensor{kSrc + 0x100, ChainBuilder::denseStrides(four)},
+                        {kDst, ChainBuilder::denseStrides(four)}, four)
+                .ok());
+    auto job = runJob(npu, program, {kQueue, kRecord, 0, 0x100000}, 2, 1'000'000);
+    REQUIRE(job.ok());
+    std::vector<uint16_t> half(4);
+    REQUIRE(npu.readMemory(kDst, half.data(), 8).ok());
+    CHECK(half == std::vector<uint16_t>{0x3c00, 0x3c02, 0x7c00, 0x0002});
+
+    // A float format on a part element is BAD_FIELD.
+    d.a.inner = d.b.inner = d.out.inner = 3;
+    d.a.count1 = d.b.count1 = d.out.count1 = d.a.count2 = d.b.count2 = d.out.count2 = 1;
+    d.a.count3 = d.b.count3 = d.out.count3 = 1;
+    d.a.addr = kSrc, d.b.addr = kSrc + 0x100, d.out.addr = kDst;
+    ChainBuilder bad;
+    bad.append(d);
+    job = runJob(npu, bad, {kQueue, kRecord, 0, 0x100000}, 3, 1'000'000);
+    REQUIRE(job.ok());
+    CHECK(job->errorCode == static_cast<uint32_t>(ErrorCode::BAD_FIELD));
     npu.writeRegister(reg::kControl, field::kControlSoftReset);
 }
 
