@@ -446,8 +446,8 @@ Status ChainBuilder::stream(const Descriptor& op, const StridedTensor& a,
         }
         return true;
     };
-    if (contiguous(a) && (!b || contiguous(*b)) && contiguous(out)) {
-        const auto inner = static_cast<uint32_t>(std::min<uint64_t>(total, 256));
+    if (contiguous(a) && (!b || b->rowOfCopies || contiguous(*b)) && contiguous(out)) {
+        const auto inner = static_cast<uint32_t>(std::min<uint64_t>(total, kStreamRowElements));
         const uint32_t maxRows = std::max(1u, kWords / wordsPerRow(inner * size));
         for (uint64_t done = 0; done < total;) {
             const uint64_t left = total - done;
@@ -457,7 +457,9 @@ Status ChainBuilder::stream(const Descriptor& op, const StridedTensor& a,
             Descriptor t = op;
             const auto off = static_cast<uint32_t>(done * size);
             t.a = rowsOf(a.addr + off, rowBytes, rows, rowBytes, 1, 0);
-            if (b) t.b = rowsOf(b->addr + off, rowBytes, rows, rowBytes, 1, 0);
+            if (b)
+                t.b = b->rowOfCopies ? rowsOf(b->addr, rowBytes, rows, 0, 1, 0)
+                                     : rowsOf(b->addr + off, rowBytes, rows, rowBytes, 1, 0);
             t.out = rowsOf(out.addr + off, rowBytes, rows, rowBytes, 1, 0);
             append(t);
             done += uint64_t{rows} * row;

@@ -117,6 +117,9 @@ inline uint32_t elementBytes(const Descriptor& d) {
 struct StridedTensor {
     uint32_t addr = 0;
     std::array<uint32_t, 4> strides{};
+    /// One value everywhere (all strides 0) stored as ChainBuilder::kStreamRowElements copies:
+    /// a contiguous stream reads it as whole rows at row stride 0.
+    bool rowOfCopies = false;
 };
 
 /// A chain under construction. Descriptors are appended in execution order; operations that
@@ -189,6 +192,9 @@ class ChainBuilder {
     Status stream(const Descriptor& op, const StridedTensor& a,
                   const std::optional<StridedTensor>& b, const StridedTensor& out,
                   const std::array<uint32_t, 4>& shape);
+
+    /// Elements per row of a contiguous stream.
+    static constexpr uint32_t kStreamRowElements = 256;
 
     /// The strides of a tensor of `shape` stored densely.
     static std::array<uint32_t, 4> denseStrides(const std::array<uint32_t, 4>& shape) {

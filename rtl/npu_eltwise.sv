@@ -137,11 +137,11 @@ module npu_eltwise
   assign e2_valid_d = e1_last;
   assign inflight_d = inflight_q + 3'(issue && (second_q || !two)) - 3'(e2_valid_q);
 
-  // One float element: the operation, then the clamp.
-  function automatic fp32_t float_lane(fp32_t a, fp32_t b, desc_t d);
+  // One float element of the descriptor: the operation, then the clamp.
+  function automatic fp32_t float_lane(fp32_t a, fp32_t b);
     fp32_t v;
-    v = d.opcode == OpMul ? fp32_mul(a, b) : fp32_add(a, {b[31] ^ d.negate_b[0], b[30:0]});
-    return fp32_clamp(v, d.fp_min, d.fp_max);
+    v = dq.opcode == OpMul ? fp32_mul(a, b) : fp32_add(a, {b[31] ^ dq.negate_b[0], b[30:0]});
+    return fp32_clamp(v, dq.fp_min, dq.fp_max);
   endfunction
 
   // A word's lanes; only computed for a word's last read.
@@ -151,12 +151,11 @@ module npu_eltwise
       if (dq.format == 2'(FmtFp16)) begin
         for (int unsigned l = 0; l < Vec / 2; l++) begin
           e2_value_d[l*16 +: 16] = fp32_to_fp16(float_lane(fp16_to_fp32(e1_a_q[l*16 +: 16]),
-                                                           fp16_to_fp32(spad_rdata_i[l*16 +: 16]),
-                                                           dq));
+                                                           fp16_to_fp32(spad_rdata_i[l*16 +: 16])));
         end
       end else begin
         for (int unsigned l = 0; l < Vec / 4; l++) begin
-          e2_value_d[l*32 +: 32] = float_lane(e1_a_q[l*32 +: 32], spad_rdata_i[l*32 +: 32], dq);
+          e2_value_d[l*32 +: 32] = float_lane(e1_a_q[l*32 +: 32], spad_rdata_i[l*32 +: 32]);
         end
       end
     end else if (e1_last) begin

@@ -2,20 +2,11 @@
 // (FP32, FP16 formats), and the comparisons of quantized tensors (a SUB whose sign a LUT turns
 // into TENSOR_BOOL8); a broadcast constant operand is expanded at compile time so that the
 // operation streams contiguous rows.
-#include <cstring>
-
 #include "driver/compiler/Lowering.h"
 #include "model/operations/Shapes.h"
 
 namespace nncosim::driver {
 namespace {
-
-/// The descriptor format of a float tensor type, or nullopt.
-std::optional<npu::Format> floatFormat(OperandType t) {
-    if (t == OperandType::TENSOR_FLOAT32) return npu::Format::FP32;
-    if (t == OperandType::TENSOR_FLOAT16) return npu::Format::FP16;
-    return std::nullopt;
-}
 
 Status supported(const Model& model, const Operation& op) {
     const Constants c(model);
@@ -92,18 +83,6 @@ npu::Descriptor addSubDescriptor(const Operand& a, const Operand& b, OperandType
     return d;
 }
 
-/// The float ADD (SUB: B negated) or MUL descriptor of `op` on tensors of `format`.
-npu::Descriptor floatDescriptor(const Operation& op, npu::Format format, int32_t activation) {
-    npu::Descriptor d;
-    d.opcode = op.type == OperationType::MUL ? npu::Opcode::MUL : npu::Opcode::ADD;
-    d.format = static_cast<uint32_t>(format);
-    d.negateB = op.type == OperationType::SUB;
-    const auto [lo, hi] = activationRangeFloat(activation);
-    std::memcpy(&d.fpMin, &lo, 4);
-    std::memcpy(&d.fpMax, &hi, 4);
-    return d;
-}
-
 /// Streams `d` over inputs 0 and 1 of `op` (broadcast to output 0's shape) into `out`.
 Status emitStream(Lowering& lw, const Operation& op, const npu::Descriptor& d, uint32_t out) {
     const auto& outD = lw.dims(op.outputs[0]);
@@ -125,7 +104,11 @@ Status lower(Lowering& lw, const Operation& op) {
     auto act = lw.constants().scalar<int32_t>(op.inputs[2]);
     if (!act) return lw.fail(op, "activation");
     if (auto format = floatFormat(a.type))
-        return emitStream(lw, op, floatDescriptor(op, *format, *act), lw.address(op.outputs[0]));
+        return emitStream(
+            lw, op,
+            floatDescriptor(op.type == OperationType::MUL ? npu::Opcode::MUL : npu::Opcode::ADD,
+                            *format, op.type == OperationType::SUB, *act),
+            lw.address(op.outputs[0]));
     auto range = activationRange(*act, out);
     if (!range) return lw.fail(op, "activation");
     const fixedpoint::QuantInfo qa{a.scale, a.zeroPoint}, qb{b.scale, b.zeroPoint},
@@ -240,7 +223,8 @@ Status lowerComparison(Lowering& lw, const Operation& op) {
 
 }  // namespace
 
-extern const NpuOperation kElementwiseOperation{supported, outputShape, lower, nullptr, {}, false};
+extern const NpuOperation kElementwiseOperation{supported, outputShape, lower,   nullptr,
+                                                {},        false,       nullptr, true};
 extern const NpuOperation kComparisonOperation{
     comparisonSupported, outputShape, lowerComparison, comparisonScratch, {}, false, nullptr, true};
 

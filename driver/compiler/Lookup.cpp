@@ -3,7 +3,7 @@
 // CAST between equal types; PRELU, MAXIMUM and MINIMUM whose other operand is a constant of one
 // value; tables computed with the golden's arithmetic from model/FixedPoint.h), the vendor
 // extension's LUT8 (its own table), and MAXIMUM and MINIMUM of two tensors (two tables, then a
-// MAXPOOL over the pair).
+// MAXPOOL over the pair). Float RELU, RELU1 and RELU6 run on the float ADD instead.
 #include <algorithm>
 
 #include "driver/compiler/Lowering.h"
@@ -91,11 +91,28 @@ std::optional<Table> activationTable(OperationType type, const Operand& in, cons
     }
 }
 
+/// The fused-activation code of RELU, RELU1 and RELU6; nullopt for other operations.
+std::optional<int32_t> reluActivation(OperationType type) {
+    switch (type) {
+        case OperationType::RELU:
+            return static_cast<int32_t>(FusedActivation::RELU);
+        case OperationType::RELU1:
+            return static_cast<int32_t>(FusedActivation::RELU1);
+        case OperationType::RELU6:
+            return static_cast<int32_t>(FusedActivation::RELU6);
+        default:
+            return std::nullopt;
+    }
+}
+
 Status activationSupported(const Model& model, const Operation& op) {
     const Operand& in = model.main.operands[op.inputs[0]];
     const Operand& out = model.main.operands[op.outputs[0]];
+    if (floatFormat(in.type) && out.type == in.type && reluActivation(op.type)) return okStatus();
     if (!isQuant8(in.type) || out.type != in.type || !activationTable(op.type, in, out))
-        return unsupported(op, "only 8-bit quantized tensors with NNAPI's output quantization");
+        return unsupported(op,
+                           "only 8-bit quantized tensors with NNAPI's output quantization, or "
+                           "float RELU, RELU1 and RELU6");
     return okStatus();
 }
 
@@ -116,7 +133,28 @@ Status lowerTable(Lowering& lw, const Operation& op, uint32_t input, const Table
     return okStatus();
 }
 
+// Float RELU, RELU1 and RELU6: x + (-0), which is x for every x, with the activation's clamp,
+// on the float ADD; B is one stream row of -0 repeated (row stride 0).
+Status lowerFloatRelu(Lowering& lw, const Operation& op, npu::Format format) {
+    const npu::Descriptor d =
+        floatDescriptor(npu::Opcode::ADD, format, false, *reluActivation(op.type));
+    const uint32_t size = npu::elementBytes(d);
+    std::vector<uint8_t> negativeZeros(npu::ChainBuilder::kStreamRowElements * size, 0);
+    for (size_t i = size - 1; i < negativeZeros.size(); i += size) negativeZeros[i] = 0x80;
+    const auto total = static_cast<uint32_t>(elementCount(lw.dims(op.inputs[0])));
+    npu::ChainBuilder chain;
+    const Status st = chain.stream(
+        d, {lw.address(op.inputs[0]), {0, 0, 0, 1}},
+        npu::StridedTensor{lw.addConstant(negativeZeros.data(), negativeZeros.size()), {}, true},
+        {lw.address(op.outputs[0]), {0, 0, 0, 1}}, {1, 1, 1, total});
+    if (!st.ok()) return lw.fail(op, st.message);
+    lw.emitChain(chain);
+    return okStatus();
+}
+
 Status lowerActivation(Lowering& lw, const Operation& op) {
+    if (auto format = floatFormat(lw.operand(op.inputs[0]).type))
+        return lowerFloatRelu(lw, op, *format);
     auto table = activationTable(op.type, lw.operand(op.inputs[0]), lw.operand(op.outputs[0]));
     if (!table) return lw.fail(op, "quantization");
     return lowerTable(lw, op, op.inputs[0], *table);
@@ -330,7 +368,7 @@ Status lowerLut8(Lowering& lw, const Operation& op) {
 }  // namespace
 
 extern const NpuOperation kActivationOperation{
-    activationSupported, sameShape, lowerActivation, nullptr, {}, false};
+    activationSupported, sameShape, lowerActivation, nullptr, {}, false, nullptr, true};
 extern const NpuOperation kConstantOperandOperation{
     constantOperandSupported, constantOperandOutputShape, lowerConstantOperand, nullptr, {}, false};
 extern const NpuOperation kMaxMinOperation{

@@ -1,6 +1,7 @@
 #include "driver/compiler/Lowering.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "driver/CostModel.h"
 #include "model/NpuExtension.h"
@@ -30,6 +31,24 @@ bool agrees(const std::vector<uint32_t>& declared, const std::vector<uint32_t>& 
 }
 
 }  // namespace
+
+std::optional<npu::Format> floatFormat(OperandType t) {
+    if (t == OperandType::TENSOR_FLOAT32) return npu::Format::FP32;
+    if (t == OperandType::TENSOR_FLOAT16) return npu::Format::FP16;
+    return std::nullopt;
+}
+
+npu::Descriptor floatDescriptor(npu::Opcode opcode, npu::Format format, bool negateB,
+                                int32_t activation) {
+    npu::Descriptor d;
+    d.opcode = opcode;
+    d.format = static_cast<uint32_t>(format);
+    d.negateB = negateB;
+    const auto [lo, hi] = activationRangeFloat(activation);
+    std::memcpy(&d.fpMin, &lo, sizeof lo);
+    std::memcpy(&d.fpMax, &hi, sizeof hi);
+    return d;
+}
 
 std::optional<fixedpoint::ActivationRange> activationRange(int32_t activation, const Operand& out) {
     if (activation < 0 || activation > 3) return std::nullopt;

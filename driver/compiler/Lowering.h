@@ -47,6 +47,14 @@ inline int32_t typeMax(OperandType t) {
     return isSigned(t) ? 127 : 255;
 }
 
+/// The descriptor format of a float tensor type (FP32, FP16), or nullopt.
+std::optional<npu::Format> floatFormat(OperandType t);
+
+/// A float ADD (`negateB`: SUB) or MUL descriptor on tensors of `format`, clamped to the bounds
+/// of the fused `activation` as Android's reference takes them (activationRangeFloat).
+npu::Descriptor floatDescriptor(npu::Opcode opcode, npu::Format format, bool negateB,
+                                int32_t activation);
+
 /// The clamp of a fused activation on `out`'s quantized range; nullopt for a bad code.
 std::optional<fixedpoint::ActivationRange> activationRange(int32_t activation, const Operand& out);
 
@@ -124,7 +132,8 @@ struct NpuOperation {
     Result<std::vector<std::vector<uint32_t>>> (*outputShapes)(const Lowering& lowering,
                                                                const Operation& op) = nullptr;
     /// The support check decides the output types (views and copies take any, comparisons
-    /// write TENSOR_BOOL8); otherwise outputs must be 8-bit quantized.
+    /// write TENSOR_BOOL8, element-wise arithmetic is float too); otherwise outputs must be
+    /// 8-bit quantized.
     bool ownOutputTypes = false;
 };
 
