@@ -141,6 +141,24 @@ package npu_fp_pkg;
     return fp32_round(x[31], fp32_exp(x) + 1 - int'(lz), s << lz);
   endfunction
 
+  // x / n for an integer n >= 1 (average pooling's count of valid taps), one rounding: the
+  // normalized significand is divided as a 64-bit integer, the remainder sets the sticky bit.
+  // n = 0 (no valid tap) divides like IEEE: 0 / 0 is NaN, any other x / 0 infinity.
+  function automatic fp32_t fp32_div_count(fp32_t x, logic [15:0] n);
+    logic [63:0] m, q;
+    logic [6:0]  lm, lq;
+    if (fp32_is_nan(x) || (n == '0 && fp32_is_zero(x))) return Fp32QNaN;
+    if (fp32_is_inf(x) || n == '0) return {x[31], 8'hff, 23'b0};
+    if (fp32_is_zero(x)) return x;
+    m  = {fp32_sig(x), 40'b0};
+    lm = lzc64(m);
+    m  = m << lm;
+    q  = m / 64'(n);
+    lq = lzc64(q);
+    return fp32_round(x[31], fp32_exp(x) - int'(lm) - int'(lq),
+                      (q << lq) | {63'b0, m % 64'(n) != '0});
+  endfunction
+
   // binary16 -> binary32, exact.
   function automatic fp32_t fp16_to_fp32(fp16_t h);
     logic [6:0] lz;

@@ -1,7 +1,8 @@
 // Block test of the NPU's floating-point units (rtl/npu_fp_pkg.sv, Verilated alone through
 // npu_fp_harness.sv) against the host: SSE binary32 arithmetic (round to nearest even, exact
-// subnormals) and Eigen::half conversions. Every result must be bit-identical, and NaN results
-// must be the canonical quiet NaN the units document.
+// subnormals; the average's division by a count: a / (float)(b & 0xffff)) and Eigen::half
+// conversions. Every result must be bit-identical, and NaN results must be the canonical quiet
+// NaN the units document.
 //
 // Operand sets: every pair of corner values (zeros, subnormals, extremes, infinities, NaNs), every
 // binary16 bit pattern, then --operands random sets mixing uniform bit patterns with exponents
@@ -120,7 +121,8 @@ class Checker {
         const Eigen::half half(a);
         const float widened =
             static_cast<float>(Eigen::numext::bit_cast<Eigen::half>(static_cast<uint16_t>(op.a)));
-        const std::array<Expected, 7> expected = {{
+        const float quotient = a / static_cast<float>(op.b & 0xffffu);
+        const std::array<Expected, 8> expected = {{
             {"fp32_mul", m.mul_o[lane], toBits(mul), std::isnan(mul), kFp32QNaN},
             {"fp32_add", m.add_o[lane], toBits(add), std::isnan(add), kFp32QNaN},
             {"fp32_max", m.max_o[lane], toBits(max), std::isnan(max), kFp32QNaN},
@@ -129,6 +131,7 @@ class Checker {
             {"fp32_to_fp16", m.to_fp16_o[lane], Eigen::numext::bit_cast<uint16_t>(half),
              Eigen::numext::isnan(half), kFp16QNaN},
             {"fp16_to_fp32", m.to_fp32_o[lane], toBits(widened), std::isnan(widened), kFp32QNaN},
+            {"fp32_div_count", m.div_o[lane], toBits(quotient), std::isnan(quotient), kFp32QNaN},
         }};
         for (const Expected& e : expected) {
             ++mResults;
@@ -298,7 +301,7 @@ int main(int argc, char** argv) {
 
     std::printf(
         "npu_fp_check: %llu operand sets (%llu corner pairs, 65536 binary16 patterns, "
-        "%llu random, seed %llu), %llu results of 7 units, %llu differences\n",
+        "%llu random, seed %llu), %llu results of 8 units, %llu differences\n",
         static_cast<unsigned long long>(checker.operandSets()),
         static_cast<unsigned long long>(cornerSets), static_cast<unsigned long long>(randomSets),
         static_cast<unsigned long long>(seed), static_cast<unsigned long long>(checker.results()),

@@ -12,7 +12,8 @@ module npu_fp_harness #(
   output logic [31:0] min_o     [Lanes],  // min(a, b)
   output logic [31:0] clamp_o   [Lanes],  // a clamped to [b, c]
   output logic [15:0] to_fp16_o [Lanes],  // a as binary16
-  output logic [31:0] to_fp32_o [Lanes]   // a[15:0] (binary16) as binary32
+  output logic [31:0] to_fp32_o [Lanes],  // a[15:0] (binary16) as binary32
+  output logic [31:0] div_o     [Lanes]   // a / b[15:0] (an integer count)
 );
   import npu_fp_pkg::*;
 
@@ -25,6 +26,7 @@ module npu_fp_harness #(
       clamp_o[i]   = fp32_clamp(a_i[i], b_i[i], c_i[i]);
       to_fp16_o[i] = fp32_to_fp16(a_i[i]);
       to_fp32_o[i] = fp16_to_fp32(a_i[i][15:0]);
+      div_o[i]     = fp32_div_count(a_i[i], b_i[i][15:0]);
     end
   end
 
