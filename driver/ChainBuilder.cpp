@@ -261,6 +261,9 @@ Descriptor tileDescriptor(Opcode opcode, uint32_t flags, uint32_t tag, const Dev
     d.outZeroPoint = layer.stage.zeroPoint;
     d.actMin = layer.stage.actMin;
     d.actMax = layer.stage.actMax;
+    d.format = layer.stage.format;
+    d.fpMin = layer.stage.fpMin;
+    d.fpMax = layer.stage.fpMax;
     return d;
 }
 
@@ -356,14 +359,10 @@ Status ChainBuilder::fullyConnected(const DeviceTensor& input, const DeviceTenso
 }
 
 Status ChainBuilder::pool(bool average, const DeviceTensor& input, const DeviceTensor& output,
-                          const ConvGeometry& geometry, int32_t actMin, int32_t actMax,
-                          uint32_t tag) {
+                          const ConvGeometry& geometry, const OutputStage& stage, uint32_t tag) {
     if (input.c != output.c) {
         return invalidArgument("NPU pooling keeps the channel count");
     }
-    OutputStage stage;
-    stage.actMin = actMin;
-    stage.actMax = actMax;
     return windowOp(average ? Opcode::AVGPOOL : Opcode::MAXPOOL, input, output,
                     {0, false, 0, geometry, stage}, 0, tag);
 }

@@ -31,11 +31,13 @@ struct DeviceTensor {
 };
 
 /// Output stage of accumulating operations: zero point and the clamp (fused activation and
-/// type range).
+/// type range); for float formats (pooling) the format and its binary32 clamp instead.
 struct OutputStage {
     int32_t zeroPoint = 0;
     int32_t actMin = -128;
     int32_t actMax = 127;
+    uint32_t format = 0;  ///< Format
+    uint32_t fpMin = 0, fpMax = 0;
 };
 
 struct ConvGeometry {
@@ -161,10 +163,11 @@ class ChainBuilder {
                           bool weightsSigned, int32_t weightZeroPoint, const OutputStage& stage,
                           uint32_t tag = 0);
 
-    /// Max or average pooling of one image (input.c == output.c); the clamp is the fused
-    /// activation (input and output share scale and zero point, as NNAPI requires).
+    /// Max or average pooling of one image (input.c == output.c, in bytes); the stage's clamp
+    /// is the fused activation (input and output share scale and zero point, as NNAPI
+    /// requires), its format says whether the elements are float.
     Status pool(bool average, const DeviceTensor& input, const DeviceTensor& output,
-                const ConvGeometry& geometry, int32_t actMin, int32_t actMax, uint32_t tag = 0);
+                const ConvGeometry& geometry, const OutputStage& stage, uint32_t tag = 0);
 
     /// Element-wise parameters (model/FixedPoint.h's AddSubParams / MulParams fields).
     struct ElementwiseParams {

@@ -10,6 +10,7 @@
 module npu_accum
   import npu_pkg::*;
   import npu_core_pkg::*;
+  import npu_fp_pkg::*;
 (
   input  logic                       clk_i,
   input  logic                       rst_ni,
@@ -94,6 +95,32 @@ module npu_accum
   assign bank_done  = am.valid && am.bank_done;
   assign done_bank  = am.bank;
 
+  // A float pooling vector into entry `old`: the word (the feeder's lanes hold its bytes) has
+  // Vec / 4 binary32 or Vec / 2 binary16 elements, element l going to lane l as binary32; max,
+  // or sum in tap order. A padding tap keeps the entry (the first one sets -inf or -0).
+  function automatic void float_pool(output word_lanes_t r, input word_lanes_t old,
+                                     input act_lanes_t act, input logic first, input logic pad,
+                                     input logic maxpool, input logic [1:0] format);
+    logic [VecBits-1:0] w;
+    fp32_t              v;
+    for (int unsigned l = 0; l < Vec; l++) begin
+      w[l*8 +: 8] = act[l][7:0];
+      r[l]        = '0;
+    end
+    for (int unsigned l = 0; l < Vec / 2; l++) begin
+      if (format == 2'(FmtFp16) || l < Vec / 4) begin
+        v = format == 2'(FmtFp16) ? fp16_to_fp32(w[l*16 +: 16]) : w[l*32 +: 32];
+        if (pad) begin
+          r[l] = !first ? old[l] : maxpool ? Fp32NegInf : Fp32NegZero;
+        end else if (first) begin
+          r[l] = v;
+        end else begin
+          r[l] = maxpool ? fp32_max(old[l], v) : fp32_add(old[l], v);
+        end
+      end
+    end
+  endfunction
+
   // The entry's new value (read-modify-write); only computed for a valid vector.
   always_comb begin
     logic [31:0] old;
@@ -108,6 +135,8 @@ module npu_accum
         old = acc_q[am.bank][am.p][l];
         if (from_array) begin
           acc_wdata[l] = (am.first ? 32'd0 : old) + psum_i[l];
+        end else if (job_q[am.bank].format != 2'(FmtInt8)) begin
+          acc_wdata[l] = '0;  // below, the word at once
         end else if (am.maxpool) begin
           if (am.first && am.pad) begin
             acc_wdata[l] = 32'h8000_0000;
@@ -119,6 +148,10 @@ module npu_accum
         end else begin
           acc_wdata[l] = (am.first ? 32'd0 : old) + (am.pad ? 32'd0 : 32'(pool_act_i[l]));
         end
+      end
+      if (!from_array && job_q[am.bank].format != 2'(FmtInt8)) begin
+        float_pool(acc_wdata, acc_q[am.bank][am.p], pool_act_i, am.first, am.pad, am.maxpool,
+                   job_q[am.bank].format);
       end
       count_we    = !from_array && !am.maxpool;
       count_wdata = (am.first ? 16'd0 : count_q[am.bank][am.p]) + 16'(!am.pad);

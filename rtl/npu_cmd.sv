@@ -195,9 +195,10 @@ module npu_cmd
       bad_field |= !same_shape(d.a, d.out) || a_words > 64'(SpadWords) ||
                    d.w_addr[VecIdxW-1:0] != '0;
     end
-    // Float formats: ADD and MUL on whole elements.
+    // Float formats: ADD, MUL and pooling on whole elements.
     if (d.format != 2'(FmtInt8)) begin
-      bad_field |= d.format == 2'd3 || !op_uses_b(d.opcode) ||
+      bad_field |= d.format == 2'd3 ||
+                   !(op_uses_b(d.opcode) || (op_is_window(d.opcode) && !op_uses_array(d.opcode))) ||
                    (d.format == 2'(FmtFp32) ? d.a.inner[1:0] != '0 : d.a.inner[0]);
     end
   end

@@ -61,6 +61,9 @@ package npu_core_pkg;
     logic [8:0]        zero_point;
     logic [8:0]        act_min;
     logic [8:0]        act_max;
+    logic [1:0]        format;      // FORMAT: pooling of binary32 or binary16 elements
+    logic [31:0]       fp_min;      // float formats: the clamp
+    logic [31:0]       fp_max;
     logic              last;        // the descriptor retires after this block
     logic              chain;       // CHAIN_OUT: drain into the next descriptor's buffer
     logic [SpadAw-1:0] chain_addr;  // there: the word of pixel 0 of this block

@@ -234,6 +234,9 @@ module npu_feeder
     claim_job_o.zero_point = dq.out_zero_point;
     claim_job_o.act_min    = dq.act_min;
     claim_job_o.act_max    = dq.act_max;
+    claim_job_o.format     = dq.format;
+    claim_job_o.fp_min     = dq.fp_min;
+    claim_job_o.fp_max     = dq.fp_max;
     claim_job_o.last       = last_nb;
     claim_job_o.chain      = dq.flags[FlagChainOutBit];
     claim_job_o.chain_addr = (job_i.buf_sel ? '0 : SpadAw'(SpadWords)) + SpadAw'(nb_q);

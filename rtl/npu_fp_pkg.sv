@@ -21,6 +21,7 @@ package npu_fp_pkg;
   localparam fp32_t Fp32QNaN = 32'h7fc0_0000;
   localparam fp16_t Fp16QNaN = 16'h7e00;
   localparam fp32_t Fp32NegZero = 32'h8000_0000;  // the identity of fp32_add
+  localparam fp32_t Fp32NegInf  = 32'hff80_0000;  // the identity of fp32_max
 
   function automatic logic fp32_is_nan(fp32_t a);
     return &a[30:23] && |a[22:0];

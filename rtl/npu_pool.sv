@@ -2,9 +2,13 @@
 //
 // MAXPOOL clamps the maxima to the activation range. AVGPOOL divides each sum by the count of
 // valid taps, rounding half away from zero, one quotient bit per cycle (quotients stay below
-// 2^PoolQBits), then clamps. One entry at a time: in_ready_o is low until its word is taken.
+// 2^PoolQBits), then clamps. Float formats finish in one cycle: binary32 lanes divided by the
+// count (fp32_div_count, AVGPOOL), clamped to [FP_MIN, FP_MAX], packed as binary32 or rounded
+// to binary16. One entry at a time: in_ready_o is low until its word is taken.
 module npu_pool
+  import npu_pkg::*;
   import npu_core_pkg::*;
+  import npu_fp_pkg::*;
 (
   input  logic               clk_i,
   input  logic               rst_ni,
@@ -17,6 +21,9 @@ module npu_pool
   input  logic               max_i,       // MAXPOOL (else AVGPOOL)
   input  logic [8:0]         act_min_i,   // signed; held until the word is taken
   input  logic [8:0]         act_max_i,
+  input  logic [1:0]         format_i,    // held like the clamp
+  input  logic [31:0]        fp_min_i,
+  input  logic [31:0]        fp_max_i,
 
   output logic               busy_o,
   output logic               out_valid_o,
@@ -37,6 +44,11 @@ module npu_pool
     return v[7:0];
   endfunction
 
+  // A float lane: the average's division by the count, then the clamp.
+  function automatic fp32_t float_finish(fp32_t acc);
+    return fp32_clamp(max_i ? acc : fp32_div_count(acc, count_i), fp_min_i, fp_max_i);
+  endfunction
+
   logic       out_valid_q, out_valid_d;
   logic       div_q, div_d;        // dividing
   logic [3:0] bit_q, bit_d;        // the quotient bit of this cycle
@@ -54,7 +66,7 @@ module npu_pool
       out_valid_d = 1'b0;
     end
     if (take) begin
-      if (max_i) begin
+      if (max_i || format_i != 2'(FmtInt8)) begin
         out_valid_d = 1'b1;
       end else begin
         div_d = 1'b1;
@@ -110,7 +122,16 @@ module npu_pool
       num_d[l] = '0;
       quo_d[l] = '0;
     end
-    if (take) begin
+    if (take && format_i != 2'(FmtInt8)) begin
+      word_d = '0;
+      for (int unsigned l = 0; l < Vec / 2; l++) begin
+        if (format_i == 2'(FmtFp16)) begin
+          word_d[l*16 +: 16] = fp32_to_fp16(float_finish(acc_i[l]));
+        end else if (l < Vec / 4) begin
+          word_d[l*32 +: 32] = float_finish(acc_i[l]);
+        end
+      end
+    end else if (take) begin
       den_d = count_i;
       for (int unsigned l = 0; l < Vec; l++) begin
         magnitude            = acc_i[l][31] ? 32'(-acc_i[l]) : acc_i[l];

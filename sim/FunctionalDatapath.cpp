@@ -46,9 +46,19 @@ uint32_t fp32Mul(uint32_t a, uint32_t b) {
     return canonical(asFloat(a) * asFloat(b));
 }
 
+uint32_t fp32DivCount(uint32_t x, uint32_t n) {
+    return canonical(asFloat(x) / static_cast<float>(n));
+}
+
+uint32_t fp32Max(uint32_t a, uint32_t b) {
+    if (isNan(a) || isNan(b)) return kFp32QNaN;
+    return order(a) >= order(b) ? a : b;
+}
+
 uint32_t fp32Clamp(uint32_t x, uint32_t lo, uint32_t hi) {
-    if (isNan(x) || isNan(lo) || isNan(hi)) return kFp32QNaN;
-    const uint32_t atLeast = order(x) >= order(lo) ? x : lo;
+    if (isNan(hi)) return kFp32QNaN;
+    const uint32_t atLeast = fp32Max(x, lo);
+    if (isNan(atLeast)) return kFp32QNaN;
     return order(atLeast) <= order(hi) ? atLeast : hi;
 }
 

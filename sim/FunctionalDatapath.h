@@ -92,6 +92,10 @@ inline constexpr uint16_t kFp16QNaN = 0x7e00;
 
 uint32_t fp32Add(uint32_t a, uint32_t b);
 uint32_t fp32Mul(uint32_t a, uint32_t b);
+/// x / n for an integer count n, one rounding (rtl fp32_div_count).
+uint32_t fp32DivCount(uint32_t x, uint32_t n);
+/// IEEE 754-2019 maximum: NaN if either is NaN, -0 < +0.
+uint32_t fp32Max(uint32_t a, uint32_t b);
 /// x clamped to [lo, hi] by IEEE 754-2019 maximum then minimum: NaN if any is NaN, -0 < +0.
 uint32_t fp32Clamp(uint32_t x, uint32_t lo, uint32_t hi);
 /// binary16 -> binary32, exact.

@@ -218,10 +218,11 @@ ErrorCode validate(const Descriptor& d, const ChainContext& chain) {
     if (op == Opcode::LUT) {
         bad |= !sameShape(d.a, d.out) || aWords > npu::kSpadWords || d.wAddr % kBeat != 0;
     }
-    // Float formats: ADD and MUL on whole elements.
+    // Float formats: ADD, MUL and pooling on whole elements.
     if (d.format != static_cast<uint32_t>(npu::Format::INT8)) {
         bad |= d.format > static_cast<uint32_t>(npu::Format::FP16) || badOpcode ||
-               !npu::op::usesB(op) || d.a.inner % npu::elementBytes(d) != 0;
+               !(npu::op::usesB(op) || (window && !usesArray)) ||
+               d.a.inner % npu::elementBytes(d) != 0;
     }
     if (badOpcode) return ErrorCode::BAD_OPCODE;
     return bad ? ErrorCode::BAD_FIELD : ErrorCode::NONE;
@@ -701,8 +702,64 @@ class Executor {
         }
     }
 
+    /// Float pooling as rtl/npu_accum.sv and npu_pool.sv compute it: per word, binary32 lanes
+    /// (binary16 widened), max or sum over the valid taps in tap order, the average divided by
+    /// the count, the clamp, binary16 rounded.
+    void floatPool(const uint8_t* input, uint32_t rowBytes, uint8_t* out) const {
+        const Descriptor& d = mD;
+        const bool maxpool = d.opcode == Opcode::MAXPOOL;
+        const bool half = d.format == static_cast<uint32_t>(npu::Format::FP16);
+        const uint32_t size = half ? 2 : 4, lanes = kBeat / size;
+        const uint32_t kTaps = d.kernelH * d.kernelW;
+        const uint32_t nb = wordsOf(d.out.inner);
+        const uint32_t pixels = d.out.count1 * d.out.count2;
+        std::vector<int32_t> pos(kTaps);
+        const auto element = [&](const uint8_t* at) {
+            uint32_t v = 0;
+            if (half) {
+                uint16_t h;
+                std::memcpy(&h, at, 2);
+                return datapath::fp16ToFp32(h);
+            }
+            std::memcpy(&v, at, 4);
+            return v;
+        };
+        for (uint32_t b = 0; b < nb; ++b) {
+            for (uint32_t p = 0; p < pixels; ++p) {
+                uint32_t acc[kLanes / 2];
+                std::fill(acc, acc + lanes, maxpool ? 0xff800000u : 0x80000000u);  // -inf, -0
+                uint32_t count = 0;
+                positions(p, pos.data());
+                for (uint32_t t = 0; t < kTaps; ++t) {
+                    if (pos[t] < 0) continue;
+                    const uint8_t* src = input + uint64_t(pos[t]) * rowBytes + b * kBeat;
+                    for (uint32_t l = 0; l < lanes; ++l) {
+                        const uint32_t v = element(src + l * size);
+                        acc[l] =
+                            maxpool ? datapath::fp32Max(acc[l], v) : datapath::fp32Add(acc[l], v);
+                    }
+                    ++count;
+                }
+                uint8_t* dst = out + (uint64_t{p} * nb + b) * kBeat;
+                for (uint32_t l = 0; l < lanes; ++l) {
+                    const uint32_t v = datapath::fp32Clamp(
+                        maxpool ? acc[l] : datapath::fp32DivCount(acc[l], count & 0xffffu), d.fpMin,
+                        d.fpMax);
+                    if (half) {
+                        const uint16_t h = datapath::fp32ToFp16(v);
+                        std::memcpy(dst + l * 2, &h, 2);
+                    } else {
+                        std::memcpy(dst + l * 4, &v, 4);
+                    }
+                }
+            }
+        }
+    }
+
     void pool(const uint8_t* input, uint32_t rowBytes, uint8_t* out) const {
         const Descriptor& d = mD;
+        if (d.format != static_cast<uint32_t>(npu::Format::INT8))
+            return floatPool(input, rowBytes, out);
         const bool maxpool = d.opcode == Opcode::MAXPOOL;
         const uint32_t kTaps = d.kernelH * d.kernelW;
         const uint32_t nb = wordsOf(d.out.inner);

@@ -77,11 +77,14 @@ Status supported(const Model& model, const Operation& op) {
     const Constants c(model);
     const Operand& in = c.operand(op.inputs[0]);
     const Operand& out = c.operand(op.outputs[0]);
-    if (!isQuant8(in.type) || out.type != in.type)
-        return unsupported(op, "only 8-bit quantized tensors");
+    const bool floatPool = isPooling(op.type) && floatFormat(in.type);
+    if ((!isQuant8(in.type) && !floatPool) || out.type != in.type)
+        return unsupported(op, "only 8-bit quantized tensors (pooling: float32 and float16 too)");
     auto p = decodeWindowParams(op.type, c.inputsOf(op));
     if (!p) return unsupported(op, "scalar parameters must be constants: " + p.status().message);
-    if (!activationRange(p->activation, out)) return unsupported(op, "activation");
+    if (floatPool && p->nchw) return unsupported(op, "float pooling in NHWC only");
+    if (floatPool ? p->activation < 0 || p->activation > 3 : !activationRange(p->activation, out))
+        return unsupported(op, "activation");
     const auto byteField = [](int32_t v) { return v >= 0 && v <= int32_t{kMaxByteField}; };
     if (!byteField(p->strideW) || !byteField(p->strideH) || !byteField(p->dilationW) ||
         !byteField(p->dilationH))
@@ -355,12 +358,13 @@ uint32_t convWeights(Lowering& lw, const Operation& op, const ConvInfo& c, uint3
 // [first, first + channels).
 npu::DeviceTensor imageOf(uint32_t base, const std::array<uint32_t, 4>& dims, uint32_t n,
                           uint32_t first, uint32_t channels, const Operand& operand) {
+    const uint32_t size = elementSize(operand.type);  // the descriptors count bytes
     npu::DeviceTensor t;
-    t.addr = base + first + n * dims[1] * dims[2] * dims[3];
+    t.addr = base + (first + n * dims[1] * dims[2] * dims[3]) * size;
     t.h = dims[1];
     t.w = dims[2];
-    t.c = channels;
-    t.pixelStride = channels == dims[3] ? 0 : dims[3];
+    t.c = channels * size;
+    t.pixelStride = channels == dims[3] ? 0 : dims[3] * size;
     t.isSigned = isSigned(operand.type);
     t.zeroPoint = operand.zeroPoint;
     return t;
@@ -612,8 +616,16 @@ Status lowerPool(Lowering& lw, const Operation& op) {
     const Operand& out = lw.operand(op.outputs[0]);
     auto w = windowOf(lw, op);
     if (!w) return lw.fail(op, w.status().message);
-    auto range = activationRange(w->p.activation, out);
-    if (!range) return lw.fail(op, "activation");
+    npu::OutputStage stage;
+    if (auto format = floatFormat(in.type)) {
+        const npu::Descriptor d =
+            floatDescriptor(npu::Opcode::MAXPOOL, *format, false, w->p.activation);
+        stage.format = d.format, stage.fpMin = d.fpMin, stage.fpMax = d.fpMax;
+    } else if (auto range = activationRange(w->p.activation, out)) {
+        stage.actMin = range->min, stage.actMax = range->max;
+    } else {
+        return lw.fail(op, "activation");
+    }
     auto io = transposeIn(lw, op, *w);
     NN_RETURN_IF_ERROR(io.status());
     lw.fenceNext();
@@ -627,10 +639,10 @@ Status lowerPool(Lowering& lw, const Operation& op) {
                                      static_cast<uint32_t>(w->p.padW.head)};
     for (uint32_t n = 0; n < w->in[0]; ++n) {
         npu::ChainBuilder chain;
-        const Status st = chain.pool(op.type == OperationType::AVERAGE_POOL_2D,
-                                     imageOf(io->inBase, w->in, n, 0, w->in[3], in),
-                                     imageOf(io->outBase, w->out, n, 0, w->out[3], out), geometry,
-                                     range->min, range->max);
+        const Status st =
+            chain.pool(op.type == OperationType::AVERAGE_POOL_2D,
+                       imageOf(io->inBase, w->in, n, 0, w->in[3], in),
+                       imageOf(io->outBase, w->out, n, 0, w->out[3], out), geometry, stage);
         if (!st.ok()) return lw.fail(op, st.message);
         lw.emitChain(chain);
     }
@@ -1102,7 +1114,8 @@ Status lowerReduce(Lowering& lw, const Operation& op) {
     const npu::ConvGeometry geometry{layout->windowH, layout->windowW, 1, 1, 1, 1, 0, 0};
     lw.fenceNext();  // after the copy
     npu::ChainBuilder chain;
-    Status st = chain.pool(false, window, pooled, geometry, typeMin(in.type), typeMax(in.type));
+    Status st =
+        chain.pool(false, window, pooled, geometry, {0, typeMin(in.type), typeMax(in.type)});
     if (!st.ok()) return lw.fail(op, st.message);
     lw.emitChain(chain);
     if (!minimum) return okStatus();
@@ -1200,7 +1213,8 @@ void planDepthwisePointwiseFusion(Lowering& lw) {
 
 extern const NpuOperation kConvolutionOperation{supported,   outputShape, lowerConv,
                                                 convScratch, {1, 2},      false};
-extern const NpuOperation kPoolingOperation{supported, outputShape, lowerPool, scratch, {}, false};
+extern const NpuOperation kPoolingOperation{supported, outputShape, lowerPool, scratch,
+                                            {},        false,       nullptr,   true};
 extern const NpuOperation kReduceOperation{
     reduceSupported, reduceOutputShape, lowerReduce, reduceScratch, {}, false};
 extern const NpuOperation kMeanOperation{meanSupported, meanOutputShape, lowerMean, meanScratch, {},

@@ -340,8 +340,8 @@ Status lowerMaxMin(Lowering& lw, const Operation& op) {
     larger.h = 1;
     lw.fenceNext();  // after both copies
     npu::ChainBuilder chain;
-    const Status st = chain.pool(false, pair, larger, {2, 1, 1, 1, 1, 1, 0, 0}, typeMin(out.type),
-                                 typeMax(out.type));
+    const Status st = chain.pool(false, pair, larger, {2, 1, 1, 1, 1, 1, 0, 0},
+                                 {0, typeMin(out.type), typeMax(out.type)});
     if (!st.ok()) return lw.fail(op, st.message);
     lw.emitChain(chain);
     if (!minimum) return okStatus();

@@ -494,8 +494,7 @@ TEST_CASE("sim_npu_back_to_back_descriptors") {
             added = program.depthwise(in, out, wAddr, l.c.wSigned, l.c.wZero, l.c.g, l.c.stage,
                                       l.kind == kTaps, i);
         } else {
-            added = program.pool(l.kind == kAvgPool, in, out, l.c.g, l.c.stage.actMin,
-                                 l.c.stage.actMax, i);
+            added = program.pool(l.kind == kAvgPool, in, out, l.c.g, l.c.stage, i);
         }
         REQUIRE(added.ok());
         layers.push_back(std::move(l));

@@ -231,8 +231,7 @@ TEST_CASE("sim_npu_pool_random") {
         npu::ChainBuilder program;
         REQUIRE(program
                     .pool(average, {inAddr, 1, c.h, c.w, c.inC, 0, c.inSigned, 0},
-                          {outAddr, 1, c.outH, c.outW, c.outC, 0, c.outSigned, 0}, c.g,
-                          c.stage.actMin, c.stage.actMax)
+                          {outAddr, 1, c.outH, c.outW, c.outC, 0, c.outSigned, 0}, c.g, c.stage)
                     .ok());
         CAPTURE(i);
         CAPTURE(average);

@@ -1,6 +1,6 @@
 // The functional model (sim/FunctionalNpu.h) against the RTL, descriptor for descriptor: random
 // chains of every opcode and flag (CONV, DWCONV with and without TAPS and with non-diagonal
-// blocks, CHAIN_OUT/CHAIN_IN pairs, pooling, ADD, MUL (quantized, FP32, FP16), LUT, NOP, FENCE;
+// blocks, CHAIN_OUT/CHAIN_IN pairs, pooling and ADD, MUL (quantized, FP32, FP16), LUT, NOP, FENCE;
 // now and then a chain of every opcode after every opcode), with operands, zero
 // points, clamps, multipliers and shifts drawn over the whole range of their fields (9-bit
 // operand wrap, 6-bit shifts, saturating requantization), strided and misaligned tensors, run
@@ -101,13 +101,15 @@ class ChainGenerator {
             case 1:
                 if (chance(30)) {
                     // A float format on a part element, or on what has no float form.
-                    const bool elementwise = d.opcode == Opcode::ADD || d.opcode == Opcode::MUL;
-                    if (elementwise && d.a.inner > 1 && chance(50)) {
+                    const bool floatable = d.opcode == Opcode::ADD || d.opcode == Opcode::MUL ||
+                                           d.opcode == Opcode::MAXPOOL ||
+                                           d.opcode == Opcode::AVGPOOL;
+                    if (floatable && d.a.inner > 1 && chance(50)) {
                         if (d.format == 0) d.format = static_cast<uint32_t>(Format::FP32);
                         d.a.inner = d.b.inner = d.out.inner = d.a.inner - 1;
                         if (d.a.inner % elementBytes(d) == 0) d.format = 3;
                     } else {
-                        d.format = elementwise ? 3 : static_cast<uint32_t>(range(1, 3));
+                        d.format = floatable ? 3 : static_cast<uint32_t>(range(1, 3));
                     }
                     return "bad format";
                 }
@@ -133,6 +135,33 @@ class ChainGenerator {
     }
 
   private:
+    /// Float clamp bounds: mostly none (infinities or the finite range) or an activation's, else
+    /// any bits (NaN, crossed bounds). Inputs are random bits: every class of value (NaN,
+    /// infinities, subnormals, zeros) comes up.
+    void floatClamp(Descriptor& d) {
+        constexpr uint32_t kNegInf = 0xff800000u, kInf = 0x7f800000u, kLowest = 0xff7fffffu,
+                           kMax = 0x7f7fffffu, kZero = 0, kOne = 0x3f800000u, kSix = 0x40c00000u;
+        switch (range(0, 9)) {
+            case 5:  // RELU
+                d.fpMin = kZero, d.fpMax = kMax;
+                break;
+            case 6:  // RELU1
+                d.fpMin = kOne | 0x80000000u, d.fpMax = kOne;
+                break;
+            case 7:  // RELU6
+                d.fpMin = kZero, d.fpMax = kSix;
+                break;
+            case 8:
+            case 9:
+                d.fpMin = static_cast<uint32_t>(mRng());
+                d.fpMax = static_cast<uint32_t>(mRng());
+                break;
+            default:
+                d.fpMin = chance(50) ? kNegInf : kLowest;
+                d.fpMax = chance(50) ? kInf : kMax;
+        }
+    }
+
     int32_t zeroPoint(bool isSigned) {
         if (chance(25)) return range(-256, 255);  // anything the 9-bit field holds
         return isSigned ? range(-128, 127) : range(0, 255);
@@ -273,7 +302,11 @@ class ChainGenerator {
         if (pick < 48) return depthwise(range(1, big ? 70 : 40), side(), side());
         if (pick < 64) {
             window(d, chance(50) ? Opcode::MAXPOOL : Opcode::AVGPOOL);
-            const uint32_t c = range(1, 40);
+            if (chance(30)) {
+                d.format = static_cast<uint32_t>(chance(50) ? Format::FP32 : Format::FP16);
+                floatClamp(d);
+            }
+            const uint32_t c = range(1, 40) * elementBytes(d);
             d.a = inputTensor(c, range(1, 9), range(1, 9), 1);
             d.out = outputTensor(c, range(1, 6), range(1, 6), 1);
             return d;
@@ -297,16 +330,7 @@ class ChainGenerator {
             d.b = inputTensor(inner, c1, c2, c3);
             if (chance(20)) d.b.stride1 = 0;  // broadcast
             if (isFloat) {
-                // Inputs are random bits: every class of value (NaN, infinities, subnormals,
-                // zeros) comes up; the clamp bounds are the activations' or any bits.
-                static constexpr uint32_t kBounds[] = {0xff800000u, 0x7f800000u, 0xff7fffffu,
-                                                       0x7f7fffffu, 0x00000000u, 0x80000000u,
-                                                       0x40c00000u, 0xbf800000u, 0x3f800000u};
-                const auto bound = [&] {
-                    return chance(80) ? kBounds[range(0, 8)] : static_cast<uint32_t>(mRng());
-                };
-                d.fpMin = bound();
-                d.fpMax = bound();
+                floatClamp(d);
                 d.negateB = chance(50);
                 return d;
             }
