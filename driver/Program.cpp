@@ -5,6 +5,8 @@
 #include <map>
 #include <sstream>
 
+#include "driver/ChainBuilder.h"
+
 namespace nncosim::driver {
 namespace {
 
@@ -226,20 +228,39 @@ std::string dumpProgram(const Program& p) {
                 out << name(d.tag) << ": " << tiles[d.tag] << " descriptor(s)\n";
             }
         }
+        const bool isFloat = d.format != static_cast<uint32_t>(npu::Format::INT8);
         out << "  [" << i << "] " << npu::op::name(d.opcode)
             << (has(d, npu::DescFlag::FENCE) ? " FENCE" : "")
             << (has(d, npu::DescFlag::LAST) ? " LAST" : "")
             << (has(d, npu::DescFlag::TAPS) ? " TAPS" : "")
             << (has(d, npu::DescFlag::CHAIN_OUT) ? " CHAIN_OUT" : "")
             << (has(d, npu::DescFlag::CHAIN_IN) ? " CHAIN_IN" : "")
-            << (d.aSigned ? " a:s8" : " a:u8") << (d.bSigned ? " b:s8" : " b:u8")
-            << (d.outSigned ? " out:s8" : " out:u8") << "\n";
+            << (isFloat ? (npu::elementBytes(d) == 4 ? " fp32" : " fp16") : "")
+            << (isFloat     ? ""
+                : d.aSigned ? " a:s8"
+                            : " a:u8")
+            << (isFloat     ? ""
+                : d.bSigned ? " b:s8"
+                            : " b:u8")
+            << (isFloat       ? ""
+                : d.outSigned ? " out:s8"
+                              : " out:u8")
+            << (isFloat && d.negateB ? " NEGATE_B" : "") << "\n";
         if (d.opcode == npu::Opcode::NOP) continue;
-        out << "      A   " << tensorText(d.a) << "  zp " << d.aZeroPoint << "\n";
-        if (npu::op::usesB(d.opcode))
-            out << "      B   " << tensorText(d.b) << "  zp " << d.bZeroPoint << "\n";
-        out << "      OUT " << tensorText(d.out) << "  zp " << d.outZeroPoint << "  clamp ["
-            << d.actMin << ", " << d.actMax << "]\n";
+        if (isFloat) {
+            float lo, hi;
+            std::memcpy(&lo, &d.fpMin, sizeof lo);
+            std::memcpy(&hi, &d.fpMax, sizeof hi);
+            out << "      A   " << tensorText(d.a) << "\n";
+            if (npu::op::usesB(d.opcode)) out << "      B   " << tensorText(d.b) << "\n";
+            out << "      OUT " << tensorText(d.out) << "  clamp [" << lo << ", " << hi << "]\n";
+        } else {
+            out << "      A   " << tensorText(d.a) << "  zp " << d.aZeroPoint << "\n";
+            if (npu::op::usesB(d.opcode))
+                out << "      B   " << tensorText(d.b) << "  zp " << d.bZeroPoint << "\n";
+            out << "      OUT " << tensorText(d.out) << "  zp " << d.outZeroPoint << "  clamp ["
+                << d.actMin << ", " << d.actMax << "]\n";
+        }
         if (npu::op::isWindow(d.opcode)) {
             out << "      kernel " << d.kernelW << "x" << d.kernelH << " stride " << d.strideW
                 << "x" << d.strideH << " dilation " << d.dilationW << "x" << d.dilationH
@@ -249,8 +270,8 @@ std::string dumpProgram(const Program& p) {
                     << d.bZeroPoint;
             out << "\n";
         }
-        // The fields of the element-wise units, one set per opcode.
-        switch (d.opcode) {
+        // The fields of the element-wise units, one set per opcode (none for float).
+        switch (isFloat ? npu::Opcode::NOP : d.opcode) {
             case npu::Opcode::ADD:
                 out << "      left shift " << d.leftShift << " a " << d.aMultiplier << ">>"
                     << -d.aShift << " b " << d.bMultiplier << ">>" << -d.bShift << " out "

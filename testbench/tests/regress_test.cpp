@@ -26,6 +26,8 @@ namespace {
 
 const std::string kCtsDir = NNCOSIM_CTS_DIR;
 const std::string kAddFile = kCtsDir + "/V1_0/add.json";
+// Float TANH: not an NPU operation.
+const std::string kTanhFile = kCtsDir + "/V1_0/tanh.json";
 
 fs::path freshDir(const std::string& name) {
     const fs::path dir =
@@ -340,17 +342,18 @@ TEST_CASE("regress_worker_crash_contained") {
 TEST_CASE("regress_reports_written") {
     const fs::path dir = freshDir("report");
     const fs::path model = writeTwoLayerModel(dir);
-    RegressOptions o = options({"model:" + model.string(), kAddFile, "random:3"}, "npu");
-    o.worker.crashOn = kAddFile + "#add";
+    RegressOptions o = options({"model:" + model.string(), kTanhFile, "random:3"}, "npu");
+    o.worker.crashOn = kTanhFile + "#tanh";
     std::ostringstream out, progress;
     auto run = runRegression(o, out, progress);
     INFO(out.str());
     REQUIRE(run.ok());
     REQUIRE(run->results.size() == 6);
     CHECK(run->failed == 1);
-    // add.json's float ADD is not an NPU operation.
+    // tanh.json's float TANH is not an NPU operation.
     CHECK(run->unsupported == 1);
-    CHECK(resultOf(*run, kAddFile + "#add_all_inputs_as_internal").verdict == Verdict::UNSUPPORTED);
+    CHECK(resultOf(*run, kTanhFile + "#tanh_all_inputs_as_internal").verdict ==
+          Verdict::UNSUPPORTED);
 
     // The model ran on the NPU with figures for both layers.
     const ItemResult& twoLayers = resultOf(*run, "model:" + model.string() + "#conv_pool");
@@ -366,9 +369,9 @@ TEST_CASE("regress_reports_written") {
     REQUIRE(writeRegressJUnit(junit.string(), *run).ok());
     const std::string xml = readText(junit);
     CHECK(xml.find("tests=\"6\" failures=\"1\" errors=\"0\" skipped=\"1\"") != std::string::npos);
-    CHECK(xml.find("classname=\"V1_0.add\" name=\"add\"") != std::string::npos);
-    CHECK(xml.find("re-run: nncosim regress --backend npu --seed 1 &apos;" + kAddFile +
-                   "#add&apos;") != std::string::npos);
+    CHECK(xml.find("classname=\"V1_0.tanh\" name=\"tanh\"") != std::string::npos);
+    CHECK(xml.find("re-run: nncosim regress --backend npu --seed 1 &apos;" + kTanhFile +
+                   "#tanh&apos;") != std::string::npos);
     CHECK(xml.find("signal 6") != std::string::npos);
 
     const fs::path report = dir / "report";
@@ -377,7 +380,7 @@ TEST_CASE("regress_reports_written") {
     CHECK(md.find("**FAILED**: 6 items: 4 passed, 1 failed, 1 unsupported") != std::string::npos);
     CHECK(md.find("## Per operation") != std::string::npos);
     CHECK(md.find("| CONV_2D |") != std::string::npos);
-    CHECK(md.find("re-run: `nncosim regress --backend npu --seed 1 '" + kAddFile + "#add'`") !=
+    CHECK(md.find("re-run: `nncosim regress --backend npu --seed 1 '" + kTanhFile + "#tanh'`") !=
           std::string::npos);
     CHECK(md.find("![per-layer cycles and utilization](layers-0.svg)") != std::string::npos);
     const std::string svg = readText(report / "layers-0.svg");
