@@ -130,13 +130,14 @@ module npu_accum
     end
     count_we    = 1'b0;
     count_wdata = '0;
-    if (am.valid) begin
+    if (am.valid && !from_array && job_q[am.bank].format != 2'(FmtInt8)) begin
+      float_pool(acc_wdata, acc_q[am.bank][am.p], pool_act_i, am.first, am.pad, am.maxpool,
+                 job_q[am.bank].format);
+    end else if (am.valid) begin
       for (int unsigned l = 0; l < Vec; l++) begin
         old = acc_q[am.bank][am.p][l];
         if (from_array) begin
           acc_wdata[l] = (am.first ? 32'd0 : old) + psum_i[l];
-        end else if (job_q[am.bank].format != 2'(FmtInt8)) begin
-          acc_wdata[l] = '0;  // below, the word at once
         end else if (am.maxpool) begin
           if (am.first && am.pad) begin
             acc_wdata[l] = 32'h8000_0000;
@@ -149,10 +150,8 @@ module npu_accum
           acc_wdata[l] = (am.first ? 32'd0 : old) + (am.pad ? 32'd0 : 32'(pool_act_i[l]));
         end
       end
-      if (!from_array && job_q[am.bank].format != 2'(FmtInt8)) begin
-        float_pool(acc_wdata, acc_q[am.bank][am.p], pool_act_i, am.first, am.pad, am.maxpool,
-                   job_q[am.bank].format);
-      end
+    end
+    if (am.valid) begin
       count_we    = !from_array && !am.maxpool;
       count_wdata = (am.first ? 16'd0 : count_q[am.bank][am.p]) + 16'(!am.pad);
     end
