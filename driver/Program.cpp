@@ -229,23 +229,17 @@ std::string dumpProgram(const Program& p) {
             }
         }
         const bool isFloat = d.format != static_cast<uint32_t>(npu::Format::INT8);
+        const std::string types =
+            isFloat ? std::string(npu::elementBytes(d) == 4 ? " fp32" : " fp16") +
+                          (d.negateB ? " NEGATE_B" : "")
+                    : std::string(d.aSigned ? " a:s8" : " a:u8") + (d.bSigned ? " b:s8" : " b:u8") +
+                          (d.outSigned ? " out:s8" : " out:u8");
         out << "  [" << i << "] " << npu::op::name(d.opcode)
             << (has(d, npu::DescFlag::FENCE) ? " FENCE" : "")
             << (has(d, npu::DescFlag::LAST) ? " LAST" : "")
             << (has(d, npu::DescFlag::TAPS) ? " TAPS" : "")
             << (has(d, npu::DescFlag::CHAIN_OUT) ? " CHAIN_OUT" : "")
-            << (has(d, npu::DescFlag::CHAIN_IN) ? " CHAIN_IN" : "")
-            << (isFloat ? (npu::elementBytes(d) == 4 ? " fp32" : " fp16") : "")
-            << (isFloat     ? ""
-                : d.aSigned ? " a:s8"
-                            : " a:u8")
-            << (isFloat     ? ""
-                : d.bSigned ? " b:s8"
-                            : " b:u8")
-            << (isFloat       ? ""
-                : d.outSigned ? " out:s8"
-                              : " out:u8")
-            << (isFloat && d.negateB ? " NEGATE_B" : "") << "\n";
+            << (has(d, npu::DescFlag::CHAIN_IN) ? " CHAIN_IN" : "") << types << "\n";
         if (d.opcode == npu::Opcode::NOP) continue;
         if (isFloat) {
             float lo, hi;

@@ -618,9 +618,7 @@ Status lowerPool(Lowering& lw, const Operation& op) {
     if (!w) return lw.fail(op, w.status().message);
     npu::OutputStage stage;
     if (auto format = floatFormat(in.type)) {
-        const npu::Descriptor d =
-            floatDescriptor(npu::Opcode::MAXPOOL, *format, false, w->p.activation);
-        stage.format = d.format, stage.fpMin = d.fpMin, stage.fpMax = d.fpMax;
+        stage = floatStage(*format, w->p.activation);
     } else if (auto range = activationRange(w->p.activation, out)) {
         stage.actMin = range->min, stage.actMax = range->max;
     } else {

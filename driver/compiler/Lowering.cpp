@@ -38,15 +38,23 @@ std::optional<npu::Format> floatFormat(OperandType t) {
     return std::nullopt;
 }
 
+npu::OutputStage floatStage(npu::Format format, int32_t activation) {
+    npu::OutputStage stage;
+    stage.format = static_cast<uint32_t>(format);
+    const auto [lo, hi] = activationRangeFloat(activation);
+    std::memcpy(&stage.fpMin, &lo, sizeof lo);
+    std::memcpy(&stage.fpMax, &hi, sizeof hi);
+    return stage;
+}
+
 npu::Descriptor floatDescriptor(npu::Opcode opcode, npu::Format format, bool negateB,
                                 int32_t activation) {
+    const npu::OutputStage stage = floatStage(format, activation);
     npu::Descriptor d;
     d.opcode = opcode;
-    d.format = static_cast<uint32_t>(format);
+    d.format = stage.format;
     d.negateB = negateB;
-    const auto [lo, hi] = activationRangeFloat(activation);
-    std::memcpy(&d.fpMin, &lo, sizeof lo);
-    std::memcpy(&d.fpMax, &hi, sizeof hi);
+    d.fpMin = stage.fpMin, d.fpMax = stage.fpMax;
     return d;
 }
 

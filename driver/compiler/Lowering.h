@@ -50,8 +50,12 @@ inline int32_t typeMax(OperandType t) {
 /// The descriptor format of a float tensor type (FP32, FP16), or nullopt.
 std::optional<npu::Format> floatFormat(OperandType t);
 
-/// A float ADD (`negateB`: SUB) or MUL descriptor on tensors of `format`, clamped to the bounds
-/// of the fused `activation` as Android's reference takes them (activationRangeFloat).
+/// The output stage of float tensors of `format`: the bounds of the fused `activation` as
+/// Android's reference takes them (activationRangeFloat).
+npu::OutputStage floatStage(npu::Format format, int32_t activation);
+
+/// A float ADD (`negateB`: SUB) or MUL descriptor on tensors of `format`, with floatStage's
+/// clamp.
 npu::Descriptor floatDescriptor(npu::Opcode opcode, npu::Format format, bool negateB,
                                 int32_t activation);
 
