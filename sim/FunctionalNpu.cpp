@@ -34,6 +34,28 @@ uint32_t wordsOf(uint32_t bytes) {
     return (bytes + kBeat - 1) / kBeat;
 }
 
+/// A float element of a float-format tensor as binary32 bits (binary16 widened).
+uint32_t readFloat(const uint8_t* at, bool half) {
+    if (half) {
+        uint16_t h;
+        std::memcpy(&h, at, sizeof h);
+        return datapath::fp16ToFp32(h);
+    }
+    uint32_t v;
+    std::memcpy(&v, at, sizeof v);
+    return v;
+}
+
+/// Stores binary32 `v` as a float-format element (binary16 rounded to nearest even).
+void writeFloat(uint8_t* at, uint32_t v, bool half) {
+    if (half) {
+        const uint16_t h = datapath::fp32ToFp16(v);
+        std::memcpy(at, &h, sizeof h);
+    } else {
+        std::memcpy(at, &v, sizeof v);
+    }
+}
+
 /// Beats of a row of `inner` bytes at `addr` (any alignment).
 uint32_t beatsOf(uint32_t addr, uint32_t inner) {
     return (addr % kBeat + inner + kBeat - 1) / kBeat;
@@ -714,16 +736,6 @@ class Executor {
         const uint32_t nb = wordsOf(d.out.inner);
         const uint32_t pixels = d.out.count1 * d.out.count2;
         std::vector<int32_t> pos(kTaps);
-        const auto element = [&](const uint8_t* at) {
-            uint32_t v = 0;
-            if (half) {
-                uint16_t h;
-                std::memcpy(&h, at, 2);
-                return datapath::fp16ToFp32(h);
-            }
-            std::memcpy(&v, at, 4);
-            return v;
-        };
         for (uint32_t b = 0; b < nb; ++b) {
             for (uint32_t p = 0; p < pixels; ++p) {
                 uint32_t acc[kLanes / 2];
@@ -734,7 +746,7 @@ class Executor {
                     if (pos[t] < 0) continue;
                     const uint8_t* src = input + uint64_t(pos[t]) * rowBytes + b * kBeat;
                     for (uint32_t l = 0; l < lanes; ++l) {
-                        const uint32_t v = element(src + l * size);
+                        const uint32_t v = readFloat(src + l * size, half);
                         acc[l] =
                             maxpool ? datapath::fp32Max(acc[l], v) : datapath::fp32Add(acc[l], v);
                     }
@@ -742,15 +754,8 @@ class Executor {
                 }
                 uint8_t* dst = out + (uint64_t{p} * nb + b) * kBeat;
                 for (uint32_t l = 0; l < lanes; ++l) {
-                    const uint32_t v = datapath::fp32Clamp(
-                        maxpool ? acc[l] : datapath::fp32DivCount(acc[l], count & 0xffffu), d.fpMin,
-                        d.fpMax);
-                    if (half) {
-                        const uint16_t h = datapath::fp32ToFp16(v);
-                        std::memcpy(dst + l * 2, &h, 2);
-                    } else {
-                        std::memcpy(dst + l * 4, &v, 4);
-                    }
+                    const uint32_t v = maxpool ? acc[l] : datapath::fp32DivCount(acc[l], count);
+                    writeFloat(dst + l * size, datapath::fp32Clamp(v, d.fpMin, d.fpMax), half);
                 }
             }
         }
@@ -804,24 +809,9 @@ class Executor {
                                    : datapath::fp32Add(a, d.negateB ? b ^ 0x80000000u : b);
             return datapath::fp32Clamp(v, d.fpMin, d.fpMax);
         };
-        if (d.format == static_cast<uint32_t>(npu::Format::FP16)) {
-            for (uint64_t i = 0; i < bytes; i += 2) {
-                uint16_t a, b;
-                std::memcpy(&a, &mA[i], 2);
-                std::memcpy(&b, &mB[i], 2);
-                const uint16_t r =
-                    datapath::fp32ToFp16(lane(datapath::fp16ToFp32(a), datapath::fp16ToFp32(b)));
-                std::memcpy(out + i, &r, 2);
-            }
-            return;
-        }
-        for (uint64_t i = 0; i < bytes; i += 4) {
-            uint32_t a, b;
-            std::memcpy(&a, &mA[i], 4);
-            std::memcpy(&b, &mB[i], 4);
-            const uint32_t r = lane(a, b);
-            std::memcpy(out + i, &r, 4);
-        }
+        const bool half = d.format == static_cast<uint32_t>(npu::Format::FP16);
+        for (uint64_t i = 0; i < bytes; i += npu::elementBytes(d))
+            writeFloat(out + i, lane(readFloat(&mA[i], half), readFloat(&mB[i], half)), half);
     }
 
     bool elementwise(Fault* fault) {

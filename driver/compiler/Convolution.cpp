@@ -735,13 +735,13 @@ bool reducesHeightAndWidth(const Constants& c, const Operation& op) {
 std::pair<npu::DeviceTensor, npu::DeviceTensor> meanImages(const std::array<uint32_t, 4>& in,
                                                            uint32_t inBase, uint32_t outBase,
                                                            uint32_t n, uint32_t first,
-                                                           uint32_t channels) {
+                                                           uint32_t channels, uint32_t size) {
     npu::DeviceTensor input, output;
-    input.addr = inBase + n * in[1] * in[2] * in[3] + first;
-    input.h = in[1], input.w = in[2], input.c = channels;
-    output.addr = outBase + n * in[3] + first;
-    output.c = channels;
-    input.pixelStride = output.pixelStride = channels == in[3] ? 0 : in[3];
+    input.addr = inBase + (n * in[1] * in[2] * in[3] + first) * size;
+    input.h = in[1], input.w = in[2], input.c = channels * size;
+    output.addr = outBase + (n * in[3] + first) * size;
+    output.c = channels * size;
+    input.pixelStride = output.pixelStride = channels == in[3] ? 0 : in[3] * size;
     return {input, output};
 }
 
@@ -749,19 +749,22 @@ npu::ConvGeometry meanGeometry(const std::array<uint32_t, 4>& in) {
     return {in[1], in[2], 1, 1, 1, 1, 0, 0};
 }
 
-// The most channels one DWCONV chain of the MEAN takes: all of them, or the largest multiple of
-// the lanes whose whole map fits the scratchpad (a dry run of the builder); 0: none fits.
-uint32_t meanSliceChannels(const std::array<uint32_t, 4>& in) {
+// The most channels one chain of the MEAN takes (a DWCONV; float: an AVGPOOL): all of them, or
+// the largest multiple of the lanes whose whole map fits the scratchpad (a dry run of the
+// builder); 0: none fits.
+uint32_t meanSliceChannels(const std::array<uint32_t, 4>& in, OperandType type) {
     const npu::ConvGeometry geometry = meanGeometry(in);
+    const auto format = floatFormat(type);
     uint32_t slice = in[3];
     while (slice > 0) {
-        const auto [input, output] = meanImages(in, 0, 0, 0, 0, slice);
+        const auto [input, output] = meanImages(in, 0, 0, 0, 0, slice, elementSize(type));
         npu::ChainBuilder chain;
-        if (chain
-                .depthwise(input, output, 0, false, 0, geometry, {0, 0, 255},
-                           npu::depthwiseUsesTaps(geometry))
-                .ok())
-            return slice;
+        const Status fits =
+            format ? chain.pool(true, input, output, geometry,
+                                floatStage(*format, static_cast<int32_t>(FusedActivation::NONE)))
+                   : chain.depthwise(input, output, 0, false, 0, geometry, {0, 0, 255},
+                                     npu::depthwiseUsesTaps(geometry));
+        if (fits.ok()) return slice;
         slice = (slice - 1) / kLanes * kLanes;  // the next smaller multiple of the lanes
     }
     return 0;
@@ -788,8 +791,10 @@ std::optional<MeanImage> meanImageOf(const Constants& c, const Operation& op,
 Status meanSupported(const Model& model, const Operation& op) {
     const Constants c(model);
     const Operand& in = c.operand(op.inputs[0]);
-    if (in.type != OperandType::TENSOR_QUANT8_ASYMM)
-        return unsupported(op, "only QUANT8_ASYMM (signed sums truncate toward zero)");
+    if ((in.type != OperandType::TENSOR_QUANT8_ASYMM && !floatFormat(in.type)) ||
+        c.operand(op.outputs[0]).type != in.type)
+        return unsupported(
+            op, "only QUANT8_ASYMM (signed sums truncate toward zero), float32 and float16");
     if (!c.isConstant(op.inputs[1]) || !c.isConstant(op.inputs[2]))
         return unsupported(op, "the axes and keep_dims must be constants");
     if (in.dimensions.empty() || elementCount(in.dimensions) == 0)
@@ -801,9 +806,9 @@ Status meanSupported(const Model& model, const Operation& op) {
     if (d[1] > kMaxByteField || d[2] > kMaxByteField)
         return unsupported(op, "a map beyond the descriptor's 8-bit kernel");
     const uint32_t count = d[1] * d[2];
-    if (!meanRequantization(count, meanBias(count)))
+    if (!floatFormat(in.type) && !meanRequantization(count, meanBias(count)))
         return unsupported(op, "no exact requantization for this count");
-    if (meanSliceChannels(d) == 0)
+    if (meanSliceChannels(d, in.type) == 0)
         return unsupported(op, "the map of one channel block does not fit the scratchpad");
     return okStatus();
 }
@@ -820,18 +825,50 @@ Result<std::vector<uint32_t>> meanOutputShape(const Lowering& lw, const Operatio
 std::vector<uint64_t> meanScratch(const Lowering& lw, const Operation& op) {
     const auto image = meanImageOf(lw.constants(), op, lw.dims(op.inputs[0]));
     if (!image || !image->copy) return {};
-    return {elementCount(lw.dims(op.inputs[0]))};
+    return {elementCount(lw.dims(op.inputs[0])) * elementSize(lw.operand(op.inputs[0]).type)};
+}
+
+// A float MEAN is an average pool over the map: binary32 sums in row-major order, as the golden
+// sums, divided once by the count.
+Status lowerFloatMean(Lowering& lw, const Operation& op, const MeanImage& image,
+                      npu::Format format) {
+    const std::array<uint32_t, 4>& d = image.d;
+    const OperandType type = lw.operand(op.inputs[0]).type;
+    const uint32_t size = elementSize(type);
+    const uint32_t slice = meanSliceChannels(d, type);
+    if (slice == 0) return lw.fail(op, "the map of one channel block does not fit the scratchpad");
+    uint32_t inBase = lw.address(op.inputs[0]);
+    if (image.copy) {
+        MoveEmitter move(lw, size, 0);
+        NN_RETURN_IF_ERROR(move.box(inBase, lw.scratch().at(0), image.copy->axes));
+        inBase = lw.scratch().at(0);
+    }
+    lw.fenceNext();
+    const npu::OutputStage stage = floatStage(format, static_cast<int32_t>(FusedActivation::NONE));
+    for (uint32_t n = 0; n < d[0]; ++n) {
+        for (uint32_t first = 0; first < d[3]; first += slice) {
+            const auto [input, output] = meanImages(d, inBase, lw.address(op.outputs[0]), n, first,
+                                                    std::min(slice, d[3] - first), size);
+            npu::ChainBuilder chain;
+            const Status st = chain.pool(true, input, output, meanGeometry(d), stage);
+            if (!st.ok()) return lw.fail(op, st.message);
+            lw.emitChain(chain);
+        }
+    }
+    return okStatus();
 }
 
 Status lowerMean(Lowering& lw, const Operation& op) {
     const auto image = meanImageOf(lw.constants(), op, lw.dims(op.inputs[0]));
     if (!image) return lw.fail(op, "the reduced extent is no product of two windows");
+    if (auto format = floatFormat(lw.operand(op.inputs[0]).type))
+        return lowerFloatMean(lw, op, *image, *format);
     const std::array<uint32_t, 4>& d = image->d;
     const uint32_t count = d[1] * d[2];
     const int32_t bias = meanBias(count);
     const auto m = meanRequantization(count, bias);
     if (!m) return lw.fail(op, "no exact requantization for this count");
-    const uint32_t slice = meanSliceChannels(d);
+    const uint32_t slice = meanSliceChannels(d, OperandType::TENSOR_QUANT8_ASYMM);
     if (slice == 0) return lw.fail(op, "the map of one channel block does not fit the scratchpad");
     const npu::ConvGeometry geometry = meanGeometry(d);
     const bool taps = npu::depthwiseUsesTaps(geometry);
@@ -852,7 +889,7 @@ Status lowerMean(Lowering& lw, const Operation& op) {
     for (uint32_t n = 0; n < d[0]; ++n) {
         for (uint32_t first = 0; first < d[3]; first += slice) {
             const auto [input, output] =
-                meanImages(d, inBase, outBase, n, first, std::min(slice, d[3] - first));
+                meanImages(d, inBase, outBase, n, first, std::min(slice, d[3] - first), 1);
             npu::ChainBuilder chain;
             const Status st =
                 chain.depthwise(input, output, wAddr, false, 0, geometry, {0, 0, 255}, taps);
@@ -1216,7 +1253,7 @@ extern const NpuOperation kPoolingOperation{supported, outputShape, lowerPool, s
 extern const NpuOperation kReduceOperation{
     reduceSupported, reduceOutputShape, lowerReduce, reduceScratch, {}, false};
 extern const NpuOperation kMeanOperation{meanSupported, meanOutputShape, lowerMean, meanScratch, {},
-                                         false};
+                                         false,         nullptr,         true};
 extern const NpuOperation kTransposeConvOperation{transposeConvSupported,
                                                   transposeConvOutputShape,
                                                   lowerTransposeConv,

@@ -261,6 +261,39 @@ TEST_CASE("funcsim_float_elementwise") {
     npu.writeRegister(reg::kControl, field::kControlSoftReset);
 }
 
+TEST_CASE("funcsim_float_pooling") {
+    FunctionalNpu npu;
+    // One binary32 channel, 2 x 2 pixels: 1, 2 / 4, -8 (a DeviceTensor's c counts bytes).
+    const std::vector<float> in = {1.0f, 2.0f, 4.0f, -8.0f};
+    REQUIRE(npu.writeMemory(kSrc, in.data(), 16).ok());
+    const auto pool = [&](bool average, const ConvGeometry& g, uint32_t outSide, float lo,
+                          float hi) {
+        OutputStage stage;
+        stage.format = static_cast<uint32_t>(Format::FP32);
+        std::memcpy(&stage.fpMin, &lo, 4);
+        std::memcpy(&stage.fpMax, &hi, 4);
+        ChainBuilder program;
+        REQUIRE(program.pool(average, {kSrc, 1, 2, 2, 4}, {kDst, 1, outSide, outSide, 4}, g, stage)
+                    .ok());
+        auto job = runJob(npu, program, {kQueue, kRecord, 0, 0x100000}, 1, 1'000'000);
+        REQUIRE(job.ok());
+        REQUIRE(job->errorCode == 0);
+        std::vector<float> out(outSide * outSide);
+        REQUIRE(npu.readMemory(kDst, out.data(), out.size() * 4).ok());
+        return out;
+    };
+    const float kMax = std::numeric_limits<float>::max();
+    const ConvGeometry whole{2, 2, 1, 1, 1, 1, 0, 0};
+    CHECK(pool(true, whole, 1, -kMax, kMax) == std::vector<float>{-0.25f});
+    CHECK(pool(false, whole, 1, -kMax, kMax) == std::vector<float>{4.0f});
+    CHECK(pool(true, whole, 1, 0.0f, 6.0f) == std::vector<float>{0.0f});  // RELU6
+    // 3 x 3 windows with one pixel of padding: every output averages the four valid pixels
+    // only; a 2 x 2 window at stride 1 averages 2 or 1 of them at the edges.
+    CHECK(pool(true, {3, 3, 1, 1, 1, 1, 1, 1}, 2, -kMax, kMax) == std::vector<float>(4, -0.25f));
+    CHECK(pool(true, {2, 2, 1, 1, 1, 1, 1, 1}, 2, -kMax, kMax) ==
+          std::vector<float>{1.0f, 1.5f, 2.5f, -0.25f});
+}
+
 TEST_CASE("funcsim_faults") {
     FunctionalNpu npu;
     ChainBuilder program = invertCopy(npu, 64, 2);
