@@ -1,13 +1,13 @@
 // The functional model (sim/FunctionalNpu.h) against the RTL, descriptor for descriptor: random
 // chains of every opcode and flag (CONV, DWCONV with and without TAPS and with non-diagonal
-// blocks, CHAIN_OUT/CHAIN_IN pairs, pooling and ADD, MUL (quantized, FP32, FP16), LUT, NOP, FENCE;
-// now and then a chain of every opcode after every opcode), with operands, zero
-// points, clamps, multipliers and shifts drawn over the whole range of their fields (9-bit
-// operand wrap, 6-bit shifts, saturating requantization), strided and misaligned tensors, run
-// on both from the same DRAM image. Every byte of the job's memory, the completion record, the
-// error registers and the counters the model knows (MACs, DMA bytes, array-active cycles) must
-// be identical; chains with a bad field, a bad opcode or a DMA access outside the window must
-// stop with the same error code, descriptor and address.
+// blocks, CHAIN_OUT/CHAIN_IN pairs, pooling and ADD, MUL (quantized, FP32, FP16), LUT, NOP,
+// FENCE; now and then a chain of every opcode after every opcode), with operands, zero points,
+// clamps, multipliers and shifts drawn over the whole range of their fields (9-bit operand
+// wrap, 6-bit shifts, saturating requantization; float: random bit patterns), strided and
+// misaligned tensors, run on both from the same DRAM image. Every byte of the job's memory, the
+// completion record, the error registers and the counters the model knows (MACs, DMA bytes,
+// array-active cycles) must be identical; chains with a bad field, a bad opcode or a DMA access
+// outside the window must stop with the same error code, descriptor and address.
 #include <doctest/doctest.h>
 
 #include <algorithm>
