@@ -3,8 +3,10 @@
 // CAST between equal types; PRELU, MAXIMUM and MINIMUM whose other operand is a constant of one
 // value; tables computed with the golden's arithmetic from model/FixedPoint.h), the vendor
 // extension's LUT8 (its own table), and MAXIMUM and MINIMUM of two tensors (two tables, then a
-// MAXPOOL over the pair). Float RELU, RELU1 and RELU6 run on the float ADD instead.
+// MAXPOOL over the pair). Float RELU, RELU1 and RELU6 run on the float ADD instead; float
+// MAXIMUM and MINIMUM on the float MAXPOOL over the pair.
 #include <algorithm>
+#include <cstring>
 
 #include "driver/compiler/Lowering.h"
 #include "model/NpuExtension.h"
@@ -276,22 +278,31 @@ Status pairSupported(const Constants& c, const Operation& op) {
     const Operand& a = c.operand(op.inputs[0]);
     const Operand& b = c.operand(op.inputs[1]);
     const Operand& out = c.operand(op.outputs[0]);
-    if (!isQuant8(a.type) || b.type != a.type || out.type != a.type)
-        return unsupported(op, "only 8-bit quantized tensors");
+    if ((!isQuant8(a.type) && !floatFormat(a.type)) || b.type != a.type || out.type != a.type)
+        return unsupported(op, "only 8-bit quantized, float32 or float16 tensors of one type");
     if (a.dimensions.size() > 4 || b.dimensions.size() > 4) return unsupported(op, "rank above 4");
-    if (elementCount(out.dimensions) > kMaxCount)
-        return unsupported(op, "more elements than the pooling's 16-bit channel count");
+    if (elementCount(out.dimensions) * elementSize(out.type) > kMaxCount)
+        return unsupported(op, "more bytes than the pooling's 16-bit channel count");
     return okStatus();
+}
+
+// A quantized MAXIMUM or MINIMUM with a constant operand of one value is one table.
+bool byTable(const Constants& c, const Operation& op) {
+    return !floatFormat(c.operand(op.outputs[0]).type) && constantOperand(c, op);
 }
 
 Status maxMinSupported(const Model& model, const Operation& op) {
     const Constants c(model);
-    if (constantOperand(c, op)) return constantOperandSupported(model, op);
+    if (byTable(c, op)) {
+        if (!isQuant8(c.operand(op.outputs[0]).type))
+            return unsupported(op, "only 8-bit quantized tensors with a constant operand");
+        return constantOperandSupported(model, op);
+    }
     return pairSupported(c, op);
 }
 
 Result<std::vector<uint32_t>> maxMinOutputShape(const Lowering& lw, const Operation& op) {
-    if (constantOperand(lw.constants(), op)) return constantOperandOutputShape(lw, op);
+    if (byTable(lw.constants(), op)) return constantOperandOutputShape(lw, op);
     auto shape = broadcastShape(lw.dims(op.inputs[0]), lw.dims(op.inputs[1]));
     if (!shape) return fail(ErrorStatus::GENERAL_FAILURE, "shapes do not broadcast");
     return *shape;
@@ -299,17 +310,41 @@ Result<std::vector<uint32_t>> maxMinOutputShape(const Lowering& lw, const Operat
 
 // The two stacked operands, and for MINIMUM the complemented result.
 std::vector<uint64_t> maxMinScratch(const Lowering& lw, const Operation& op) {
-    if (constantOperand(lw.constants(), op)) return {};
-    const uint64_t n = elementCount(lw.dims(op.outputs[0]));
+    if (byTable(lw.constants(), op)) return {};
+    const uint64_t n =
+        elementCount(lw.dims(op.outputs[0])) * elementSize(lw.operand(op.outputs[0]).type);
     if (op.type == OperationType::MINIMUM) return {2 * n, n};
     return {2 * n};
 }
 
+// Float MINIMUM's reversal of the order: -x, as x * -1 on the float MUL (exact; NaN stays NaN),
+// from `src` to `dst`, `count` elements.
+Status negateFloats(Lowering& lw, const Operation& op, npu::Format format, uint32_t src,
+                    uint32_t dst, uint32_t count) {
+    npu::Descriptor d = floatDescriptor(npu::Opcode::MUL, format, false, 0);
+    d.fpMin = 0xff800000u, d.fpMax = 0x7f800000u;  // no clamp: [-inf, +inf]
+    const uint32_t size = npu::elementBytes(d);
+    std::vector<uint8_t> minusOnes(npu::ChainBuilder::kStreamRowElements * size);
+    const uint32_t minusOne = format == npu::Format::FP16 ? 0xbc00u : 0xbf800000u;
+    for (size_t i = 0; i < minusOnes.size(); i += size) std::memcpy(&minusOnes[i], &minusOne, size);
+    npu::ChainBuilder chain;
+    const Status st = chain.stream(
+        d, {src, {0, 0, 0, 1}},
+        npu::StridedTensor{lw.addConstant(minusOnes.data(), minusOnes.size()), {}, true},
+        {dst, {0, 0, 0, 1}}, {1, 1, 1, count});
+    if (!st.ok()) return lw.fail(op, st.message);
+    lw.emitChain(chain);
+    return okStatus();
+}
+
 Status lowerMaxMin(Lowering& lw, const Operation& op) {
-    if (constantOperand(lw.constants(), op)) return lowerConstantOperand(lw, op);
+    if (byTable(lw.constants(), op)) return lowerConstantOperand(lw, op);
     const Operand& out = lw.operand(op.outputs[0]);
+    const auto format = floatFormat(out.type);
+    const uint32_t size = elementSize(out.type);
     const auto& outD = lw.dims(op.outputs[0]);
-    const auto n = static_cast<uint32_t>(elementCount(outD));
+    const auto count = static_cast<uint32_t>(elementCount(outD));
+    const uint32_t n = count * size;  // bytes of one stacked operand
     if (n == 0) return okStatus();
     if (n > kMaxCount || outD.size() > 4)
         return lw.fail(op, "output beyond the pooling's channels");
@@ -324,11 +359,18 @@ Status lowerMaxMin(Lowering& lw, const Operation& op) {
         for (size_t d = 0; d < outD.size(); ++d) {
             const size_t lead = outD.size() - dims.size();
             const bool broadcast = d < lead || dims[d - lead] == 1;
-            moves.push_back({outD[d], broadcast ? 0 : inStrides[d - lead], outStrides[d]});
+            moves.push_back(
+                {outD[d], broadcast ? 0 : inStrides[d - lead] * size, outStrides[d] * size});
         }
-        moves.push_back({1, 1, 1});
-        MoveEmitter move(lw, 1, 0, toOutput(lw.operand(op.inputs[k]), out, minimum));
+        moves.push_back({size, 1, 1});
+        std::optional<Table> table;
+        if (!format) table = toOutput(lw.operand(op.inputs[k]), out, minimum);
+        MoveEmitter move(lw, size, 0, table);
         NN_RETURN_IF_ERROR(move.block(lw.address(op.inputs[k]), stack + k * n, moves, false));
+    }
+    if (format && minimum) {
+        lw.fenceNext();  // after both copies
+        NN_RETURN_IF_ERROR(negateFloats(lw, op, *format, stack, stack, 2 * count));
     }
     npu::DeviceTensor pair;
     pair.addr = stack;
@@ -338,14 +380,19 @@ Status lowerMaxMin(Lowering& lw, const Operation& op) {
     npu::DeviceTensor larger = pair;
     larger.addr = minimum ? lw.scratch().at(1) : lw.address(op.outputs[0]);
     larger.h = 1;
-    lw.fenceNext();  // after both copies
+    npu::OutputStage stage{0, typeMin(out.type), typeMax(out.type)};
+    if (format) {
+        stage = floatStage(*format, 0);
+        stage.fpMin = 0xff800000u, stage.fpMax = 0x7f800000u;  // no clamp: [-inf, +inf]
+    }
+    lw.fenceNext();  // after the copies
     npu::ChainBuilder chain;
-    const Status st = chain.pool(false, pair, larger, {2, 1, 1, 1, 1, 1, 0, 0},
-                                 {0, typeMin(out.type), typeMax(out.type)});
+    const Status st = chain.pool(false, pair, larger, {2, 1, 1, 1, 1, 1, 0, 0}, stage);
     if (!st.ok()) return lw.fail(op, st.message);
     lw.emitChain(chain);
     if (!minimum) return okStatus();
     lw.fenceNext();  // after the pool
+    if (format) return negateFloats(lw, op, *format, larger.addr, lw.address(op.outputs[0]), count);
     MoveEmitter back(lw, 1, 0, tableOf(out.type, [](int32_t v) { return ~v; }));
     return back.block(larger.addr, lw.address(op.outputs[0]), {{n, 1, 1}}, false);
 }
@@ -372,7 +419,7 @@ extern const NpuOperation kActivationOperation{
 extern const NpuOperation kConstantOperandOperation{
     constantOperandSupported, constantOperandOutputShape, lowerConstantOperand, nullptr, {}, false};
 extern const NpuOperation kMaxMinOperation{
-    maxMinSupported, maxMinOutputShape, lowerMaxMin, maxMinScratch, {}, false};
+    maxMinSupported, maxMinOutputShape, lowerMaxMin, maxMinScratch, {}, false, nullptr, true};
 extern const NpuOperation kLut8Operation{lut8Supported, sameShape, lowerLut8, nullptr, {}, false};
 
 }  // namespace nncosim::driver
