@@ -135,23 +135,31 @@ Status lowerTable(Lowering& lw, const Operation& op, uint32_t input, const Table
     return okStatus();
 }
 
-// Float RELU, RELU1 and RELU6: x + (-0), which is x for every x, with the activation's clamp,
-// on the float ADD; B is one stream row of -0 repeated (row stride 0).
-Status lowerFloatRelu(Lowering& lw, const Operation& op, npu::Format format) {
-    const npu::Descriptor d =
-        floatDescriptor(npu::Opcode::ADD, format, false, *reluActivation(op.type));
+// The float ADD or MUL `d` of `count` contiguous elements at `src` with a constant `value` (the
+// element's bits: one stream row of copies, read at row stride 0) into `dst`.
+Status streamWithConstant(Lowering& lw, const Operation& op, const npu::Descriptor& d, uint32_t src,
+                          uint32_t dst, uint32_t count, uint32_t value) {
     const uint32_t size = npu::elementBytes(d);
-    std::vector<uint8_t> negativeZeros(npu::ChainBuilder::kStreamRowElements * size, 0);
-    for (size_t i = size - 1; i < negativeZeros.size(); i += size) negativeZeros[i] = 0x80;
-    const auto total = static_cast<uint32_t>(elementCount(lw.dims(op.inputs[0])));
+    std::vector<uint8_t> row(npu::ChainBuilder::kStreamRowElements * size);
+    for (size_t i = 0; i < row.size(); i += size) std::memcpy(&row[i], &value, size);
     npu::ChainBuilder chain;
-    const Status st = chain.stream(
-        d, {lw.address(op.inputs[0]), {0, 0, 0, 1}},
-        npu::StridedTensor{lw.addConstant(negativeZeros.data(), negativeZeros.size()), {}, true},
-        {lw.address(op.outputs[0]), {0, 0, 0, 1}}, {1, 1, 1, total});
+    const Status st =
+        chain.stream(d, {src, {0, 0, 0, 1}},
+                     npu::StridedTensor{lw.addConstant(row.data(), row.size()), {}, true},
+                     {dst, {0, 0, 0, 1}}, {1, 1, 1, count});
     if (!st.ok()) return lw.fail(op, st.message);
     lw.emitChain(chain);
     return okStatus();
+}
+
+// Float RELU, RELU1 and RELU6: x + (-0), which is x for every x, with the activation's clamp.
+Status lowerFloatRelu(Lowering& lw, const Operation& op, npu::Format format) {
+    const npu::Descriptor d =
+        floatDescriptor(npu::Opcode::ADD, format, false, *reluActivation(op.type));
+    const uint32_t negativeZero = format == npu::Format::FP16 ? 0x8000u : 0x80000000u;
+    return streamWithConstant(lw, op, d, lw.address(op.inputs[0]), lw.address(op.outputs[0]),
+                              static_cast<uint32_t>(elementCount(lw.dims(op.inputs[0]))),
+                              negativeZero);
 }
 
 Status lowerActivation(Lowering& lw, const Operation& op) {
@@ -322,19 +330,9 @@ std::vector<uint64_t> maxMinScratch(const Lowering& lw, const Operation& op) {
 Status negateFloats(Lowering& lw, const Operation& op, npu::Format format, uint32_t src,
                     uint32_t dst, uint32_t count) {
     npu::Descriptor d = floatDescriptor(npu::Opcode::MUL, format, false, 0);
-    d.fpMin = 0xff800000u, d.fpMax = 0x7f800000u;  // no clamp: [-inf, +inf]
-    const uint32_t size = npu::elementBytes(d);
-    std::vector<uint8_t> minusOnes(npu::ChainBuilder::kStreamRowElements * size);
+    d.fpMin = kFp32NegInf, d.fpMax = kFp32Inf;
     const uint32_t minusOne = format == npu::Format::FP16 ? 0xbc00u : 0xbf800000u;
-    for (size_t i = 0; i < minusOnes.size(); i += size) std::memcpy(&minusOnes[i], &minusOne, size);
-    npu::ChainBuilder chain;
-    const Status st = chain.stream(
-        d, {src, {0, 0, 0, 1}},
-        npu::StridedTensor{lw.addConstant(minusOnes.data(), minusOnes.size()), {}, true},
-        {dst, {0, 0, 0, 1}}, {1, 1, 1, count});
-    if (!st.ok()) return lw.fail(op, st.message);
-    lw.emitChain(chain);
-    return okStatus();
+    return streamWithConstant(lw, op, d, src, dst, count, minusOne);
 }
 
 Status lowerMaxMin(Lowering& lw, const Operation& op) {
@@ -383,7 +381,7 @@ Status lowerMaxMin(Lowering& lw, const Operation& op) {
     npu::OutputStage stage{0, typeMin(out.type), typeMax(out.type)};
     if (format) {
         stage = floatStage(*format, 0);
-        stage.fpMin = 0xff800000u, stage.fpMax = 0x7f800000u;  // no clamp: [-inf, +inf]
+        stage.fpMin = kFp32NegInf, stage.fpMax = kFp32Inf;
     }
     lw.fenceNext();  // after the copies
     npu::ChainBuilder chain;
