@@ -468,7 +468,7 @@ Status ChainBuilder::stream(const Descriptor& op, const StridedTensor& a,
     // Strided or broadcast: rows over dimensions 1..3 (or 2..3 with rows of one element).
     const bool innerShared = a.strides[3] == 1 && (!b || b->strides[3] == 1) && out.strides[3] == 1;
     const uint32_t inner = (innerShared ? shape[3] : 1) * size;  // bytes
-    if (shape[1] > kMaxCount || shape[2] > kMaxCount || uint64_t{shape[3]} * size > kMaxCount)
+    if (shape[1] > kMaxCount || shape[2] > kMaxCount || shape[3] > kMaxCount || inner > kMaxCount)
         return invalidArgument("NPU streaming: dimensions beyond the descriptor's 16 bits");
     // Rows per descriptor: whole rows of w (shared inner) or single elements over c, then w.
     const uint32_t rowWords = wordsPerRow(inner);
