@@ -114,6 +114,12 @@ inline uint32_t elementBytes(const Descriptor& d) {
     }
 }
 
+/// binary32 bit patterns of the float formats' identities and unclamped bounds: -0 (of ADD, and
+/// the sign bit), -inf (of max) and +inf; [-inf, +inf] is a float clamp that clamps nothing
+/// (MAXIMUM and MINIMUM keep infinities, which a fused activation of NONE clamps).
+inline constexpr uint32_t kFp32NegZero = 0x80000000u, kFp32NegInf = 0xff800000u,
+                          kFp32Inf = 0x7f800000u;
+
 /// A 4-D operand of a streaming descriptor: its address and, per dimension of the output, the
 /// element stride (0 where the operand is broadcast along that dimension).
 struct StridedTensor {

@@ -739,7 +739,7 @@ class Executor {
         for (uint32_t b = 0; b < nb; ++b) {
             for (uint32_t p = 0; p < pixels; ++p) {
                 uint32_t acc[kLanes / 2];
-                std::fill(acc, acc + lanes, maxpool ? 0xff800000u : 0x80000000u);  // -inf, -0
+                std::fill(acc, acc + lanes, maxpool ? npu::kFp32NegInf : npu::kFp32NegZero);
                 uint32_t count = 0;
                 positions(p, pos.data());
                 for (uint32_t t = 0; t < kTaps; ++t) {
@@ -806,7 +806,7 @@ class Executor {
         const auto lane = [&](uint32_t a, uint32_t b) {
             const uint32_t v = d.opcode == Opcode::MUL
                                    ? datapath::fp32Mul(a, b)
-                                   : datapath::fp32Add(a, d.negateB ? b ^ 0x80000000u : b);
+                                   : datapath::fp32Add(a, d.negateB ? b ^ npu::kFp32NegZero : b);
             return datapath::fp32Clamp(v, d.fpMin, d.fpMax);
         };
         const bool half = d.format == static_cast<uint32_t>(npu::Format::FP16);
@@ -814,20 +814,14 @@ class Executor {
             writeFloat(out + i, lane(readFloat(&mA[i], half), readFloat(&mB[i], half)), half);
     }
 
-    bool elementwise(Fault* fault) {
+    /// A quantized ADD or MUL (requantized), or a LUT, byte by byte.
+    void quantizedElementwise(const std::vector<uint8_t>& table, uint8_t* out,
+                              uint64_t bytes) const {
         const Descriptor& d = mD;
-        std::vector<uint8_t> table;
-        if (d.opcode == Opcode::LUT && !stream(d.wAddr, kTableBytes / kBeat, &table, fault))
-            return false;
-        const uint32_t rowBytes = wordsOf(d.a.inner) * kBeat;
-        const uint64_t rows = uint64_t{d.a.count1} * d.a.count2 * d.a.count3;
-        std::vector<uint8_t> out(rows * rowBytes);
         const datapath::SplitShift aShift = datapath::splitShift(datapath::shiftBits(d.aShift)),
                                    bShift = datapath::splitShift(datapath::shiftBits(d.bShift)),
                                    outShift = datapath::splitShift(datapath::shiftBits(d.outShift));
-        const bool isFloat = d.format != static_cast<uint32_t>(npu::Format::INT8);
-        if (isFloat) floatElementwise(out.data(), rows * rowBytes);
-        for (uint64_t i = 0; i < rows * rowBytes && !isFloat; ++i) {
+        for (uint64_t i = 0; i < bytes; ++i) {
             const uint8_t a = mA[i];
             if (d.opcode == Opcode::LUT) {
                 out[i] = table[a];
@@ -849,8 +843,21 @@ class Executor {
                                           d.actMin, d.actMax);
         }
         // The requantizer's fault port: quantized ADD and MUL only.
-        if (d.opcode != Opcode::LUT && !isFloat)
-            stickRequantBit(out.data(), rows * rowBytes / kBeat, kBeat);
+        if (d.opcode != Opcode::LUT) stickRequantBit(out, bytes / kBeat, kBeat);
+    }
+
+    bool elementwise(Fault* fault) {
+        const Descriptor& d = mD;
+        std::vector<uint8_t> table;
+        if (d.opcode == Opcode::LUT && !stream(d.wAddr, kTableBytes / kBeat, &table, fault))
+            return false;
+        const uint32_t rowBytes = wordsOf(d.a.inner) * kBeat;
+        const uint64_t rows = uint64_t{d.a.count1} * d.a.count2 * d.a.count3;
+        std::vector<uint8_t> out(rows * rowBytes);
+        if (d.format != static_cast<uint32_t>(npu::Format::INT8))
+            floatElementwise(out.data(), out.size());
+        else
+            quantizedElementwise(table, out.data(), out.size());
         std::vector<StoreRow> store_;
         store_.reserve(rows);
         forEachRow(d.out, [&](uint32_t row, uint32_t addr) {

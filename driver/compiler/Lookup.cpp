@@ -156,7 +156,7 @@ Status streamWithConstant(Lowering& lw, const Operation& op, const npu::Descript
 Status lowerFloatRelu(Lowering& lw, const Operation& op, npu::Format format) {
     const npu::Descriptor d =
         floatDescriptor(npu::Opcode::ADD, format, false, *reluActivation(op.type));
-    const uint32_t negativeZero = format == npu::Format::FP16 ? 0x8000u : 0x80000000u;
+    const uint32_t negativeZero = format == npu::Format::FP16 ? 0x8000u : npu::kFp32NegZero;
     return streamWithConstant(lw, op, d, lw.address(op.inputs[0]), lw.address(op.outputs[0]),
                               static_cast<uint32_t>(elementCount(lw.dims(op.inputs[0]))),
                               negativeZero);
@@ -330,7 +330,7 @@ std::vector<uint64_t> maxMinScratch(const Lowering& lw, const Operation& op) {
 Status negateFloats(Lowering& lw, const Operation& op, npu::Format format, uint32_t src,
                     uint32_t dst, uint32_t count) {
     npu::Descriptor d = floatDescriptor(npu::Opcode::MUL, format, false, 0);
-    d.fpMin = kFp32NegInf, d.fpMax = kFp32Inf;
+    d.fpMin = npu::kFp32NegInf, d.fpMax = npu::kFp32Inf;
     const uint32_t minusOne = format == npu::Format::FP16 ? 0xbc00u : 0xbf800000u;
     return streamWithConstant(lw, op, d, src, dst, count, minusOne);
 }
@@ -381,7 +381,7 @@ Status lowerMaxMin(Lowering& lw, const Operation& op) {
     npu::OutputStage stage{0, typeMin(out.type), typeMax(out.type)};
     if (format) {
         stage = floatStage(*format, 0);
-        stage.fpMin = kFp32NegInf, stage.fpMax = kFp32Inf;
+        stage.fpMin = npu::kFp32NegInf, stage.fpMax = npu::kFp32Inf;
     }
     lw.fenceNext();  // after the copies
     npu::ChainBuilder chain;

@@ -50,10 +50,6 @@ inline int32_t typeMax(OperandType t) {
 /// The descriptor format of a float tensor type (FP32, FP16), or nullopt.
 std::optional<npu::Format> floatFormat(OperandType t);
 
-/// binary32 -inf and +inf: the bounds of a float clamp that clamps nothing (MAXIMUM and MINIMUM
-/// keep infinities, which a fused activation of NONE would clamp to the finite range).
-inline constexpr uint32_t kFp32NegInf = 0xff800000u, kFp32Inf = 0x7f800000u;
-
 /// The output stage of float tensors of `format`: the bounds of the fused `activation` as
 /// Android's reference takes them (activationRangeFloat).
 npu::OutputStage floatStage(npu::Format format, int32_t activation);
