@@ -114,6 +114,14 @@ inline uint32_t elementBytes(const Descriptor& d) {
     }
 }
 
+/// Scratchpad words of one array input vector (kArrayRows elements) of `d`, as
+/// rtl/npu_core_pkg.sv's vec_words: a float CONV or DWCONV's element bytes, else 1. A float
+/// weight stream holds binary32, kFloatWeightRowWords words per row of a block.
+inline uint32_t vectorWords(const Descriptor& d) {
+    return op::usesArray(d.opcode) ? elementBytes(d) : 1;
+}
+inline constexpr uint32_t kFloatWeightRowWords = kArrayCols * 4 / kDramBusBytes;
+
 /// binary32 bit patterns of the float formats' identities and unclamped bounds: -0 (of ADD, and
 /// the sign bit), -inf (of max) and +inf; [-inf, +inf] is a float clamp that clamps nothing
 /// (MAXIMUM and MINIMUM keep infinities, which a fused activation of NONE clamps).

@@ -3,7 +3,8 @@
 //
 // The feeder claims a free bank for each output-channel block (with the job the drain needs);
 // the block's vectors add up its K steps, from the array's sums or, for pooling, straight from
-// the feeder (max, or sum and count); the bank is full after the block's last vector and the
+// the feeder (max, or sum and count); float array sums add in binary32, K step after K step;
+// the bank is full after the block's last vector and the
 // drain reads it, one entry per cycle through a registered read port, and releases it.
 // The metadata of each vector travels beside the array: Rows + Cols cycles, or Rows + 1 in the
 // array's TAPS mode, whose sums leave the array without deskew.
@@ -136,7 +137,9 @@ module npu_accum
     end else if (am.valid) begin
       for (int unsigned l = 0; l < Vec; l++) begin
         old = acc_q[am.bank][am.p][l];
-        if (from_array) begin
+        if (from_array && job_q[am.bank].format != 2'(FmtInt8)) begin
+          acc_wdata[l] = am.first ? psum_i[l] : fp32_add(old, psum_i[l]);
+        end else if (from_array) begin
           acc_wdata[l] = (am.first ? 32'd0 : old) + psum_i[l];
         end else if (am.maxpool) begin
           if (am.first && am.pad) begin

@@ -24,8 +24,9 @@
 // computes psum_out = fp32_add(psum_in, fp32_mul(act, w)), two roundings, no fused multiply-add.
 // Row 0's psum_in is -0, so row 0 passes its product unchanged, and column j leaves as
 //   (...((act_0 * w_0j) + act_1 * w_1j) + ...) + act_{Rows-1} * w_{Rows-1}j
-// rounded after every operation, in row order. While fp_mode_i is set, weight writes go to the
-// float weights. Not combined with dw_mode_i; the mode changes only while the array is empty.
+// rounded after every operation, in row order. Weight writes with wload_fp_i go to the float
+// weights (a float block may load while integer vectors are still in the array). Not combined
+// with dw_mode_i; the mode changes only while the array is empty.
 module npu_array
   import npu_fp_pkg::*;
 #(
@@ -39,6 +40,7 @@ module npu_array
   input  logic                         tag_i,
 
   input  logic                         wload_valid_i,
+  input  logic                         wload_fp_i,
   input  logic                         wload_buf_i,
   input  logic [$clog2(Rows)-1:0]      wload_row_i,
   input  logic [Cols-1:0][8:0]         wload_data_i,
@@ -170,7 +172,7 @@ module npu_array
 
   // Weights: software always loads a block before using it.
   always_ff @(posedge clk_i) begin
-    if (wload_valid_i && fp_mode_i) begin
+    if (wload_valid_i && wload_fp_i) begin
       for (int j = 0; j < Cols; j++) begin
         if (wload_buf_i) begin
           fp_w1_q[wload_row_i][j] <= fp_wload_data_i[j];

@@ -107,7 +107,8 @@ module npu_cmd
   desc_t d;
   assign d = desc_t'(desc_bits_q);
 
-  logic [15:0] a_wpr, nb;
+  logic [2:0]  vw;            // words per array vector
+  logic [15:0] a_wpr, a_vecs, nb;
   logic [47:0] a_rows;
   logic [63:0] a_words;
   logic [31:0] p_count, kt;
@@ -130,8 +131,10 @@ module npu_cmd
   /* verilator lint_on UNUSEDSIGNAL */
 
   always_comb begin
+    vw      = vec_words(d.opcode, d.format);
     a_wpr   = 16'((32'(d.a.inner) + Vec - 1) >> VecIdxW);
-    nb      = 16'((32'(d.out.inner) + Vec - 1) >> VecIdxW);
+    nb      = 16'((32'(d.out.inner) + Vec * 32'(vw) - 1) / (Vec * 32'(vw)));
+    a_vecs  = 16'((32'(a_wpr) + 32'(vw) - 1) / 32'(vw));
     a_rows  = 48'(d.a.count1) * 48'(d.a.count2) * 48'(d.a.count3);
     a_words = 64'(a_rows) * 64'(a_wpr);
     p_count = 32'(d.out.count1) * 32'(d.out.count2);
@@ -139,9 +142,10 @@ module npu_cmd
     chain_out = d.flags[FlagChainOutBit];
     chain_in  = d.flags[FlagChainInBit];
     kt      = taps ? 32'd1
-                   : 32'(d.kernel_w) * 32'(d.kernel_h) * (d.opcode == OpConv ? 32'(a_wpr) : 32'd1);
+                   : 32'(d.kernel_w) * 32'(d.kernel_h) * (d.opcode == OpConv ? 32'(a_vecs) : 32'd1);
     w_words = d.opcode == OpLut ? 48'(TableWords)
-                                : 48'(nb) * (48'(WeightQuantWords) + 48'(kt) * 48'(Vec));
+                                : 48'(nb) * (48'(WeightQuantWords) +
+                                             48'(kt) * 48'(Vec) * (vw == 3'd1 ? 48'd1 : 48'd4));
 
     bad_opcode = d.opcode > OpLast;
     bad_field  = 1'b0;
@@ -195,11 +199,13 @@ module npu_cmd
       bad_field |= !same_shape(d.a, d.out) || a_words > 64'(SpadWords) ||
                    d.w_addr[VecIdxW-1:0] != '0;
     end
-    // Float formats: ADD, MUL and pooling on whole elements.
+    // Float formats: ADD, MUL, pooling, and CONV / DWCONV without TAPS or chaining, on whole
+    // elements.
     if (d.format != 2'(FmtInt8)) begin
-      bad_field |= d.format == 2'd3 ||
-                   !(op_uses_b(d.opcode) || (op_is_window(d.opcode) && !op_uses_array(d.opcode))) ||
-                   (d.format == 2'(FmtFp32) ? d.a.inner[1:0] != '0 : d.a.inner[0]);
+      bad_field |= d.format == 2'd3 || !(op_uses_b(d.opcode) || op_is_window(d.opcode)) ||
+                   taps || chain_out || chain_in ||
+                   (d.format == 2'(FmtFp32) ? d.a.inner[1:0] != '0 || d.out.inner[1:0] != '0
+                                            : d.a.inner[0] || d.out.inner[0]);
     end
   end
 
@@ -209,6 +215,7 @@ module npu_cmd
     decoded.desc     = d;
     decoded.index    = fetch_index_q;
     decoded.a_wpr    = a_wpr;
+    decoded.a_vecs   = a_vecs;
     decoded.a_words  = a_words[31:0];
     decoded.kt_count = kt[15:0];
     decoded.nb_count = nb;

@@ -144,9 +144,10 @@ module npu_compute
   act_vec_t                   act;
   vec_meta_t                  fd_meta;
   act_lanes_t                 pool_act;
-  logic                       dw_mode;
+  logic                       dw_mode, fp_mode;
   act_grid_t                  dw_act;
   row_bits_t                  dw_tag;
+  word_lanes_t                fp_act;
   logic                       acc_from_array;
   logic                       issue;
 
@@ -175,6 +176,8 @@ module npu_compute
     .dw_mode_o          (dw_mode),
     .dw_act_o           (dw_act),
     .dw_tag_o           (dw_tag),
+    .fp_mode_o          (fp_mode),
+    .fp_act_o           (fp_act),
     .array_out_i        (acc_from_array),
     .issue_o            (issue),
     .perf_macs_o,
@@ -187,9 +190,10 @@ module npu_compute
   // Weight loader and the array.
   logic                      ld_idle, ld_ws_ready;
   logic [15:0]               rel_seq;
-  logic                      wload_valid, wload_buf;
+  logic                      wload_valid, wload_buf, wload_fp;
   logic [VecIdxW-1:0]        wload_row;
   wload_row_t                wload_data;
+  word_lanes_t               fp_wload_data;
   logic                      dr_bank;
   word_lanes_t               q_bias, q_mult;
   shift_lanes_t              q_shift;
@@ -214,6 +218,8 @@ module npu_compute
     .wload_buf_o   (wload_buf),
     .wload_row_o   (wload_row),
     .wload_data_o  (wload_data),
+    .wload_fp_o    (wload_fp),
+    .fp_wload_data_o(fp_wload_data),
     .q_bank_i      (dr_bank),
     .q_bias_o      (q_bias),
     .q_mult_o      (q_mult),
@@ -221,11 +227,6 @@ module npu_compute
   );
 
   logic [ArrayCols-1:0][31:0] psum;
-  // The array's float mode is not driven by a descriptor yet.
-  npu_fp_pkg::fp32_t fp_act_none [ArrayRows];
-  npu_fp_pkg::fp32_t fp_wload_none [ArrayCols];
-  assign fp_act_none = '{default: '0};
-  assign fp_wload_none = '{default: '0};
 
   npu_array #(
     .Rows(ArrayRows),
@@ -236,15 +237,16 @@ module npu_compute
     .act_i        (act),
     .tag_i        (fd_meta.tag),
     .wload_valid_i(wload_valid),
+    .wload_fp_i   (wload_fp),
     .wload_buf_i  (wload_buf),
     .wload_row_i  (wload_row),
     .wload_data_i (wload_data),
     .dw_mode_i    (dw_mode),
     .dw_act_i     (dw_act),
     .dw_tag_i     (dw_tag),
-    .fp_mode_i    (1'b0),
-    .fp_act_i     (fp_act_none),
-    .fp_wload_data_i(fp_wload_none),
+    .fp_mode_i    (fp_mode),
+    .fp_act_i     (fp_act),
+    .fp_wload_data_i(fp_wload_data),
     .psum_o       (psum)
   );
 
@@ -298,6 +300,7 @@ module npu_compute
     .acc_rd_addr_o  (acc_rd_addr),
     .acc_rdata_i    (acc_rdata),
     .acc_rcount_i   (acc_rcount),
+    .bias_i         (q_bias),
     .release_o      (dr_release),
     .rel_seq_o      (rel_seq),
     .job_o          (dj),

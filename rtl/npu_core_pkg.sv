@@ -27,9 +27,10 @@ package npu_core_pkg;
     desc_t        desc;
     logic [31:0]  index;      // position in the chain
     logic [15:0]  a_wpr;      // scratchpad words per row of A (and B): ceil(A.INNER / Vec)
+    logic [15:0]  a_vecs;     // array vectors per pixel of A: ceil(a_wpr / vec_words)
     logic [31:0]  a_words;    // scratchpad words of A: rows x a_wpr
-    logic [15:0]  kt_count;   // K steps per output-channel block (conv: KH*KW*a_wpr, else KH*KW)
-    logic [15:0]  nb_count;   // output-channel blocks: ceil(OUT.INNER / Vec)
+    logic [15:0]  kt_count;   // K steps per output-channel block (conv: KH*KW*a_vecs, else KH*KW)
+    logic [15:0]  nb_count;   // output-channel blocks: ceil(OUT.INNER / (Vec * vec_words))
     logic [31:0]  p_count;    // output pixels of the tile (window ops) or words (element-wise)
     logic [31:0]  w_words;    // words of the weight / table stream
     logic         buf_sel;    // scratchpad buffer, set by the load stage
@@ -110,6 +111,14 @@ package npu_core_pkg;
     return rounded;
   endfunction
   /* verilator lint_on UNUSEDSIGNAL */
+
+  // Scratchpad words of one array input vector (Vec elements): a float CONV or DWCONV reads
+  // Vec binary32 or binary16 elements, 4 or 2 words (one per read port); everything else one.
+  // Float weight streams hold binary32, so a row of weights is 4 words whatever the format.
+  function automatic logic [2:0] vec_words(logic [7:0] opcode, logic [1:0] format);
+    if (!op_uses_array(opcode)) return 3'd1;
+    return format == 2'(FmtFp32) ? 3'd4 : format == 2'(FmtFp16) ? 3'd2 : 3'd1;
+  endfunction
 
   // A stored 8-bit value as a signed 9-bit number: int8 sign-extends, uint8 zero-extends.
   function automatic logic signed [8:0] widen(logic [7:0] value, logic is_signed);

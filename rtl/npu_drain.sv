@@ -1,6 +1,7 @@
 // Drain of the compute stage: empties full accumulator banks in order, an entry per cycle,
-// through requantization (array operations; npu_compute owns npu_requant) or the pooling finish,
-// to the store DMA, or, for CHAIN_OUT, into the scratchpad buffer of the next descriptor.
+// through requantization (int8 array operations; npu_compute owns npu_requant) or the pooling
+// and float finish (npu_pool), to the store DMA, or, for CHAIN_OUT, into the scratchpad buffer of
+// the next descriptor.
 //
 // Per bank: copy its job, start the store job (not for CHAIN_OUT), read the entries, release the
 // bank once the last entry has left (the feeder may claim it again while the store finishes),
@@ -23,6 +24,7 @@ module npu_drain
   output logic [AccAw-1:0]   acc_rd_addr_o,
   input  word_lanes_t        acc_rdata_i,
   input  logic [15:0]        acc_rcount_i,
+  input  word_lanes_t        bias_i,         // the bank's biases (float CONV / DWCONV)
   output logic               release_o,
   output logic [15:0]        rel_seq_o,      // banks released so far
 
@@ -30,7 +32,7 @@ module npu_drain
   output logic               idle_o,
   output logic               retire_o,       // its descriptor retires
 
-  // Requantization: the entry (acc_rdata_i) goes there unless it is pooled. The requantizer
+  // Requantization: the entry (acc_rdata_i) goes there unless it is pooled or float. The requantizer
   // serves element-wise operations while elem_active_i.
   input  logic               elem_active_i,
   output logic               rq_valid_o,
@@ -38,7 +40,7 @@ module npu_drain
   input  logic               rq_busy_i,
   input  logic               rq_out_valid_i,
 
-  // Pooled words.
+  // Pooled and float words.
   output logic               pool_valid_o,
   input  logic               pool_ready_i,
   output logic [VecBits-1:0] pool_data_o,
@@ -79,7 +81,8 @@ module npu_drain
   logic         job_load;
 
   logic is_pool, rd, entry_take, pool_take, pool_ready, pool_busy;
-  assign is_pool = op_is_window(job_q.opcode) && !op_uses_array(job_q.opcode);
+  // Pooling and float entries finish in npu_pool.
+  assign is_pool = !op_uses_array(job_q.opcode) || job_q.format != 2'(FmtInt8);
   // The read port advances when its entry is taken (or it is empty).
   assign rd         = state_q == DrRead && (!entry_valid_q || entry_take);
   assign entry_take = entry_valid_q && (is_pool ? pool_take : rq_ready_i) && !elem_active_i;
@@ -208,6 +211,9 @@ module npu_drain
     .format_i   (job_q.format),
     .fp_min_i   (job_q.fp_min),
     .fp_max_i   (job_q.fp_max),
+    .add_bias_i (op_uses_array(job_q.opcode)),
+    .bias_i,
+    .words_i    (3'((32'(job_q.out.inner) + Vec - 1) >> VecIdxW)),
     .busy_o     (pool_busy),
     .out_valid_o(pool_valid_o),
     .out_ready_i(pool_ready_i),

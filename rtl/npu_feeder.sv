@@ -16,9 +16,14 @@
 // row t t cycles after row 0, so that word is delayed t - kx / STRIDE_W cycles: each port's words
 // go down a delay line and row t reads entry t - kx / STRIDE_W of its port's line. Output rows
 // are extended by (KW-1) / STRIDE_W steps so the last pixels get their right-hand taps.
+//
+// Float CONV and DWCONV (FORMAT FP32 or FP16): a vector is Vec elements, vec_words scratchpad
+// words (4 or 2) that ports 0 .. vec_words-1 read together; stage 3 widens them to binary32 for
+// the array's float mode, padding and lanes past the channel count +0.
 module npu_feeder
   import npu_pkg::*;
   import npu_core_pkg::*;
+  import npu_fp_pkg::*;
 (
   input  logic                      clk_i,
   input  logic                      rst_ni,
@@ -56,6 +61,8 @@ module npu_feeder
   output logic                      dw_mode_o,
   output act_grid_t                 dw_act_o,
   output row_bits_t                 dw_tag_o,
+  output logic                      fp_mode_o,
+  output word_lanes_t               fp_act_o,
   input  logic                      array_out_i,    // a vector leaves the array
 
   output logic                      issue_o,
@@ -74,13 +81,22 @@ module npu_feeder
   desc_t dq;
   assign dq = job_i.desc;
 
-  logic is_array, is_pool, is_dw, is_taps, is_chain_in;
+  logic       is_array, is_pool, is_dw, is_taps, is_chain_in, is_fp;
+  logic [2:0] vw;   // words per vector: the bytes of an element for float array operations
+  logic [1:0] esh;  // log2(vw): bytes to elements
   assign is_array    = op_uses_array(dq.opcode);
+  assign is_fp       = is_array && dq.format != 2'(FmtInt8);
+  assign vw          = vec_words(dq.opcode, dq.format);
+  assign esh         = vw[2] ? 2'd2 : vw[1] ? 2'd1 : 2'd0;
   // Window operations off the array (pooling) take the feeder's values to the accumulators.
   assign is_pool     = op_is_window(dq.opcode) && !op_uses_array(dq.opcode);
   assign is_dw       = dq.opcode != OpConv;  // the input word follows nb (DWCONV, pooling)
   assign is_taps     = dq.opcode == OpDwconv && dq.flags[FlagTapsBit];
   assign is_chain_in = dq.flags[FlagChainInBit];
+
+  if (DwTapPorts < 4) begin : gen_few_ports
+    $error("npu_feeder: a binary32 vector needs 4 read ports, DwTapPorts is %0d", DwTapPorts);
+  end
 
   // ------------------------------------------------------------------------------------------
   // Loop counters.
@@ -113,10 +129,10 @@ module npu_feeder
   // The array changes mode (weight-stationary / TAPS) and pooling starts only on an empty array.
   // So does a TAPS shape (the ports' and rows' configuration) change.
   logic        nb_go, same_array_mode, bank;
-  logic        array_dw_q, array_dw_d;
+  logic        array_dw_q, array_dw_d, array_fp_q, array_fp_d;
   logic [23:0] taps_shape_q, taps_shape_d;  // KERNEL_H, KERNEL_W, STRIDE_W of the TAPS setup
   assign bank            = seq_q[0];
-  assign same_array_mode = is_array && is_taps == array_dw_q &&
+  assign same_array_mode = is_array && is_taps == array_dw_q && is_fp == array_fp_q &&
                            (!is_taps || taps_shape_q == {dq.kernel_h, dq.kernel_w, dq.stride_w});
   assign nb_go           = state_q == FdNbStart && !bank_busy_i[bank] &&
                            (same_array_mode || inflight_q == '0);
@@ -176,7 +192,7 @@ module npu_feeder
             end
             if (!last_kt) begin
               kt_d = kt_q + 1;
-              if (!is_dw && cb_q + 1 != job_i.a_wpr) begin
+              if (!is_dw && cb_q + 1 != job_i.a_vecs) begin
                 cb_d = cb_q + 1;
               end else begin
                 cb_d = '0;
@@ -206,22 +222,25 @@ module npu_feeder
   // when there are none.
   assign inflight_d = inflight_q + 8'(issue && is_array && step_valid) - 8'(array_out_i);
 
-  // Lanes of the current input word and of the current output block that hold real channels.
+  // Lanes of the current input vector and of the current output block that hold real channels
+  // (elements: bytes for int8).
   logic [15:0] in_lanes, out_lanes;
   always_comb begin
-    logic [15:0] in_base, out_base;
+    logic [15:0] in_base, out_base, in_elems, out_elems;
     in_base   = (is_dw ? nb_q : cb_q) << VecIdxW;
     out_base  = nb_q << VecIdxW;
-    in_lanes  = dq.a.inner - in_base > 16'(Vec) ? 16'(Vec) : dq.a.inner - in_base;
-    out_lanes = dq.out.inner - out_base > 16'(Vec) ? 16'(Vec) : dq.out.inner - out_base;
+    in_elems  = dq.a.inner >> esh;
+    out_elems = dq.out.inner >> esh;
+    in_lanes  = in_elems - in_base > 16'(Vec) ? 16'(Vec) : in_elems - in_base;
+    out_lanes = out_elems - out_base > 16'(Vec) ? 16'(Vec) : out_elems - out_base;
   end
 
   // The block's bank job, for the drain.
   assign claim_o      = nb_go;
   assign claim_bank_o = bank;
   always_comb begin
-    claim_job_o.out        = '{addr:    dq.out.addr + (32'(nb_q) << VecIdxW),
-                               inner:   out_lanes,
+    claim_job_o.out        = '{addr:    dq.out.addr + ((32'(nb_q) << VecIdxW) << esh),
+                               inner:   out_lanes << esh,
                                count1:  dq.out.count1,
                                stride1: dq.out.stride1,
                                count2:  dq.out.count2,
@@ -268,6 +287,7 @@ module npu_feeder
   row_cfg_t  [ArrayRows-1:0]       row_cfg_q, row_cfg_d;
 
   assign array_dw_d = nb_go && is_array ? is_taps : array_dw_q;
+  assign array_fp_d = nb_go && is_array ? is_fp : array_fp_q;
   assign taps_load  = nb_go && is_taps;
 
   // Computed only while loading: the divisions would cost simulation time every cycle.
@@ -304,7 +324,9 @@ module npu_feeder
   // one's last vectors are still in stages 2 and 3.
   logic               s1_a_signed_q, s2_a_signed_q;
   logic signed [8:0]  s1_a_zero_q, s2_a_zero_q;
+  logic [1:0]         s1_fmt_q, s2_fmt_q;  // float array vectors: the element format
   act_lanes_t         s3_act_q, s3_act_d;
+  word_lanes_t        s3_fp_q, s3_fp_d;
   logic               in_bounds;
   logic [31:0]        win_addr;
 
@@ -331,7 +353,7 @@ module npu_feeder
                        signed'({1'b0, kx_q}) * signed'({1'b0, dq.dilation_w}) -
                        18'(signed'({1'b0, dq.pad_left})));
 
-  assign s1_word_d = is_dw ? nb_q : cb_q;
+  assign s1_word_d = (is_dw ? nb_q : cb_q) * 16'(vw);
 
   assign in_bounds  = !s1_iy_q[17] && !s1_ix_q[17] && s1_iy_q < 18'(dq.a.count2) &&
                       s1_ix_q < 18'(dq.a.count1);
@@ -348,6 +370,18 @@ module npu_feeder
         end else if (32'(l) < 32'(s2_lanes_q)) begin
           s3_act_d[l] = widen(spad_rdata_i[0][l*8 +: 8], s2_a_signed_q) - s2_a_zero_q;
         end
+      end
+    end
+  end
+
+  // Float vectors: lane l is element l of the vw words read together (+0 outside the input).
+  always_comb begin
+    for (int unsigned l = 0; l < Vec; l++) begin
+      s3_fp_d[l] = '0;
+      if (s2_q.valid && !s2_q.pool && s2_fmt_q != 2'(FmtInt8) && 32'(l) < 32'(s2_lanes_q)) begin
+        s3_fp_d[l] = s2_fmt_q == 2'(FmtFp16)
+                         ? fp16_to_fp32(spad_rdata_i[l / (Vec / 2)][(l % (Vec / 2)) * 16 +: 16])
+                         : spad_rdata_i[l / (Vec / 4)][(l % (Vec / 4)) * 32 +: 32];
       end
     end
   end
@@ -468,8 +502,10 @@ module npu_feeder
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       array_dw_q <= 1'b0;
+      array_fp_q <= 1'b0;
     end else begin
       array_dw_q <= array_dw_d;
+      array_fp_q <= array_fp_d;
     end
   end
 
@@ -482,13 +518,18 @@ module npu_feeder
       s1_lanes_q    <= in_lanes;
       s1_a_signed_q <= dq.a_signed;
       s1_a_zero_q   <= dq.a_zero_point;
+      s1_fmt_q      <= is_fp ? dq.format : 2'(FmtInt8);
     end
     s2_a_signed_q <= s1_a_signed_q;
     s2_a_zero_q   <= s1_a_zero_q;
+    s2_fmt_q      <= s1_fmt_q;
     if (s1_q.valid) begin
       s2_lanes_q <= s2_lanes_d;
     end
     s3_act_q <= s3_act_d;
+    if (s2_q.valid && s2_fmt_q != 2'(FmtInt8)) begin
+      s3_fp_q <= s3_fp_d;
+    end
 
     s1_step_q <= issue;
     s1_tag_q  <= block_q[0];
@@ -527,15 +568,18 @@ module npu_feeder
   assign meta_o     = s3_q;
   assign pool_act_o = s3_act_q;
   assign dw_mode_o  = array_dw_q;
+  assign fp_mode_o  = array_fp_q;
+  assign fp_act_o   = s3_fp_q;
 
   // Port 0 reads the window word (npu_compute lends it to element-wise operations); the others
-  // the TAPS words.
+  // the TAPS words, or a float vector's further words.
   always_comb begin
     spad_re_o[0]    = 1'b1;
     spad_raddr_o[0] = (job_i.buf_sel ? SpadAw'(SpadWords) : '0) + SpadAw'(win_addr);
     for (int unsigned k = 1; k < DwTapPorts; k++) begin
-      spad_re_o[k]    = tap_inb[k];
-      spad_raddr_o[k] = (job_i.buf_sel ? SpadAw'(SpadWords) : '0) + SpadAw'(tap_addr[k]);
+      spad_re_o[k]    = array_dw_q ? tap_inb[k] : k < 32'(vw);
+      spad_raddr_o[k] = (job_i.buf_sel ? SpadAw'(SpadWords) : '0) +
+                        SpadAw'(array_dw_q ? tap_addr[k] : win_addr + k);
     end
   end
 

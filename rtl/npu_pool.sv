@@ -1,10 +1,12 @@
-// Pooling finish of the drain: turns one accumulator entry into an output word.
+// Pooling and float finish of the drain: turns one accumulator entry into output words.
 //
 // MAXPOOL clamps the maxima to the activation range. AVGPOOL divides each sum by the count of
 // valid taps, rounding half away from zero, one quotient bit per cycle (quotients stay below
 // 2^PoolQBits), then clamps. Float formats finish in one cycle: binary32 lanes divided by the
-// count (fp32_div_count, AVGPOOL), clamped to [FP_MIN, FP_MAX], packed as binary32 or rounded
-// to binary16. One entry at a time: in_ready_o is low until its word is taken.
+// count (fp32_div_count, AVGPOOL) or, for CONV and DWCONV (add_bias_i), plus the bias, then
+// clamped to [FP_MIN, FP_MAX], packed as binary32 or rounded to binary16. A float CONV entry
+// holds Vec channels, up to 4 words (words_i); the others make one. One entry at a time:
+// in_ready_o is low until its last word is taken.
 module npu_pool
   import npu_pkg::*;
   import npu_core_pkg::*;
@@ -24,6 +26,9 @@ module npu_pool
   input  logic [1:0]         format_i,    // held like the clamp
   input  logic [31:0]        fp_min_i,
   input  logic [31:0]        fp_max_i,
+  input  logic               add_bias_i,  // float CONV / DWCONV: add bias_i (else pooling)
+  input  word_lanes_t        bias_i,
+  input  logic [2:0]         words_i,     // output words of the entry
 
   output logic               busy_o,
   output logic               out_valid_o,
@@ -44,12 +49,15 @@ module npu_pool
     return v[7:0];
   endfunction
 
-  // A float lane: the average's division by the count, then the clamp.
-  function automatic fp32_t float_finish(fp32_t acc);
-    return fp32_clamp(max_i ? acc : fp32_div_count(acc, count_i), fp_min_i, fp_max_i);
+  // A float lane: the bias, or the average's division by the count, then the clamp.
+  function automatic fp32_t float_finish(fp32_t acc, fp32_t bias);
+    fp32_t v;
+    v = add_bias_i ? fp32_add(acc, bias) : max_i ? acc : fp32_div_count(acc, count_i);
+    return fp32_clamp(v, fp_min_i, fp_max_i);
   endfunction
 
   logic       out_valid_q, out_valid_d;
+  logic [2:0] part_q, part_d, words_q;  // the word of the entry going out, of words_q
   logic       div_q, div_d;        // dividing
   logic [3:0] bit_q, bit_d;        // the quotient bit of this cycle
   logic       take;
@@ -62,8 +70,15 @@ module npu_pool
     out_valid_d = out_valid_q;
     div_d       = div_q;
     bit_d       = bit_q;
+    part_d      = part_q;
     if (out_valid_q && out_ready_i) begin
-      out_valid_d = 1'b0;
+      part_d = part_q + 1;
+      if (part_q + 1 == words_q) begin
+        out_valid_d = 1'b0;
+      end
+    end
+    if (take) begin
+      part_d = '0;
     end
     if (take) begin
       if (max_i || format_i != 2'(FmtInt8)) begin
@@ -86,6 +101,7 @@ module npu_pool
       out_valid_q <= 1'b0;
       div_q       <= 1'b0;
       bit_q       <= '0;
+      part_q      <= '0;
     end else if (flush_i) begin
       out_valid_q <= 1'b0;
       div_q       <= 1'b0;
@@ -93,6 +109,13 @@ module npu_pool
       out_valid_q <= out_valid_d;
       div_q       <= div_d;
       bit_q       <= bit_d;
+      part_q      <= part_d;
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (take) begin
+      words_q <= format_i == 2'(FmtInt8) ? 3'd1 : words_i;
     end
   end
 
@@ -104,7 +127,7 @@ module npu_pool
   logic [PoolQBits-1:0] quo_d [Vec];
   logic [Vec-1:0]       neg_q, neg_d;
   logic [15:0]          den_q, den_d;
-  logic [VecBits-1:0]   word_q, word_d;
+  logic [Vec*32-1:0]    word_q, word_d;  // the entry's words (int8: the first)
   logic                 data_en;
 
   assign data_en = take || div_q;
@@ -123,12 +146,13 @@ module npu_pool
       quo_d[l] = '0;
     end
     if (take && format_i != 2'(FmtInt8)) begin
+      // Lanes in use: Vec channels, or a pooled word's elements.
       word_d = '0;
-      for (int unsigned l = 0; l < Vec / 2; l++) begin
-        if (format_i == 2'(FmtFp16)) begin
-          word_d[l*16 +: 16] = fp32_to_fp16(float_finish(acc_i[l]));
-        end else if (l < Vec / 4) begin
-          word_d[l*32 +: 32] = float_finish(acc_i[l]);
+      for (int unsigned l = 0; l < Vec; l++) begin
+        if (format_i == 2'(FmtFp16) && (add_bias_i || l < Vec / 2)) begin
+          word_d[l*16 +: 16] = fp32_to_fp16(float_finish(acc_i[l], bias_i[l]));
+        end else if (add_bias_i || l < Vec / 4) begin
+          word_d[l*32 +: 32] = float_finish(acc_i[l], bias_i[l]);
         end
       end
     end else if (take) begin
@@ -167,6 +191,6 @@ module npu_pool
   end
 
   assign out_valid_o = out_valid_q;
-  assign data_o      = word_q;
+  assign data_o      = word_q[32'(part_q) * VecBits +: VecBits];
 
 endmodule

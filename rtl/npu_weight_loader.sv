@@ -7,6 +7,10 @@
 // after that block's last vector issued) and at most one block ahead of the feeder. A block's
 // quantization goes to the bank of its output-channel block once the block two before it has
 // drained; the drain reads it from here.
+//
+// Float descriptors stream binary32 weights (the bias words hold binary32, the multiplier and
+// shift words are unused): a row is FpRowWords words, written once its last word arrives, and the
+// block counts as written (the feeder may issue it) after its last row.
 module npu_weight_loader
   import npu_pkg::*;
   import npu_core_pkg::*;
@@ -38,6 +42,8 @@ module npu_weight_loader
   output logic                                 wload_buf_o,
   output logic [VecIdxW-1:0]                   wload_row_o,
   output wload_row_t                           wload_data_o,
+  output logic                                 wload_fp_o,
+  output word_lanes_t                          fp_wload_data_o,
 
   // Quantization of bank q_bank_i (per lane: bias, multiplier, shift).
   input  logic                                 q_bank_i,
@@ -68,7 +74,13 @@ module npu_weight_loader
     LdRows
   } load_state_e;
 
+  localparam int unsigned FpRowWords = ArrayCols * 4 / Vec;
+
+  logic is_fp;
+  assign is_fp = job_i.desc.format != 2'(FmtInt8);
+
   load_state_e        state_q, state_d;
+  logic [1:0]         part_q, part_d;    // float: words of the row so far
   logic [15:0]        nb_q, kt_q, nb_d, kt_d;
   logic [3:0]         word_q, word_d;
   logic [VecIdxW-1:0] row_q, row_d;
@@ -77,11 +89,14 @@ module npu_weight_loader
   logic [7:0]         hold_q [2];        // hold timers of the array's two weight buffers
   logic [7:0]         hold_d [2];
 
-  logic block_go, quant_take;
+  logic block_go, quant_take, row_write;
   assign block_go   = state_q == LdWait && 32'(ws_count_i) >= Vec &&
                       block_q - fd_block_i != 16'd2 && hold_q[block_q[0]] == '0;
   // A block's quantization may be written once the block two before it has drained.
   assign quant_take = state_q == LdQuant && ws_valid_i && seq_q - rel_seq_i < 16'd2;
+  // Rows after the first: one per cycle (int8), or when a float row's last word arrives.
+  assign row_write  = state_q == LdRows &&
+                      (!is_fp || (ws_valid_i && 32'(part_q) == FpRowWords - 1));
 
   always_comb begin
     state_d = state_q;
@@ -89,6 +104,7 @@ module npu_weight_loader
     kt_d    = kt_q;
     word_d  = word_q;
     row_d   = row_q;
+    part_d  = part_q;
     seq_d   = seq_q;
     block_d = block_q;
     unique case (state_q)
@@ -112,24 +128,32 @@ module npu_weight_loader
       end
       LdWait: begin
         if (block_go) begin
-          block_d = block_q + 1;
-          row_d   = VecIdxW'(1);
+          // An int8 block's row 0 goes out now, and the feeder may follow a row behind.
+          block_d = is_fp ? block_q : block_q + 1;
+          row_d   = is_fp ? '0 : VecIdxW'(1);
+          part_d  = '0;
           state_d = LdRows;
         end
       end
       LdRows: begin
-        row_d = row_q + 1;
-        if (32'(row_q) == Vec - 1) begin
-          if (kt_q + 1 != job_i.kt_count) begin
-            kt_d    = kt_q + 1;
-            state_d = LdWait;
-          end else if (nb_q + 1 != job_i.nb_count) begin
-            kt_d    = '0;
-            nb_d    = nb_q + 1;
-            seq_d   = seq_q + 1;
-            state_d = LdQuant;
-          end else begin
-            state_d = LdIdle;
+        if (is_fp && ws_valid_i) begin
+          part_d = part_q + 1;
+        end
+        if (row_write) begin
+          row_d = row_q + 1;
+          if (32'(row_q) == Vec - 1) begin
+            block_d = is_fp ? block_q + 1 : block_q;
+            if (kt_q + 1 != job_i.kt_count) begin
+              kt_d    = kt_q + 1;
+              state_d = LdWait;
+            end else if (nb_q + 1 != job_i.nb_count) begin
+              kt_d    = '0;
+              nb_d    = nb_q + 1;
+              seq_d   = seq_q + 1;
+              state_d = LdQuant;
+            end else begin
+              state_d = LdIdle;
+            end
           end
         end
       end
@@ -156,6 +180,7 @@ module npu_weight_loader
       kt_q    <= '0;
       word_q  <= '0;
       row_q   <= '0;
+      part_q  <= '0;
       seq_q   <= '0;
       block_q <= '0;
     end else if (flush_i) begin
@@ -167,6 +192,7 @@ module npu_weight_loader
       kt_q    <= kt_d;
       word_q  <= word_d;
       row_q   <= row_d;
+      part_q  <= part_d;
       seq_q   <= seq_d;
       block_q <= block_d;
     end
@@ -226,8 +252,8 @@ module npu_weight_loader
   // ------------------------------------------------------------------------------------------
   // Weight rows into the array: the stream's bytes minus the weight zero point. The first row of
   // a block goes out in the cycle it starts.
-  assign wload_valid_o = block_go || state_q == LdRows;
-  assign wload_buf_o   = block_go ? block_q[0] : ~block_q[0];
+  assign wload_valid_o = is_fp ? row_write : block_go || state_q == LdRows;
+  assign wload_buf_o   = is_fp || block_go ? block_q[0] : ~block_q[0];
   assign wload_row_o   = block_go ? '0 : row_q;
   always_comb begin
     for (int unsigned c = 0; c < ArrayCols; c++) begin
@@ -235,7 +261,25 @@ module npu_weight_loader
     end
   end
 
-  assign ws_ready_o = quant_take || wload_valid_o;
+  // Float rows: the first words wait in fp_row_q, the last comes straight from the stream.
+  localparam int unsigned FpPerWord = Vec / 4;
+  logic [31:0] fp_row_q [ArrayCols];
+  always_ff @(posedge clk_i) begin
+    if (is_fp && state_q == LdRows && ws_valid_i) begin
+      for (int unsigned i = 0; i < FpPerWord; i++) begin
+        fp_row_q[32'(part_q) * FpPerWord + i] <= ws_data_i[i*32 +: 32];
+      end
+    end
+  end
+  always_comb begin
+    for (int unsigned c = 0; c < ArrayCols; c++) begin
+      fp_wload_data_o[c] = c / FpPerWord == FpRowWords - 1 ? ws_data_i[(c % FpPerWord)*32 +: 32]
+                                                            : fp_row_q[c];
+    end
+  end
+  assign wload_fp_o = is_fp;
+
+  assign ws_ready_o = quant_take || (is_fp ? state_q == LdRows && ws_valid_i : wload_valid_o);
 
   // The loader reads few fields of its job; the shift word's lanes use their low 6 bits.
   logic unused_signals;

@@ -190,8 +190,10 @@ ErrorCode validate(const Descriptor& d, const ChainContext& chain) {
     const Opcode op = d.opcode;
     const bool window = !badOpcode && npu::op::isWindow(op);
     const bool usesArray = !badOpcode && npu::op::usesArray(op);
+    const uint64_t vw = usesArray ? npu::vectorWords(d) : 1;
     const uint64_t aWpr = wordsOf(d.a.inner);
-    const uint64_t nb = wordsOf(d.out.inner);
+    const uint64_t nb = (uint64_t{d.out.inner} + kBeat * vw - 1) / (kBeat * vw);
+    const uint64_t aVecs = (aWpr + vw - 1) / vw;
     const uint64_t aRows = uint64_t{d.a.count1} * d.a.count2 * d.a.count3;
     const uint64_t aWords = aRows * aWpr;
     const uint64_t pCount = uint64_t{d.out.count1} * d.out.count2;
@@ -200,9 +202,11 @@ ErrorCode validate(const Descriptor& d, const ChainContext& chain) {
     const bool chainIn = d.flags & flag(npu::DescFlag::CHAIN_IN);
     const bool last = d.flags & flag(npu::DescFlag::LAST);
     const uint64_t kt =
-        taps ? 1 : uint64_t{d.kernelW} * d.kernelH * (op == Opcode::CONV ? aWpr : 1);
-    const uint64_t wWords =
-        op == Opcode::LUT ? kTableBytes / kBeat : nb * (npu::kWeightQuantWords + kt * kBeat);
+        taps ? 1 : uint64_t{d.kernelW} * d.kernelH * (op == Opcode::CONV ? aVecs : 1);
+    const uint64_t rowWords = vw == 1 ? 1 : npu::kFloatWeightRowWords;
+    const uint64_t wWords = op == Opcode::LUT
+                                ? kTableBytes / kBeat
+                                : nb * (npu::kWeightQuantWords + kt * kBeat * rowWords);
     const auto minusThirtyTwo = [](int32_t shift) { return datapath::shiftBits(shift) == 0x20; };
 
     bool bad = false;
@@ -240,11 +244,12 @@ ErrorCode validate(const Descriptor& d, const ChainContext& chain) {
     if (op == Opcode::LUT) {
         bad |= !sameShape(d.a, d.out) || aWords > npu::kSpadWords || d.wAddr % kBeat != 0;
     }
-    // Float formats: ADD, MUL and pooling on whole elements.
+    // Float formats: ADD, MUL, pooling, and CONV / DWCONV without TAPS or chaining, on whole
+    // elements.
     if (d.format != static_cast<uint32_t>(npu::Format::INT8)) {
         bad |= d.format > static_cast<uint32_t>(npu::Format::FP16) || badOpcode ||
-               !(npu::op::usesB(op) || (window && !usesArray)) ||
-               d.a.inner % npu::elementBytes(d) != 0;
+               !(npu::op::usesB(op) || window) || taps || chainOut || chainIn ||
+               d.a.inner % npu::elementBytes(d) != 0 || d.out.inner % npu::elementBytes(d) != 0;
     }
     if (badOpcode) return ErrorCode::BAD_OPCODE;
     return bad ? ErrorCode::BAD_FIELD : ErrorCode::NONE;
@@ -485,26 +490,32 @@ class Executor {
         const bool conv = d.opcode == Opcode::CONV, dw = d.opcode == Opcode::DWCONV;
         const bool array = conv || dw;
         const bool taps = d.flags & flag(npu::DescFlag::TAPS);
-        const uint32_t channels = d.a.inner;
-        const uint32_t aWpr = wordsOf(channels);
+        // A block of output channels is kLanes elements, vw words (float array operations).
+        const uint32_t vw = npu::vectorWords(d), blockBytes = kBeat * vw;
+        const uint32_t channels = d.a.inner / vw;
+        const uint32_t aWpr = wordsOf(d.a.inner), aVecs = (aWpr + vw - 1) / vw;
         const uint32_t outW = d.out.count1, outH = d.out.count2, outC = d.out.inner;
-        const uint32_t nb = wordsOf(outC);
+        const uint32_t nb = (outC + blockBytes - 1) / blockBytes;
         const uint32_t pixels = outW * outH;
         const uint32_t kTaps = d.kernelH * d.kernelW;
-        const uint32_t kt = taps ? 1 : kTaps * (conv ? aWpr : 1);
-        const uint64_t blockWords = npu::kWeightQuantWords + uint64_t{kt} * npu::kArrayRows;
+        const uint32_t kt = taps ? 1 : kTaps * (conv ? aVecs : 1);
+        const uint32_t rowWords = vw == 1 ? 1 : npu::kFloatWeightRowWords;
+        const uint64_t blockWords =
+            npu::kWeightQuantWords + uint64_t{kt} * npu::kArrayRows * rowWords;
         std::vector<uint8_t> weights;
         if (array && !stream(d.wAddr, nb * blockWords, &weights, fault)) return false;
-        if (array) stickArrayWeightBit(&weights, blockWords);
+        if (array) stickArrayWeightBit(&weights, blockWords, rowWords);
 
         const uint32_t rowBytes = aWpr * kBeat;
         const uint8_t* input = mA.data();
-        // The output tile, pixel-major, nb words per pixel (also the CHAIN_OUT layout).
-        std::vector<uint8_t> out(uint64_t{pixels} * nb * kBeat, 0);
-        const uint32_t outRow = nb * kBeat;
+        // The output tile, pixel-major, nb blocks per pixel (also the CHAIN_OUT layout).
+        std::vector<uint8_t> out(uint64_t{pixels} * nb * blockBytes, 0);
+        const uint32_t outRow = nb * blockBytes;
 
         prepareTaps();
-        if (conv) {
+        if (array && vw != 1) {
+            floatArray(weights, blockWords * kBeat, input, rowBytes, out.data(), outRow);
+        } else if (conv) {
             convolve(weights, input, rowBytes, out.data());
         } else if (dw) {
             depthwise(weights, input, rowBytes, out.data());
@@ -513,7 +524,7 @@ class Executor {
         }
         if (array) {
             // Per vector: valid rows x valid columns (CONV), the block's columns (DWCONV).
-            mCounts->macs += uint64_t{pixels} * kTaps * (conv ? channels : 1) * outC;
+            mCounts->macs += uint64_t{pixels} * kTaps * (conv ? channels : 1) * (outC / vw);
             const uint64_t steps =
                 taps ? uint64_t{outH} * (outW + (d.kernelW - 1) / d.strideW) : pixels;
             mCounts->active += uint64_t{nb} * (taps ? 1 : kt) * steps;
@@ -525,17 +536,26 @@ class Executor {
         std::vector<StoreRow> rows;
         rows.reserve(uint64_t{nb} * pixels);
         for (uint32_t b = 0; b < nb; ++b) {
-            const uint32_t lanes = std::min(kLanes, outC - b * kLanes);
+            const uint32_t bytes = std::min(blockBytes, outC - b * blockBytes);
             for (uint32_t oy = 0; oy < outH; ++oy) {
                 for (uint32_t ox = 0; ox < outW; ++ox) {
                     const uint32_t p = oy * outW + ox;
                     rows.push_back(
-                        {d.out.addr + b * kBeat + ox * d.out.stride1 + oy * d.out.stride2, lanes,
-                         out.data() + uint64_t{p} * outRow + b * kBeat, p, b * kLanes});
+                        {d.out.addr + b * blockBytes + ox * d.out.stride1 + oy * d.out.stride2,
+                         bytes, out.data() + uint64_t{p} * outRow + b * blockBytes, p, b * kLanes});
                 }
             }
         }
         return store(rows, fault);
+    }
+
+    /// kStuckAccumulatorBit on the accumulator of `lane`, as the drain reads it.
+    uint32_t stickAccumulatorBit(uint32_t value, uint32_t lane) const {
+        if (mFault.kind != FaultOptions::Kind::kStuckAccumulatorBit ||
+            lane != mFault.bit / 32 % kLanes)
+            return value;
+        const uint32_t mask = 1u << (mFault.bit % 32);
+        return mFault.value ? value | mask : value & ~mask;
     }
 
     /// Requantizes a block's accumulators into `out` (pixel-major rows of outRow bytes).
@@ -544,10 +564,9 @@ class Executor {
         std::vector<int32_t> faulty;
         if (mFault.kind == FaultOptions::Kind::kStuckAccumulatorBit) {
             faulty.assign(acc, acc + uint64_t{count} * kLanes);
-            const uint32_t lane = mFault.bit / 32 % kLanes, mask = 1u << (mFault.bit % 32);
-            for (uint32_t r = 0; r < count; ++r) {
-                auto& v = reinterpret_cast<uint32_t&>(faulty[uint64_t{r} * kLanes + lane]);
-                v = mFault.value ? v | mask : v & ~mask;
+            for (uint64_t i = 0; i < faulty.size(); ++i) {
+                faulty[i] = static_cast<int32_t>(
+                    stickAccumulatorBit(static_cast<uint32_t>(faulty[i]), i % kLanes));
             }
             acc = faulty.data();
         }
@@ -556,18 +575,21 @@ class Executor {
         stickRequantBit(out, count, outRow);
     }
 
-    /// kStuckArrayWeightBit on a streamed weight block set: word w of a block's K steps enters
-    /// array row w % ArrayRows, byte c column c.
-    void stickArrayWeightBit(std::vector<uint8_t>* weights, uint64_t blockWords) const {
+    /// kStuckArrayWeightBit on a streamed weight block set: row r of a block's K step is
+    /// `rowWords` words; column c's weight is byte c (int8) or the binary32 at byte 4c of the row,
+    /// whose top byte (sign and exponent) holds the stuck bit.
+    void stickArrayWeightBit(std::vector<uint8_t>* weights, uint64_t blockWords,
+                             uint32_t rowWords) const {
         if (mFault.kind != FaultOptions::Kind::kStuckArrayWeightBit) return;
         const uint32_t pe = mFault.bit / 8 % (npu::kArrayRows * npu::kArrayCols);
         const uint32_t row = pe / npu::kArrayCols, column = pe % npu::kArrayCols;
+        const uint32_t byte = rowWords == 1 ? column : 4 * column + 3;
         for (uint64_t w = 0; w < weights->size() / kBeat; ++w) {
             const uint64_t inBlock = w % blockWords;
-            if (inBlock < npu::kWeightQuantWords ||
-                (inBlock - npu::kWeightQuantWords) % npu::kArrayRows != row)
-                continue;
-            setBit(&(*weights)[w * kBeat + column], mFault.bit % 8, mFault.value);
+            if (inBlock < npu::kWeightQuantWords) continue;
+            const uint64_t k = inBlock - npu::kWeightQuantWords;
+            if (k / rowWords % npu::kArrayRows != row || k % rowWords != byte / kBeat) continue;
+            setBit(&(*weights)[w * kBeat + byte % kBeat], mFault.bit % 8, mFault.value);
         }
     }
 
@@ -721,6 +743,64 @@ class Executor {
                 }
             }
             drain(reinterpret_cast<const int32_t*>(acc.data()), pixels, q, out + b * kBeat, outRow);
+        }
+    }
+
+    /// A float CONV or DWCONV as the array computes it (rtl/npu_array.sv, npu_accum.sv,
+    /// npu_pool.sv), block by block of kLanes output channels. Per K step (conv: tap, then input
+    /// channel block; depthwise: tap) column c sums its rows in order from -0, each product and
+    /// each sum rounded; the accumulator takes the first K step's sum and adds the others in
+    /// order; the finish adds the bias, clamps and rounds to binary16 for FP16. Inputs outside
+    /// the tensor or past the channels are +0; the whole block is multiplied.
+    void floatArray(const std::vector<uint8_t>& weights, uint64_t blockBytes, const uint8_t* input,
+                    uint32_t rowBytes, uint8_t* out, uint32_t outRow) const {
+        const Descriptor& d = mD;
+        const bool conv = d.opcode == Opcode::CONV;
+        const bool half = d.format == static_cast<uint32_t>(npu::Format::FP16);
+        const uint32_t size = npu::elementBytes(d);
+        const uint32_t inElems = d.a.inner / size, outElems = d.out.inner / size;
+        const uint32_t kTaps = d.kernelH * d.kernelW;
+        const uint32_t aVecs = conv ? (inElems + kLanes - 1) / kLanes : 1;
+        const uint32_t nb = (outElems + kLanes - 1) / kLanes;
+        const uint32_t pixels = d.out.count1 * d.out.count2;
+        const uint32_t rowStride = npu::kFloatWeightRowWords * kBeat;
+        std::vector<int32_t> pos(kTaps);
+        uint32_t act[kLanes], acc[kLanes], bias[kLanes];
+        for (uint32_t b = 0; b < nb; ++b) {
+            const uint8_t* block = weights.data() + b * blockBytes;
+            const uint8_t* rows = block + npu::kWeightQuantWords * kBeat;
+            std::memcpy(bias, block, sizeof bias);
+            const uint32_t lanes = std::min(kLanes, outElems - b * kLanes);
+            for (uint32_t p = 0; p < pixels; ++p) {
+                positions(p, pos.data());
+                for (uint32_t t = 0; t < kTaps; ++t) {
+                    for (uint32_t v = 0; v < aVecs; ++v) {
+                        const uint32_t cb = conv ? v : b, kt = t * aVecs + v;
+                        for (uint32_t i = 0; i < kLanes; ++i) {
+                            const uint32_t c = cb * kLanes + i;
+                            act[i] = pos[t] >= 0 && c < inElems
+                                         ? readFloat(input + uint64_t(pos[t]) * rowBytes + c * size,
+                                                     half)
+                                         : 0;
+                        }
+                        const uint8_t* w = rows + uint64_t{kt} * kLanes * rowStride;
+                        for (uint32_t c = 0; c < kLanes; ++c) {
+                            uint32_t sum = npu::kFp32NegZero;
+                            for (uint32_t i = 0; i < kLanes; ++i) {
+                                uint32_t weight;
+                                std::memcpy(&weight, w + i * rowStride + 4 * c, 4);
+                                sum = datapath::fp32Add(sum, datapath::fp32Mul(act[i], weight));
+                            }
+                            acc[c] = kt == 0 ? sum : datapath::fp32Add(acc[c], sum);
+                        }
+                    }
+                }
+                uint8_t* dst = out + uint64_t{p} * outRow + b * kLanes * size;
+                for (uint32_t c = 0; c < lanes; ++c) {
+                    const uint32_t v = datapath::fp32Add(stickAccumulatorBit(acc[c], c), bias[c]);
+                    writeFloat(dst + c * size, datapath::fp32Clamp(v, d.fpMin, d.fpMax), half);
+                }
+            }
         }
     }
 

@@ -70,6 +70,7 @@ void ArrayBlock::clockThread() {
             m.wload_row_i = step.loadRow;
             packPort(m.wload_data_i, step.loadData, 9);
             m.fp_mode_i = step.floatMode;
+            m.wload_fp_i = step.floatMode;
             for (int r = 0; r < kRows; ++r) {
                 m.fp_act_i[r] = step.floatAct[r];
             }

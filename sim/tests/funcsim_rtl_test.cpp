@@ -1,9 +1,10 @@
 // The functional model (sim/FunctionalNpu.h) against the RTL, descriptor for descriptor: random
 // chains of every opcode and flag (CONV, DWCONV with and without TAPS and with non-diagonal
-// blocks, CHAIN_OUT/CHAIN_IN pairs, pooling and ADD, MUL (quantized, FP32, FP16), LUT, NOP,
-// FENCE; now and then a chain of every opcode after every opcode), with operands, zero points,
-// clamps, multipliers and shifts drawn over the whole range of their fields (9-bit operand
-// wrap, 6-bit shifts, saturating requantization; float: random bit patterns), strided and
+// blocks, CHAIN_OUT/CHAIN_IN pairs, pooling, CONV and DWCONV, ADD, MUL (quantized, FP32, FP16),
+// LUT, NOP, FENCE; now and then a chain of every opcode after every opcode), with operands, zero
+// points, clamps, multipliers and shifts drawn over the whole range of their fields (9-bit
+// operand wrap, 6-bit shifts, saturating requantization; float: random bit patterns, and for
+// CONV and DWCONV mostly moderate values with a few specials, so that sums round), strided and
 // misaligned tensors, run on both from the same DRAM image. Every byte of the job's memory, the
 // completion record, the error registers and the counters the model knows (MACs, DMA bytes,
 // array-active cycles) must be identical; chains with a bad field, a bad opcode or a DMA access
@@ -101,12 +102,19 @@ class ChainGenerator {
             case 1:
                 if (chance(30)) {
                     // A float format on a part element, or on what has no float form.
+                    // (CONV and DWCONV have one without TAPS and chaining.)
+                    const uint32_t noFloat = static_cast<uint32_t>(DescFlag::TAPS) |
+                                             static_cast<uint32_t>(DescFlag::CHAIN_OUT) |
+                                             static_cast<uint32_t>(DescFlag::CHAIN_IN);
+                    const bool array = d.opcode == Opcode::CONV || d.opcode == Opcode::DWCONV;
                     const bool floatable = d.opcode == Opcode::ADD || d.opcode == Opcode::MUL ||
                                            d.opcode == Opcode::MAXPOOL ||
-                                           d.opcode == Opcode::AVGPOOL;
+                                           d.opcode == Opcode::AVGPOOL ||
+                                           (array && !(d.flags & noFloat));
                     if (floatable && d.a.inner > 1 && chance(50)) {
                         if (d.format == 0) d.format = static_cast<uint32_t>(Format::FP32);
-                        d.a.inner = d.b.inner = d.out.inner = d.a.inner - 1;
+                        d.a.inner = d.a.inner - 1;
+                        if (d.opcode != Opcode::CONV) d.b.inner = d.out.inner = d.a.inner;
                         if (d.a.inner % elementBytes(d) == 0) d.format = 3;
                     } else {
                         d.format = floatable ? 3 : static_cast<uint32_t>(range(1, 3));
@@ -258,22 +266,43 @@ class ChainGenerator {
         clamp(d);
     }
 
-    Descriptor conv(uint32_t inner, uint32_t outC, uint32_t outW, uint32_t outH) {
+    /// A float CONV or DWCONV now and then (`allowed`): FP32 or FP16 with a float clamp.
+    void maybeFloat(Descriptor& d, bool allowed) {
+        if (!allowed || !chance(30)) return;
+        d.format = static_cast<uint32_t>(chance(50) ? Format::FP32 : Format::FP16);
+        floatClamp(d);
+    }
+
+    /// Bytes of an array descriptor's weight stream (the command processor's rule).
+    static uint64_t weightBytes(const Descriptor& d) {
+        const uint32_t vw = vectorWords(d), taps = d.kernelH * d.kernelW;
+        const uint32_t vecs = ((d.a.inner + kVec - 1) / kVec + vw - 1) / vw;
+        const uint32_t kt = d.flags & static_cast<uint32_t>(DescFlag::TAPS)
+                                ? 1
+                                : taps * (d.opcode == Opcode::CONV ? vecs : 1);
+        const uint32_t nb = (d.out.inner + kVec * vw - 1) / (kVec * vw);
+        const uint32_t rowWords = vw == 1 ? 1 : kFloatWeightRowWords;
+        return uint64_t{nb} * (kWeightQuantWords + uint64_t{kt} * kVec * rowWords) * kVec;
+    }
+
+    Descriptor conv(uint32_t inner, uint32_t outC, uint32_t outW, uint32_t outH,
+                    bool floatAllowed = true) {
         Descriptor d;
         window(d, Opcode::CONV);
+        maybeFloat(d, floatAllowed);
         const uint32_t inW = range(1, 9), inH = range(1, 9);
-        d.a = inputTensor(inner, inW, inH, 1);
-        d.out = outputTensor(outC, outW, outH, 1);
-        const uint32_t kt = d.kernelH * d.kernelW * ((inner + kVec - 1) / kVec);
-        d.wAddr =
-            weightAddr(uint64_t{(outC + kVec - 1) / kVec} * (kWeightQuantWords + kt * kVec) * kVec);
+        d.a = inputTensor(inner * elementBytes(d), inW, inH, 1);
+        d.out = outputTensor(outC * elementBytes(d), outW, outH, 1);
+        d.wAddr = weightAddr(weightBytes(d));
         return d;
     }
 
-    Descriptor depthwise(uint32_t channels, uint32_t outW, uint32_t outH) {
+    Descriptor depthwise(uint32_t channels, uint32_t outW, uint32_t outH,
+                         bool floatAllowed = true) {
         Descriptor d;
         window(d, Opcode::DWCONV);
         const bool taps = chance(50);
+        maybeFloat(d, floatAllowed && !taps);
         if (taps) {
             d.dilationW = 1;
             d.kernelH = range(1, std::min<int>(3, kDwTapPorts));
@@ -282,11 +311,9 @@ class ChainGenerator {
             d.flags |= static_cast<uint32_t>(DescFlag::TAPS);
         }
         const uint32_t inW = range(1, 9), inH = range(1, 9);
-        d.a = inputTensor(channels, inW, inH, 1);
-        d.out = outputTensor(channels, outW, outH, 1);
-        const uint32_t kt = taps ? 1 : d.kernelH * d.kernelW;
-        d.wAddr = weightAddr(uint64_t{(channels + kVec - 1) / kVec} *
-                             (kWeightQuantWords + kt * kVec) * kVec);
+        d.a = inputTensor(channels * elementBytes(d), inW, inH, 1);
+        d.out = outputTensor(channels * elementBytes(d), outW, outH, 1);
+        d.wAddr = weightAddr(weightBytes(d));
         mDiagonal[d.wAddr] = !taps && chance(50);
         return d;
     }
@@ -355,8 +382,8 @@ class ChainGenerator {
     /// A CHAIN_OUT producer (CONV or DWCONV) and its CHAIN_IN 1x1 consumer.
     std::vector<Descriptor> chainPair() {
         const uint32_t outW = range(1, 6), outH = range(1, 6);
-        Descriptor p = chance(50) ? depthwise(range(1, 40), outW, outH)
-                                  : conv(range(1, 40), range(1, 40), outW, outH);
+        Descriptor p = chance(50) ? depthwise(range(1, 40), outW, outH, false)
+                                  : conv(range(1, 40), range(1, 40), outW, outH, false);
         p.flags |= static_cast<uint32_t>(DescFlag::CHAIN_OUT);
         Descriptor c;
         window(c, Opcode::CONV);
@@ -375,10 +402,14 @@ class ChainGenerator {
 
   public:
     /// The weight streams' quantization words and diagonal blocks, written over the random
-    /// weight area.
+    /// weight area; float CONV and DWCONV streams and inputs get moderate values.
     void shapeWeights(const std::vector<Descriptor>& chain, std::vector<uint8_t>& arena) {
         for (const Descriptor& d : chain) {
             if (d.opcode != Opcode::CONV && d.opcode != Opcode::DWCONV) continue;
+            if (d.format != 0) {
+                shapeFloat(d, arena);
+                continue;
+            }
             const bool taps = d.flags & static_cast<uint32_t>(DescFlag::TAPS);
             const uint32_t wpr = (d.a.inner + kVec - 1) / kVec;
             const uint32_t kt =
@@ -413,6 +444,69 @@ class ChainGenerator {
     }
 
   private:
+    /// A binary32 value: mostly moderate (|x| in 2^-8 .. 2^8), now and then any bits (NaN,
+    /// infinities, subnormals, huge), zero or a subnormal.
+    uint32_t moderateFloat() {
+        const int kind = range(0, 99);
+        if (kind < 2) return static_cast<uint32_t>(mRng());
+        if (kind < 4) return chance(50) ? 0 : 0x80000000u;
+        if (kind < 5) return static_cast<uint32_t>(range(1, 0x7fffff)) | (chance(50) << 31);
+        return (chance(50) ? 0x80000000u : 0) | static_cast<uint32_t>(range(119, 135)) << 23 |
+               static_cast<uint32_t>(mRng() & 0x7fffff);
+    }
+
+    /// A binary16 value the same way (|x| in 2^-7 .. 2^7).
+    uint16_t moderateHalf() {
+        const int kind = range(0, 99);
+        if (kind < 2) return static_cast<uint16_t>(mRng());
+        if (kind < 4) return chance(50) ? 0 : 0x8000u;
+        return static_cast<uint16_t>((chance(50) ? 0x8000u : 0) | range(8, 22) << 10 |
+                                     (mRng() & 0x3ff));
+    }
+
+    /// A float CONV or DWCONV: binary32 biases and weights (+0 off the diagonal of a diagonal
+    /// depthwise block), moderate input elements.
+    void shapeFloat(const Descriptor& d, std::vector<uint8_t>& arena) {
+        const uint64_t bytes = weightBytes(d);
+        const uint64_t at = d.wAddr - mBase;
+        if (at + bytes <= arena.size()) {
+            const uint32_t nb = (d.out.inner + kVec * vectorWords(d) - 1) / (kVec * vectorWords(d));
+            const uint64_t blockBytes = bytes / nb;
+            const bool diagonal = mDiagonal.count(d.wAddr) && mDiagonal[d.wAddr];
+            for (uint32_t b = 0; b < nb; ++b) {
+                uint8_t* q = arena.data() + at + b * blockBytes;
+                for (uint32_t l = 0; l < kVec; ++l) {
+                    const uint32_t bias = moderateFloat();
+                    std::memcpy(q + 4 * l, &bias, 4);
+                }
+                uint8_t* rows = q + kWeightQuantWords * kVec;
+                const uint64_t weights = (blockBytes - kWeightQuantWords * kVec) / 4;
+                for (uint64_t i = 0; i < weights; ++i) {
+                    const bool offDiagonal = i / kArrayCols % kArrayRows != i % kArrayCols;
+                    const uint32_t w = diagonal && offDiagonal ? 0 : moderateFloat();
+                    std::memcpy(rows + 4 * i, &w, 4);
+                }
+            }
+        }
+        const uint32_t size = elementBytes(d);
+        for (uint32_t y = 0; y < d.a.count2; ++y) {
+            for (uint32_t x = 0; x < d.a.count1; ++x) {
+                const uint64_t row =
+                    d.a.addr - mBase + uint64_t{y} * d.a.stride2 + uint64_t{x} * d.a.stride1;
+                for (uint32_t i = 0; i + size <= d.a.inner && row + i + size <= arena.size();
+                     i += size) {
+                    if (size == 4) {
+                        const uint32_t v = moderateFloat();
+                        std::memcpy(&arena[row + i], &v, 4);
+                    } else {
+                        const uint16_t v = moderateHalf();
+                        std::memcpy(&arena[row + i], &v, 2);
+                    }
+                }
+            }
+        }
+    }
+
     std::mt19937 mRng;
     uint32_t mBase;
     uint32_t mWeights = 0, mOutputs = 0;
@@ -458,7 +552,7 @@ std::string describe(const std::vector<Descriptor>& chain) {
           << d.strideH << "x" << d.strideW << " d " << d.dilationH << "x" << d.dilationW << " pad "
           << d.padTop << "," << d.padLeft << " zp " << d.aZeroPoint << "," << d.bZeroPoint << ","
           << d.outZeroPoint << " act " << d.actMin << ".." << d.actMax << " signed " << d.aSigned
-          << d.bSigned << d.outSigned << "\n";
+          << d.bSigned << d.outSigned << " format " << d.format << "\n";
     }
     return s.str();
 }
