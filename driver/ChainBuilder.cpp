@@ -97,6 +97,58 @@ std::vector<uint8_t> packConvWeights(const uint8_t* weights, uint32_t outChannel
     return stream;
 }
 
+namespace {
+
+// A float weight stream: per block of 16 output channels the bias words, then `kSteps` blocks of
+// 16 x 16 binary32, value(nb, k, r, c) at row r, column c of K step k.
+template <typename Value>
+std::vector<uint8_t> packFloatBlocks(const float* bias, uint32_t outChannels, uint32_t kSteps,
+                                     Value value) {
+    std::vector<uint8_t> stream;
+    std::vector<ChannelQuant> quant(outChannels);
+    for (uint32_t o = 0; o < outChannels; ++o) std::memcpy(&quant[o].bias, &bias[o], 4);
+    for (uint32_t nb = 0; nb < ceilDiv(outChannels, kVec); ++nb) {
+        appendQuantWords(stream, quant, nb * kVec);
+        for (uint32_t k = 0; k < kSteps; ++k) {
+            for (uint32_t r = 0; r < kArrayRows; ++r) {
+                for (uint32_t c = 0; c < kArrayCols; ++c) {
+                    const float v = value(nb, k, r, c);
+                    const auto* bytes = reinterpret_cast<const uint8_t*>(&v);
+                    stream.insert(stream.end(), bytes, bytes + 4);
+                }
+            }
+        }
+    }
+    return stream;
+}
+
+}  // namespace
+
+std::vector<uint8_t> packFloatConvWeights(const float* weights, const float* bias,
+                                          uint32_t outChannels, uint32_t kernelH, uint32_t kernelW,
+                                          uint32_t inChannels) {
+    const uint32_t inBlocks = ceilDiv(inChannels, kArrayRows);
+    return packFloatBlocks(
+        bias, outChannels, kernelH * kernelW * inBlocks,
+        [&](uint32_t nb, uint32_t k, uint32_t r, uint32_t c) {
+            // K step k: tap k / inBlocks (kernel row-major), input channels of block k % inBlocks.
+            const uint32_t ic = k % inBlocks * kArrayRows + r, oc = nb * kVec + c;
+            if (ic >= inChannels || oc >= outChannels) return 0.0f;
+            return weights[(size_t{oc} * kernelH * kernelW + k / inBlocks) * inChannels + ic];
+        });
+}
+
+std::vector<uint8_t> packFloatDepthwiseWeights(const float* weights, const float* bias,
+                                               uint32_t channels, uint32_t kernelH,
+                                               uint32_t kernelW) {
+    return packFloatBlocks(bias, channels, kernelH * kernelW,
+                           [&](uint32_t nb, uint32_t tap, uint32_t r, uint32_t c) {
+                               const uint32_t channel = nb * kVec + c;
+                               if (r != c || channel >= channels) return 0.0f;
+                               return weights[size_t{tap} * channels + channel];
+                           });
+}
+
 std::vector<uint8_t> packDepthwiseWeights(const uint8_t* weights, uint32_t channels,
                                           uint32_t kernelH, uint32_t kernelW,
                                           int32_t weightZeroPoint,

@@ -102,6 +102,21 @@ std::vector<uint8_t> packDepthwiseWeights(const uint8_t* weights, uint32_t chann
                                           int32_t weightZeroPoint,
                                           const std::vector<ChannelQuant>& quant, bool taps);
 
+/// Packs a float convolution's weights for float CONV (and FULLY_CONNECTED) descriptors: binary32
+/// `weights` OHWI ([outChannels][kernelH][kernelW][inChannels]) and one `bias` per output
+/// channel. Per block of 16 output channels the bias words (binary32; the multiplier and shift
+/// words are zero), then per K step (kernel row, kernel column, block of 16 input channels) 16
+/// rows of 16 binary32, kFloatWeightRowWords words a row, +0 outside the filter.
+std::vector<uint8_t> packFloatConvWeights(const float* weights, const float* bias,
+                                          uint32_t outChannels, uint32_t kernelH, uint32_t kernelW,
+                                          uint32_t inChannels);
+
+/// Packs float depthwise weights ([1][kernelH][kernelW][channels], depth multiplier 1) for float
+/// DWCONV descriptors: per block of 16 channels the bias words, then per tap a diagonal block.
+std::vector<uint8_t> packFloatDepthwiseWeights(const float* weights, const float* bias,
+                                               uint32_t channels, uint32_t kernelH,
+                                               uint32_t kernelW);
+
 /// Bytes per element of the tensors of `d`: 1 for quantized formats, 4 for FP32, 2 for FP16.
 inline uint32_t elementBytes(const Descriptor& d) {
     switch (static_cast<Format>(d.format)) {

@@ -1,5 +1,9 @@
 #include "driver/CostModel.h"
 
+#include <algorithm>
+
+#include "driver/ChainBuilder.h"
+
 namespace nncosim::driver {
 namespace {
 
@@ -14,11 +18,14 @@ uint64_t estimateWindowCycles(const npu::Descriptor& d) {
     const uint64_t words = ceilDiv(d.a.inner, npu::kDramBusBytes);
     const uint64_t load =
         has(npu::DescFlag::CHAIN_IN) ? 0 : uint64_t{d.a.count1} * d.a.count2 * words;
-    const uint64_t pixels = uint64_t{d.out.count1} * d.out.count2;
-    const uint64_t blocks = ceilDiv(d.out.inner, npu::kArrayCols);
+    // A float array operation's vector is vw words; its weight block streams in 16 x vw words.
+    const uint64_t vw = npu::vectorWords(d);
+    uint64_t pixels = uint64_t{d.out.count1} * d.out.count2;
+    if (vw > 1) pixels = std::max<uint64_t>(pixels, npu::kArrayRows * npu::kFloatWeightRowWords);
+    const uint64_t blocks = ceilDiv(d.out.inner, npu::kArrayCols * vw);
     const uint64_t taps = uint64_t{d.kernelH} * d.kernelW;
     uint64_t steps = taps * words;  // pooling: every tap of every input word
-    if (d.opcode == npu::Opcode::CONV) steps = blocks * taps * words;
+    if (d.opcode == npu::Opcode::CONV) steps = blocks * taps * ceilDiv(words, vw);
     if (d.opcode == npu::Opcode::DWCONV) steps = blocks * (has(npu::DescFlag::TAPS) ? 1 : taps);
     return load + pixels * steps + 40;
 }

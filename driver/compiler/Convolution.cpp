@@ -1,5 +1,6 @@
 // The window operations on the NPU: CONV_2D, DEPTHWISE_CONV_2D, GROUPED_CONV_2D (CONV and
-// DWCONV descriptors, TAPS depthwise, depthwise -> pointwise fusion with CHAIN_OUT/CHAIN_IN),
+// DWCONV descriptors, TAPS depthwise, depthwise -> pointwise fusion with CHAIN_OUT/CHAIN_IN;
+// float32 and float16 on the float CONV and DWCONV with binary32 weight streams),
 // AVERAGE_POOL_2D, MAX_POOL_2D (pooling descriptors), MEAN (a DWCONV with a constant kernel over
 // height and width, or over the reduced axes copied outermost), REDUCE_MAX and REDUCE_MIN (a
 // MAXPOOL over the reduced axes) and TRANSPOSE_CONV_2D (a CONV over the input spread out by the
@@ -73,17 +74,34 @@ Status weightsSupported(const Constants& c, const Operation& op, bool depthwise)
     return okStatus();
 }
 
+// A float convolution's filter and bias: the input's type, constants (packed as binary32).
+Status floatWeightsSupported(const Constants& c, const Operation& op, bool depthwise) {
+    const Operand& in = c.operand(op.inputs[0]);
+    const Operand& filter = c.operand(op.inputs[1]);
+    if (filter.type != in.type || c.operand(op.inputs[2]).type != in.type)
+        return unsupported(op, "filter and bias types must be the input's");
+    if (!c.isConstantOrInput(op.inputs[1]) || !c.isConstantOrInput(op.inputs[2]))
+        return unsupported(op, "float filter and bias must be known at compile time");
+    if (filter.dimensions.size() != 4) return unsupported(op, "filter rank");
+    if (depthwise && filter.dimensions[0] != 1)
+        return unsupported(op, "depthwise filter must be [1, height, width, channels]");
+    if (filter.dimensions[1] > kMaxByteField || filter.dimensions[2] > kMaxByteField)
+        return unsupported(op, "kernel beyond the descriptor's 8 bits");
+    if ((depthwise ? filter.dimensions[3] : filter.dimensions[0]) > kMaxCount / 4)
+        return unsupported(op, "too many output channels");
+    return okStatus();
+}
+
 Status supported(const Model& model, const Operation& op) {
     const Constants c(model);
     const Operand& in = c.operand(op.inputs[0]);
     const Operand& out = c.operand(op.outputs[0]);
-    const bool floatPool = isPooling(op.type) && floatFormat(in.type);
-    if ((!isQuant8(in.type) && !floatPool) || out.type != in.type)
-        return unsupported(op, "only 8-bit quantized tensors (pooling: float32 and float16 too)");
+    const bool isFloat = floatFormat(in.type).has_value();
+    if ((!isQuant8(in.type) && !isFloat) || out.type != in.type)
+        return unsupported(op, "only 8-bit quantized, float32 and float16 tensors");
     auto p = decodeWindowParams(op.type, c.inputsOf(op));
     if (!p) return unsupported(op, "scalar parameters must be constants: " + p.status().message);
-    if (floatPool && p->nchw) return unsupported(op, "float pooling in NHWC only");
-    if (floatPool ? p->activation < 0 || p->activation > 3 : !activationRange(p->activation, out))
+    if (isFloat ? p->activation < 0 || p->activation > 3 : !activationRange(p->activation, out))
         return unsupported(op, "activation");
     const auto byteField = [](int32_t v) { return v >= 0 && v <= int32_t{kMaxByteField}; };
     if (!byteField(p->strideW) || !byteField(p->strideH) || !byteField(p->dilationW) ||
@@ -96,7 +114,9 @@ Status supported(const Model& model, const Operation& op) {
             return unsupported(op, "filter size beyond the descriptor's 8 bits");
         return okStatus();
     }
-    NN_RETURN_IF_ERROR(weightsSupported(c, op, op.type == OperationType::DEPTHWISE_CONV_2D));
+    const bool depthwise = op.type == OperationType::DEPTHWISE_CONV_2D;
+    NN_RETURN_IF_ERROR(isFloat ? floatWeightsSupported(c, op, depthwise)
+                               : weightsSupported(c, op, depthwise));
     const Operand& filter = c.operand(op.inputs[1]);
     if (op.type == OperationType::CONV_2D && in.dimensions.size() == 4) {
         const uint32_t inC = in.dimensions[p->nchw ? 1 : 3];
@@ -129,12 +149,22 @@ npu::Descriptor identityCopy(Lowering& lw) {
                             tableOf(OperandType::TENSOR_QUANT8_ASYMM, [](int32_t v) { return v; }));
 }
 
-// Copies a [N, A, B] byte tensor to [N, B, A]: on the array when it can (transposeOnArray),
-// else in rows of one element, read with the source's strides and written with the
-// destination's.
-Status transpose(Lowering& lw, const Operation& op, uint32_t src, uint32_t dst, uint32_t n,
-                 uint32_t a, uint32_t b) {
+// Copies a [N, A, B] tensor of `size`-byte elements to [N, B, A]: bytes on the array when it can
+// (transposeOnArray), else in rows of one element, read with the source's strides and written
+// with the destination's.
+Status transpose(Lowering& lw, const Operation& op, uint32_t size, uint32_t src, uint32_t dst,
+                 uint32_t n, uint32_t a, uint32_t b) {
     lw.fenceNext();
+    if (size != 1) {
+        MoveEmitter move(lw, size, 0);
+        const int64_t plane = int64_t{a} * b * size;
+        return move.block(src, dst,
+                          {{n, plane, plane},
+                           {b, size, int64_t{a} * size},
+                           {a, int64_t{b} * size, size},
+                           {size, 1, 1}},
+                          false);
+    }
     if (transposeOnArray(lw, src, dst, n, a, b)) return okStatus();
     npu::Descriptor d = identityCopy(lw);
     if (a > kMaxCount || b > kMaxCount)
@@ -168,15 +198,16 @@ struct WindowIo {
 Result<WindowIo> transposeIn(Lowering& lw, const Operation& op, const Window& w) {
     if (!w.p.nchw) return WindowIo{lw.address(op.inputs[0]), lw.address(op.outputs[0])};
     const WindowIo io{lw.scratch().at(0), lw.scratch().at(1)};
-    NN_RETURN_IF_ERROR(transpose(lw, op, lw.address(op.inputs[0]), io.inBase, w.in[0], w.in[3],
+    NN_RETURN_IF_ERROR(transpose(lw, op, elementSize(lw.operand(op.inputs[0]).type),
+                                 lw.address(op.inputs[0]), io.inBase, w.in[0], w.in[3],
                                  w.in[1] * w.in[2]));
     return io;
 }
 
 Status transposeOut(Lowering& lw, const Operation& op, const Window& w, const WindowIo& io) {
     if (!w.p.nchw) return okStatus();
-    return transpose(lw, op, io.outBase, lw.address(op.outputs[0]), w.out[0], w.out[1] * w.out[2],
-                     w.out[3]);
+    return transpose(lw, op, elementSize(lw.operand(op.outputs[0]).type), io.outBase,
+                     lw.address(op.outputs[0]), w.out[0], w.out[1] * w.out[2], w.out[3]);
 }
 
 // scatterWeights for a TAPS depthwise stream (filter [1, kh, kw, C]): row t of a block is tap
@@ -280,10 +311,16 @@ Result<ConvInfo> convInfo(const Lowering& lw, const Operation& op) {
     c.groups = c.dw ? 1 : static_cast<uint32_t>(p.groups);
     c.groupIn = c.dw ? inC : inC / c.groups;
     c.groupOut = outC / c.groups;
-    auto multipliers = channelMultipliers(in, filter, lw.operand(op.inputs[2]), out, outC);
-    auto range = activationRange(p.activation, out);
-    if (!multipliers || !range) return lw.fail(op, "quantization");
-    c.multipliers = std::move(*multipliers);
+    const auto format = floatFormat(in.type);
+    if (format) {
+        c.stage = floatStage(*format, p.activation);
+    } else {
+        auto multipliers = channelMultipliers(in, filter, lw.operand(op.inputs[2]), out, outC);
+        auto range = activationRange(p.activation, out);
+        if (!multipliers || !range) return lw.fail(op, "quantization");
+        c.multipliers = std::move(*multipliers);
+        c.stage = {out.zeroPoint, range->min, range->max};
+    }
     const bool perChannel = filter.type == OperandType::TENSOR_QUANT8_SYMM_PER_CHANNEL;
     c.weightZero = perChannel ? 0 : filter.zeroPoint;
     c.weightsSigned = perChannel || isSigned(filter.type);
@@ -298,18 +335,47 @@ Result<ConvInfo> convInfo(const Lowering& lw, const Operation& op) {
                   static_cast<uint32_t>(p.dilationW),
                   static_cast<uint32_t>(p.padH.head),
                   static_cast<uint32_t>(p.padW.head)};
-    c.stage = {out.zeroPoint, range->min, range->max};
-    // Depthwise with multiplier 1 runs on DWCONV (TAPS when the kernel allows); other
-    // multipliers as a dense convolution whose filter holds the weight zero point off the
+    // Depthwise with multiplier 1 runs on DWCONV (TAPS when the kernel allows, int8 only); other
+    // multipliers as a dense convolution whose filter holds the weight zero point (+0) off the
     // multiplier's channels. Grouped convolution is one convolution per group.
     c.useDw = c.dw && p.depthMultiplier == 1;
-    c.taps = c.useDw && npu::depthwiseUsesTaps(c.geometry);
+    c.taps = c.useDw && !format && npu::depthwiseUsesTaps(c.geometry);
+    if (format && !c.weights) return lw.fail(op, "the float filter must be known at compile time");
     return c;
+}
+
+// The binary32 weight stream of a float convolution's group g (npu::packFloatConvWeights /
+// packFloatDepthwiseWeights).
+uint32_t floatConvWeights(Lowering& lw, const Operation& op, const ConvInfo& c, uint32_t g) {
+    const uint32_t inC = c.w.in[3], outC = c.w.out[3], kh = c.kh, kw = c.kw;
+    const Operand& filter = lw.operand(op.inputs[1]);
+    const std::vector<float> weights =
+        floatValues(filter.type, c.weights, elementCount(filter.dimensions));
+    const std::vector<float> bias = floatValues(lw.operand(op.inputs[2]).type, c.bias, outC);
+    const float* groupBias = bias.data() + size_t{g} * c.groupOut;
+    std::vector<uint8_t> stream;
+    if (c.useDw) {
+        stream = npu::packFloatDepthwiseWeights(weights.data(), groupBias, outC, kh, kw);
+    } else if (c.dw) {
+        const auto m = static_cast<uint32_t>(c.w.p.depthMultiplier);
+        std::vector<float> dense(size_t{outC} * kh * kw * inC, 0.0f);
+        for (uint32_t o = 0; o < outC; ++o) {
+            for (uint32_t t = 0; t < kh * kw; ++t)
+                dense[(size_t{o} * kh * kw + t) * inC + o / m] = weights[size_t{t} * outC + o];
+        }
+        stream = npu::packFloatConvWeights(dense.data(), groupBias, outC, kh, kw, inC);
+    } else {
+        const size_t groupSize = size_t{c.groupOut} * kh * kw * c.groupIn;
+        stream = npu::packFloatConvWeights(weights.data() + g * groupSize, groupBias, c.groupOut,
+                                           kh, kw, c.groupIn);
+    }
+    return lw.addConstant(stream.data(), stream.size());
 }
 
 // The weight stream of group g (npu::packConvWeights / packDepthwiseWeights). Weights the device
 // computes at run time are scattered into a stream of placeholders (the weight zero point).
 uint32_t convWeights(Lowering& lw, const Operation& op, const ConvInfo& c, uint32_t g) {
+    if (c.stage.format != 0) return floatConvWeights(lw, op, c, g);
     const uint32_t inC = c.w.in[3], outC = c.w.out[3], kh = c.kh, kw = c.kw;
     std::vector<npu::ChannelQuant> quant(c.groupOut);
     for (uint32_t o = 0; o < c.groupOut; ++o) {
@@ -453,8 +519,9 @@ PixelRuns pixelRuns(const ConvInfo& c, uint32_t s, uint32_t canvasW) {
 
 std::optional<SpaceToDepth> spaceToDepthOf(const ConvInfo& c) {
     const WindowParams& p = c.w.p;
-    if (c.dw || c.groups != 1 || p.nchw || !c.weights || p.strideH != p.strideW || p.strideH < 2 ||
-        c.geometry.dilationH != 1 || c.geometry.dilationW != 1)
+    if (c.dw || c.groups != 1 || p.nchw || !c.weights || c.stage.format != 0 ||
+        p.strideH != p.strideW || p.strideH < 2 || c.geometry.dilationH != 1 ||
+        c.geometry.dilationW != 1)
         return std::nullopt;
     SpaceToDepth t;
     t.s = static_cast<uint32_t>(p.strideH);
@@ -1078,7 +1145,8 @@ Status lowerTransposeConv(Lowering& lw, const Operation& op) {
         lw.emitChain(chain);
     }
     if (!tc->p.nchw) return okStatus();
-    return transpose(lw, op, outBase, lw.address(op.outputs[0]), g.batches, g.outH * g.outW, outC);
+    return transpose(lw, op, 1, outBase, lw.address(op.outputs[0]), g.batches, g.outH * g.outW,
+                     outC);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1246,8 +1314,8 @@ void planDepthwisePointwiseFusion(Lowering& lw) {
     }
 }
 
-extern const NpuOperation kConvolutionOperation{supported,   outputShape, lowerConv,
-                                                convScratch, {1, 2},      false};
+extern const NpuOperation kConvolutionOperation{supported, outputShape, lowerConv, convScratch,
+                                                {1, 2},    false,       nullptr,   true};
 extern const NpuOperation kPoolingOperation{supported, outputShape, lowerPool, scratch,
                                             {},        false,       nullptr,   true};
 extern const NpuOperation kReduceOperation{

@@ -1,5 +1,6 @@
 // FULLY_CONNECTED on the NPU: a 1x1 convolution over the batch rows (CONV descriptors); weights
-// given as model inputs are scattered into the packed stream at run time.
+// given as model inputs are scattered into the packed stream at run time. Float32 and float16
+// layers run on the float CONV with constant weights (a binary32 stream).
 #include "driver/compiler/Lowering.h"
 #include "model/operations/Shapes.h"
 
@@ -12,19 +13,26 @@ Status supported(const Model& model, const Operation& op) {
     const Operand& w = c.operand(op.inputs[1]);
     const Operand& bias = c.operand(op.inputs[2]);
     const Operand& out = c.operand(op.outputs[0]);
-    if (!isQuant8(in.type) || out.type != in.type || w.type != in.type)
-        return unsupported(op, "only 8-bit quantized tensors");
+    const bool isFloat = floatFormat(in.type).has_value();
+    if ((!isQuant8(in.type) && !isFloat) || out.type != in.type || w.type != in.type)
+        return unsupported(op, "only 8-bit quantized, float32 and float16 tensors");
     if (!c.isConstantOrInput(op.inputs[2]))
         return unsupported(op,
                            "the bias must be a constant or a model input (packed at compile time)");
+    if (isFloat && (bias.type != in.type || !c.isConstantOrInput(op.inputs[1])))
+        return unsupported(op,
+                           "float weights and bias must be the input's type, known at compile "
+                           "time");
     auto act = c.scalar<int32_t>(op.inputs[3]);
-    if (!act || !activationRange(*act, out))
+    if (!act || (isFloat ? *act < 0 || *act > 3 : !activationRange(*act, out)))
         return unsupported(op, "activation must be a constant");
-    if (w.dimensions.size() != 2 || w.dimensions[0] > kMaxCount || w.dimensions[1] > kMaxCount)
+    const uint32_t size = elementSize(in.type);
+    if (w.dimensions.size() != 2 || w.dimensions[0] > kMaxCount / size ||
+        w.dimensions[1] > kMaxCount / size)
         return unsupported(op, "weights shape beyond the descriptor fields");
-    if (ceilDiv(w.dimensions[1], kLanes) > npu::kSpadWords)
+    if (ceilDiv(w.dimensions[1] * size, kAlign) > npu::kSpadWords)
         return unsupported(op, "input size beyond the scratchpad");
-    if (!channelMultipliers(in, w, bias, out, w.dimensions[0]))
+    if (!isFloat && !channelMultipliers(in, w, bias, out, w.dimensions[0]))
         return unsupported(op, "requantization multiplier");
     return okStatus();
 }
@@ -33,8 +41,35 @@ Result<std::vector<uint32_t>> outputShape(const Lowering& lw, const Operation& o
     return fullyConnectedShape(lw.dims(op.inputs[0]), lw.dims(op.inputs[1]), lw.dims(op.inputs[2]));
 }
 
+// A float layer: the binary32 stream of the constant weights and bias, one float CONV.
+Status lowerFloat(Lowering& lw, const Operation& op, npu::Format format) {
+    const Operand& in = lw.operand(op.inputs[0]);
+    const uint32_t units = lw.dims(op.inputs[1])[0], inSize = lw.dims(op.inputs[1])[1];
+    const uint32_t batches = lw.dims(op.outputs[0])[0], size = elementSize(in.type);
+    const uint8_t* w = lw.constants().data(op.inputs[1]);
+    const uint8_t* b = lw.constants().data(op.inputs[2]);
+    auto act = lw.constants().scalar<int32_t>(op.inputs[3]);
+    if (!w || !b || !act) return lw.fail(op, "weights and bias must be known at compile time");
+    const auto weights = floatValues(in.type, w, size_t{units} * inSize);
+    const auto bias = floatValues(in.type, b, units);
+    const auto stream = npu::packFloatConvWeights(weights.data(), bias.data(), units, 1, 1, inSize);
+    npu::DeviceTensor input, output;
+    input.addr = lw.address(op.inputs[0]);
+    input.n = batches, input.c = inSize * size;
+    output.addr = lw.address(op.outputs[0]);
+    output.n = batches, output.c = units * size;
+    npu::ChainBuilder chain;
+    const Status st =
+        chain.fullyConnected(input, output, lw.addConstant(stream.data(), stream.size()), false, 0,
+                             floatStage(format, *act));
+    if (!st.ok()) return lw.fail(op, st.message);
+    lw.emitChain(chain);
+    return okStatus();
+}
+
 Status lower(Lowering& lw, const Operation& op) {
     const Operand& in = lw.operand(op.inputs[0]);
+    if (auto format = floatFormat(in.type)) return lowerFloat(lw, op, *format);
     const Operand& wOp = lw.operand(op.inputs[1]);
     const Operand& out = lw.operand(op.outputs[0]);
     const uint32_t units = lw.dims(op.inputs[1])[0], inSize = lw.dims(op.inputs[1])[1];
@@ -79,7 +114,7 @@ Status lower(Lowering& lw, const Operation& op) {
 
 }  // namespace
 
-extern const NpuOperation kFullyConnectedOperation{supported, outputShape, lower,
-                                                   nullptr,   {1, 2},      false};
+extern const NpuOperation kFullyConnectedOperation{supported, outputShape, lower,   nullptr,
+                                                   {1, 2},    false,       nullptr, true};
 
 }  // namespace nncosim::driver

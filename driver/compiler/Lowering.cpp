@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include <Eigen/Core>
+
 #include "driver/CostModel.h"
 #include "model/NpuExtension.h"
 
@@ -36,6 +38,20 @@ std::optional<npu::Format> floatFormat(OperandType t) {
     if (t == OperandType::TENSOR_FLOAT32) return npu::Format::FP32;
     if (t == OperandType::TENSOR_FLOAT16) return npu::Format::FP16;
     return std::nullopt;
+}
+
+std::vector<float> floatValues(OperandType type, const uint8_t* data, size_t count) {
+    std::vector<float> values(count);
+    if (type == OperandType::TENSOR_FLOAT32) {
+        std::memcpy(values.data(), data, count * sizeof(float));
+        return values;
+    }
+    for (size_t i = 0; i < count; ++i) {
+        Eigen::half h;
+        std::memcpy(&h, data + 2 * i, 2);
+        values[i] = static_cast<float>(h);
+    }
+    return values;
 }
 
 npu::OutputStage floatStage(npu::Format format, int32_t activation) {

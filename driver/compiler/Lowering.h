@@ -50,6 +50,9 @@ inline int32_t typeMax(OperandType t) {
 /// The descriptor format of a float tensor type (FP32, FP16), or nullopt.
 std::optional<npu::Format> floatFormat(OperandType t);
 
+/// `count` elements of a FLOAT32 or FLOAT16 operand's bytes as float (binary16 widens exactly).
+std::vector<float> floatValues(OperandType type, const uint8_t* data, size_t count);
+
 /// The output stage of float tensors of `format`: the bounds of the fused `activation` as
 /// Android's reference takes them (activationRangeFloat).
 npu::OutputStage floatStage(npu::Format format, int32_t activation);
