@@ -2,21 +2,37 @@
 
 namespace nncosim::driver {
 
-// nncosim_calibrate /tmp/mobilenet_q8.json, the file written by `nncosim zoo mobilenet_v1
-// --quant8 -o /tmp/mobilenet_q8.json`, 16x16 NPU, default platform (1 GHz, DRAM 16 B/cycle,
-// 100 cycles latency): 30 of 31 operations (all but SOFTMAX) on the Verilated NPU, 2,622,162
-// cycles = 2.62 ms; the golden took 0.1116 s for the whole model on the 2-vCPU VM (best of
-// three). The tool printed: execTime 0.0235; NPU energy 1004.8 uJ (MACs 170.6, scratchpad 119.6,
-// DRAM 609.7, clock and leakage 104.9), 383 mW; CPU reference 34,124 uJ; powerUsage 0.0294.
+// nncosim_calibrate /tmp/mobilenet_q8.json /tmp/mnv1f.json, the files written by `nncosim zoo
+// mobilenet_v1 --quant8 -o /tmp/mobilenet_q8.json` and `nncosim zoo mobilenet_v1 -o
+// /tmp/mnv1f.json`, 16x16 NPU, default platform (1 GHz, DRAM 16 B/cycle, 100 cycles latency),
+// golden times on the 2-vCPU VM (best of three):
+// - quant8: 30 of 31 operations (all but SOFTMAX) on the Verilated NPU, 2,581,892 cycles =
+//   2.58 ms; the golden took 0.1403 s for the whole model. execTime 0.0184; NPU energy
+//   1033.0 uJ (MACs 173.2, scratchpad 117.1, DRAM 639.4, clock and leakage 103.3), 400 mW; CPU
+//   reference 34,630 uJ; powerUsage 0.0298.
+// - float32: 30 of 31 operations on the Verilated NPU, 7,610,418 cycles = 7.61 ms (29 % of the
+//   array: DRAM-bound, docs/npu.md); the golden took 0.0517 s. execTime 0.1471; NPU energy
+//   8155.0 uJ (MACs 2616.2, scratchpad 495.0, DRAM 4739.3, clock and leakage 304.4), 1072 mW;
+//   CPU reference 68,249 uJ; powerUsage 0.1195.
 const CalibrationRun kQuant8Calibration = {
     "mobilenet_v1_1.0_224_quant8",
-    {/*compilerVersion=*/2, /*arrayRows=*/16, /*arrayCols=*/16, /*dramBusBytes=*/16,
+    {/*compilerVersion=*/3, /*arrayRows=*/16, /*arrayCols=*/16, /*dramBusBytes=*/16,
      /*spadWords=*/4096, /*accDepth=*/1024},
     1000,
-    {/*cycles=*/2622162, /*macs=*/568740352, /*dmaBytesRead=*/12129744,
-     /*dmaBytesWritten=*/3112960,
-     /*scratchpadReads=*/2801344, /*scratchpadWrites=*/397440},
-    /*cpuSeconds=*/0.111580,
+    {/*cycles=*/2581892, /*macs=*/577169920, /*floatMacs=*/0, /*dmaBytesRead=*/12218160,
+     /*dmaBytesWritten=*/3767952, /*scratchpadReads=*/2710569, /*scratchpadWrites=*/393142},
+    /*cpuSeconds=*/0.140266,
+};
+
+const CalibrationRun kFloat32Calibration = {
+    "mobilenet_v1_1.0_224_float32",
+    {/*compilerVersion=*/3, /*arrayRows=*/16, /*arrayCols=*/16, /*dramBusBytes=*/16,
+     /*spadWords=*/4096, /*accDepth=*/1024},
+    1000,
+    {/*cycles=*/7610418, /*macs=*/568740352, /*floatMacs=*/568740352,
+     /*dmaBytesRead=*/98304816, /*dmaBytesWritten=*/20178864, /*scratchpadReads=*/13707904,
+     /*scratchpadWrites=*/1380320},
+    /*cpuSeconds=*/0.051749,
 };
 
 Status checkCalibration(const CalibrationRun& run) {
@@ -36,7 +52,7 @@ PerformanceInfo performanceFromCalibration(const CalibrationRun& run,
             static_cast<double>(run.npu.cycles) * static_cast<double>(run.clockPeriodPs) * 1e-12;
         info.execTime = static_cast<float>(npuSeconds / run.cpuSeconds);
     }
-    const double cpu = cpuQuant8Picojoules(run.npu.macs, parameters);
+    const double cpu = cpuPicojoules(run.npu.macs, run.npu.floatMacs, parameters);
     if (cpu > 0) {
         const Energy npu = estimateEnergy(run.npu, run.clockPeriodPs, parameters);
         info.powerUsage = static_cast<float>(npu.totalPicojoules() / cpu);

@@ -24,10 +24,11 @@ struct CalibrationRun {
     double cpuSeconds = 0.0;        ///< the golden's wall time on the CPU (best of three)
 };
 
-/// The quantized reference workload's run (MobileNet-v1 1.0 224 quant8, the reference workload
-/// of Android's driver guide). Recorded from nncosim_calibrate's output, which prints it in this
-/// form.
+/// The reference workloads' runs (MobileNet-v1 1.0 224 in quant8 and in float32, the reference
+/// workloads of Android's driver guide), behind the quantized and the float figures. Recorded
+/// from nncosim_calibrate's output, which prints them in this form.
 extern const CalibrationRun kQuant8Calibration;
+extern const CalibrationRun kFloat32Calibration;
 
 /// Whether `run` was measured with this driver's compiler and NPU (kCompilerTarget). Otherwise
 /// fails with GENERAL_FAILURE naming both targets and how to recalibrate: its figures describe
@@ -37,7 +38,7 @@ Status checkCalibration(const CalibrationRun& run);
 /// NNAPI's figures, both relative to the CPU (lower is better):
 /// - execTime = NPU device time (cycles x clock period) / the CPU's time;
 /// - powerUsage = the NPU's energy (estimateEnergy over the run's counters) / the CPU
-///   reference's energy for the same multiply-accumulates (cpuQuant8Picojoules of its MACs).
+///   reference's energy for the same multiply-accumulates (cpuPicojoules of its MACs).
 /// A run without cycles or MACs gives "no information" (the maximum) for the figure it lacks.
 PerformanceInfo performanceFromCalibration(const CalibrationRun& run,
                                            const EnergyParameters& parameters = {});

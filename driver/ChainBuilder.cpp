@@ -321,6 +321,25 @@ Descriptor tileDescriptor(Opcode opcode, uint32_t flags, uint32_t tag, const Dev
 
 }  // namespace
 
+namespace {
+
+// f(in, out, first) on the channel slices [first, first + slice) bytes of a window operation
+// whose channels are independent (pooling, depthwise); the last slice may be shorter.
+template <typename F>
+Status forChannelSlices(const DeviceTensor& input, const DeviceTensor& output, uint32_t slice,
+                        F f) {
+    for (uint32_t first = 0; first < input.c; first += slice) {
+        DeviceTensor in = input, out = output;
+        in.addr += first, out.addr += first;
+        in.c = out.c = std::min(slice, input.c - first);
+        in.pixelStride = input.pixelBytes(), out.pixelStride = output.pixelBytes();
+        NN_RETURN_IF_ERROR(f(in, out, first));
+    }
+    return okStatus();
+}
+
+}  // namespace
+
 Status ChainBuilder::windowOp(Opcode opcode, const DeviceTensor& input, const DeviceTensor& output,
                               const ConvLayer& layer, uint32_t flags, uint32_t tag) {
     auto tiles = windowTiles(input, output, layer.geometry);
@@ -388,9 +407,34 @@ Status ChainBuilder::depthwise(const DeviceTensor& input, const DeviceTensor& ou
     if (taps && !depthwiseUsesTaps(geometry)) {
         return invalidArgument("NPU DWCONV: this kernel cannot use the TAPS mode");
     }
-    return windowOp(Opcode::DWCONV, input, output,
-                    {weights, weightsSigned, weightZeroPoint, geometry, stage},
-                    taps ? static_cast<uint32_t>(DescFlag::TAPS) : 0, tag);
+    const ConvLayer layer{weights, weightsSigned, weightZeroPoint, geometry, stage};
+    if (taps) {
+        return windowOp(Opcode::DWCONV, input, output, layer, static_cast<uint32_t>(DescFlag::TAPS),
+                        tag);
+    }
+    // Diagonal blocks stream a block per tap and channel block with every tile: a map that does
+    // not fit the scratchpad with all its channels runs on slices of channels (whole vectors)
+    // that let it fit, so each slice streams its blocks about once.
+    const uint32_t size = stage.format == static_cast<uint32_t>(Format::FP32)   ? 4
+                          : stage.format == static_cast<uint32_t>(Format::FP16) ? 2
+                                                                                : 1;
+    const uint32_t vector = kVec * size;
+    const uint64_t mapPixels = std::max<uint64_t>(1, uint64_t{input.h} * input.w);
+    uint32_t slice = input.c;
+    if (wordsPerRow(input.c) * mapPixels > kSpadWords) {
+        const uint64_t fitting = kSpadWords / mapPixels * kVec;
+        slice = static_cast<uint32_t>(std::max<uint64_t>(vector, fitting / vector * vector));
+    }
+    const uint32_t blockBytes =
+        (kWeightQuantWords + geometry.kernelH * geometry.kernelW * kArrayRows *
+                                 (size == 1 ? 1 : kFloatWeightRowWords)) *
+        kVec;
+    return forChannelSlices(input, output, slice,
+                            [&](const DeviceTensor& in, const DeviceTensor& out, uint32_t first) {
+                                ConvLayer part = layer;
+                                part.weights += first / vector * blockBytes;
+                                return windowOp(Opcode::DWCONV, in, out, part, 0, tag);
+                            });
 }
 
 Status ChainBuilder::fullyConnected(const DeviceTensor& input, const DeviceTensor& output,
@@ -415,8 +459,19 @@ Status ChainBuilder::pool(bool average, const DeviceTensor& input, const DeviceT
     if (input.c != output.c) {
         return invalidArgument("NPU pooling keeps the channel count");
     }
-    return windowOp(average ? Opcode::AVGPOOL : Opcode::MAXPOOL, input, output,
-                    {0, false, 0, geometry, stage}, 0, tag);
+    // Channels pool apart: a window whose pixels do not fit the scratchpad with every channel
+    // (a global average over 1024 float channels) runs on slices of whole words of channels.
+    const uint64_t windowPixels =
+        uint64_t{std::min(input.h, geometry.kernelH)} * std::min(input.w, geometry.kernelW);
+    uint32_t slice = input.c;
+    if (windowPixels * wordsPerRow(input.c) > kSpadWords) {
+        slice = static_cast<uint32_t>(std::max<uint64_t>(1, kSpadWords / windowPixels)) * kVec;
+    }
+    return forChannelSlices(input, output, slice,
+                            [&](const DeviceTensor& in, const DeviceTensor& out, uint32_t) {
+                                return windowOp(average ? Opcode::AVGPOOL : Opcode::MAXPOOL, in,
+                                                out, {0, false, 0, geometry, stage}, 0, tag);
+                            });
 }
 
 namespace {

@@ -8,32 +8,36 @@
 namespace nncosim::driver::detail {
 namespace {
 
-// The performance of the operand types the NPU executes comes from the calibration run
-// (driver/Calibration.h): execTime from its device time against the CPU's, powerUsage from the
-// energy model over its counters against the CPU reference's energy, with this device's energy
-// parameters. Float, relaxed float, IF and WHILE keep "no information" (the maximum): the
-// calibration workload is quantized (the NPU's float support is element-wise only, with no
-// float calibration run yet) and the NPU has no control flow. So does everything when the run
-// was measured on another compiler or NPU (a stale record).
-Capabilities makeCapabilities(const CalibrationRun& calibration, const EnergyParameters& energy) {
+// The performance of the operand types the NPU executes comes from the calibration runs
+// (driver/Calibration.h): execTime from the device time against the CPU's, powerUsage from the
+// energy model over the counters against the CPU reference's energy, with this device's energy
+// parameters; the quantized run for 8-bit tensors, int32 biases and scalars, the float32 run for
+// float tensors and relaxed models (which the NPU computes in binary32 at the same speed). IF
+// and WHILE keep "no information" (the maximum): the NPU has no control flow. So do a run's
+// types when it was measured on another compiler or NPU (a stale record).
+Capabilities makeCapabilities(const CalibrationRun& quant8Run, const CalibrationRun& floatRun,
+                              const EnergyParameters& energy) {
     Capabilities caps;
     const PerformanceInfo unknown;
-    const PerformanceInfo quant8 = checkCalibration(calibration).ok()
-                                       ? performanceFromCalibration(calibration, energy)
-                                       : unknown;
-    caps.relaxedFloat32toFloat16PerformanceScalar = unknown;
-    caps.relaxedFloat32toFloat16PerformanceTensor = unknown;
+    const auto figures = [&](const CalibrationRun& run) {
+        return checkCalibration(run).ok() ? performanceFromCalibration(run, energy) : unknown;
+    };
+    const PerformanceInfo quant8 = figures(quant8Run), float32 = figures(floatRun);
+    caps.relaxedFloat32toFloat16PerformanceScalar = float32;
+    caps.relaxedFloat32toFloat16PerformanceTensor = float32;
     caps.ifPerformance = unknown;
     caps.whilePerformance = unknown;
     for (int t = 0; t <= static_cast<int>(OperandType::TENSOR_QUANT8_ASYMM_SIGNED); ++t) {
         const auto type = static_cast<OperandType>(t);
-        // The types of the operations the NPU executes: 8-bit tensors, int32 biases, scalars.
-        const bool npu = type == OperandType::TENSOR_QUANT8_ASYMM ||
-                         type == OperandType::TENSOR_QUANT8_ASYMM_SIGNED ||
-                         type == OperandType::TENSOR_QUANT8_SYMM_PER_CHANNEL ||
-                         type == OperandType::TENSOR_INT32 || type == OperandType::INT32 ||
-                         type == OperandType::BOOL;
-        caps.operandPerformance.push_back({type, npu ? quant8 : unknown});
+        const bool quantized = type == OperandType::TENSOR_QUANT8_ASYMM ||
+                               type == OperandType::TENSOR_QUANT8_ASYMM_SIGNED ||
+                               type == OperandType::TENSOR_QUANT8_SYMM_PER_CHANNEL ||
+                               type == OperandType::TENSOR_INT32 || type == OperandType::INT32 ||
+                               type == OperandType::BOOL;
+        const bool isFloat = type == OperandType::TENSOR_FLOAT32 ||
+                             type == OperandType::TENSOR_FLOAT16 || type == OperandType::FLOAT32 ||
+                             type == OperandType::FLOAT16;
+        caps.operandPerformance.push_back({type, quantized ? quant8 : isFloat ? float32 : unknown});
     }
     return caps;
 }
@@ -47,7 +51,7 @@ bool deadlinePassed(const OptionalTimePoint& deadline) {
 DeviceCore::DeviceCore(std::shared_ptr<HardwareAccess> hardware, const DeviceOptions& options)
     : name(options.name),
       key(options.cacheKey ? *options.cacheKey : randomCacheKey()),
-      capabilities(makeCapabilities(options.calibration, options.energy)),
+      capabilities(makeCapabilities(options.calibration, options.floatCalibration, options.energy)),
       extensions{npu_extension::description()},
       runtime(std::move(hardware)),
       queue(options.agingQuantum) {}

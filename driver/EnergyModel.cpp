@@ -1,5 +1,7 @@
 #include "driver/EnergyModel.h"
 
+#include "driver/ChainBuilder.h"
+
 namespace nncosim::driver {
 namespace {
 
@@ -22,7 +24,8 @@ void Energy::add(const Energy& other) {
 
 Energy estimateEnergy(const EnergyCounters& c, uint64_t clockPeriodPs, const EnergyParameters& p) {
     Energy e;
-    e.macs = static_cast<double>(c.macs) * p.macPicojoules;
+    e.macs = static_cast<double>(c.macs - c.floatMacs) * p.macPicojoules +
+             static_cast<double>(c.floatMacs) * p.floatMacPicojoules;
     e.scratchpad = static_cast<double>(c.scratchpadReads) * p.scratchpadReadPicojoules +
                    static_cast<double>(c.scratchpadWrites) * p.scratchpadWritePicojoules;
     e.dram = static_cast<double>(c.dmaBytesRead) * p.dramReadPicojoulesPerByte +
@@ -58,9 +61,11 @@ ScratchpadAccesses scratchpadAccesses(const npu::Descriptor& d) {
     if (has(npu::DescFlag::CHAIN_OUT)) s.writes += pixels * blocks;
     const uint64_t taps = uint64_t{d.kernelH} * d.kernelW;
     const uint64_t inWords = wordsOf(d.a.inner);
+    // A float vector is vw words (and an output block vw words per pixel).
+    const uint64_t vw = npu::vectorWords(d), vectorBlocks = (blocks + vw - 1) / vw;
     switch (d.opcode) {
         case npu::Opcode::CONV:
-            s.reads = pixels * blocks * taps * inWords;
+            s.reads = pixels * vectorBlocks * taps * ((inWords + vw - 1) / vw) * vw;
             break;
         case npu::Opcode::DWCONV:
             if (has(npu::DescFlag::TAPS)) {
@@ -70,7 +75,7 @@ ScratchpadAccesses scratchpadAccesses(const npu::Descriptor& d) {
                     (d.out.count1 + (d.kernelW == 0 ? 0 : (d.kernelW - 1) / strideW));
                 s.reads = blocks * steps * d.kernelH * strideW;
             } else {
-                s.reads = pixels * blocks * taps;
+                s.reads = pixels * vectorBlocks * taps * vw;
             }
             break;
         default:  // MAXPOOL, AVGPOOL
@@ -80,8 +85,19 @@ ScratchpadAccesses scratchpadAccesses(const npu::Descriptor& d) {
     return s;
 }
 
-double cpuQuant8Picojoules(uint64_t macs, const EnergyParameters& parameters) {
-    return static_cast<double>(macs) * parameters.cpuPicojoulesPerQuant8Mac;
+uint64_t floatMacs(const npu::Descriptor& d) {
+    const bool array = d.opcode == npu::Opcode::CONV || d.opcode == npu::Opcode::DWCONV;
+    if (!array || d.format == static_cast<uint32_t>(npu::Format::INT8)) return 0;
+    const uint64_t size = npu::elementBytes(d);
+    const uint64_t taps = uint64_t{d.kernelH} * d.kernelW;
+    const uint64_t pixels = uint64_t{d.out.count1} * d.out.count2;
+    const uint64_t in = d.opcode == npu::Opcode::CONV ? d.a.inner / size : 1;
+    return pixels * taps * in * (d.out.inner / size);
+}
+
+double cpuPicojoules(uint64_t macs, uint64_t floatMacs, const EnergyParameters& parameters) {
+    return static_cast<double>(macs - floatMacs) * parameters.cpuPicojoulesPerQuant8Mac +
+           static_cast<double>(floatMacs) * parameters.cpuPicojoulesPerFloatMac;
 }
 
 }  // namespace nncosim::driver

@@ -25,6 +25,9 @@ struct EnergyParameters {
     /// multiply (0.2 pJ) and a 32-bit add (0.1 pJ) at 45 nm (Horowitz). The operands are 9-bit
     /// after zero-point subtraction; the difference is within the figure's precision.
     double macPicojoules = 0.3;
+    /// One binary32 multiply-accumulate of the float array (float CONV and DWCONV): a 32-bit
+    /// float multiply (3.7 pJ) and add (0.9 pJ) at 45 nm (Horowitz).
+    double floatMacPicojoules = 4.6;
     /// One scratchpad word (DramBusBytes = 16 bytes) read by the compute stage: two 64-bit reads
     /// of an 8 KB SRAM bank at 10 pJ each (Horowitz: 8 KB SRAM, 64-bit access, 10 pJ).
     double scratchpadReadPicojoules = 20.0;
@@ -53,15 +56,18 @@ struct EnergyParameters {
     /// energy of one int8 multiply-accumulate of a quantized model on a big mobile core
     /// (Cortex-A76 class) running int8 dot-product kernels, core, caches and DRAM traffic
     /// included: about 20 GMAC/s sustained on MobileNet-class layers at about 1.2 W, 60 pJ/MAC.
-    /// (The golden on this host is a reference for results, not for energy.) The NPU executes
-    /// no float work, so no float reference is needed: float types keep "no information".
+    /// (The golden on this host is a reference for results, not for energy.)
     double cpuPicojoulesPerQuant8Mac = 60.0;
+    /// The same for one float32 multiply-accumulate of a float model: fp32 NEON kernels reach
+    /// about half the int8 dot-product rate at the same power, 120 pJ/MAC.
+    double cpuPicojoulesPerFloatMac = 120.0;
 };
 
 /// What the energy model reads: a job's (or an operation's share of a job's) counters.
 struct EnergyCounters {
     uint64_t cycles = 0;            ///< busy cycles (doorbell to interrupt)
     uint64_t macs = 0;              ///< PERF_MACS
+    uint64_t floatMacs = 0;         ///< the binary32 ones among them (floatMacs of the descriptors)
     uint64_t dmaBytesRead = 0;      ///< PERF_DMA_RD
     uint64_t dmaBytesWritten = 0;   ///< PERF_DMA_WR
     uint64_t scratchpadReads = 0;   ///< words (scratchpadAccesses of the descriptors)
@@ -82,7 +88,7 @@ struct Energy {
 };
 
 /// The energy of `counters` at a clock period of `clockPeriodPs`:
-///   macs x macPicojoules
+///   (macs - floatMacs) x macPicojoules + floatMacs x floatMacPicojoules
 ///   + scratchpadReads x scratchpadReadPicojoules + scratchpadWrites x scratchpadWritePicojoules
 ///   + dmaBytesRead x dramReadPicojoulesPerByte + dmaBytesWritten x dramWritePicojoulesPerByte
 ///   + cycles x (clockPicojoulesPerCycle + leakageMilliwatts x clockPeriodPs / 1000).
@@ -97,8 +103,9 @@ double averageMilliwatts(const Energy& energy, uint64_t cycles, uint64_t clockPe
 /// from the descriptor's geometry, which the RTL and the functional model execute alike:
 /// - writes: the load of A (and B for ADD and MUL), rows x ceil(INNER / 16) words, unless
 ///   CHAIN_IN; a CHAIN_OUT result, output pixels x ceil(OUT.INNER / 16) words;
-/// - reads: one word per vector the feeder issues (CONV: output pixels x channel blocks x
-///   taps x input words; DWCONV: output pixels x channel blocks x taps; TAPS: one step per
+/// - reads: one word per vector the feeder issues, vectorWords for a float one (CONV: output
+///   pixels x channel blocks x taps x input vectors; DWCONV: output pixels x channel blocks x
+///   taps; TAPS: one step per
 ///   output pixel and (KERNEL_W - 1) / STRIDE_W more per row, each reading KERNEL_H x STRIDE_W
 ///   words; pooling: output pixels x taps x input words); ADD and MUL read A and B, LUT A.
 /// Reads of the read port the RTL leaves enabled while nothing is issued are not counted (an
@@ -109,7 +116,12 @@ struct ScratchpadAccesses {
 };
 ScratchpadAccesses scratchpadAccesses(const npu::Descriptor& descriptor);
 
-/// The CPU reference: the energy in picojoules of `macs` int8 MACs on the host CPU.
-double cpuQuant8Picojoules(uint64_t macs, const EnergyParameters& parameters = {});
+/// Binary32 MACs of one descriptor (a float CONV or DWCONV), as PERF_MACS counts them: per
+/// output pixel and tap, valid input channels x output channels (CONV) or channels (DWCONV).
+uint64_t floatMacs(const npu::Descriptor& descriptor);
+
+/// The CPU reference: the energy in picojoules of `macs` MACs on the host CPU, `floatMacs` of
+/// them float32 (the rest int8).
+double cpuPicojoules(uint64_t macs, uint64_t floatMacs, const EnergyParameters& parameters = {});
 
 }  // namespace nncosim::driver

@@ -416,8 +416,10 @@ class NpuDevice : public IDevice {
 Result<SharedDevice> makeNpuDevice(std::shared_ptr<HardwareAccess> hardware,
                                    DeviceOptions options) {
     // A stale calibration record must not go unnoticed: the driver has no other log.
-    if (Status st = checkCalibration(options.calibration); !st.ok())
-        std::cerr << "nncosim driver: " << st.message << "\n";
+    for (const CalibrationRun* run : {&options.calibration, &options.floatCalibration}) {
+        if (Status st = checkCalibration(*run); !st.ok())
+            std::cerr << "nncosim driver: " << st.message << "\n";
+    }
     if (!options.cacheKey && !options.cacheKeyFile.empty()) {
         auto key = loadOrCreateCacheKey(options.cacheKeyFile);
         if (!key) return key.status();

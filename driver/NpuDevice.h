@@ -33,6 +33,8 @@ struct DeviceOptions {
     /// NPU geometry (checkCalibration) gives "no information", and makeNpuDevice says why on
     /// stderr.
     CalibrationRun calibration = kQuant8Calibration;
+    /// The same for float types and relaxed models.
+    CalibrationRun floatCalibration = kFloat32Calibration;
 };
 
 /// A device driving `hardware`. Fails with DEVICE_UNAVAILABLE when the hardware is not the NPU

@@ -31,12 +31,14 @@ void NpuCounters::add(const NpuCounters& other) {
     arrayActiveCycles += other.arrayActiveCycles;
     scratchpadReads += other.scratchpadReads;
     scratchpadWrites += other.scratchpadWrites;
+    floatMacs += other.floatMacs;
 }
 
 driver::EnergyCounters NpuCounters::energyCounters() const {
     driver::EnergyCounters e;
     e.cycles = cycles;
     e.macs = macs;
+    e.floatMacs = floatMacs;
     e.dmaBytesRead = dmaBytesRead;
     e.dmaBytesWritten = dmaBytesWritten;
     e.scratchpadReads = scratchpadReads;
@@ -124,15 +126,15 @@ void NpuProfiler::startJob() {
         // A CHAIN_OUT descriptor counts as the one it feeds (they overlap on the array).
         if (chained) {
             if (chainedTag != d.tag) mJob.fusedInto[chainedTag] = d.tag;
-            mScratchpad.back().first = d.tag;
+            mScratchpad.back().tag = d.tag;
         }
         chained = (d.flags & static_cast<uint32_t>(npu::DescFlag::CHAIN_OUT)) != 0;
         chainedTag = d.tag;
-        mScratchpad.push_back({d.tag, driver::scratchpadAccesses(d)});
+        mScratchpad.push_back({d.tag, driver::scratchpadAccesses(d), driver::floatMacs(d)});
         if (d.flags & static_cast<uint32_t>(npu::DescFlag::LAST)) break;
     }
     if (mSampleCycles > 0) {
-        for (const auto& [tag, accesses] : mScratchpad) mTags.push_back(tag);
+        for (const DescriptorCounts& c : mScratchpad) mTags.push_back(c.tag);
     } else {
         mJob.fusedInto.clear();  // documented as filled when sampling
     }
@@ -160,17 +162,18 @@ void NpuProfiler::finishJob(bool completed) {
     const driver::PerformanceCounters now = mInner->performanceCounters();
     attribute(now, end);
     mJob.total = difference(mStartCounters, now, end - mJob.startCycle);
-    // Scratchpad accesses of the descriptors retired (all of them when the job completed).
+    // Scratchpad accesses and float MACs of the descriptors retired (all of them when the job
+    // completed).
     const size_t retired =
         completed ? mScratchpad.size()
                   : std::min<size_t>(mInner->readRegister(npu::reg::kDescDone), mScratchpad.size());
     for (size_t i = 0; i < retired; ++i) {
-        const auto& [tag, accesses] = mScratchpad[i];
-        mJob.total.scratchpadReads += accesses.reads;
-        mJob.total.scratchpadWrites += accesses.writes;
-        if (!mTags.empty()) {
-            mJob.byTag[tag].scratchpadReads += accesses.reads;
-            mJob.byTag[tag].scratchpadWrites += accesses.writes;
+        const DescriptorCounts& c = mScratchpad[i];
+        for (NpuCounters* counters : {&mJob.total, mTags.empty() ? nullptr : &mJob.byTag[c.tag]}) {
+            if (!counters) continue;
+            counters->scratchpadReads += c.accesses.reads;
+            counters->scratchpadWrites += c.accesses.writes;
+            counters->floatMacs += c.floatMacs;
         }
     }
     mJob.completed = completed;

@@ -29,6 +29,8 @@ struct NpuCounters {
     /// descriptors' (a fused pair's on the operation it counts as).
     uint64_t scratchpadReads = 0;
     uint64_t scratchpadWrites = 0;
+    /// The binary32 MACs among `macs` (driver::floatMacs of the descriptors), summed the same way.
+    uint64_t floatMacs = 0;
 
     void add(const NpuCounters& other);
     /// MACs over what the array could issue in `cycles` (rows x columns per cycle); 0 when no
@@ -106,8 +108,13 @@ class NpuProfiler : public driver::HardwareAccess {
     JobState mState = JobState::kIdle;
     NpuJobProfile mJob;
     std::vector<uint32_t> mTags;  // TAG of each descriptor of the running job (when sampling)
-    // Scratchpad accesses of each descriptor of the running job, and the tag it counts as.
-    std::vector<std::pair<uint32_t, driver::ScratchpadAccesses>> mScratchpad;
+    // Per descriptor of the running job: the tag it counts as, and what its geometry implies.
+    struct DescriptorCounts {
+        uint32_t tag = 0;
+        driver::ScratchpadAccesses accesses;
+        uint64_t floatMacs = 0;
+    };
+    std::vector<DescriptorCounts> mScratchpad;
     uint32_t mCurrentTag = 0;
     driver::PerformanceCounters mStartCounters;
     driver::PerformanceCounters mLastCounters;

@@ -9,6 +9,8 @@
 #include <optional>
 #include <random>
 
+#include <Eigen/Core>
+
 #include "model/Builder.h"
 
 namespace nncosim::zoo {
@@ -293,8 +295,10 @@ class NetBuilder {
     void softmaxOutput(const Tensor& x) {
         const float scale = quantized() ? 1.0f / 256.0f : 0.0f;
         const uint32_t out = mBuilder.addOutput(activationType(), x.dims, scale, 0);
-        mBuilder.addOperation(OperationType::SOFTMAX, {x.operand, mBuilder.addFloat32(1.0f)},
-                              {out});
+        const Eigen::half one(1.0f);
+        const uint32_t beta = half() ? mBuilder.addConstantBytes(OperandType::FLOAT16, {}, &one, 2)
+                                     : mBuilder.addFloat32(1.0f);
+        mBuilder.addOperation(OperationType::SOFTMAX, {x.operand, beta}, {out});
     }
 
     Model build() { return mBuilder.build(); }
@@ -310,7 +314,21 @@ class NetBuilder {
         std::vector<Normal> preActivation;  ///< per output channel
     };
 
-    bool quantized() const { return mPrecision != Precision::kFloat32; }
+    bool quantized() const {
+        return mPrecision == Precision::kQuant8 || mPrecision == Precision::kQuant8PerChannel;
+    }
+    bool half() const { return mPrecision == Precision::kFloat16; }
+
+    /// A float tensor constant of the model's float type.
+    uint32_t floatConstant(std::vector<uint32_t> dims, const std::vector<float>& values) {
+        if (!half()) {
+            return constant(OperandType::TENSOR_FLOAT32, std::move(dims), values.data(),
+                            values.size() * 4, 0.0f, 0);
+        }
+        const std::vector<Eigen::half> halves(values.begin(), values.end());
+        return constant(OperandType::TENSOR_FLOAT16, std::move(dims), halves.data(),
+                        halves.size() * 2, 0.0f, 0);
+    }
 
     /// The padding input of a window operation with this kernel: SAME, or in converter style
     /// VALID after an explicit PAD of x by the kernel's half extent (what SAME pads for odd
@@ -340,7 +358,8 @@ class NetBuilder {
         return out;
     }
     OperandType activationType() const {
-        return quantized() ? OperandType::TENSOR_QUANT8_ASYMM : OperandType::TENSOR_FLOAT32;
+        if (quantized()) return OperandType::TENSOR_QUANT8_ASYMM;
+        return half() ? OperandType::TENSOR_FLOAT16 : OperandType::TENSOR_FLOAT32;
     }
 
     /// Uniform in [lo, hi] from the top 24 bits of the generator (the same on every platform).
@@ -397,11 +416,8 @@ class NetBuilder {
 
         const std::vector<uint32_t> biasDims = {outChannels};
         if (!quantized()) {
-            const std::vector<float> biasValues(bias.begin(), bias.end());
-            layer.filter = constant(OperandType::TENSOR_FLOAT32, filterDims, weights.data(),
-                                    count * 4, 0.0f, 0);
-            layer.bias = constant(OperandType::TENSOR_FLOAT32, biasDims, biasValues.data(),
-                                  outChannels * 4, 0.0f, 0);
+            layer.filter = floatConstant(filterDims, weights);
+            layer.bias = floatConstant(biasDims, std::vector<float>(bias.begin(), bias.end()));
             return layer;
         }
         std::vector<int32_t> biasValues(outChannels);
@@ -676,6 +692,10 @@ std::string nameOf(Precision precision) {
     switch (precision) {
         case Precision::kFloat32:
             return "float32";
+        case Precision::kFloat16:
+            return "float16";
+        case Precision::kRelaxed:
+            return "relaxed";
         case Precision::kQuant8:
             return "quant8";
         case Precision::kQuant8PerChannel:
@@ -719,7 +739,9 @@ Result<Model> buildZooModel(const ZooConfig& config) {
             buildSsdHead(net, config);
             break;
     }
-    return net.build();
+    Model model = net.build();
+    model.relaxComputationFloat32toFloat16 = config.precision == Precision::kRelaxed;
+    return model;
 }
 
 uint64_t countMacs(const Model& model) {
@@ -749,12 +771,19 @@ Result<std::vector<TensorData>> randomInputs(const Model& model, uint32_t seed) 
             return invalidArgument("zoo: input operand ", index, " has unknown dimensions");
         }
         TensorData data{operand.dimensions, {}};
-        if (operand.type == OperandType::TENSOR_FLOAT32) {
+        if (operand.type == OperandType::TENSOR_FLOAT32 ||
+            operand.type == OperandType::TENSOR_FLOAT16) {
             std::vector<float> values(count);
             for (float& v : values)
                 v = static_cast<float>(static_cast<double>(rng() >> 8) / 8388608.0 - 1.0);
-            data.bytes.resize(count * sizeof(float));
-            std::memcpy(data.bytes.data(), values.data(), data.bytes.size());
+            if (operand.type == OperandType::TENSOR_FLOAT32) {
+                data.bytes.resize(count * sizeof(float));
+                std::memcpy(data.bytes.data(), values.data(), data.bytes.size());
+            } else {
+                const std::vector<Eigen::half> halves(values.begin(), values.end());
+                data.bytes.resize(count * 2);
+                std::memcpy(data.bytes.data(), halves.data(), data.bytes.size());
+            }
         } else if (operand.type == OperandType::TENSOR_QUANT8_ASYMM) {
             data.bytes.resize(count);
             for (uint8_t& b : data.bytes) b = static_cast<uint8_t>(rng() >> 24);

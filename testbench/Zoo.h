@@ -18,6 +18,9 @@ enum class Network { kMobileNetV1, kMobileNetV2, kResNet18, kDeepLabHead, kSsdHe
 
 enum class Precision {
     kFloat32,
+    kFloat16,           ///< TENSOR_FLOAT16 activations and weights (rounded from the float32 ones)
+    kRelaxed,           ///< float32, relaxComputationFloat32toFloat16: float16 range and precision
+                        ///< allowed
     kQuant8,            ///< TENSOR_QUANT8_ASYMM activations and per-tensor weights
     kQuant8PerChannel,  ///< TENSOR_QUANT8_ASYMM activations, TENSOR_QUANT8_SYMM_PER_CHANNEL
                         ///< conv weights (FULLY_CONNECTED stays per-tensor, as NNAPI requires)

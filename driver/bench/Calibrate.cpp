@@ -6,8 +6,7 @@
 // CPU's, and powerUsage, the NPU's energy over the CPU reference's for the same MACs. It also
 // prints the run as a driver::CalibrationRun, the record driver/Calibration.cpp keeps and
 // computes the capabilities from. Android's driver guide recommends MobileNet float and quantized
-// as the reference workloads; `nncosim zoo mobilenet_v1 --quant8 -o m.json` writes one. A float
-// model has no supported prefix: the NPU takes no float work, and the table keeps "no information".
+// as the reference workloads; `nncosim zoo mobilenet_v1 [--quant8] -o m.json` writes them.
 #include <chrono>
 #include <iomanip>
 #include <iostream>
@@ -94,10 +93,11 @@ int main(int argc, char** argv) {
             const driver::ScratchpadAccesses s = driver::scratchpadAccesses(d);
             run.npu.scratchpadReads += s.reads;
             run.npu.scratchpadWrites += s.writes;
+            run.npu.floatMacs += driver::floatMacs(d);
         }
         const double npuSeconds = runtime.deviceTime(outcome.cycles).count() * 1e-9;
         const driver::Energy energy = driver::estimateEnergy(run.npu, run.clockPeriodPs);
-        const double cpuMicrojoules = driver::cpuQuant8Picojoules(run.npu.macs) * 1e-6;
+        const double cpuMicrojoules = driver::cpuPicojoules(run.npu.macs, run.npu.floatMacs) * 1e-6;
         const PerformanceInfo info = driver::performanceFromCalibration(run);
         std::cout << "  NPU " << outcome.cycles << " cycles = " << npuSeconds
                   << " s of device time (" << program->estimatedCycles
@@ -116,8 +116,9 @@ int main(int argc, char** argv) {
                   << t.arrayRows << ", /*arrayCols=*/" << t.arrayCols << ", /*dramBusBytes=*/"
                   << t.dramBusBytes << ",\n      /*spadWords=*/" << t.spadWords << ", /*accDepth=*/"
                   << t.accDepth << "},\n     " << run.clockPeriodPs << ",\n     {/*cycles=*/"
-                  << run.npu.cycles << ", /*macs=*/" << run.npu.macs << ", /*dmaBytesRead=*/"
-                  << run.npu.dmaBytesRead << ", /*dmaBytesWritten=*/" << run.npu.dmaBytesWritten
+                  << run.npu.cycles << ", /*macs=*/" << run.npu.macs << ", /*floatMacs=*/"
+                  << run.npu.floatMacs << ", /*dmaBytesRead=*/" << run.npu.dmaBytesRead
+                  << ", /*dmaBytesWritten=*/" << run.npu.dmaBytesWritten
                   << ",\n      /*scratchpadReads=*/" << run.npu.scratchpadReads
                   << ", /*scratchpadWrites=*/" << run.npu.scratchpadWrites
                   << "},\n     /*cpuSeconds=*/" << std::setprecision(6) << cpuSeconds << "}\n";

@@ -15,10 +15,9 @@
 namespace nncosim::driver {
 namespace {
 
+// Views take tensors of any type: nothing is computed.
 Status reshapeSupported(const Model& model, const Operation& op) {
     const Constants c(model);
-    if (!isQuant8(c.operand(op.inputs[0]).type))
-        return unsupported(op, "only 8-bit quantized tensors");
     if (!c.isConstantOrInput(op.inputs[1]))
         return unsupported(op, "the shape must be a constant or a model input");
     return okStatus();
@@ -40,8 +39,6 @@ Result<std::vector<uint32_t>> reshapeOutputShape(const Lowering& lw, const Opera
 // size 1).
 Status squeezeSupported(const Model& model, const Operation& op) {
     const Constants c(model);
-    if (!isQuant8(c.operand(op.inputs[0]).type))
-        return unsupported(op, "only 8-bit quantized tensors");
     if (c.operand(op.inputs[1]).lifetime != OperandLifeTime::NO_VALUE &&
         !c.isConstant(op.inputs[1]))
         return unsupported(op, "the axes must be constants");

@@ -59,6 +59,10 @@ TEST_CASE("driver_energy_formula") {
     c.scratchpadWrites = 64;
     const Energy e = estimateEnergy(c, /*clockPeriodPs=*/2000, p);
     CHECK(e.macs == doctest::Approx(100000.0));
+    p.floatMacPicojoules = 4;
+    c.floatMacs = 40000;  // of the 100,000
+    CHECK(estimateEnergy(c, 2000, p).macs == doctest::Approx(60000.0 + 4 * 40000.0));
+    c.floatMacs = 0;
     CHECK(e.scratchpad == doctest::Approx(500 * 2 + 64 * 3));
     CHECK(e.dram == doctest::Approx(4096 * 5 + 1024 * 7));
     CHECK(e.clockAndLeakage == doctest::Approx(1000 * (11 + 26)));
@@ -77,7 +81,9 @@ TEST_CASE("driver_energy_formula") {
     idle.cycles = 1000;
     CHECK(estimateEnergy(idle, 1000).totalPicojoules() ==
           doctest::Approx(1000 * (d.clockPicojoulesPerCycle + d.leakageMilliwatts)));
-    CHECK(cpuQuant8Picojoules(1000) == doctest::Approx(1000 * d.cpuPicojoulesPerQuant8Mac));
+    CHECK(cpuPicojoules(1000, 0) == doctest::Approx(1000 * d.cpuPicojoulesPerQuant8Mac));
+    CHECK(cpuPicojoules(1000, 400) ==
+          doctest::Approx(600 * d.cpuPicojoulesPerQuant8Mac + 400 * d.cpuPicojoulesPerFloatMac));
 }
 
 TEST_CASE("driver_energy_scratchpad_accesses_from_descriptors") {
@@ -115,6 +121,23 @@ TEST_CASE("driver_energy_scratchpad_accesses_from_descriptors") {
     CHECK(s.writes == 16);
     CHECK(s.reads == 2 * 2 * 4);
 
+    // Float CONV: a vector is 16 elements, 4 words of binary32; 20 channels are 2 vectors of
+    // 5 words per pixel, 40 output channels 3 blocks. PERF_MACS counts every channel pair.
+    npu::Descriptor fconv =
+        window(npu::Opcode::CONV, 0, tensor(4 * 20, 10, 6), tensor(4 * 40, 8, 4), 3);
+    fconv.format = static_cast<uint32_t>(npu::Format::FP32);
+    s = scratchpadAccesses(fconv);
+    CHECK(s.writes == 10 * 6 * 5);
+    CHECK(s.reads == 8 * 4 * 3 * 9 * 2 * 4);
+    CHECK(floatMacs(fconv) == uint64_t{8} * 4 * 9 * 20 * 40);
+    // Float DWCONV (binary16: 2 words a vector), diagonal blocks.
+    npu::Descriptor fdw =
+        window(npu::Opcode::DWCONV, 0, tensor(2 * 32, 10, 10), tensor(2 * 32, 8, 8), 3);
+    fdw.format = static_cast<uint32_t>(npu::Format::FP16);
+    CHECK(scratchpadAccesses(fdw).reads == 8 * 8 * 2 * 9 * 2);
+    CHECK(floatMacs(fdw) == uint64_t{8} * 8 * 9 * 32);
+    CHECK(floatMacs(window(npu::Opcode::CONV, 0, tensor(20, 10, 6), tensor(40, 8, 4), 3)) == 0);
+
     // Element-wise: A (and B for ADD, MUL) loaded and read once.
     npu::Descriptor add;
     add.opcode = npu::Opcode::ADD;
@@ -145,7 +168,7 @@ TEST_CASE("driver_power_usage_from_calibration") {
     CHECK(run.cpuSeconds > 0);
 
     // powerUsage is the energy model over the record against the CPU reference: finite, below
-    // the CPU's 1.0 for every type the NPU executes; float keeps "no information".
+    // the CPU's 1.0 for every type the NPU executes; float types from the float32 record.
     const EnergyParameters defaults;
     const double expected =
         estimateEnergy(run.npu, run.clockPeriodPs).totalPicojoules() /
@@ -171,8 +194,12 @@ TEST_CASE("driver_power_usage_from_calibration") {
         }
         if (type == OperandType::TENSOR_FLOAT32 || type == OperandType::TENSOR_FLOAT16 ||
             type == OperandType::FLOAT32) {
-            CHECK(entry.info.powerUsage == FLT_MAX);
-            CHECK(entry.info.execTime == FLT_MAX);
+            const CalibrationRun& f = kFloat32Calibration;
+            CHECK(entry.info.powerUsage ==
+                  doctest::Approx(
+                      estimateEnergy(f.npu, f.clockPeriodPs).totalPicojoules() /
+                      (static_cast<double>(f.npu.floatMacs) * defaults.cpuPicojoulesPerFloatMac)));
+            CHECK(entry.info.execTime < 1.0f);
         }
     }
     CHECK(npuTypes == 6);
@@ -202,8 +229,10 @@ TEST_CASE("driver_power_usage_from_calibration") {
 TEST_CASE("driver_calibration_record_is_current") {
     // The record behind the capabilities must have been measured with this driver's compiler
     // and NPU geometry; after a change of either, rerun nncosim_calibrate (the message says how).
-    const Status st = checkCalibration(kQuant8Calibration);
-    CHECK_MESSAGE(st.ok(), st.message);
+    for (const CalibrationRun* run : {&kQuant8Calibration, &kFloat32Calibration}) {
+        const Status st = checkCalibration(*run);
+        CHECK_MESSAGE(st.ok(), st.message);
+    }
 }
 
 TEST_CASE("driver_calibration_stale_record_is_detected") {
@@ -219,7 +248,7 @@ TEST_CASE("driver_calibration_stale_record_is_detected") {
         CHECK(st.message.find("nncosim_calibrate") != std::string::npos);
         // A device given the stale record reports no information rather than its figures.
         DeviceOptions options;
-        options.calibration = stale;
+        options.calibration = options.floatCalibration = stale;
         auto t = makeTestDevice(options);
         for (const auto& entry : t.device->getCapabilities().operandPerformance) {
             CAPTURE(nameOf(entry.type));
@@ -230,6 +259,8 @@ TEST_CASE("driver_calibration_stale_record_is_detected") {
     // The current record gives figures.
     auto current = makeTestDevice();
     for (const auto& entry : current.device->getCapabilities().operandPerformance) {
-        if (entry.type == OperandType::TENSOR_QUANT8_ASYMM) CHECK(entry.info.execTime < 1.0f);
+        if (entry.type == OperandType::TENSOR_QUANT8_ASYMM ||
+            entry.type == OperandType::TENSOR_FLOAT32)
+            CHECK(entry.info.execTime < 1.0f);
     }
 }

@@ -1,7 +1,7 @@
-// `nncosim zoo NAME [--float32|--quant8|--per-channel] [--converter-style] [--input-size N]
-// [--width W] [--seed S] -o FILE.json`: writes a MobileNet-v1/v2 or ResNet-18 shaped classifier
-// or a DeepLab- or SSD-like head with random inputs, and the golden's outputs as expected outputs
-// when the golden can run it.
+// `nncosim zoo NAME [--float32|--float16|--relaxed|--quant8|--per-channel] [--converter-style]
+// [--input-size N] [--width W] [--seed S] -o FILE.json`: writes a MobileNet-v1/v2 or ResNet-18
+// shaped classifier or a DeepLab- or SSD-like head with random inputs, and the golden's outputs as
+// expected outputs when the golden can run it.
 #include <chrono>
 #include <iomanip>
 #include <iostream>
@@ -18,6 +18,8 @@ namespace {
 struct ZooOptions {
     std::string network;
     bool float32 = false;
+    bool float16 = false;
+    bool relaxed = false;
     bool quant8 = false;
     bool perChannel = false;
     uint32_t inputSize = 224;
@@ -33,6 +35,8 @@ int runZoo(const ZooOptions& options) {
     config.network = *zoo::networkFromName(options.network);
     config.precision = options.perChannel ? zoo::Precision::kQuant8PerChannel
                        : options.quant8   ? zoo::Precision::kQuant8
+                       : options.float16  ? zoo::Precision::kFloat16
+                       : options.relaxed  ? zoo::Precision::kRelaxed
                                           : zoo::Precision::kFloat32;
     config.inputSize = options.inputSize;
     config.widthMultiplier = options.width;
@@ -109,8 +113,15 @@ void addZooCommand(CLI::App& app) {
     auto* pc = cmd->add_flag(
         "--per-channel", options->perChannel,
         "TENSOR_QUANT8_ASYMM, per-channel TENSOR_QUANT8_SYMM_PER_CHANNEL conv weights");
-    f32->excludes(q8)->excludes(pc);
-    q8->excludes(pc);
+    auto* f16 = cmd->add_flag("--float16", options->float16,
+                              "Float16 weights and activations (rounded from the float32 ones)");
+    auto* relaxed =
+        cmd->add_flag("--relaxed", options->relaxed,
+                      "Float32, with relaxed computation: float16 range and precision allowed");
+    f32->excludes(q8)->excludes(pc)->excludes(f16)->excludes(relaxed);
+    q8->excludes(pc)->excludes(f16)->excludes(relaxed);
+    pc->excludes(f16)->excludes(relaxed);
+    f16->excludes(relaxed);
     cmd->add_option("--input-size", options->inputSize, "Input height and width")
         ->check(CLI::Range(1u, 4096u));
     cmd->add_option("--width", options->width, "Width multiplier (alpha) of every layer's channels")

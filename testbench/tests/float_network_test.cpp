@@ -1,0 +1,58 @@
+// Float networks on the NPU: the zoo's MobileNet-v1 in float32, float16 and relaxed form through
+// the host runtime on the functional model. With the driver's float figures from its calibration
+// run, the runtime puts every operation but SOFTMAX on the NPU (float convolutions, depthwise
+// convolutions, the average pool and the fully-connected classifier), and every output is within
+// the CTS tolerance of the golden (relaxed and float16 models the relaxed one).
+#include <doctest/doctest.h>
+
+#include "golden/Executor.h"
+#include "testbench/Accuracy.h"
+#include "testbench/Zoo.h"
+#include "testbench/runtime/HostRuntime.h"
+
+using namespace nncosim;
+
+TEST_CASE("npu_float_mobilenet_within_tolerance") {
+    sim::PlatformConfig platform;
+    platform.npu = sim::NpuImplementation::kFunctional;
+    auto npu = makeNpuContext(platform);
+    REQUIRE_MESSAGE(npu.ok(), npu.status().message);
+    for (zoo::Precision precision :
+         {zoo::Precision::kFloat32, zoo::Precision::kFloat16, zoo::Precision::kRelaxed}) {
+        CAPTURE(zoo::nameOf(precision));
+        zoo::ZooConfig config;
+        config.precision = precision;
+        config.inputSize = 96;  // a 3x3 map before the average pool
+        config.widthMultiplier = 0.5f;
+        config.numClasses = 100;
+        auto model = zoo::buildZooModel(config);
+        REQUIRE_MESSAGE(model.ok(), model.status().message);
+        RuntimeOptions options;
+        options.npu = *npu;
+        auto runtime = HostRuntime::create(*model, options);
+        REQUIRE_MESSAGE(runtime.ok(), runtime.status().message);
+        // Every operation but the closing SOFTMAX on the NPU, in one partition.
+        const auto& partitions = (*runtime)->partitions();
+        REQUIRE(partitions.size() == 2);
+        CHECK(partitions[0].npu);
+        CHECK(partitions[0].operations.size() == model->main.operations.size() - 1);
+        CHECK(model->main.operations[partitions[1].operations.at(0)].type ==
+              OperationType::SOFTMAX);
+
+        auto inputs = zoo::randomInputs(*model, 7);
+        REQUIRE(inputs.ok());
+        auto outputs = (*runtime)->execute(*inputs);
+        REQUIRE_MESSAGE(outputs.ok(), outputs.status().message);
+        auto reference = golden::execute(*model, *inputs);
+        REQUIRE(reference.ok());
+        const uint32_t out = model->main.outputIndexes[0];
+        const OperandType type = model->main.operands[out].type;
+        const Comparison c =
+            compareTensors(type, (*reference)[0].bytes.data(), (*outputs)[0].bytes.data(),
+                           elementCount(model->main.operands[out].dimensions),
+                           ctsTolerance(type, isRelaxed(*model)));
+        INFO(c.describe());
+        CHECK(c.ok());
+        CHECK(c.elements == 100);
+    }
+}
