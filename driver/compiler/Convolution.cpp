@@ -1002,18 +1002,23 @@ Status transposeConvSupported(const Model& model, const Operation& op) {
     const Constants c(model);
     const Operand& in = c.operand(op.inputs[0]);
     const Operand& out = c.operand(op.outputs[0]);
-    if (!isQuant8(in.type) || out.type != in.type)
-        return unsupported(op, "only 8-bit quantized tensors");
-    NN_RETURN_IF_ERROR(weightsSupported(c, op, false));
+    const bool isFloat = floatFormat(in.type).has_value();
+    if ((!isQuant8(in.type) && !isFloat) || out.type != in.type)
+        return unsupported(op, "only 8-bit quantized, float32 and float16 tensors");
+    NN_RETURN_IF_ERROR(isFloat ? floatWeightsSupported(c, op, false)
+                               : weightsSupported(c, op, false));
     const auto activation = c.scalar<int32_t>(op.inputs[op.inputs.size() == 11 ? 9 : 7]);
-    if (!activation || !activationRange(*activation, out)) return unsupported(op, "activation");
+    if (!activation ||
+        (isFloat ? *activation < 0 || *activation > 3 : !activationRange(*activation, out)))
+        return unsupported(op, "activation");
     // The canvas must fit the convolution's descriptors, when the shapes are already known.
     const bool shapeKnown = op.inputs.size() == 11 || c.isConstant(op.inputs[3]);
     if (!shapeKnown || elementCount(in.dimensions) == 0) return okStatus();
     auto w = transposeConvOf(c, op, [&c](uint32_t k) { return c.operand(k).dimensions; });
     if (!w) return unsupported(op, w.status().message);
     const auto canvas = canvasOf(w->g);
-    if (canvas[1] > kMaxCount || canvas[2] > kMaxCount || canvas[3] > kMaxCount)
+    if (canvas[1] > kMaxCount || canvas[2] > kMaxCount ||
+        canvas[3] * elementSize(in.type) > kMaxCount)
         return unsupported(op, "the spread input is beyond the descriptor's 16 bits");
     return okStatus();
 }
@@ -1030,7 +1035,8 @@ std::vector<uint64_t> transposeConvScratch(const Lowering& lw, const Operation& 
     auto w = transposeConvOf(lw.constants(), op, [&lw](uint32_t k) { return lw.dims(k); });
     if (!w) return {};
     const auto canvas = canvasOf(w->g);
-    std::vector<uint64_t> areas{uint64_t{canvas[0]} * canvas[1] * canvas[2] * canvas[3]};
+    std::vector<uint64_t> areas{uint64_t{canvas[0]} * canvas[1] * canvas[2] * canvas[3] *
+                                elementSize(lw.operand(op.inputs[0]).type)};
     if (w->p.nchw)
         areas.push_back(byteSize(lw.operand(op.outputs[0]).type, lw.dims(op.outputs[0])));
     if (!lw.constants().data(op.inputs[1])) areas.push_back(elementCount(lw.dims(op.inputs[1])));
@@ -1045,14 +1051,18 @@ std::pair<int64_t, int64_t> placedRange(uint32_t inSize, int32_t stride, int64_t
     return {first, std::max<int64_t>(0, end - first)};
 }
 
-// The canvas: the zero point, then each input pixel at its place (those outside it cropped).
+// The canvas: the zero point (+0 for floats), then each input pixel at its place (those outside
+// it cropped).
 Status spreadInput(Lowering& lw, const Operation& op, const TransposeConvWindow& tc,
                    uint32_t canvasBase) {
     const WindowGeometry& g = tc.g;
     const WindowParams& p = tc.p;
     const auto canvas = canvasOf(g);
-    const int64_t row = int64_t{canvas[2]} * canvas[3];
-    MoveEmitter move(lw, 1, static_cast<uint8_t>(lw.operand(op.inputs[0]).zeroPoint));
+    const Operand& in = lw.operand(op.inputs[0]);
+    const uint32_t size = elementSize(in.type);
+    // Byte strides; elements of `size` bytes.
+    const int64_t row = int64_t{canvas[2]} * canvas[3] * size;
+    MoveEmitter move(lw, size, static_cast<uint8_t>(in.zeroPoint));
     NN_RETURN_IF_ERROR(
         move.block(0, canvasBase,
                    {{canvas[0] * canvas[1], 0, row}, {static_cast<uint32_t>(row), 1, 1}}, true));
@@ -1062,20 +1072,50 @@ Status spreadInput(Lowering& lw, const Operation& op, const TransposeConvWindow&
     const auto [w0, wCount] = placedRange(g.inW, p.strideW, left, canvas[2]);
     if (hCount == 0 || wCount == 0) return okStatus();
     // The input's element strides along N, H, W and C in its layout.
-    const int64_t plane = int64_t{g.inH} * g.inW;
+    const int64_t plane = int64_t{g.inH} * g.inW * size, pixel = int64_t{canvas[3]} * size;
     const std::array<int64_t, 4> s =
-        p.nchw ? std::array<int64_t, 4>{plane * g.inC, g.inW, 1, plane}
-               : std::array<int64_t, 4>{plane * g.inC, int64_t{g.inW} * g.inC, g.inC, 1};
+        p.nchw ? std::array<int64_t, 4>{plane * g.inC, g.inW * size, size, plane}
+               : std::array<int64_t, 4>{plane * g.inC, int64_t{g.inW} * g.inC * size, g.inC * size,
+                                        size};
     const int64_t from = h0 * s[1] + w0 * s[2];
-    const int64_t to = (h0 * p.strideH + top) * row + (w0 * p.strideW + left) * canvas[3];
+    const int64_t to = (h0 * p.strideH + top) * row + (w0 * p.strideW + left) * pixel;
+    std::vector<MoveDim> dims = {{g.batches, s[0], row * canvas[1]},
+                                 {static_cast<uint32_t>(hCount), s[1], p.strideH * row},
+                                 {static_cast<uint32_t>(wCount), s[2], p.strideW * pixel},
+                                 {g.inC, s[3], size}};
+    if (size > 1) dims.push_back({size, 1, 1});
     lw.fenceNext();  // after the fill
     return move.block(lw.address(op.inputs[0]) + static_cast<uint32_t>(from),
-                      canvasBase + static_cast<uint32_t>(to),
-                      {{g.batches, s[0], row * canvas[1]},
-                       {static_cast<uint32_t>(hCount), s[1], p.strideH * row},
-                       {static_cast<uint32_t>(wCount), s[2], int64_t{p.strideW} * canvas[3]},
-                       {g.inC, s[3], 1}},
-                      false);
+                      canvasBase + static_cast<uint32_t>(to), dims, false);
+}
+
+// A filter OHWI turned by 180 degrees in height and width: the transposed convolution's filter
+// as a convolution's.
+template <typename T>
+std::vector<T> turnedFilter(const T* weights, uint32_t outC, uint32_t kh, uint32_t kw, uint32_t inC,
+                            T fill) {
+    std::vector<T> turned(size_t{outC} * kh * kw * inC, fill);
+    for (uint32_t o = 0; weights && o < outC; ++o) {
+        for (uint32_t y = 0; y < kh; ++y) {
+            for (uint32_t x = 0; x < kw; ++x) {
+                std::copy_n(weights + ((size_t{o} * kh + (kh - 1 - y)) * kw + (kw - 1 - x)) * inC,
+                            inC, &turned[((size_t{o} * kh + y) * kw + x) * inC]);
+            }
+        }
+    }
+    return turned;
+}
+
+// A float transposed convolution's binary32 stream (constant filter and bias).
+uint32_t floatTurnedWeights(Lowering& lw, const Operation& op, const WindowGeometry& g,
+                            const uint8_t* weights, const uint8_t* bias) {
+    const OperandType type = lw.operand(op.inputs[0]).type;
+    const uint32_t kh = g.filterH, kw = g.filterW, inC = g.inC, outC = g.outC;
+    const auto w = floatValues(type, weights, size_t{outC} * kh * kw * inC);
+    const auto b = floatValues(type, bias, outC);
+    const auto turned = turnedFilter(w.data(), outC, kh, kw, inC, 0.0f);
+    const auto stream = npu::packFloatConvWeights(turned.data(), b.data(), outC, kh, kw, inC);
+    return lw.addConstant(stream.data(), stream.size());
 }
 
 Status lowerTransposeConv(Lowering& lw, const Operation& op) {
@@ -1093,22 +1133,37 @@ Status lowerTransposeConv(Lowering& lw, const Operation& op) {
     const uint8_t* weights = lw.constants().data(op.inputs[1]);  // null: computed at run time
     const uint8_t* bias = lw.constants().data(op.inputs[2]);
     if (!bias) return lw.fail(op, "the bias must be known at compile time");
+    const npu::ConvGeometry geometry{kh, kw, 1, 1, 1, 1, 0, 0};
+    const std::array<uint32_t, 4> outDims{g.batches, g.outH, g.outW, outC};
+    const uint32_t outBase = tc->p.nchw ? lw.scratch().at(1) : lw.address(op.outputs[0]);
+    // One convolution per image over the canvas.
+    const auto convolve = [&](uint32_t weightAddr, bool weightsSigned, int32_t weightZero,
+                              const npu::OutputStage& stage) -> Status {
+        lw.fenceNext();  // after the canvas
+        for (uint32_t n = 0; n < g.batches; ++n) {
+            npu::ChainBuilder chain;
+            const Status st = chain.conv(imageOf(canvasBase, canvasOf(g), n, 0, inC, in),
+                                         imageOf(outBase, outDims, n, 0, outC, out), weightAddr,
+                                         weightsSigned, weightZero, geometry, stage);
+            if (!st.ok()) return lw.fail(op, st.message);
+            lw.emitChain(chain);
+        }
+        if (!tc->p.nchw) return okStatus();
+        return transpose(lw, op, elementSize(out.type), outBase, lw.address(op.outputs[0]),
+                         g.batches, g.outH * g.outW, outC);
+    };
+    if (auto format = floatFormat(in.type)) {
+        if (!weights) return lw.fail(op, "the float filter must be known at compile time");
+        return convolve(floatTurnedWeights(lw, op, g, weights, bias), false, 0,
+                        floatStage(*format, tc->p.activation));
+    }
     auto multipliers = channelMultipliers(in, filter, lw.operand(op.inputs[2]), out, outC);
     auto range = activationRange(tc->p.activation, out);
     if (!multipliers || !range) return lw.fail(op, "quantization");
     const bool perChannel = filter.type == OperandType::TENSOR_QUANT8_SYMM_PER_CHANNEL;
     const int32_t weightZero = perChannel ? 0 : filter.zeroPoint;
     const bool weightsSigned = perChannel || isSigned(filter.type);
-    std::vector<uint8_t> turned(size_t{outC} * kh * kw * inC, static_cast<uint8_t>(weightZero));
-    for (uint32_t o = 0; weights && o < outC; ++o) {
-        for (uint32_t y = 0; y < kh; ++y) {
-            for (uint32_t x = 0; x < kw; ++x) {
-                std::memcpy(&turned[((size_t{o} * kh + y) * kw + x) * inC],
-                            weights + ((size_t{o} * kh + (kh - 1 - y)) * kw + (kw - 1 - x)) * inC,
-                            inC);
-            }
-        }
-    }
+    const auto turned = turnedFilter(weights, outC, kh, kw, inC, static_cast<uint8_t>(weightZero));
     std::vector<npu::ChannelQuant> quant(outC);
     for (uint32_t o = 0; o < outC; ++o) {
         std::memcpy(&quant[o].bias, bias + size_t{o} * sizeof(int32_t), sizeof(int32_t));
@@ -1131,22 +1186,7 @@ Status lowerTransposeConv(Lowering& lw, const Operation& op) {
         lw.fenceNext();
         scatterWeights(lw, turnedBase, weightAddr, outC, inC, kh, kw, false, inC, 0);
     }
-    const npu::ConvGeometry geometry{kh, kw, 1, 1, 1, 1, 0, 0};
-    const npu::OutputStage stage{out.zeroPoint, range->min, range->max};
-    const std::array<uint32_t, 4> outDims{g.batches, g.outH, g.outW, outC};
-    const uint32_t outBase = tc->p.nchw ? lw.scratch().at(1) : lw.address(op.outputs[0]);
-    lw.fenceNext();  // after the canvas
-    for (uint32_t n = 0; n < g.batches; ++n) {
-        npu::ChainBuilder chain;
-        const Status st = chain.conv(imageOf(canvasBase, canvasOf(g), n, 0, inC, in),
-                                     imageOf(outBase, outDims, n, 0, outC, out), weightAddr,
-                                     weightsSigned, weightZero, geometry, stage);
-        if (!st.ok()) return lw.fail(op, st.message);
-        lw.emitChain(chain);
-    }
-    if (!tc->p.nchw) return okStatus();
-    return transpose(lw, op, 1, outBase, lw.address(op.outputs[0]), g.batches, g.outH * g.outW,
-                     outC);
+    return convolve(weightAddr, weightsSigned, weightZero, {out.zeroPoint, range->min, range->max});
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1327,6 +1367,8 @@ extern const NpuOperation kTransposeConvOperation{transposeConvSupported,
                                                   lowerTransposeConv,
                                                   transposeConvScratch,
                                                   {1, 2, 3},
-                                                  false};
+                                                  false,
+                                                  nullptr,
+                                                  true};
 
 }  // namespace nncosim::driver

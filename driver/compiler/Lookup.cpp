@@ -4,9 +4,13 @@
 // value; tables computed with the golden's arithmetic from model/FixedPoint.h), the vendor
 // extension's LUT8 (its own table), and MAXIMUM and MINIMUM of two tensors (two tables, then a
 // MAXPOOL over the pair). Float RELU, RELU1 and RELU6 run on the float ADD instead; float
-// MAXIMUM and MINIMUM on the float MAXPOOL over the pair.
+// MAXIMUM and MINIMUM on the float MAXPOOL over the pair. DEQUANTIZE of 8-bit tensors and CAST
+// from TENSOR_QUANT8_ASYMM to float or int32 widen: one table per output byte, each pass writing
+// that byte of every element.
 #include <algorithm>
 #include <cstring>
+
+#include <Eigen/Core>
 
 #include "driver/compiler/Lowering.h"
 #include "model/NpuExtension.h"
@@ -93,6 +97,39 @@ std::optional<Table> activationTable(OperationType type, const Operand& in, cons
     }
 }
 
+// The output elements (bits, little-endian) of DEQUANTIZE (8-bit quantized to float) and of CAST
+// from TENSOR_QUANT8_ASYMM to float or int32, per stored input byte, as the golden computes
+// them; nullopt for other operations and types.
+std::optional<std::array<uint32_t, 256>> wideningValues(OperationType type, const Operand& in,
+                                                        const Operand& out) {
+    const bool toFloat = floatFormat(out.type).has_value();
+    const bool dequantize = type == OperationType::DEQUANTIZE && toFloat &&
+                            (isQuant8(in.type) || in.type == OperandType::TENSOR_QUANT8_SYMM);
+    const bool cast = type == OperationType::CAST && in.type == OperandType::TENSOR_QUANT8_ASYMM &&
+                      (toFloat || out.type == OperandType::TENSOR_INT32);
+    if (!dequantize && !cast) return std::nullopt;
+    const bool signedBytes = in.type != OperandType::TENSOR_QUANT8_ASYMM;
+    std::array<uint32_t, 256> bits{};
+    for (int b = 0; b < 256; ++b) {
+        const int32_t v = signedBytes ? static_cast<int8_t>(b) : b;
+        if (out.type == OperandType::TENSOR_INT32) {
+            bits[b] = static_cast<uint32_t>(v);
+            continue;
+        }
+        const float real =
+            dequantize ? fixedpoint::dequantizeValue(v, in.scale, in.zeroPoint) : float(v);
+        if (out.type == OperandType::TENSOR_FLOAT16) {
+            const Eigen::half h(real);
+            uint16_t u;
+            std::memcpy(&u, &h, 2);
+            bits[b] = u;
+        } else {
+            std::memcpy(&bits[b], &real, 4);
+        }
+    }
+    return bits;
+}
+
 /// The fused-activation code of RELU, RELU1 and RELU6; nullopt for other operations.
 std::optional<int32_t> reluActivation(OperationType type) {
     switch (type) {
@@ -111,10 +148,11 @@ Status activationSupported(const Model& model, const Operation& op) {
     const Operand& in = model.main.operands[op.inputs[0]];
     const Operand& out = model.main.operands[op.outputs[0]];
     if (floatFormat(in.type) && out.type == in.type && reluActivation(op.type)) return okStatus();
+    if (wideningValues(op.type, in, out)) return okStatus();
     if (!isQuant8(in.type) || out.type != in.type || !activationTable(op.type, in, out))
         return unsupported(op,
-                           "only 8-bit quantized tensors with NNAPI's output quantization, or "
-                           "float RELU, RELU1 and RELU6");
+                           "only 8-bit quantized tensors with NNAPI's output quantization, "
+                           "float RELU, RELU1 and RELU6, or 8-bit DEQUANTIZE and CAST");
     return okStatus();
 }
 
@@ -162,9 +200,30 @@ Status lowerFloatRelu(Lowering& lw, const Operation& op, npu::Format format) {
                               negativeZero);
 }
 
+// A widening table: per byte k of the output elements a LUT pass writing that byte.
+Status lowerWidening(Lowering& lw, const Operation& op, const std::array<uint32_t, 256>& bits) {
+    const OperandType in = lw.operand(op.inputs[0]).type;
+    const uint32_t size = elementSize(lw.operand(op.outputs[0]).type);
+    const auto total = static_cast<uint32_t>(elementCount(lw.dims(op.inputs[0])));
+    npu::ChainBuilder chain;
+    for (uint32_t k = 0; k < size; ++k) {
+        Table table{};
+        for (int b = 0; b < 256; ++b) table[b] = static_cast<uint8_t>(bits[b] >> (8 * k));
+        const npu::Descriptor d = lookupDescriptor(lw, in, in, table);
+        const Status st =
+            chain.stream(d, {lw.address(op.inputs[0]), {0, 0, 0, 1}}, std::nullopt,
+                         {lw.address(op.outputs[0]) + k, {0, 0, 0, size}}, {1, 1, 1, total});
+        if (!st.ok()) return lw.fail(op, st.message);
+    }
+    lw.emitChain(chain);
+    return okStatus();
+}
+
 Status lowerActivation(Lowering& lw, const Operation& op) {
-    if (auto format = floatFormat(lw.operand(op.inputs[0]).type))
-        return lowerFloatRelu(lw, op, *format);
+    const Operand& in = lw.operand(op.inputs[0]);
+    if (auto bits = wideningValues(op.type, in, lw.operand(op.outputs[0])))
+        return lowerWidening(lw, op, *bits);
+    if (auto format = floatFormat(in.type)) return lowerFloatRelu(lw, op, *format);
     auto table = activationTable(op.type, lw.operand(op.inputs[0]), lw.operand(op.outputs[0]));
     if (!table) return lw.fail(op, "quantization");
     return lowerTable(lw, op, op.inputs[0], *table);

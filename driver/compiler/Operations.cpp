@@ -64,6 +64,7 @@ const NpuOperation* findNpuOperation(const Model& model, OperationType type) {
         case OperationType::HARD_SWISH:
         case OperationType::RSQRT:
         case OperationType::CAST:
+        case OperationType::DEQUANTIZE:
             return &kActivationOperation;
         case OperationType::PRELU:
             return &kConstantOperandOperation;
