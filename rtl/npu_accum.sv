@@ -123,6 +123,9 @@ module npu_accum
   endfunction
 
   // The entry's new value (read-modify-write); only computed for a valid vector.
+  logic fp_bank;  // the vector's bank holds a float block
+  assign fp_bank = job_q[am.bank].format != 2'(FmtInt8);
+
   always_comb begin
     logic [31:0] old;
     old = '0;
@@ -131,15 +134,17 @@ module npu_accum
     end
     count_we    = 1'b0;
     count_wdata = '0;
-    if (am.valid && !from_array && job_q[am.bank].format != 2'(FmtInt8)) begin
+    if (am.valid && !from_array && fp_bank) begin
       float_pool(acc_wdata, acc_q[am.bank][am.p], pool_act_i, am.first, am.pad, am.maxpool,
                  job_q[am.bank].format);
+    end else if (am.valid && from_array && fp_bank) begin
+      for (int unsigned l = 0; l < Vec; l++) begin
+        acc_wdata[l] = am.first ? psum_i[l] : fp32_add(acc_q[am.bank][am.p][l], psum_i[l]);
+      end
     end else if (am.valid) begin
       for (int unsigned l = 0; l < Vec; l++) begin
         old = acc_q[am.bank][am.p][l];
-        if (from_array && job_q[am.bank].format != 2'(FmtInt8)) begin
-          acc_wdata[l] = am.first ? psum_i[l] : fp32_add(old, psum_i[l]);
-        end else if (from_array) begin
+        if (from_array) begin
           acc_wdata[l] = (am.first ? 32'd0 : old) + psum_i[l];
         end else if (am.maxpool) begin
           if (am.first && am.pad) begin

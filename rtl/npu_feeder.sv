@@ -375,13 +375,18 @@ module npu_feeder
   end
 
   // Float vectors: lane l is element l of the vw words read together (+0 outside the input).
+  logic s2_fp;
+  assign s2_fp = s2_q.valid && !s2_q.pool && s2_fmt_q != 2'(FmtInt8);
   always_comb begin
-    for (int unsigned l = 0; l < Vec; l++) begin
-      s3_fp_d[l] = '0;
-      if (s2_q.valid && !s2_q.pool && s2_fmt_q != 2'(FmtInt8) && 32'(l) < 32'(s2_lanes_q)) begin
-        s3_fp_d[l] = s2_fmt_q == 2'(FmtFp16)
-                         ? fp16_to_fp32(spad_rdata_i[l / (Vec / 2)][(l % (Vec / 2)) * 16 +: 16])
-                         : spad_rdata_i[l / (Vec / 4)][(l % (Vec / 4)) * 32 +: 32];
+    s3_fp_d = s3_fp_q;
+    if (s2_fp) begin
+      for (int unsigned l = 0; l < Vec; l++) begin
+        s3_fp_d[l] = '0;
+        if (32'(l) < 32'(s2_lanes_q)) begin
+          s3_fp_d[l] = s2_fmt_q == 2'(FmtFp16)
+                           ? fp16_to_fp32(spad_rdata_i[l / (Vec / 2)][(l % (Vec / 2)) * 16 +: 16])
+                           : spad_rdata_i[l / (Vec / 4)][(l % (Vec / 4)) * 32 +: 32];
+        end
       end
     end
   end
@@ -527,7 +532,7 @@ module npu_feeder
       s2_lanes_q <= s2_lanes_d;
     end
     s3_act_q <= s3_act_d;
-    if (s2_q.valid && s2_fmt_q != 2'(FmtInt8)) begin
+    if (s2_fp) begin
       s3_fp_q <= s3_fp_d;
     end
 
