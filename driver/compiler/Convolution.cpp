@@ -74,14 +74,19 @@ Status weightsSupported(const Constants& c, const Operation& op, bool depthwise)
     return okStatus();
 }
 
-// A float convolution's filter and bias: the input's type, constants (packed as binary32).
-Status floatWeightsSupported(const Constants& c, const Operation& op, bool depthwise) {
+// A float convolution's filter and bias: the input's type, packed as binary32; computed at run
+// time (scattered into the stream) only for float32 and when `runtimeAllowed`.
+Status floatWeightsSupported(const Constants& c, const Operation& op, bool depthwise,
+                             bool runtimeAllowed) {
     const Operand& in = c.operand(op.inputs[0]);
     const Operand& filter = c.operand(op.inputs[1]);
     if (filter.type != in.type || c.operand(op.inputs[2]).type != in.type)
         return unsupported(op, "filter and bias types must be the input's");
-    if (!c.isConstantOrInput(op.inputs[1]) || !c.isConstantOrInput(op.inputs[2]))
-        return unsupported(op, "float filter and bias must be known at compile time");
+    if ((!c.isConstantOrInput(op.inputs[1]) || !c.isConstantOrInput(op.inputs[2])) &&
+        (!runtimeAllowed || in.type != OperandType::TENSOR_FLOAT32))
+        return unsupported(op,
+                           "a float filter or bias computed at run time: float32 convolutions and "
+                           "depthwise multiplier 1 only (a binary16 one would need widening)");
     if (filter.dimensions.size() != 4) return unsupported(op, "filter rank");
     if (depthwise && filter.dimensions[0] != 1)
         return unsupported(op, "depthwise filter must be [1, height, width, channels]");
@@ -115,8 +120,9 @@ Status supported(const Model& model, const Operation& op) {
         return okStatus();
     }
     const bool depthwise = op.type == OperationType::DEPTHWISE_CONV_2D;
-    NN_RETURN_IF_ERROR(isFloat ? floatWeightsSupported(c, op, depthwise)
-                               : weightsSupported(c, op, depthwise));
+    NN_RETURN_IF_ERROR(
+        isFloat ? floatWeightsSupported(c, op, depthwise, !depthwise || p->depthMultiplier == 1)
+                : weightsSupported(c, op, depthwise));
     const Operand& filter = c.operand(op.inputs[1]);
     if (op.type == OperationType::CONV_2D && in.dimensions.size() == 4) {
         const uint32_t inC = in.dimensions[p->nchw ? 1 : 3];
@@ -326,7 +332,7 @@ Result<ConvInfo> convInfo(const Lowering& lw, const Operation& op) {
     c.weightsSigned = perChannel || isSigned(filter.type);
     c.weights = lw.constants().data(op.inputs[1]);
     c.bias = lw.constants().data(op.inputs[2]);
-    if (!c.bias) return lw.fail(op, "the bias must be known at compile time");
+    if (!c.bias && !format) return lw.fail(op, "the bias must be known at compile time");
     c.geometry = {c.kh,
                   c.kw,
                   static_cast<uint32_t>(p.strideH),
@@ -340,18 +346,24 @@ Result<ConvInfo> convInfo(const Lowering& lw, const Operation& op) {
     // multiplier's channels. Grouped convolution is one convolution per group.
     c.useDw = c.dw && p.depthMultiplier == 1;
     c.taps = c.useDw && !format && npu::depthwiseUsesTaps(c.geometry);
-    if (format && !c.weights) return lw.fail(op, "the float filter must be known at compile time");
+    if (format && (!c.weights || !c.bias) &&
+        (in.type != OperandType::TENSOR_FLOAT32 || (c.dw && !c.useDw)))
+        return lw.fail(op, "this float filter must be known at compile time");
     return c;
 }
 
 // The binary32 weight stream of a float convolution's group g (npu::packFloatConvWeights /
-// packFloatDepthwiseWeights).
-uint32_t floatConvWeights(Lowering& lw, const Operation& op, const ConvInfo& c, uint32_t g) {
+// packFloatDepthwiseWeights); a filter or bias computed at run time is scattered into it.
+Result<uint32_t> floatConvWeights(Lowering& lw, const Operation& op, const ConvInfo& c,
+                                  uint32_t g) {
     const uint32_t inC = c.w.in[3], outC = c.w.out[3], kh = c.kh, kw = c.kw;
     const Operand& filter = lw.operand(op.inputs[1]);
+    const size_t count = elementCount(filter.dimensions);
     const std::vector<float> weights =
-        floatValues(filter.type, c.weights, elementCount(filter.dimensions));
-    const std::vector<float> bias = floatValues(lw.operand(op.inputs[2]).type, c.bias, outC);
+        c.weights ? floatValues(filter.type, c.weights, count) : std::vector<float>(count, 0.0f);
+    const std::vector<float> bias = c.bias
+                                        ? floatValues(lw.operand(op.inputs[2]).type, c.bias, outC)
+                                        : std::vector<float>(outC, 0.0f);
     const float* groupBias = bias.data() + size_t{g} * c.groupOut;
     std::vector<uint8_t> stream;
     if (c.useDw) {
@@ -369,13 +381,21 @@ uint32_t floatConvWeights(Lowering& lw, const Operation& op, const ConvInfo& c, 
         stream = npu::packFloatConvWeights(weights.data() + g * groupSize, groupBias, c.groupOut,
                                            kh, kw, c.groupIn);
     }
-    return lw.addConstant(stream.data(), stream.size());
+    const uint32_t addr = lw.addConstant(stream.data(), stream.size());
+    if (!c.weights || !c.bias) {
+        const auto runtime = [&](const uint8_t* known, uint32_t k) {
+            return known ? std::nullopt : std::optional<uint32_t>(lw.address(op.inputs[k]));
+        };
+        NN_RETURN_IF_ERROR(scatterFloatWeights(
+            lw, runtime(c.weights, 1), runtime(c.bias, 2), addr, c.useDw ? outC : c.groupOut,
+            c.useDw ? 1 : c.groupIn, kh, kw, c.useDw, c.useDw ? outC : c.groupIn, g * c.groupOut));
+    }
+    return addr;
 }
 
 // The weight stream of group g (npu::packConvWeights / packDepthwiseWeights). Weights the device
 // computes at run time are scattered into a stream of placeholders (the weight zero point).
 uint32_t convWeights(Lowering& lw, const Operation& op, const ConvInfo& c, uint32_t g) {
-    if (c.stage.format != 0) return floatConvWeights(lw, op, c, g);
     const uint32_t inC = c.w.in[3], outC = c.w.out[3], kh = c.kh, kw = c.kw;
     std::vector<npu::ChannelQuant> quant(c.groupOut);
     for (uint32_t o = 0; o < c.groupOut; ++o) {
@@ -657,16 +677,18 @@ Status lowerConv(Lowering& lw, const Operation& op) {
     auto io = transposeIn(lw, op, c.w);
     NN_RETURN_IF_ERROR(io.status());
     for (uint32_t g = 0; g < c.groups; ++g) {
-        const uint32_t weights = convWeights(lw, op, c, g);
+        auto weights = c.stage.format != 0 ? floatConvWeights(lw, op, c, g)
+                                           : Result<uint32_t>(convWeights(lw, op, c, g));
+        NN_RETURN_IF_ERROR(weights.status());
         lw.fenceNext();
         for (uint32_t n = 0; n < c.w.in[0]; ++n) {
             const auto input =
                 imageOf(io->inBase, c.w.in, n, c.dw ? 0 : g * c.groupIn, c.groupIn, in);
             const auto output = imageOf(io->outBase, c.w.out, n, g * c.groupOut, c.groupOut, out);
             npu::ChainBuilder chain;
-            const Status st = c.useDw ? chain.depthwise(input, output, weights, c.weightsSigned,
+            const Status st = c.useDw ? chain.depthwise(input, output, *weights, c.weightsSigned,
                                                         c.weightZero, c.geometry, c.stage, c.taps)
-                                      : chain.conv(input, output, weights, c.weightsSigned,
+                                      : chain.conv(input, output, *weights, c.weightsSigned,
                                                    c.weightZero, c.geometry, c.stage);
             if (!st.ok()) return lw.fail(op, st.message);
             lw.emitChain(chain);
@@ -1005,7 +1027,7 @@ Status transposeConvSupported(const Model& model, const Operation& op) {
     const bool isFloat = floatFormat(in.type).has_value();
     if ((!isQuant8(in.type) && !isFloat) || out.type != in.type)
         return unsupported(op, "only 8-bit quantized, float32 and float16 tensors");
-    NN_RETURN_IF_ERROR(isFloat ? floatWeightsSupported(c, op, false)
+    NN_RETURN_IF_ERROR(isFloat ? floatWeightsSupported(c, op, false, false)
                                : weightsSupported(c, op, false));
     const auto activation = c.scalar<int32_t>(op.inputs[op.inputs.size() == 11 ? 9 : 7]);
     if (!activation ||
@@ -1310,6 +1332,41 @@ void scatterWeights(Lowering& lw, uint32_t filter, uint32_t stream, uint32_t out
             }
         }
     }
+}
+
+Status scatterFloatWeights(Lowering& lw, std::optional<uint32_t> filter,
+                           std::optional<uint32_t> bias, uint32_t stream, uint32_t outC,
+                           uint32_t inC, uint32_t kh, uint32_t kw, bool depthwise, uint32_t filterC,
+                           uint32_t firstOut) {
+    constexpr int64_t kRow = npu::kFloatWeightRowWords * kAlign, kBlock = npu::kArrayRows * kRow;
+    const uint32_t cBlocks = depthwise ? 1 : ceilDiv(inC, npu::kArrayRows);
+    const int64_t streamBlock = npu::kWeightQuantWords * kAlign + kh * kw * cBlocks * kBlock;
+    const int64_t rowStride = int64_t{kh} * kw * filterC * 4;  // between output channels
+    MoveEmitter move(lw, 4, 0);
+    lw.fenceNext();  // after the filter's and the bias's producers
+    for (uint32_t ob = 0; ob < ceilDiv(outC, kLanes); ++ob) {
+        const uint32_t nc = std::min(kLanes, outC - ob * kLanes), o0 = firstOut + ob * kLanes;
+        const auto at = [&](int64_t offset) { return static_cast<uint32_t>(offset); };
+        const uint32_t quant = stream + at(ob * streamBlock);
+        if (bias)
+            NN_RETURN_IF_ERROR(move.block(*bias + o0 * 4, quant, {{nc, 4, 4}, {4, 1, 1}}, false));
+        for (uint32_t t = 0; filter && t < kh * kw; ++t) {
+            for (uint32_t cb = 0; cb < cBlocks; ++cb) {
+                const uint32_t block =
+                    quant + npu::kWeightQuantWords * kAlign + at((t * cBlocks + cb) * kBlock);
+                if (depthwise) {  // [1, kh, kw, C]: lane n on the block's diagonal
+                    NN_RETURN_IF_ERROR(move.block(*filter + (t * filterC + o0) * 4, block,
+                                                  {{nc, 4, kRow + 4}, {4, 1, 1}}, false));
+                } else {
+                    const uint32_t kc = std::min(npu::kArrayRows, inC - cb * npu::kArrayRows);
+                    NN_RETURN_IF_ERROR(
+                        move.block(*filter + at(o0 * rowStride) + (t * filterC + cb * kLanes) * 4,
+                                   block, {{nc, rowStride, 4}, {kc, 4, kRow}, {4, 1, 1}}, false));
+                }
+            }
+        }
+    }
+    return okStatus();
 }
 
 // Depthwise layers (multiplier 1, TAPS, NHWC) whose result only a 1x1 convolution (stride 1, no

@@ -16,13 +16,13 @@ Status supported(const Model& model, const Operation& op) {
     const bool isFloat = floatFormat(in.type).has_value();
     if ((!isQuant8(in.type) && !isFloat) || out.type != in.type || w.type != in.type)
         return unsupported(op, "only 8-bit quantized, float32 and float16 tensors");
-    if (!c.isConstantOrInput(op.inputs[2]))
+    if (!isFloat && !c.isConstantOrInput(op.inputs[2]))
         return unsupported(op,
                            "the bias must be a constant or a model input (packed at compile time)");
-    if (isFloat && (bias.type != in.type || !c.isConstantOrInput(op.inputs[1])))
-        return unsupported(op,
-                           "float weights and bias must be the input's type, known at compile "
-                           "time");
+    if (isFloat && bias.type != in.type) return unsupported(op, "bias type");
+    if (isFloat && in.type != OperandType::TENSOR_FLOAT32 &&
+        (!c.isConstantOrInput(op.inputs[1]) || !c.isConstantOrInput(op.inputs[2])))
+        return unsupported(op, "float16 weights computed at run time (they would need widening)");
     auto act = c.scalar<int32_t>(op.inputs[3]);
     if (!act || (isFloat ? *act < 0 || *act > 3 : !activationRange(*act, out)))
         return unsupported(op, "activation must be a constant");
@@ -41,7 +41,8 @@ Result<std::vector<uint32_t>> outputShape(const Lowering& lw, const Operation& o
     return fullyConnectedShape(lw.dims(op.inputs[0]), lw.dims(op.inputs[1]), lw.dims(op.inputs[2]));
 }
 
-// A float layer: the binary32 stream of the constant weights and bias, one float CONV.
+// A float layer: the binary32 stream of the weights and bias (scattered in when computed at run
+// time), one float CONV.
 Status lowerFloat(Lowering& lw, const Operation& op, npu::Format format) {
     const Operand& in = lw.operand(op.inputs[0]);
     const uint32_t units = lw.dims(op.inputs[1])[0], inSize = lw.dims(op.inputs[1])[1];
@@ -49,10 +50,20 @@ Status lowerFloat(Lowering& lw, const Operation& op, npu::Format format) {
     const uint8_t* w = lw.constants().data(op.inputs[1]);
     const uint8_t* b = lw.constants().data(op.inputs[2]);
     auto act = lw.constants().scalar<int32_t>(op.inputs[3]);
-    if (!w || !b || !act) return lw.fail(op, "weights and bias must be known at compile time");
-    const auto weights = floatValues(in.type, w, size_t{units} * inSize);
-    const auto bias = floatValues(in.type, b, units);
+    if (!act) return lw.fail(op, "activation");
+    const size_t count = size_t{units} * inSize;
+    const auto weights = w ? floatValues(in.type, w, count) : std::vector<float>(count, 0.0f);
+    const auto bias = b ? floatValues(in.type, b, units) : std::vector<float>(units, 0.0f);
     const auto stream = npu::packFloatConvWeights(weights.data(), bias.data(), units, 1, 1, inSize);
+    const uint32_t wAddr = lw.addConstant(stream.data(), stream.size());
+    if (!w || !b) {
+        const auto runtime = [&](const uint8_t* known, uint32_t k) {
+            return known ? std::nullopt : std::optional<uint32_t>(lw.address(op.inputs[k]));
+        };
+        NN_RETURN_IF_ERROR(scatterFloatWeights(lw, runtime(w, 1), runtime(b, 2), wAddr, units,
+                                               inSize, 1, 1, false, inSize, 0));
+        lw.fenceNext();
+    }
     npu::DeviceTensor input, output;
     input.addr = lw.address(op.inputs[0]);
     input.n = batches, input.c = inSize * size;
@@ -60,8 +71,7 @@ Status lowerFloat(Lowering& lw, const Operation& op, npu::Format format) {
     output.n = batches, output.c = units * size;
     npu::ChainBuilder chain;
     const Status st =
-        chain.fullyConnected(input, output, lw.addConstant(stream.data(), stream.size()), false, 0,
-                             floatStage(format, *act));
+        chain.fullyConnected(input, output, wAddr, false, 0, floatStage(format, *act));
     if (!st.ok()) return lw.fail(op, st.message);
     lw.emitChain(chain);
     return okStatus();
