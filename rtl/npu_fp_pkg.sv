@@ -127,6 +127,9 @@ package npu_fp_pkg;
     if (fp32_is_inf(a) && fp32_is_inf(b)) return a[31] == b[31] ? a : Fp32QNaN;
     if (fp32_is_inf(a)) return a;
     if (fp32_is_inf(b)) return b;
+    // A zero addend leaves the other exact (a fast path: zero products are common in the array).
+    if (fp32_is_zero(b)) return fp32_is_zero(a) ? {a[31] & b[31], 31'b0} : a;
+    if (fp32_is_zero(a)) return b;
     if (a[30:0] >= b[30:0]) begin
       x = a;
       y = b;
