@@ -1217,7 +1217,8 @@ Status lowerTransposeConv(Lowering& lw, const Operation& op) {
 // innermost, [1, Rh, Rw, P] in NHWC (Rh x Rw the reduced elements, P the kept ones), and one
 // MAXPOOL window of Rh x Rw gives [1, 1, 1, P]: the output in its own order. The minimum is the
 // complement of the maximum of complements (~x reverses the order of uint8 and of int8 bytes
-// alike): the copy complements, and a LUT complements the pooled values.
+// alike): the copy complements, and a LUT complements the pooled values. Float tensors pool on
+// the float MAXPOOL, unclamped; their minimum is the negated maximum of the negated values.
 
 bool isMinimum(const Operation& op) {
     return op.type == OperationType::REDUCE_MIN;
@@ -1226,8 +1227,8 @@ bool isMinimum(const Operation& op) {
 Status reduceSupported(const Model& model, const Operation& op) {
     const Constants c(model);
     const Operand& in = c.operand(op.inputs[0]);
-    if (!isQuant8(in.type) || c.operand(op.outputs[0]).type != in.type)
-        return unsupported(op, "only 8-bit quantized tensors");
+    if ((!isQuant8(in.type) && !floatFormat(in.type)) || c.operand(op.outputs[0]).type != in.type)
+        return unsupported(op, "only 8-bit quantized, float32 and float16 tensors");
     if (!c.isConstant(op.inputs[1]) || !c.isConstant(op.inputs[2]))
         return unsupported(op, "the axes and keep_dims must be constants");
     auto reduced = reducedOf(c, op, in.dimensions.size());
@@ -1236,7 +1237,8 @@ Status reduceSupported(const Model& model, const Operation& op) {
     auto layout = reduceLayout(in.dimensions, *reduced);
     if (!layout)
         return unsupported(op, "the reduced extent is no product of two windows of at most 255");
-    if (layout->kept > kMaxCount) return unsupported(op, "more kept elements than 16 bits count");
+    if (layout->kept * elementSize(in.type) > kMaxCount)
+        return unsupported(op, "more kept bytes than 16 bits count");
     return okStatus();
 }
 
@@ -1248,10 +1250,11 @@ Result<std::vector<uint32_t>> reduceOutputShape(const Lowering& lw, const Operat
     return reductionShape(in, *reduced, *keepDims != 0);
 }
 
-// The reordered (and for REDUCE_MIN complemented) input, and the complemented minimum.
+// The reordered (and for REDUCE_MIN complemented or negated) input, and the reversed minimum.
 std::vector<uint64_t> reduceScratch(const Lowering& lw, const Operation& op) {
-    std::vector<uint64_t> areas{elementCount(lw.dims(op.inputs[0]))};
-    if (isMinimum(op)) areas.push_back(elementCount(lw.dims(op.outputs[0])));
+    const OperandType type = lw.operand(op.inputs[0]).type;
+    std::vector<uint64_t> areas{byteSize(type, lw.dims(op.inputs[0]))};
+    if (isMinimum(op)) areas.push_back(byteSize(type, lw.dims(op.outputs[0])));
     return areas;
 }
 
@@ -1265,26 +1268,40 @@ Status lowerReduce(Lowering& lw, const Operation& op) {
     if (layout->kept == 0 || layout->windowH * layout->windowW == 0) return okStatus();  // empty
     const Table complement = tableOf(in.type, [](int32_t v) { return ~v; });
     const bool minimum = isMinimum(op);
-    MoveEmitter move(lw, 1, 0, minimum ? std::optional<Table>(complement) : std::nullopt);
+    const auto format = floatFormat(in.type);
+    const uint32_t size = elementSize(in.type);
+    MoveEmitter move(lw, size, 0,
+                     minimum && !format ? std::optional<Table>(complement) : std::nullopt);
     const uint32_t ordered = lw.scratch().at(0);
     NN_RETURN_IF_ERROR(move.box(lw.address(op.inputs[0]), ordered, layout->axes));
+    if (minimum && format) {
+        lw.fenceNext();  // after the copy
+        NN_RETURN_IF_ERROR(negateFloats(lw, op, *format, ordered, ordered,
+                                        static_cast<uint32_t>(elementCount(dims))));
+    }
     npu::DeviceTensor window;
     window.addr = ordered;
-    window.h = layout->windowH, window.w = layout->windowW, window.c = layout->kept;
+    window.h = layout->windowH, window.w = layout->windowW, window.c = layout->kept * size;
     window.isSigned = isSigned(in.type);
     window.zeroPoint = in.zeroPoint;
     npu::DeviceTensor pooled = window;
     pooled.addr = minimum ? lw.scratch().at(1) : lw.address(op.outputs[0]);
     pooled.h = pooled.w = 1;
     const npu::ConvGeometry geometry{layout->windowH, layout->windowW, 1, 1, 1, 1, 0, 0};
+    npu::OutputStage stage{0, typeMin(in.type), typeMax(in.type)};
+    if (format) {
+        stage.format = static_cast<uint32_t>(*format);
+        stage.fpMin = npu::kFp32NegInf, stage.fpMax = npu::kFp32Inf;
+    }
     lw.fenceNext();  // after the copy
     npu::ChainBuilder chain;
-    Status st =
-        chain.pool(false, window, pooled, geometry, {0, typeMin(in.type), typeMax(in.type)});
+    Status st = chain.pool(false, window, pooled, geometry, stage);
     if (!st.ok()) return lw.fail(op, st.message);
     lw.emitChain(chain);
     if (!minimum) return okStatus();
     lw.fenceNext();  // after the pool
+    if (format)
+        return negateFloats(lw, op, *format, pooled.addr, lw.address(op.outputs[0]), layout->kept);
     MoveEmitter back(lw, 1, 0, complement);
     return back.block(pooled.addr, lw.address(op.outputs[0]), {{layout->kept, 1, 1}}, false);
 }
@@ -1416,7 +1433,7 @@ extern const NpuOperation kConvolutionOperation{supported, outputShape, lowerCon
 extern const NpuOperation kPoolingOperation{supported, outputShape, lowerPool, scratch,
                                             {},        false,       nullptr,   true};
 extern const NpuOperation kReduceOperation{
-    reduceSupported, reduceOutputShape, lowerReduce, reduceScratch, {}, false};
+    reduceSupported, reduceOutputShape, lowerReduce, reduceScratch, {}, false, nullptr, true};
 extern const NpuOperation kMeanOperation{meanSupported, meanOutputShape, lowerMean, meanScratch, {},
                                          false,         nullptr,         true};
 extern const NpuOperation kTransposeConvOperation{transposeConvSupported,

@@ -384,16 +384,6 @@ std::vector<uint64_t> maxMinScratch(const Lowering& lw, const Operation& op) {
     return {2 * n};
 }
 
-// Float MINIMUM's reversal of the order: -x, as x * -1 on the float MUL (exact; NaN stays NaN),
-// from `src` to `dst`, `count` elements.
-Status negateFloats(Lowering& lw, const Operation& op, npu::Format format, uint32_t src,
-                    uint32_t dst, uint32_t count) {
-    npu::Descriptor d = floatDescriptor(npu::Opcode::MUL, format, false, 0);
-    d.fpMin = npu::kFp32NegInf, d.fpMax = npu::kFp32Inf;
-    const uint32_t minusOne = format == npu::Format::FP16 ? 0xbc00u : 0xbf800000u;
-    return streamWithConstant(lw, op, d, src, dst, count, minusOne);
-}
-
 Status lowerMaxMin(Lowering& lw, const Operation& op) {
     if (byTable(lw.constants(), op)) return lowerConstantOperand(lw, op);
     const Operand& out = lw.operand(op.outputs[0]);
@@ -470,6 +460,14 @@ Status lowerLut8(Lowering& lw, const Operation& op) {
 }
 
 }  // namespace
+
+Status negateFloats(Lowering& lw, const Operation& op, npu::Format format, uint32_t src,
+                    uint32_t dst, uint32_t count) {
+    npu::Descriptor d = floatDescriptor(npu::Opcode::MUL, format, false, 0);
+    d.fpMin = npu::kFp32NegInf, d.fpMax = npu::kFp32Inf;
+    const uint32_t minusOne = format == npu::Format::FP16 ? 0xbc00u : 0xbf800000u;
+    return streamWithConstant(lw, op, d, src, dst, count, minusOne);
+}
 
 extern const NpuOperation kActivationOperation{
     activationSupported, sameShape, lowerActivation, nullptr, {}, false, nullptr, true};

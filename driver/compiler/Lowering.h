@@ -152,6 +152,12 @@ const NpuOperation* findNpuOperation(const Model& model, OperationType type);
 npu::Descriptor lookupDescriptor(Lowering& lowering, OperandType in, OperandType out,
                                  const Table& table);
 
+/// -x for `count` float elements of `format` from `src` to `dst` (which may be `src`): x * -1 on
+/// the float MUL, exact, NaN staying NaN; it reverses the order for MINIMUM and REDUCE_MIN
+/// (Lookup.cpp).
+Status negateFloats(Lowering& lowering, const Operation& op, npu::Format format, uint32_t src,
+                    uint32_t dst, uint32_t count);
+
 /// Fills the weight slots of a stream packed with placeholders from weights the device computes
 /// at run time (Convolution.cpp).
 void scatterWeights(Lowering& lowering, uint32_t filter, uint32_t stream, uint32_t outC,
