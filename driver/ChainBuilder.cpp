@@ -415,9 +415,7 @@ Status ChainBuilder::depthwise(const DeviceTensor& input, const DeviceTensor& ou
     // Diagonal blocks stream a block per tap and channel block with every tile: a map that does
     // not fit the scratchpad with all its channels runs on slices of channels (whole vectors)
     // that let it fit, so each slice streams its blocks about once.
-    const uint32_t size = stage.format == static_cast<uint32_t>(Format::FP32)   ? 4
-                          : stage.format == static_cast<uint32_t>(Format::FP16) ? 2
-                                                                                : 1;
+    const uint32_t size = formatBytes(stage.format);
     const uint32_t vector = kVec * size;
     const uint64_t mapPixels = std::max<uint64_t>(1, uint64_t{input.h} * input.w);
     uint32_t slice = input.c;

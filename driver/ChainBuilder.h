@@ -117,9 +117,9 @@ std::vector<uint8_t> packFloatDepthwiseWeights(const float* weights, const float
                                                uint32_t channels, uint32_t kernelH,
                                                uint32_t kernelW);
 
-/// Bytes per element of the tensors of `d`: 1 for quantized formats, 4 for FP32, 2 for FP16.
-inline uint32_t elementBytes(const Descriptor& d) {
-    switch (static_cast<Format>(d.format)) {
+/// Bytes per element of a FORMAT: 1 for quantized formats, 4 for FP32, 2 for FP16.
+inline uint32_t formatBytes(uint32_t format) {
+    switch (static_cast<Format>(format)) {
         case Format::FP32:
             return 4;
         case Format::FP16:
@@ -127,6 +127,11 @@ inline uint32_t elementBytes(const Descriptor& d) {
         default:
             return 1;
     }
+}
+
+/// Bytes per element of the tensors of `d`.
+inline uint32_t elementBytes(const Descriptor& d) {
+    return formatBytes(d.format);
 }
 
 /// Scratchpad words of one array input vector (kArrayRows elements) of `d`, as

@@ -3,9 +3,9 @@
 //
 // The feeder claims a free bank for each output-channel block (with the job the drain needs);
 // the block's vectors add up its K steps, from the array's sums or, for pooling, straight from
-// the feeder (max, or sum and count); float array sums add in binary32, K step after K step;
-// the bank is full after the block's last vector and the
-// drain reads it, one entry per cycle through a registered read port, and releases it.
+// the feeder (max, or sum and count); float array sums add in binary32, K step after K step.
+// The bank is full after the block's last vector and the drain reads it, one entry per cycle
+// through a registered read port, and releases it.
 // The metadata of each vector travels beside the array: Rows + Cols cycles, or Rows + 1 in the
 // array's TAPS mode, whose sums leave the array without deskew.
 module npu_accum

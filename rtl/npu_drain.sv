@@ -32,8 +32,8 @@ module npu_drain
   output logic               idle_o,
   output logic               retire_o,       // its descriptor retires
 
-  // Requantization: the entry (acc_rdata_i) goes there unless it is pooled or float. The requantizer
-  // serves element-wise operations while elem_active_i.
+  // Requantization: the entry (acc_rdata_i) goes there unless it is pooled or float. The
+  // requantizer serves element-wise operations while elem_active_i.
   input  logic               elem_active_i,
   output logic               rq_valid_o,
   input  logic               rq_ready_i,

@@ -126,7 +126,8 @@ module npu_feeder
   assign chain_ready  = !is_chain_in || word_q < chain_written_i;
   assign issue        = state_q == FdStream && block_ready && chain_ready;
 
-  // The array changes mode (weight-stationary / TAPS) and pooling starts only on an empty array.
+  // The array changes mode (weight-stationary / TAPS / float) and pooling starts only on an empty
+  // array.
   // So does a TAPS shape (the ports' and rows' configuration) change.
   logic        nb_go, same_array_mode, bank;
   logic        array_dw_q, array_dw_d, array_fp_q, array_fp_d;

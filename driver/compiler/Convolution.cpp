@@ -383,12 +383,9 @@ Result<uint32_t> floatConvWeights(Lowering& lw, const Operation& op, const ConvI
     }
     const uint32_t addr = lw.addConstant(stream.data(), stream.size());
     if (!c.weights || !c.bias) {
-        const auto runtime = [&](const uint8_t* known, uint32_t k) {
-            return known ? std::nullopt : std::optional<uint32_t>(lw.address(op.inputs[k]));
-        };
-        NN_RETURN_IF_ERROR(scatterFloatWeights(
-            lw, runtime(c.weights, 1), runtime(c.bias, 2), addr, c.useDw ? outC : c.groupOut,
-            c.useDw ? 1 : c.groupIn, kh, kw, c.useDw, c.useDw ? outC : c.groupIn, g * c.groupOut));
+        NN_RETURN_IF_ERROR(scatterFloatWeights(lw, op, addr, c.useDw ? outC : c.groupOut,
+                                               c.useDw ? 1 : c.groupIn, kh, kw, c.useDw,
+                                               c.useDw ? outC : c.groupIn, g * c.groupOut));
     }
     return addr;
 }
@@ -1351,10 +1348,15 @@ void scatterWeights(Lowering& lw, uint32_t filter, uint32_t stream, uint32_t out
     }
 }
 
-Status scatterFloatWeights(Lowering& lw, std::optional<uint32_t> filter,
-                           std::optional<uint32_t> bias, uint32_t stream, uint32_t outC,
+Status scatterFloatWeights(Lowering& lw, const Operation& op, uint32_t stream, uint32_t outC,
                            uint32_t inC, uint32_t kh, uint32_t kw, bool depthwise, uint32_t filterC,
                            uint32_t firstOut) {
+    // The filter (input 1) and the bias (input 2) computed at run time.
+    const auto runtime = [&](uint32_t k) -> std::optional<uint32_t> {
+        if (lw.constants().data(op.inputs[k])) return std::nullopt;
+        return lw.address(op.inputs[k]);
+    };
+    const std::optional<uint32_t> filter = runtime(1), bias = runtime(2);
     constexpr int64_t kRow = npu::kFloatWeightRowWords * kAlign, kBlock = npu::kArrayRows * kRow;
     const uint32_t cBlocks = depthwise ? 1 : ceilDiv(inC, npu::kArrayRows);
     const int64_t streamBlock = npu::kWeightQuantWords * kAlign + kh * kw * cBlocks * kBlock;

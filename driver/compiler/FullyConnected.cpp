@@ -57,11 +57,8 @@ Status lowerFloat(Lowering& lw, const Operation& op, npu::Format format) {
     const auto stream = npu::packFloatConvWeights(weights.data(), bias.data(), units, 1, 1, inSize);
     const uint32_t wAddr = lw.addConstant(stream.data(), stream.size());
     if (!w || !b) {
-        const auto runtime = [&](const uint8_t* known, uint32_t k) {
-            return known ? std::nullopt : std::optional<uint32_t>(lw.address(op.inputs[k]));
-        };
-        NN_RETURN_IF_ERROR(scatterFloatWeights(lw, runtime(w, 1), runtime(b, 2), wAddr, units,
-                                               inSize, 1, 1, false, inSize, 0));
+        NN_RETURN_IF_ERROR(
+            scatterFloatWeights(lw, op, wAddr, units, inSize, 1, 1, false, inSize, 0));
         lw.fenceNext();
     }
     npu::DeviceTensor input, output;

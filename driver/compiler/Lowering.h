@@ -164,11 +164,11 @@ void scatterWeights(Lowering& lowering, uint32_t filter, uint32_t stream, uint32
                     uint32_t inC, uint32_t kh, uint32_t kw, bool depthwise, uint32_t filterC,
                     uint32_t firstOut);
 
-/// The same for a binary32 stream (npu::packFloatConvWeights / packFloatDepthwiseWeights, of
-/// float32 operands): the filter's elements at `filter` and the biases at `bias` (each when
-/// given) copied into their slots, 4 bytes at a time (Convolution.cpp).
-Status scatterFloatWeights(Lowering& lowering, std::optional<uint32_t> filter,
-                           std::optional<uint32_t> bias, uint32_t stream, uint32_t outC,
+/// The same for the binary32 stream (npu::packFloatConvWeights / packFloatDepthwiseWeights) of a
+/// float32 convolution or fully-connected `op`: its filter (input 1) and its bias (input 2),
+/// whichever is computed at run time, copied into their slots 4 bytes at a time
+/// (Convolution.cpp).
+Status scatterFloatWeights(Lowering& lowering, const Operation& op, uint32_t stream, uint32_t outC,
                            uint32_t inC, uint32_t kh, uint32_t kw, bool depthwise, uint32_t filterC,
                            uint32_t firstOut);
 

@@ -428,6 +428,26 @@ TEST_CASE("run_cosim_catches_each_fault_at_its_descriptor") {
     std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("run_cosim_agrees_on_a_float_network") {
+    // A small float32 MobileNet-v1 (float CONV, DWCONV, AVGPOOL and FULLY_CONNECTED on the NPU):
+    // the RTL and the functional model agree descriptor by descriptor; a stuck DRAM write bit
+    // is caught at the first descriptor that writes.
+    const std::string dir = runDir();
+    const std::string model = dir + "/mobilenet_float.json";
+    REQUIRE(std::system((nncosimBinary() + " zoo mobilenet_v1 --input-size 32 --width 0.25 " +
+                         "--classes 10 -o " + model + " > /dev/null")
+                            .c_str()) == 0);
+    auto [status, clean] = runCli(model, dir, "--backend auto --cosim");
+    CHECK(status == 0);
+    CHECK(clean["cosim"]["diverged"] == false);
+    CHECK(clean["cosim"]["descriptors_compared"].get<uint64_t>() > 20);
+    CHECK(clean["outputs"][0]["verdict"] == "match");
+    auto [faultStatus, report] = runCli(model, dir, "--backend auto --cosim --fault write-bit:0=1");
+    const auto& d = cosimDivergence(faultStatus, report);
+    CHECK(d["kind"] == "output");
+    CHECK(beatsBefore(d) == 0);
+}
+
 TEST_CASE("run_rtl_from_and_its_errors") {
     const std::string dir = runDir();
     const std::string model = writeModel(dir, "softmax_conv_pool", softmaxConvPoolModel());
