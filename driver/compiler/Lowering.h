@@ -1,8 +1,8 @@
 // The compiler's inside (not part of the driver's API): the lowering of one model to an NPU
 // program, and the registration of every NNAPI operation the NPU executes. Each operation family
 // lives in its own file (Convolution.cpp, FullyConnected.cpp, Elementwise.cpp, Lookup.cpp,
-// DataMovement.cpp) and is registered once, in Operations.cpp, with its support check, output
-// shape and lowering together; the cycle estimate is per descriptor (driver/CostModel.h).
+// DataMovement.cpp, Resize.cpp) and is registered once, in Operations.cpp, with its support check,
+// output shape and lowering together; the cycle estimate is per descriptor (driver/CostModel.h).
 #pragma once
 
 #include <array>

@@ -12,6 +12,7 @@ extern const NpuOperation kMeanOperation;             // Convolution.cpp
 extern const NpuOperation kReduceOperation;           // Convolution.cpp
 extern const NpuOperation kTransposeConvOperation;    // Convolution.cpp
 extern const NpuOperation kFullyConnectedOperation;   // FullyConnected.cpp
+extern const NpuOperation kResizeBilinearOperation;   // Resize.cpp
 extern const NpuOperation kElementwiseOperation;      // Elementwise.cpp
 extern const NpuOperation kComparisonOperation;       // Elementwise.cpp
 extern const NpuOperation kActivationOperation;       // Lookup.cpp
@@ -81,6 +82,8 @@ const NpuOperation* findNpuOperation(const Model& model, OperationType type) {
             return &kConcatenationOperation;
         case OperationType::PACK:
             return &kPackOperation;
+        case OperationType::RESIZE_BILINEAR:
+            return &kResizeBilinearOperation;
         default:
             return nullptr;
     }

@@ -19,21 +19,6 @@ struct ResizeParams {
     bool halfPixelCenters = false;
 };
 
-// Bilinear sampling position of output index `i`: the real position and its two neighbours.
-struct Sample {
-    float pos;
-    int32_t lo, hi;
-};
-
-Sample bilinearSample(uint32_t i, float scale, uint32_t inSize, bool halfPixelCenters) {
-    Sample s;
-    s.pos = halfPixelCenters ? (static_cast<float>(i) + 0.5f) * scale - 0.5f
-                             : static_cast<float>(i) * scale;
-    s.lo = std::max(static_cast<int32_t>(std::floor(s.pos)), 0);
-    s.hi = std::min(static_cast<int32_t>(std::ceil(s.pos)), static_cast<int32_t>(inSize) - 1);
-    return s;
-}
-
 template <typename T>
 void resizeNhwc(const T* in, const std::vector<uint32_t>& inDims, T* out, const ResizeParams& p) {
     const uint32_t inH = inDims[1], inW = inDims[2], c = inDims[3];
@@ -47,8 +32,8 @@ void resizeNhwc(const T* in, const std::vector<uint32_t>& inDims, T* out, const 
         for (uint32_t y = 0; y < p.outH; ++y) {
             for (uint32_t x = 0; x < p.outW; ++x) {
                 Eigen::Map<ArrayX<T>> dst(out + ((size_t{n} * p.outH + y) * p.outW + x) * c, c);
-                const Sample sy = bilinearSample(y, scaleH, inH, p.halfPixelCenters);
-                const Sample sx = bilinearSample(x, scaleW, inW, p.halfPixelCenters);
+                const BilinearSample sy = bilinearSample(y, scaleH, inH, p.halfPixelCenters);
+                const BilinearSample sx = bilinearSample(x, scaleW, inW, p.halfPixelCenters);
                 const float dy = sy.pos - sy.lo, dx = sx.pos - sx.lo;
                 // Same terms and order as TFLite's reference ResizeBilinear.
                 dst = (at(n, sy.lo, sx.lo) * (1 - dy) * (1 - dx) +

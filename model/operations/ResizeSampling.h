@@ -1,6 +1,6 @@
 // Where RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR sample their input, shared by the golden's
-// kernels and the element map of RESIZE_NEAREST_NEIGHBOR. Float32 arithmetic term by term as
-// Android's kernels compute it.
+// kernels, the element map of RESIZE_NEAREST_NEIGHBOR and the NPU's float RESIZE_BILINEAR.
+// Float32 arithmetic term by term as Android's kernels compute it.
 #pragma once
 
 #include <algorithm>
@@ -32,6 +32,22 @@ inline int64_t resizeOutputSize(OperandType type, uint32_t bits, uint32_t inSize
 inline float resizeScale(uint32_t inSize, uint32_t outSize, bool alignCorners) {
     return alignCorners && outSize > 1 ? static_cast<float>(inSize - 1) / (outSize - 1)
                                        : static_cast<float>(inSize) / outSize;
+}
+
+/// Bilinear sampling position of output index `i`: the real position and its two neighbours.
+struct BilinearSample {
+    float pos;
+    int32_t lo, hi;
+};
+
+inline BilinearSample bilinearSample(uint32_t i, float scale, uint32_t inSize,
+                                     bool halfPixelCenters) {
+    BilinearSample s;
+    s.pos = halfPixelCenters ? (static_cast<float>(i) + 0.5f) * scale - 0.5f
+                             : static_cast<float>(i) * scale;
+    s.lo = std::max(static_cast<int32_t>(std::floor(s.pos)), 0);
+    s.hi = std::min(static_cast<int32_t>(std::ceil(s.pos)), static_cast<int32_t>(inSize) - 1);
+    return s;
 }
 
 /// Source row/column of output index `i` for nearest-neighbor sampling.

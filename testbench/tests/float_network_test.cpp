@@ -2,21 +2,33 @@
 // the host runtime on the functional model. With the driver's float figures from its calibration
 // run, the runtime puts every operation but SOFTMAX on the NPU (float convolutions, depthwise
 // convolutions, the average pool and the fully-connected classifier), and every output is within
-// the CTS tolerance of the golden (relaxed and float16 models the relaxed one).
+// the CTS tolerance of the golden (relaxed and float16 models the relaxed one). And the float
+// RESIZE_BILINEAR, which the NPU computes as the golden does, step for step.
 #include <doctest/doctest.h>
 
 #include "golden/Executor.h"
+#include "model/Builder.h"
 #include "testbench/Accuracy.h"
+#include "testbench/ModelRun.h"
 #include "testbench/Zoo.h"
 #include "testbench/runtime/HostRuntime.h"
 
 using namespace nncosim;
 
-TEST_CASE("npu_float_mobilenet_within_tolerance") {
+namespace {
+
+std::shared_ptr<NpuContext> functionalNpu() {
     sim::PlatformConfig platform;
     platform.npu = sim::NpuImplementation::kFunctional;
     auto npu = makeNpuContext(platform);
     REQUIRE_MESSAGE(npu.ok(), npu.status().message);
+    return *npu;
+}
+
+}  // namespace
+
+TEST_CASE("npu_float_mobilenet_within_tolerance") {
+    const auto npu = functionalNpu();
     for (zoo::Precision precision :
          {zoo::Precision::kFloat32, zoo::Precision::kFloat16, zoo::Precision::kRelaxed}) {
         CAPTURE(zoo::nameOf(precision));
@@ -28,7 +40,7 @@ TEST_CASE("npu_float_mobilenet_within_tolerance") {
         auto model = zoo::buildZooModel(config);
         REQUIRE_MESSAGE(model.ok(), model.status().message);
         RuntimeOptions options;
-        options.npu = *npu;
+        options.npu = npu;
         auto runtime = HostRuntime::create(*model, options);
         REQUIRE_MESSAGE(runtime.ok(), runtime.status().message);
         // Every operation but the closing SOFTMAX on the NPU, in one partition.
@@ -54,5 +66,52 @@ TEST_CASE("npu_float_mobilenet_within_tolerance") {
         INFO(c.describe());
         CHECK(c.ok());
         CHECK(c.elements == 100);
+    }
+}
+
+TEST_CASE("npu_float_resize_bilinear_is_the_golden_s") {
+    // [1, 5, 7, 3] to 9 x 12, each corner option, NHWC and NCHW: float32 bit for bit, float16
+    // within the relaxed tolerance (every step rounds to binary16); one NPU partition.
+    const auto npu = functionalNpu();
+    for (OperandType type : {OperandType::TENSOR_FLOAT32, OperandType::TENSOR_FLOAT16}) {
+        for (int corners = 0; corners < 3; ++corners) {
+            for (bool nchw : {false, true}) {
+                CAPTURE(nameOf(type));
+                CAPTURE(corners);
+                CAPTURE(nchw);
+                ModelBuilder b;
+                const auto dims = [&](uint32_t h, uint32_t w) {
+                    return nchw ? std::vector<uint32_t>{1, 3, h, w}
+                                : std::vector<uint32_t>{1, h, w, 3};
+                };
+                const uint32_t in = b.addInput(type, dims(5, 7));
+                const uint32_t out = b.addOutput(type, dims(9, 12));
+                b.addOperation(OperationType::RESIZE_BILINEAR,
+                               {in, b.addInt32(12), b.addInt32(9), b.addBool(nchw),
+                                b.addBool(corners == 1), b.addBool(corners == 2)},
+                               {out});
+                const Model model = b.build();
+                RuntimeOptions options;
+                options.npu = npu;
+                options.placement = Placement::kNpu;
+                auto runtime = HostRuntime::create(model, options);
+                REQUIRE_MESSAGE(runtime.ok(), runtime.status().message);
+                auto inputs = randomModelInputs(model, 5);
+                REQUIRE(inputs.ok());
+                auto outputs = (*runtime)->execute(*inputs);
+                REQUIRE_MESSAGE(outputs.ok(), outputs.status().message);
+                auto reference = golden::execute(model, *inputs);
+                REQUIRE(reference.ok());
+                if (type == OperandType::TENSOR_FLOAT32) {
+                    CHECK((*outputs)[0].bytes == (*reference)[0].bytes);
+                } else {
+                    const Comparison c = compareTensors(type, (*reference)[0].bytes.data(),
+                                                        (*outputs)[0].bytes.data(), 9 * 12 * 3,
+                                                        ctsTolerance(type, true));
+                    INFO(c.describe());
+                    CHECK(c.ok());
+                }
+            }
+        }
     }
 }

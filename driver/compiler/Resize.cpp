@@ -1,0 +1,184 @@
+// RESIZE_BILINEAR of float32 and float16 tensors on the NPU. Each output pixel interpolates its
+// four neighbours (model/operations/ResizeSampling.h, the golden's sampling): the four are
+// gathered by element-map copies into tensors of the output's shape, then the golden's formula
+// runs term by term on the float MUL and ADD,
+//   ((A (1-dy)) (1-dx) + (C dy) (1-dx)) + (B (1-dy)) dx) + (D dy) dx
+// (A, B the top-left and top-right neighbours, C, D the bottom ones), with the factors as
+// constant tensors of [1, H, 1, C] and [1, 1, W, C] that the MUL broadcasts. In float32 each step
+// rounds as the golden's does, so the result is the golden's bit for bit; float16 rounds every
+// step to binary16 (the golden rounds once), within the relaxed tolerance. Quantized resizes
+// truncate each pixel in float: not claimed.
+#include "driver/compiler/Lowering.h"
+#include "model/operations/ResizeSampling.h"
+
+#include <Eigen/Core>
+
+namespace nncosim::driver {
+namespace {
+
+// The decoded operation: NHWC shapes, layout, sampling per output row and column.
+struct Bilinear {
+    uint32_t n = 0, inH = 0, inW = 0, c = 0, outH = 0, outW = 0;
+    bool nchw = false;
+    std::vector<BilinearSample> ys, xs;
+};
+
+// Inputs: 0 tensor, 1 width (or scale), 2 height (or scale), 3 layout, 4 align_corners,
+// 5 half_pixel_centers (the last three optional).
+Result<Bilinear> bilinearOf(const Constants& c, const Operation& op,
+                            const std::vector<uint32_t>& dims) {
+    const auto flag = [&](uint32_t i) -> std::optional<bool> {
+        if (i >= op.inputs.size()) return false;
+        auto v = c.scalar<uint8_t>(op.inputs[i]);
+        if (!v) return std::nullopt;
+        return *v != 0;
+    };
+    const auto nchw = flag(3), align = flag(4), half = flag(5);
+    if (!nchw || !align || !half) return invalidArgument("layout and corner flags");
+    if (*align && *half) return invalidArgument("align_corners and half_pixel_centers");
+    if (dims.size() != 4 || elementCount(dims) == 0) return invalidArgument("input shape");
+    Bilinear b;
+    b.nchw = *nchw;
+    b.n = dims[0];
+    b.c = dims[b.nchw ? 1 : 3];
+    b.inH = dims[b.nchw ? 2 : 1];
+    b.inW = dims[b.nchw ? 3 : 2];
+    const auto size = [&](uint32_t i, uint32_t inSize) -> std::optional<int64_t> {
+        const Operand& operand = c.operand(op.inputs[i]);
+        const uint8_t* p = c.data(op.inputs[i]);
+        if (!p) return std::nullopt;
+        uint32_t bits = 0;
+        std::memcpy(&bits, p, elementSize(operand.type));
+        return resizeOutputSize(operand.type, bits, inSize);
+    };
+    const auto width = size(1, b.inW), height = size(2, b.inH);
+    if (!width || !height || *width <= 0 || *height <= 0 || *width > kMaxCount ||
+        *height > kMaxCount)
+        return invalidArgument("output size");
+    b.outW = static_cast<uint32_t>(*width);
+    b.outH = static_cast<uint32_t>(*height);
+    const float scaleH = resizeScale(b.inH, b.outH, *align);
+    const float scaleW = resizeScale(b.inW, b.outW, *align);
+    for (uint32_t y = 0; y < b.outH; ++y) b.ys.push_back(bilinearSample(y, scaleH, b.inH, *half));
+    for (uint32_t x = 0; x < b.outW; ++x) b.xs.push_back(bilinearSample(x, scaleW, b.inW, *half));
+    return b;
+}
+
+Status supported(const Model& model, const Operation& op) {
+    const Constants c(model);
+    const Operand& in = c.operand(op.inputs[0]);
+    if (!floatFormat(in.type) || c.operand(op.outputs[0]).type != in.type)
+        return unsupported(op, "float32 and float16 tensors only (quantized resizes truncate)");
+    for (uint32_t i = 1; i < op.inputs.size(); ++i) {
+        if (!c.isConstant(op.inputs[i])) return unsupported(op, "parameters must be constants");
+    }
+    if (in.dimensions.empty() || elementCount(in.dimensions) == 0) return okStatus();
+    auto b = bilinearOf(c, op, in.dimensions);
+    if (!b) return unsupported(op, b.status().message);
+    if (uint64_t{b->c} * elementSize(in.type) > kMaxCount)
+        return unsupported(op, "channels beyond the descriptor's 16 bits");
+    return okStatus();
+}
+
+Result<std::vector<uint32_t>> outputShape(const Lowering& lw, const Operation& op) {
+    auto b = bilinearOf(lw.constants(), op, lw.dims(op.inputs[0]));
+    if (!b) return b.status();
+    return b->nchw ? std::vector<uint32_t>{b->n, b->c, b->outH, b->outW}
+                   : std::vector<uint32_t>{b->n, b->outH, b->outW, b->c};
+}
+
+// Two terms' tensors of the output's NHWC shape.
+std::vector<uint64_t> scratch(const Lowering& lw, const Operation& op) {
+    const uint64_t bytes = byteSize(lw.operand(op.outputs[0]).type, lw.dims(op.outputs[0]));
+    return {bytes, bytes};
+}
+
+Status lower(Lowering& lw, const Operation& op) {
+    auto plan = bilinearOf(lw.constants(), op, lw.dims(op.inputs[0]));
+    if (!plan) return lw.fail(op, plan.status().message);
+    const Bilinear& b = *plan;
+    const OperandType type = lw.operand(op.inputs[0]).type;
+    const npu::Format format = *floatFormat(type);
+    const uint32_t size = elementSize(type);
+    const uint32_t sum = lw.scratch().at(0), term = lw.scratch().at(1);
+
+    // A factor tensor: value(i) for i along H ([1, H, 1, C]) or W ([1, 1, W, C]), in the
+    // tensor's format.
+    const auto factor = [&](uint32_t count, const auto& value) {
+        std::vector<uint8_t> bytes(size_t{count} * b.c * size);
+        for (uint32_t i = 0; i < count; ++i) {
+            const float v = value(i);
+            const Eigen::half h(v);
+            for (uint32_t k = 0; k < b.c; ++k) {
+                std::memcpy(&bytes[(size_t{i} * b.c + k) * size],
+                            size == 4 ? static_cast<const void*>(&v) : &h, size);
+            }
+        }
+        return lw.addConstant(bytes.data(), bytes.size());
+    };
+    const auto dy = [&](uint32_t y) { return b.ys[y].pos - static_cast<float>(b.ys[y].lo); };
+    const auto dx = [&](uint32_t x) { return b.xs[x].pos - static_cast<float>(b.xs[x].lo); };
+    const uint32_t notDy = factor(b.outH, [&](uint32_t y) { return 1 - dy(y); });
+    const uint32_t isDy = factor(b.outH, dy);
+    const uint32_t notDx = factor(b.outW, [&](uint32_t x) { return 1 - dx(x); });
+    const uint32_t isDx = factor(b.outW, dx);
+
+    // The input's element strides along N, H, W and C; the NHWC output's; the shapes.
+    const uint32_t plane = b.inH * b.inW;
+    const std::array<int64_t, 4> in =
+        b.nchw ? std::array<int64_t, 4>{int64_t{plane} * b.c, b.inW, 1, plane}
+               : std::array<int64_t, 4>{int64_t{plane} * b.c, int64_t{b.inW} * b.c, b.c, 1};
+    const std::array<uint32_t, 4> shape{b.n, b.outH, b.outW, b.c};
+    const std::array<uint32_t, 4> nhwc = npu::ChainBuilder::denseStrides(shape);
+    const npu::StridedTensor rowFactor{0, {0, b.c, 0, 1}}, columnFactor{0, {0, 0, b.c, 1}};
+
+    // Neighbour (row lo/hi, column lo/hi) of every output pixel, gathered into `dst`.
+    const auto gather = [&](bool bottom, bool right, uint32_t dst) {
+        std::vector<AxisOffsets> axes{stridedAxis(b.n, in[0]), {}, {}, stridedAxis(b.c, in[3])};
+        for (const BilinearSample& s : b.ys) axes[1].push_back((bottom ? s.hi : s.lo) * in[1]);
+        for (const BilinearSample& s : b.xs) axes[2].push_back((right ? s.hi : s.lo) * in[2]);
+        MoveEmitter move(lw, size, 0);
+        lw.fenceNext();  // after the reads of `dst`'s last use
+        return move.box(lw.address(op.inputs[0]), dst, axes);
+    };
+    // One float MUL or ADD over the output's shape (no clamp: infinities stay).
+    const auto arithmetic = [&](npu::Opcode opcode, npu::StridedTensor a, npu::StridedTensor c,
+                                npu::StridedTensor out) {
+        npu::Descriptor d = floatDescriptor(opcode, format, false, 0);
+        d.fpMin = npu::kFp32NegInf, d.fpMax = npu::kFp32Inf;
+        lw.fenceNext();  // after the tensors it reads
+        npu::ChainBuilder chain;
+        NN_RETURN_IF_ERROR(chain.stream(d, a, c, out, shape));
+        lw.emitChain(chain);
+        return okStatus();
+    };
+    // term = neighbour x rowFactor x columnFactor, in `dst`.
+    const auto product = [&](bool bottom, bool right, uint32_t dst) {
+        NN_RETURN_IF_ERROR(gather(bottom, right, dst));
+        const npu::StridedTensor t{dst, nhwc};
+        NN_RETURN_IF_ERROR(
+            arithmetic(npu::Opcode::MUL, t, {bottom ? isDy : notDy, rowFactor.strides}, t));
+        return arithmetic(npu::Opcode::MUL, t, {right ? isDx : notDx, columnFactor.strides}, t);
+    };
+    const npu::StridedTensor total{sum, nhwc}, next{term, nhwc};
+    NN_RETURN_IF_ERROR(product(false, false, sum));
+    NN_RETURN_IF_ERROR(product(true, false, term));
+    NN_RETURN_IF_ERROR(arithmetic(npu::Opcode::ADD, total, next, total));
+    NN_RETURN_IF_ERROR(product(false, true, term));
+    NN_RETURN_IF_ERROR(arithmetic(npu::Opcode::ADD, total, next, total));
+    NN_RETURN_IF_ERROR(product(true, true, term));
+    // The last sum goes to the output in its layout.
+    const uint32_t outPlane = b.outH * b.outW;
+    const npu::StridedTensor out{
+        lw.address(op.outputs[0]),
+        b.nchw ? std::array<uint32_t, 4>{outPlane * b.c, b.outW, 1, outPlane} : nhwc};
+    const Status st = arithmetic(npu::Opcode::ADD, total, next, out);
+    return st.ok() ? st : lw.fail(op, st.message);
+}
+
+}  // namespace
+
+extern const NpuOperation kResizeBilinearOperation{supported, outputShape, lower,   scratch,
+                                                   {},        false,       nullptr, true};
+
+}  // namespace nncosim::driver
