@@ -353,7 +353,7 @@ struct Descriptor {
     bool aSigned = false;  ///< Input A holds int8 (QUANT8_ASYMM_SIGNED); 0: uint8 (QUANT8_ASYMM).
     bool bSigned = false;  ///< Input B or the weights hold int8; 0: uint8.
     bool outSigned = false;  ///< Output holds int8; 0: uint8. ACT_MIN/ACT_MAX must lie in the output type's range.
-    uint32_t format = 0;  ///< Element format of A, B and OUT (Format). The float formats are for ADD, MUL, MAXPOOL and AVGPOOL; INNER is then a whole number of elements.
+    uint32_t format = 0;  ///< Element format of A, B and OUT (Format). The float formats are for ADD, MUL, MAXPOOL, AVGPOOL, and CONV and DWCONV without TAPS or chaining (their weight streams hold binary32, 4 words a row); A.INNER and OUT.INNER are then whole numbers of elements.
     bool negateB = false;  ///< Float ADD: B is subtracted (NNAPI SUB). Ignored otherwise.
     uint32_t tag = 0;  ///< Free for software (e.g. the operation index); ignored by the NPU.
     TensorDesc a;  ///< Input A. Convolution and pooling: the input region of the tile, rows = pixels (INNER = channels, COUNT1 = region width, COUNT2 = region height, COUNT3 = 1). Element-wise and LUT: the first operand.
