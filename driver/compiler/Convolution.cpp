@@ -1215,7 +1215,18 @@ Status lowerTransposeConv(Lowering& lw, const Operation& op) {
 // MAXPOOL window of Rh x Rw gives [1, 1, 1, P]: the output in its own order. The minimum is the
 // complement of the maximum of complements (~x reverses the order of uint8 and of int8 bytes
 // alike): the copy complements, and a LUT complements the pooled values. Float tensors pool on
-// the float MAXPOOL, unclamped; their minimum is the negated maximum of the negated values.
+// the float MAXPOOL, unclamped; their minimum is the negated maximum of the negated values. A
+// float REDUCE_SUM is a float DWCONV of weight 1 over the window: the reduced elements added in
+// order, as the golden adds them.
+
+// The weight stream of a float REDUCE_SUM (ones on the diagonal blocks) stays below this.
+constexpr uint64_t kMaxSumStreamBytes = uint64_t{4} << 20;
+
+uint64_t sumStreamBytes(uint32_t kept, uint32_t taps) {
+    return uint64_t{ceilDiv(kept, kLanes)} *
+           (npu::kWeightQuantWords + uint64_t{taps} * npu::kArrayRows * npu::kFloatWeightRowWords) *
+           kAlign;
+}
 
 bool isMinimum(const Operation& op) {
     return op.type == OperationType::REDUCE_MIN;
@@ -1226,6 +1237,8 @@ Status reduceSupported(const Model& model, const Operation& op) {
     const Operand& in = c.operand(op.inputs[0]);
     if ((!isQuant8(in.type) && !floatFormat(in.type)) || c.operand(op.outputs[0]).type != in.type)
         return unsupported(op, "only 8-bit quantized, float32 and float16 tensors");
+    if (op.type == OperationType::REDUCE_SUM && !floatFormat(in.type))
+        return unsupported(op, "REDUCE_SUM of float tensors only");
     if (!c.isConstant(op.inputs[1]) || !c.isConstant(op.inputs[2]))
         return unsupported(op, "the axes and keep_dims must be constants");
     auto reduced = reducedOf(c, op, in.dimensions.size());
@@ -1236,6 +1249,9 @@ Status reduceSupported(const Model& model, const Operation& op) {
         return unsupported(op, "the reduced extent is no product of two windows of at most 255");
     if (layout->kept * elementSize(in.type) > kMaxCount)
         return unsupported(op, "more kept bytes than 16 bits count");
+    if (op.type == OperationType::REDUCE_SUM &&
+        sumStreamBytes(layout->kept, layout->windowH * layout->windowW) > kMaxSumStreamBytes)
+        return unsupported(op, "the sum's weight stream would exceed 4 MiB");
     return okStatus();
 }
 
@@ -1292,7 +1308,17 @@ Status lowerReduce(Lowering& lw, const Operation& op) {
     }
     lw.fenceNext();  // after the copy
     npu::ChainBuilder chain;
-    Status st = chain.pool(false, window, pooled, geometry, stage);
+    Status st = okStatus();
+    if (op.type == OperationType::REDUCE_SUM) {
+        const uint32_t taps = layout->windowH * layout->windowW;
+        const std::vector<float> ones(size_t{taps} * layout->kept, 1.0f), zeros(layout->kept, 0.0f);
+        const auto stream = npu::packFloatDepthwiseWeights(ones.data(), zeros.data(), layout->kept,
+                                                           layout->windowH, layout->windowW);
+        st = chain.depthwise(window, pooled, lw.addConstant(stream.data(), stream.size()), false, 0,
+                             geometry, stage, false);
+    } else {
+        st = chain.pool(false, window, pooled, geometry, stage);
+    }
     if (!st.ok()) return lw.fail(op, st.message);
     lw.emitChain(chain);
     if (!minimum) return okStatus();

@@ -41,6 +41,7 @@ const NpuOperation* findNpuOperation(const Model& model, OperationType type) {
             return &kMeanOperation;
         case OperationType::REDUCE_MAX:
         case OperationType::REDUCE_MIN:
+        case OperationType::REDUCE_SUM:
             return &kReduceOperation;
         case OperationType::TRANSPOSE_CONV_2D:
             return &kTransposeConvOperation;
