@@ -24,9 +24,12 @@
 // computes psum_out = fp32_add(psum_in, fp32_mul(act, w)), two roundings, no fused multiply-add.
 // Row 0's psum_in is -0, so row 0 passes its product unchanged, and column j leaves as
 //   (...((act_0 * w_0j) + act_1 * w_1j) + ...) + act_{Rows-1} * w_{Rows-1}j
-// rounded after every operation, in row order. Weight writes with wload_fp_i go to the float
-// weights (a float block may load while integer vectors are still in the array). Not combined
-// with dw_mode_i; the mode changes only while the array is empty.
+// rounded after every operation, in row order. With fp_diag_i (a float DWCONV's diagonal blocks)
+// PE (i, j) adds its product only on the diagonal, i == j; the others pass the sum on, so column
+// j leaves as -0 + act_j * w_jj and an infinite input stays in its own channel (0 x inf would be
+// NaN in the others). Weight writes with wload_fp_i go to the float weights (a float block may
+// load while integer vectors are still in the array). Not combined with dw_mode_i; the modes
+// change only while the array is empty.
 module npu_array
   import npu_fp_pkg::*;
 #(
@@ -50,6 +53,7 @@ module npu_array
   input  logic                         dw_tag_i [Rows],
 
   input  logic                         fp_mode_i,
+  input  logic                         fp_diag_i,
   input  fp32_t                        fp_act_i [Rows],
   input  fp32_t                        fp_wload_data_i [Cols],
 
@@ -136,8 +140,10 @@ module npu_array
         for (int i = 0; i < Rows; i++) begin
           fp32_t w;
           w = tag_q[i][j] ? fp_w1_q[i][j] : fp_w0_q[i][j];
-          fp_psum[i][j] = fp32_add(i == 0 ? Fp32NegZero : psum_q[i == 0 ? 0 : i-1][j],
-                                   fp32_mul(fp_act_q[i][j], w));
+          fp_psum[i][j] = i == 0 ? Fp32NegZero : psum_q[i == 0 ? 0 : i-1][j];
+          if (!fp_diag_i || i == j) begin
+            fp_psum[i][j] = fp32_add(fp_psum[i][j], fp32_mul(fp_act_q[i][j], w));
+          end
         end
       end
       for (int i = 0; i < Rows; i++) begin

@@ -144,7 +144,7 @@ module npu_compute
   act_vec_t                   act;
   vec_meta_t                  fd_meta;
   act_lanes_t                 pool_act;
-  logic                       dw_mode, fp_mode;
+  logic                       dw_mode, fp_mode, fp_diag;
   act_grid_t                  dw_act;
   row_bits_t                  dw_tag;
   word_lanes_t                fp_act;
@@ -177,6 +177,7 @@ module npu_compute
     .dw_act_o           (dw_act),
     .dw_tag_o           (dw_tag),
     .fp_mode_o          (fp_mode),
+    .fp_diag_o          (fp_diag),
     .fp_act_o           (fp_act),
     .array_out_i        (acc_from_array),
     .issue_o            (issue),
@@ -245,6 +246,7 @@ module npu_compute
     .dw_act_i     (dw_act),
     .dw_tag_i     (dw_tag),
     .fp_mode_i    (fp_mode),
+    .fp_diag_i    (fp_diag),
     .fp_act_i     (fp_act),
     .fp_wload_data_i(fp_wload_data),
     .psum_o       (psum)

@@ -62,6 +62,7 @@ module npu_feeder
   output act_grid_t                 dw_act_o,
   output row_bits_t                 dw_tag_o,
   output logic                      fp_mode_o,
+  output logic                      fp_diag_o,      // float DWCONV: diagonal products only
   output word_lanes_t               fp_act_o,
   input  logic                      array_out_i,    // a vector leaves the array
 
@@ -130,10 +131,11 @@ module npu_feeder
   // array.
   // So does a TAPS shape (the ports' and rows' configuration) change.
   logic        nb_go, same_array_mode, bank;
-  logic        array_dw_q, array_dw_d, array_fp_q, array_fp_d;
+  logic        array_dw_q, array_dw_d, array_fp_q, array_fp_d, array_diag_q, array_diag_d;
   logic [23:0] taps_shape_q, taps_shape_d;  // KERNEL_H, KERNEL_W, STRIDE_W of the TAPS setup
   assign bank            = seq_q[0];
   assign same_array_mode = is_array && is_taps == array_dw_q && is_fp == array_fp_q &&
+                           (is_fp && is_dw) == array_diag_q &&
                            (!is_taps || taps_shape_q == {dq.kernel_h, dq.kernel_w, dq.stride_w});
   assign nb_go           = state_q == FdNbStart && !bank_busy_i[bank] &&
                            (same_array_mode || inflight_q == '0);
@@ -289,6 +291,7 @@ module npu_feeder
 
   assign array_dw_d = nb_go && is_array ? is_taps : array_dw_q;
   assign array_fp_d = nb_go && is_array ? is_fp : array_fp_q;
+  assign array_diag_d = nb_go && is_array ? is_fp && is_dw : array_diag_q;
   assign taps_load  = nb_go && is_taps;
 
   // Computed only while loading: the divisions would cost simulation time every cycle.
@@ -507,11 +510,13 @@ module npu_feeder
   // next block may set the mode at once.
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      array_dw_q <= 1'b0;
-      array_fp_q <= 1'b0;
+      array_dw_q   <= 1'b0;
+      array_fp_q   <= 1'b0;
+      array_diag_q <= 1'b0;
     end else begin
-      array_dw_q <= array_dw_d;
-      array_fp_q <= array_fp_d;
+      array_dw_q   <= array_dw_d;
+      array_fp_q   <= array_fp_d;
+      array_diag_q <= array_diag_d;
     end
   end
 
@@ -575,6 +580,7 @@ module npu_feeder
   assign pool_act_o = s3_act_q;
   assign dw_mode_o  = array_dw_q;
   assign fp_mode_o  = array_fp_q;
+  assign fp_diag_o  = array_diag_q;
   assign fp_act_o   = s3_fp_q;
 
   // Port 0 reads the window word (npu_compute lends it to element-wise operations); the others

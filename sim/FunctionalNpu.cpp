@@ -748,10 +748,10 @@ class Executor {
 
     /// A float CONV or DWCONV as the array computes it (rtl/npu_array.sv, npu_accum.sv,
     /// npu_pool.sv), block by block of kLanes output channels. Per K step (conv: tap, then input
-    /// channel block; depthwise: tap) column c sums its rows in order from -0, each product and
-    /// each sum rounded; the accumulator takes the first K step's sum and adds the others in
-    /// order; the finish adds the bias, clamps and rounds to binary16 for FP16. Inputs outside
-    /// the tensor or past the channels are +0; the whole block is multiplied.
+    /// channel block; depthwise: tap) column c sums its rows in order from -0 (depthwise: its
+    /// diagonal row only), each product and each sum rounded; the accumulator takes the first K
+    /// step's sum and adds the others in order; the finish adds the bias, clamps and rounds to
+    /// binary16 for FP16. Inputs outside the tensor or past the channels are +0.
     void floatArray(const std::vector<uint8_t>& weights, uint64_t blockBytes, const uint8_t* input,
                     uint32_t rowBytes, uint8_t* out, uint32_t outRow) const {
         const Descriptor& d = mD;
@@ -786,7 +786,7 @@ class Executor {
                         const uint8_t* w = rows + uint64_t{kt} * kLanes * rowStride;
                         for (uint32_t c = 0; c < kLanes; ++c) {
                             uint32_t sum = npu::kFp32NegZero;
-                            for (uint32_t i = 0; i < kLanes; ++i) {
+                            for (uint32_t i = conv ? 0 : c; i < (conv ? kLanes : c + 1); ++i) {
                                 uint32_t weight;
                                 std::memcpy(&weight, w + i * rowStride + 4 * c, 4);
                                 sum = datapath::fp32Add(sum, datapath::fp32Mul(act[i], weight));

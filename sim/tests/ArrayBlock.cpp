@@ -71,6 +71,7 @@ void ArrayBlock::clockThread() {
             packPort(m.wload_data_i, step.loadData, 9);
             m.fp_mode_i = step.floatMode;
             m.wload_fp_i = step.floatMode;
+            m.fp_diag_i = 0;
             for (int r = 0; r < kRows; ++r) {
                 m.fp_act_i[r] = step.floatAct[r];
             }
