@@ -3,9 +3,10 @@
 // float32 and float16 on the float CONV and DWCONV with binary32 weight streams),
 // AVERAGE_POOL_2D, MAX_POOL_2D (pooling descriptors), MEAN (a DWCONV with a constant kernel over
 // height and width, or over the reduced axes copied outermost), REDUCE_MAX and REDUCE_MIN (a
-// MAXPOOL over the reduced axes) and TRANSPOSE_CONV_2D (a CONV over the input spread out by the
-// strides). NCHW operations run on NHWC scratch copies that LUT identity copies fill and drain.
-// Weights given as model inputs are scattered into the packed stream at run time by LUT copies.
+// MAXPOOL over the reduced axes), float REDUCE_SUM (a float DWCONV of ones over them) and
+// TRANSPOSE_CONV_2D (a CONV over the input spread out by the strides). NCHW operations run on
+// NHWC scratch copies that LUT identity copies fill and drain. Weights given as model inputs are
+// scattered into the packed stream at run time by LUT copies (float32: 4-byte copies).
 #include <algorithm>
 #include <set>
 #include <tuple>

@@ -1,6 +1,7 @@
 // FULLY_CONNECTED on the NPU: a 1x1 convolution over the batch rows (CONV descriptors); weights
 // given as model inputs are scattered into the packed stream at run time. Float32 and float16
-// layers run on the float CONV with constant weights (a binary32 stream).
+// layers run on the float CONV with a binary32 stream (float32 weights computed at run time
+// scattered into it too).
 #include "driver/compiler/Lowering.h"
 #include "model/operations/Shapes.h"
 
