@@ -59,10 +59,12 @@ bool depthwiseUsesTaps(const ConvGeometry& g) {
            g.dilationW == 1;
 }
 
-uint32_t depthwiseWeightStreamBytes(uint32_t channels, uint32_t kernelH, uint32_t kernelW,
-                                    bool taps) {
-    const uint32_t blocks = taps ? 1 : kernelH * kernelW;
-    return ceilDiv(channels, kVec) * (kWeightQuantWords + blocks * kArrayRows) * kVec;
+uint64_t depthwiseWeightStreamBytes(uint32_t channels, uint32_t kernelH, uint32_t kernelW,
+                                    bool taps, bool isFloat) {
+    const uint64_t blocks = taps ? 1 : uint64_t{kernelH} * kernelW;
+    const uint64_t rowWords = isFloat ? kFloatWeightRowWords : 1;
+    return uint64_t{ceilDiv(channels, kVec)} *
+           (kWeightQuantWords + blocks * kArrayRows * rowWords) * kVec;
 }
 
 std::vector<uint8_t> packConvWeights(const uint8_t* weights, uint32_t outChannels, uint32_t kernelH,
@@ -423,10 +425,9 @@ Status ChainBuilder::depthwise(const DeviceTensor& input, const DeviceTensor& ou
         const uint64_t fitting = kSpadWords / mapPixels * kVec;
         slice = static_cast<uint32_t>(std::max<uint64_t>(vector, fitting / vector * vector));
     }
-    const uint32_t blockBytes =
-        (kWeightQuantWords + geometry.kernelH * geometry.kernelW * kArrayRows *
-                                 (size == 1 ? 1 : kFloatWeightRowWords)) *
-        kVec;
+    // Each slice's weights start at its first channel block's.
+    const auto blockBytes = static_cast<uint32_t>(
+        depthwiseWeightStreamBytes(kVec, geometry.kernelH, geometry.kernelW, false, size != 1));
     return forChannelSlices(input, output, slice,
                             [&](const DeviceTensor& in, const DeviceTensor& out, uint32_t first) {
                                 ConvLayer part = layer;

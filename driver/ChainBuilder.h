@@ -83,9 +83,10 @@ bool depthwiseUsesTaps(const ConvGeometry& geometry);
 bool depthwisePointwisePays(const DeviceTensor& input, const ConvGeometry& depthwise,
                             const DeviceTensor& intermediate);
 
-/// Bytes of the weight stream of a DWCONV over `channels`.
-uint32_t depthwiseWeightStreamBytes(uint32_t channels, uint32_t kernelH, uint32_t kernelW,
-                                    bool taps);
+/// Bytes of the weight stream of a DWCONV over `channels` (`isFloat`: binary32 rows of
+/// kFloatWeightRowWords words).
+uint64_t depthwiseWeightStreamBytes(uint32_t channels, uint32_t kernelH, uint32_t kernelW,
+                                    bool taps, bool isFloat = false);
 
 /// Packs a convolution's weights, OHWI ([outChannels][kernelH][kernelW][inChannels], bytes of
 /// the weight type), and per-channel quantization (outChannels entries) into the stream CONV

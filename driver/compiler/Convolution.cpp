@@ -1223,12 +1223,6 @@ Status lowerTransposeConv(Lowering& lw, const Operation& op) {
 // The weight stream of a float REDUCE_SUM (ones on the diagonal blocks) stays below this.
 constexpr uint64_t kMaxSumStreamBytes = uint64_t{4} << 20;
 
-uint64_t sumStreamBytes(uint32_t kept, uint32_t taps) {
-    return uint64_t{ceilDiv(kept, kLanes)} *
-           (npu::kWeightQuantWords + uint64_t{taps} * npu::kArrayRows * npu::kFloatWeightRowWords) *
-           kAlign;
-}
-
 bool isMinimum(const Operation& op) {
     return op.type == OperationType::REDUCE_MIN;
 }
@@ -1251,7 +1245,8 @@ Status reduceSupported(const Model& model, const Operation& op) {
     if (layout->kept * elementSize(in.type) > kMaxCount)
         return unsupported(op, "more kept bytes than 16 bits count");
     if (op.type == OperationType::REDUCE_SUM &&
-        sumStreamBytes(layout->kept, layout->windowH * layout->windowW) > kMaxSumStreamBytes)
+        npu::depthwiseWeightStreamBytes(layout->kept, layout->windowH, layout->windowW, false,
+                                        true) > kMaxSumStreamBytes)
         return unsupported(op, "the sum's weight stream would exceed 4 MiB");
     return okStatus();
 }
@@ -1302,11 +1297,8 @@ Status lowerReduce(Lowering& lw, const Operation& op) {
     pooled.addr = minimum ? lw.scratch().at(1) : lw.address(op.outputs[0]);
     pooled.h = pooled.w = 1;
     const npu::ConvGeometry geometry{layout->windowH, layout->windowW, 1, 1, 1, 1, 0, 0};
-    npu::OutputStage stage{0, typeMin(in.type), typeMax(in.type)};
-    if (format) {
-        stage.format = static_cast<uint32_t>(*format);
-        stage.fpMin = npu::kFp32NegInf, stage.fpMax = npu::kFp32Inf;
-    }
+    const npu::OutputStage stage = format ? unclampedFloatStage(*format)
+                                          : npu::OutputStage{0, typeMin(in.type), typeMax(in.type)};
     lw.fenceNext();  // after the copy
     npu::ChainBuilder chain;
     Status st = okStatus();

@@ -107,7 +107,7 @@ Status lower(Lowering& lw, const Operation& op) {
         return emitStream(
             lw, op,
             floatDescriptor(op.type == OperationType::MUL ? npu::Opcode::MUL : npu::Opcode::ADD,
-                            *format, op.type == OperationType::SUB, *act),
+                            floatStage(*format, *act), op.type == OperationType::SUB),
             lw.address(op.outputs[0]));
     auto range = activationRange(*act, out);
     if (!range) return lw.fail(op, "activation");

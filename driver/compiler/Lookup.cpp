@@ -193,7 +193,7 @@ Status streamWithConstant(Lowering& lw, const Operation& op, const npu::Descript
 // Float RELU, RELU1 and RELU6: x + (-0), which is x for every x, with the activation's clamp.
 Status lowerFloatRelu(Lowering& lw, const Operation& op, npu::Format format) {
     const npu::Descriptor d =
-        floatDescriptor(npu::Opcode::ADD, format, false, *reluActivation(op.type));
+        floatDescriptor(npu::Opcode::ADD, floatStage(format, *reluActivation(op.type)));
     const uint32_t negativeZero = format == npu::Format::FP16 ? 0x8000u : npu::kFp32NegZero;
     return streamWithConstant(lw, op, d, lw.address(op.inputs[0]), lw.address(op.outputs[0]),
                               static_cast<uint32_t>(elementCount(lw.dims(op.inputs[0]))),
@@ -429,8 +429,7 @@ Status lowerMaxMin(Lowering& lw, const Operation& op) {
     larger.h = 1;
     npu::OutputStage stage{0, typeMin(out.type), typeMax(out.type)};
     if (format) {
-        stage = floatStage(*format, 0);
-        stage.fpMin = npu::kFp32NegInf, stage.fpMax = npu::kFp32Inf;
+        stage = unclampedFloatStage(*format);
     }
     lw.fenceNext();  // after the copies
     npu::ChainBuilder chain;
@@ -463,8 +462,7 @@ Status lowerLut8(Lowering& lw, const Operation& op) {
 
 Status negateFloats(Lowering& lw, const Operation& op, npu::Format format, uint32_t src,
                     uint32_t dst, uint32_t count) {
-    npu::Descriptor d = floatDescriptor(npu::Opcode::MUL, format, false, 0);
-    d.fpMin = npu::kFp32NegInf, d.fpMax = npu::kFp32Inf;
+    const npu::Descriptor d = floatDescriptor(npu::Opcode::MUL, unclampedFloatStage(format));
     const uint32_t minusOne = format == npu::Format::FP16 ? 0xbc00u : 0xbf800000u;
     return streamWithConstant(lw, op, d, src, dst, count, minusOne);
 }

@@ -63,9 +63,14 @@ npu::OutputStage floatStage(npu::Format format, int32_t activation) {
     return stage;
 }
 
-npu::Descriptor floatDescriptor(npu::Opcode opcode, npu::Format format, bool negateB,
-                                int32_t activation) {
-    const npu::OutputStage stage = floatStage(format, activation);
+npu::OutputStage unclampedFloatStage(npu::Format format) {
+    npu::OutputStage stage;
+    stage.format = static_cast<uint32_t>(format);
+    stage.fpMin = npu::kFp32NegInf, stage.fpMax = npu::kFp32Inf;
+    return stage;
+}
+
+npu::Descriptor floatDescriptor(npu::Opcode opcode, const npu::OutputStage& stage, bool negateB) {
     npu::Descriptor d;
     d.opcode = opcode;
     d.format = stage.format;

@@ -57,10 +57,13 @@ std::vector<float> floatValues(OperandType type, const uint8_t* data, size_t cou
 /// Android's reference takes them (activationRangeFloat).
 npu::OutputStage floatStage(npu::Format format, int32_t activation);
 
-/// A float ADD (`negateB`: SUB) or MUL descriptor on tensors of `format`, with floatStage's
-/// clamp.
-npu::Descriptor floatDescriptor(npu::Opcode opcode, npu::Format format, bool negateB,
-                                int32_t activation);
+/// The float output stage that clamps nothing, [-inf, +inf]: infinities stay (operations without
+/// a fused activation whose golden does not clamp).
+npu::OutputStage unclampedFloatStage(npu::Format format);
+
+/// A float ADD (`negateB`: SUB) or MUL descriptor with `stage`'s format and clamp.
+npu::Descriptor floatDescriptor(npu::Opcode opcode, const npu::OutputStage& stage,
+                                bool negateB = false);
 
 /// The clamp of a fused activation on `out`'s quantized range; nullopt for a bad code.
 std::optional<fixedpoint::ActivationRange> activationRange(int32_t activation, const Operand& out);

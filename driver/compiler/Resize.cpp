@@ -144,8 +144,7 @@ Status lower(Lowering& lw, const Operation& op) {
     // One float MUL or ADD over the output's shape (no clamp: infinities stay).
     const auto arithmetic = [&](npu::Opcode opcode, npu::StridedTensor a, npu::StridedTensor c,
                                 npu::StridedTensor out) {
-        npu::Descriptor d = floatDescriptor(opcode, format, false, 0);
-        d.fpMin = npu::kFp32NegInf, d.fpMax = npu::kFp32Inf;
+        const npu::Descriptor d = floatDescriptor(opcode, unclampedFloatStage(format));
         lw.fenceNext();  // after the tensors it reads
         npu::ChainBuilder chain;
         NN_RETURN_IF_ERROR(chain.stream(d, a, c, out, shape));
