@@ -40,7 +40,7 @@ package npu_fp_pkg;
     return {|a[30:23], a[22:0]};
   endfunction
 
-  function automatic int fp32_exp(fp32_t a);
+  function automatic int fp32_biased_exp(fp32_t a);
     return |a[30:23] ? int'(a[30:23]) : 1;
   endfunction
 
@@ -114,7 +114,7 @@ package npu_fp_pkg;
     if (fp32_is_zero(a) || fp32_is_zero(b)) return {sign, 31'b0};
     p = {48'(fp32_sig(a)) * 48'(fp32_sig(b)), 16'b0};  // exact, at the top
     lz = lzc64(p);
-    return fp32_round(sign, fp32_exp(a) + fp32_exp(b) - 126 - int'(lz), p << lz);
+    return fp32_round(sign, fp32_biased_exp(a) + fp32_biased_exp(b) - 126 - int'(lz), p << lz);
   endfunction
 
   // a + b, one rounding. The smaller operand is aligned under 39 extra bits with a sticky bit,
@@ -138,11 +138,11 @@ package npu_fp_pkg;
       y = a;
     end
     mx = {1'b0, fp32_sig(x), 39'b0};
-    my = shr_jam({1'b0, fp32_sig(y), 39'b0}, 32'(fp32_exp(x) - fp32_exp(y)));
+    my = shr_jam({1'b0, fp32_sig(y), 39'b0}, 32'(fp32_biased_exp(x) - fp32_biased_exp(y)));
     s = x[31] == y[31] ? mx + my : mx - my;
     if (s == '0) return {a[31] & b[31], 31'b0};  // exact zero: +0 unless both are -0
     lz = lzc64(s);
-    return fp32_round(x[31], fp32_exp(x) + 1 - int'(lz), s << lz);
+    return fp32_round(x[31], fp32_biased_exp(x) + 1 - int'(lz), s << lz);
   endfunction
 
   // x / n for an integer n >= 1 (average pooling's count of valid taps), one rounding: the
@@ -159,8 +159,158 @@ package npu_fp_pkg;
     m  = m << lm;
     q  = m / 64'(n);
     lq = lzc64(q);
-    return fp32_round(x[31], fp32_exp(x) - int'(lm) - int'(lq),
+    return fp32_round(x[31], fp32_biased_exp(x) - int'(lm) - int'(lq),
                       (q << lq) | {63'b0, m % 64'(n) != '0});
+  endfunction
+
+  // The significand of a finite non-zero operand shifted up to bit 23 (subnormals normalized),
+  // and how far it was shifted.
+  function automatic logic [4:0] fp32_norm_shift(fp32_t a);
+    return 5'(lzc64({fp32_sig(a), 40'b0}));
+  endfunction
+
+  // a / b, one rounding: the normalized significands divided as 64-bit integers, the remainder
+  // as the sticky bit.
+  function automatic fp32_t fp32_div(fp32_t a, fp32_t b);
+    logic        sign;
+    logic [4:0]  la, lb;
+    logic [63:0] q;
+    logic [23:0] mb;
+    logic [6:0]  lq;
+    sign = a[31] ^ b[31];
+    if (fp32_is_nan(a) || fp32_is_nan(b) || (fp32_is_inf(a) && fp32_is_inf(b)) ||
+        (fp32_is_zero(a) && fp32_is_zero(b))) begin
+      return Fp32QNaN;
+    end
+    if (fp32_is_inf(a) || fp32_is_zero(b)) return {sign, 8'hff, 23'b0};
+    if (fp32_is_zero(a) || fp32_is_inf(b)) return {sign, 31'b0};
+    la = fp32_norm_shift(a);
+    lb = fp32_norm_shift(b);
+    mb = fp32_sig(b) << lb;
+    q  = {fp32_sig(a) << la, 40'b0} / 64'(mb);
+    lq = lzc64(q);
+    return fp32_round(sign, 150 + fp32_biased_exp(a) - int'(la) - fp32_biased_exp(b) + int'(lb) - int'(lq),
+                      (q << lq) | {63'b0, {fp32_sig(a) << la, 40'b0} % 64'(mb) != '0});
+  endfunction
+
+  // sqrt(x), one rounding: the integer square root of the normalized significand scaled to 62
+  // or 63 bits (so that the exponent halves exactly), the remainder as the sticky bit.
+  function automatic fp32_t fp32_sqrt(fp32_t x);
+    logic [4:0]  lx;
+    logic [63:0] m, r, t;
+    logic [6:0]  lr;
+    int          k, scale;
+    if (fp32_is_nan(x) || (x[31] && !fp32_is_zero(x))) return Fp32QNaN;
+    if (fp32_is_zero(x) || fp32_is_inf(x)) return x;
+    lx    = fp32_norm_shift(x);
+    k     = fp32_biased_exp(x) - int'(lx) - 150;  // x = (sig << lx) * 2^k
+    scale = k[0] ? 39 : 38;
+    m     = 64'(fp32_sig(x)) << (32'(lx) + 32'(scale));
+    r     = '0;
+    for (int b = 31; b >= 0; b--) begin
+      t = r | (64'd1 << b);
+      if (t * t <= m) r = t;
+    end
+    lr = lzc64(r);
+    return fp32_round(1'b0, 190 - int'(lr) + ((k - scale) >>> 1), (r << lr) | {63'b0, r * r != m});
+  endfunction
+
+  // e^x, within about half an ULP (not correctly rounded; sim/FunctionalDatapath.cpp computes
+  // the same steps): t = x * log2(e) in fixed point with 32 fraction bits, 2^t = 2^n * 2^(i/64) *
+  // e^u with n = floor(t), i the top 6 fraction bits and u < ln(2) / 64 the rest times ln(2),
+  // e^u by its cubic Taylor polynomial in Q1.32, 2^(i/64) from a table.
+  localparam logic [38:0] Log2eQ38 = 39'h5c551d94ae;  // log2(e) * 2^38
+  localparam logic [31:0] Ln2Q32   = 32'hb17217f8;    // ln(2) * 2^32
+
+  function automatic logic [31:0] exp2_table(logic [5:0] i);  // 2^(i / 64) * 2^31
+    logic [31:0] t [64];
+    t = '{32'h80000000, 32'h8164d1f4, 32'h82cd8699, 32'h843a28c4, 32'h85aac368, 32'h871f6197,
+          32'h88980e81, 32'h8a14d575, 32'h8b95c1e4, 32'h8d1adf5b, 32'h8ea4398b, 32'h9031dc43,
+          32'h91c3d374, 32'h935a2b2f, 32'h94f4efa9, 32'h96942d37, 32'h9837f052, 32'h99e04593,
+          32'h9b8d39ba, 32'h9d3ed9a7, 32'h9ef53261, 32'ha0b05110, 32'ha2704303, 32'ha43515ae,
+          32'ha5fed6aa, 32'ha7cd93b5, 32'ha9a15ab5, 32'hab7a39b6, 32'had583eea, 32'haf3b78ad,
+          32'hb123f582, 32'hb311c413, 32'hb504f334, 32'hb6fd91e3, 32'hb8fbaf47, 32'hbaff5ab2,
+          32'hbd08a39f, 32'hbf1799b6, 32'hc12c4cca, 32'hc346ccda, 32'hc5672a11, 32'hc78d74c9,
+          32'hc9b9bd86, 32'hcbec14ff, 32'hce248c15, 32'hd06333db, 32'hd2a81d92, 32'hd4f35aac,
+          32'hd744fccb, 32'hd99d15c2, 32'hdbfbb798, 32'hde60f482, 32'he0ccdeec, 32'he33f8973,
+          32'he5b906e7, 32'he8396a50, 32'heac0c6e8, 32'hed4f301f, 32'hefe4b99c, 32'hf281773c,
+          32'hf5257d15, 32'hf7d0df73, 32'hfa83b2db, 32'hfd3e0c0d};
+    return t[i];
+  endfunction
+
+  function automatic fp32_t fp32_exp(fp32_t x);
+    logic [63:0]        mag, u, u2, u3, poly, m;
+    logic signed [63:0] t;
+    logic [31:0]        f;
+    logic [6:0]         lz;
+    if (fp32_is_nan(x)) return Fp32QNaN;
+    if (fp32_biased_exp(x) >= 134) return x[31] ? 32'h0 : 32'h7f80_0000;  // |x| >= 128
+    if (fp32_biased_exp(x) < 87) return 32'h3f80_0000;                     // |x| < 2^-40 rounds to 1
+    mag  = (64'(fp32_sig(x)) * 64'(Log2eQ38)) >> (156 - fp32_biased_exp(x));
+    t    = x[31] ? -signed'(mag) : signed'(mag);
+    f    = t[31:0];
+    u    = (64'(f[25:0]) * 64'(Ln2Q32)) >> 32;
+    u2   = (u * u) >> 32;
+    u3   = (u2 * u) >> 32;
+    poly = 64'h1_0000_0000 + u + (u2 >> 1) + u3 / 64'd6;
+    m    = 64'(exp2_table(f[31:26])) * (poly >> 1);  // 2^f in Q2.62
+    lz   = lzc64(m);
+    return fp32_round(1'b0, 128 + int'(t >>> 32) - int'(lz), m << lz);
+  endfunction
+
+  // ln(x), within about half an ULP (not correctly rounded; sim/FunctionalDatapath.cpp computes
+  // the same steps): x = m * 2^k with m in [sqrt(2) / 2, sqrt(2)), ln(m) = 2 atanh(s) with
+  // s = (m - 1) / (m + 1) (an integer division, so s keeps 32 significant bits however close m
+  // is to 1) and atanh(s) / s by its series to s^10 in Q1.32; k * ln(2) added in Q.56.
+  localparam logic [63:0] Ln2Q56 = 64'h00b1_7217_f7d1_cf7a;  // ln(2) * 2^56
+
+  function automatic fp32_t fp32_log(fp32_t x);
+    logic [4:0]         lx;
+    logic [23:0]        m;
+    int                 k, sh, e;
+    logic signed [63:0] d, total;
+    logic [63:0]        ad, q, s, z, z2, z3, z4, z5, series, p, ln_m, mag;
+    logic [6:0]         lq, lp, lt;
+    if (fp32_is_nan(x)) return Fp32QNaN;
+    if (fp32_is_zero(x)) return 32'hff80_0000;  // ln(+-0) = -inf
+    if (x[31]) return Fp32QNaN;
+    if (fp32_is_inf(x)) return x;
+    lx = fp32_norm_shift(x);
+    m  = fp32_sig(x) << lx;
+    k  = fp32_biased_exp(x) - int'(lx) - 127;
+    if (m >= 24'hb504f3) begin
+      k += 1;
+      d = signed'(64'(m)) - 64'sh100_0000;
+    end else begin
+      d = signed'(64'(m) << 1) - 64'sh100_0000;
+    end
+    p = '0;
+    e = 64;
+    if (d != '0) begin
+      ad     = d < 0 ? 64'(-d) : 64'(d);
+      sh     = int'(lzc64(ad)) - 1;
+      q      = (ad << sh) / 64'(64'sh200_0000 + d);
+      lq     = lzc64(q);
+      s      = (q << lq) >> 32;
+      e      = sh + int'(lq) - 32;  // |s| = s * 2^-e
+      z      = (s * s) >> (2 * e - 32);
+      z2     = (z * z) >> 32;
+      z3     = (z2 * z) >> 32;
+      z4     = (z3 * z) >> 32;
+      z5     = (z4 * z) >> 32;
+      series = 64'h1_0000_0000 + z / 64'd3 + z2 / 64'd5 + z3 / 64'd7 + z4 / 64'd9 + z5 / 64'd11;
+      p      = s * (series >> 1);  // |ln(m)| = p * 2^(-30 - e)
+    end
+    if (k == 0) begin
+      if (p == '0) return '0;  // ln(1) = +0
+      lp = lzc64(p);
+      return fp32_round(d < 0, 160 - int'(lp) - e, p << lp);
+    end
+    ln_m  = p >> (e - 26);
+    total = 64'(signed'(k)) * signed'(Ln2Q56) + (d < 0 ? -signed'(ln_m) : signed'(ln_m));
+    mag   = total < 0 ? 64'(-total) : 64'(total);
+    lt    = lzc64(mag);
+    return fp32_round(total < 0, 134 - int'(lt), mag << lt);
   endfunction
 
   // binary16 -> binary32, exact.
@@ -184,7 +334,7 @@ package npu_fp_pkg;
     if (fp32_is_zero(a)) return {a[31], 15'b0};
     m = {fp32_sig(a), 40'b0};
     lz = lzc64(m);
-    return fp16_round(a[31], fp32_exp(a) - 112 - int'(lz), m << lz);
+    return fp16_round(a[31], fp32_biased_exp(a) - 112 - int'(lz), m << lz);
   endfunction
 
   // The order of non-NaN values as unsigned integers, -0 below +0.

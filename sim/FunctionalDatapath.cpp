@@ -71,6 +71,144 @@ uint16_t fp32ToFp16(uint32_t f) {
     return Eigen::numext::bit_cast<uint16_t>(Eigen::half(asFloat(f)));
 }
 
+uint32_t fp32Div(uint32_t a, uint32_t b) {
+    return canonical(asFloat(a) / asFloat(b));
+}
+
+uint32_t fp32Sqrt(uint32_t x) {
+    return canonical(std::sqrt(asFloat(x)));
+}
+
+namespace {
+
+// The integer steps of rtl fp32_exp and fp32_log, written as the RTL writes them.
+
+int leadingZeros(uint64_t x) {
+    return x == 0 ? 64 : __builtin_clzll(x);
+}
+
+uint64_t shiftRight(uint64_t x, int sh) {
+    return sh >= 64 ? 0 : x >> sh;
+}
+
+uint64_t shiftRightJam(uint64_t x, int sh) {
+    if (sh == 0) return x;
+    if (sh >= 64) return x != 0;
+    return (x >> sh) | ((x & ((uint64_t{1} << sh) - 1)) != 0);
+}
+
+// rtl fp32_round: sign * m / 2^63 * 2^(exp - 127), m's bit 63 set, to nearest even.
+uint32_t roundToFp32(bool sign, int exp, uint64_t m) {
+    const uint32_t signBit = sign ? 0x80000000u : 0u;
+    if (exp >= 255) return signBit | 0x7f800000u;
+    uint64_t r = m;
+    int e = exp;
+    if (e <= 0) {
+        r = shiftRightJam(m, 1 - e);
+        e = 0;
+    }
+    const bool roundUp = ((r >> 39) & 1) && ((r & ((uint64_t{1} << 39) - 1)) || ((r >> 40) & 1));
+    return signBit | ((((static_cast<uint32_t>(e) & 0xffu) << 23) |
+                       static_cast<uint32_t>((r >> 40) & 0x7fffffu)) +
+                      (roundUp ? 1u : 0u));
+}
+
+// A finite operand is significand * 2^(exponent - 150) (rtl fp32_sig, fp32_exp).
+uint64_t significand(uint32_t x) {
+    return (x & 0x7fffffu) | ((x & 0x7f800000u) ? 0x800000u : 0u);
+}
+
+int exponent(uint32_t x) {
+    const int field = static_cast<int>((x >> 23) & 0xffu);
+    return field ? field : 1;
+}
+
+constexpr uint64_t kLog2e38 = 0x5c551d94aeull;        // log2(e) * 2^38
+constexpr uint64_t kLn2Q32 = 0xb17217f8ull;           // ln(2) * 2^32
+constexpr int64_t kLn2Q56 = 0xb17217f7d1cf7aLL;       // ln(2) * 2^56
+constexpr uint32_t kExp2Table[64] = {                 // 2^(i / 64) * 2^31
+    0x80000000, 0x8164d1f4, 0x82cd8699, 0x843a28c4, 0x85aac368, 0x871f6197, 0x88980e81,
+    0x8a14d575, 0x8b95c1e4, 0x8d1adf5b, 0x8ea4398b, 0x9031dc43, 0x91c3d374, 0x935a2b2f,
+    0x94f4efa9, 0x96942d37, 0x9837f052, 0x99e04593, 0x9b8d39ba, 0x9d3ed9a7, 0x9ef53261,
+    0xa0b05110, 0xa2704303, 0xa43515ae, 0xa5fed6aa, 0xa7cd93b5, 0xa9a15ab5, 0xab7a39b6,
+    0xad583eea, 0xaf3b78ad, 0xb123f582, 0xb311c413, 0xb504f334, 0xb6fd91e3, 0xb8fbaf47,
+    0xbaff5ab2, 0xbd08a39f, 0xbf1799b6, 0xc12c4cca, 0xc346ccda, 0xc5672a11, 0xc78d74c9,
+    0xc9b9bd86, 0xcbec14ff, 0xce248c15, 0xd06333db, 0xd2a81d92, 0xd4f35aac, 0xd744fccb,
+    0xd99d15c2, 0xdbfbb798, 0xde60f482, 0xe0ccdeec, 0xe33f8973, 0xe5b906e7, 0xe8396a50,
+    0xeac0c6e8, 0xed4f301f, 0xefe4b99c, 0xf281773c, 0xf5257d15, 0xf7d0df73, 0xfa83b2db,
+    0xfd3e0c0d};
+
+}  // namespace
+
+uint32_t fp32Exp(uint32_t x) {
+    if (isNan(x)) return kFp32QNaN;
+    const bool negative = (x >> 31) != 0;
+    const int ex = exponent(x);
+    if (ex >= 134) return negative ? 0u : 0x7f800000u;  // |x| >= 128, infinities included
+    if (ex < 87) return 0x3f800000u;                     // |x| < 2^-40 rounds to 1
+    // t = x * log2(e) in Q.32, its magnitude truncated; n = floor(t), f = t - n.
+    const uint64_t magnitude = shiftRight(significand(x) * kLog2e38, 156 - ex);
+    const int64_t t = negative ? -static_cast<int64_t>(magnitude) : static_cast<int64_t>(magnitude);
+    const int n = static_cast<int>(t >> 32);
+    const auto f = static_cast<uint32_t>(t);
+    // 2^f = 2^(i / 64) * e^u, u = r * ln(2) < 2^-6, e^u by its cubic Taylor polynomial in Q1.32.
+    const uint64_t u = ((f & 0x3ffffffu) * kLn2Q32) >> 32;
+    const uint64_t u2 = (u * u) >> 32;
+    const uint64_t u3 = (u2 * u) >> 32;
+    const uint64_t poly = (uint64_t{1} << 32) + u + (u2 >> 1) + u3 / 6;
+    const uint64_t m = uint64_t{kExp2Table[f >> 26]} * (poly >> 1);  // Q2.62
+    const int lz = leadingZeros(m);
+    return roundToFp32(false, 128 + n - lz, m << lz);
+}
+
+uint32_t fp32Log(uint32_t x) {
+    if (isNan(x)) return kFp32QNaN;
+    if ((x & 0x7fffffffu) == 0) return 0xff800000u;  // log(+-0) = -inf
+    if (x >> 31) return kFp32QNaN;
+    if (x == 0x7f800000u) return x;
+    // x = m' * 2^k, m' in [sqrt(2) / 2, sqrt(2)); d = m' - 1 exactly, in Q.24.
+    const int la = leadingZeros(significand(x) << 40);
+    const uint64_t m = significand(x) << la;
+    int k = exponent(x) - la - 127;
+    int64_t d;
+    if (m >= 0xb504f3u) {
+        k += 1;
+        d = static_cast<int64_t>(m) - (int64_t{1} << 24);
+    } else {
+        d = static_cast<int64_t>(m << 1) - (int64_t{1} << 24);
+    }
+    // ln(m') = 2 atanh(s), s = d / (2 + d): |s| = s32 * 2^-e, s32 of 32 bits.
+    const bool below = d < 0;
+    uint64_t p = 0;
+    int e = 64;
+    if (d != 0) {
+        const uint64_t ad = below ? static_cast<uint64_t>(-d) : static_cast<uint64_t>(d);
+        const int sh = leadingZeros(ad) - 1;
+        const uint64_t q = (ad << sh) / static_cast<uint64_t>((int64_t{1} << 25) + d);
+        const int lq = leadingZeros(q);
+        const uint64_t s = (q << lq) >> 32;
+        e = sh + lq - 32;
+        // atanh(s) / s = 1 + z / 3 + z^2 / 5 + ... + z^5 / 11, z = s^2, in Q1.32.
+        const uint64_t z = shiftRight(s * s, 2 * e - 32);
+        const uint64_t z2 = (z * z) >> 32, z3 = (z2 * z) >> 32, z4 = (z3 * z) >> 32,
+                       z5 = (z4 * z) >> 32;
+        const uint64_t series = (uint64_t{1} << 32) + z / 3 + z2 / 5 + z3 / 7 + z4 / 9 + z5 / 11;
+        p = s * (series >> 1);  // |ln(m')| = p * 2^(-30 - e)
+    }
+    if (k == 0) {
+        if (p == 0) return 0;  // log(1) = +0
+        const int lp = leadingZeros(p);
+        return roundToFp32(below, 160 - lp - e, p << lp);
+    }
+    // k * ln(2) + ln(m') in Q.56.
+    const uint64_t lnM = shiftRight(p, e - 26);
+    const int64_t total =
+        k * kLn2Q56 + (below ? -static_cast<int64_t>(lnM) : static_cast<int64_t>(lnM));
+    const uint64_t mag = total < 0 ? 0 - static_cast<uint64_t>(total) : static_cast<uint64_t>(total);
+    const int lt = leadingZeros(mag);
+    return roundToFp32(total < 0, 134 - lt, mag << lt);
+}
+
 int32_t averageFinish(uint32_t sum, uint32_t count) {
     constexpr int kQuotientBits = 10;
     const bool negative = (sum >> 31) != 0;

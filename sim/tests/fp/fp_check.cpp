@@ -1,8 +1,10 @@
 // Block test of the NPU's floating-point units (rtl/npu_fp_pkg.sv, Verilated alone through
 // npu_fp_harness.sv) against the host: SSE binary32 arithmetic (round to nearest even, exact
-// subnormals; the average's division by a count: a / (float)(b & 0xffff)) and Eigen::half
+// subnormals; the average's division by a count: a / (float)(b & 0xffff)), sqrt and Eigen::half
 // conversions. Every result must be bit-identical, and NaN results must be the canonical quiet
-// NaN the units document.
+// NaN the units document. e^x and ln(x) are not correctly rounded: they must be bit-identical
+// with the functional model's port of their algorithm (sim/FunctionalDatapath.cpp) and within
+// kTranscendentalUlps of the exact value (the host's double-precision exp and log).
 //
 // Operand sets: every pair of corner values (zeros, subnormals, extremes, infinities, NaNs), every
 // binary16 bit pattern, then --operands random sets mixing uniform bit patterns with exponents
@@ -10,6 +12,7 @@
 //
 //   npu_fp_check [--operands N] [--seed S]      exit status 0 when there is no difference
 #include "Vnpu_fp_harness.h"
+#include "sim/FunctionalDatapath.h"
 #include "verilated.h"
 
 #include <Eigen/Core>
@@ -29,8 +32,11 @@
 
 namespace {
 
-constexpr uint32_t kFp32QNaN = 0x7fc00000;
-constexpr uint16_t kFp16QNaN = 0x7e00;
+using nncosim::sim::datapath::kFp16QNaN;
+using nncosim::sim::datapath::kFp32QNaN;
+
+// The accuracy fp32_exp and fp32_log promise (docs/npu.md, "Floating point").
+constexpr double kTranscendentalUlps = 0.53;
 
 float fromBits(uint32_t bits) {
     return Eigen::numext::bit_cast<float>(bits);
@@ -122,7 +128,8 @@ class Checker {
         const float widened =
             static_cast<float>(Eigen::numext::bit_cast<Eigen::half>(static_cast<uint16_t>(op.a)));
         const float quotient = a / static_cast<float>(op.b & 0xffffu);
-        const std::array<Expected, 8> expected = {{
+        const float ratio = a / b, root = std::sqrt(a);
+        const std::array<Expected, 12> expected = {{
             {"fp32_mul", m.mul_o[lane], toBits(mul), std::isnan(mul), kFp32QNaN},
             {"fp32_add", m.add_o[lane], toBits(add), std::isnan(add), kFp32QNaN},
             {"fp32_max", m.max_o[lane], toBits(max), std::isnan(max), kFp32QNaN},
@@ -132,7 +139,13 @@ class Checker {
              Eigen::numext::isnan(half), kFp16QNaN},
             {"fp16_to_fp32", m.to_fp32_o[lane], toBits(widened), std::isnan(widened), kFp32QNaN},
             {"fp32_div_count", m.div_o[lane], toBits(quotient), std::isnan(quotient), kFp32QNaN},
+            {"fp32_div", m.quot_o[lane], toBits(ratio), std::isnan(ratio), kFp32QNaN},
+            {"fp32_sqrt", m.sqrt_o[lane], toBits(root), std::isnan(root), kFp32QNaN},
+            {"fp32_exp", m.exp_o[lane], nncosim::sim::datapath::fp32Exp(op.a), false, 0},
+            {"fp32_log", m.log_o[lane], nncosim::sim::datapath::fp32Log(op.a), false, 0},
         }};
+        checkAccuracy("fp32_exp", op.a, m.exp_o[lane], std::exp(static_cast<double>(a)));
+        checkAccuracy("fp32_log", op.a, m.log_o[lane], std::log(static_cast<double>(a)));
         for (const Expected& e : expected) {
             ++mResults;
             const uint32_t want = e.hostIsNaN ? e.canonicalNaN : e.host;
@@ -145,12 +158,39 @@ class Checker {
         }
     }
 
+    // |result - exact| in ULPs of the exact value rounded to binary32 (the smallest subnormal
+    // below 2^-126); results that must be NaN, infinite or zero must be exactly that.
+    void checkAccuracy(const char* unit, uint32_t operand, uint32_t result, double exact) {
+        const float rounded = static_cast<float>(exact);
+        const float got = fromBits(result);
+        double error = 0;
+        if (std::isnan(exact) || std::isinf(rounded) || rounded == 0) {
+            const bool same = std::isnan(exact) ? std::isnan(got) : got == rounded;
+            error = same ? 0 : std::numeric_limits<double>::infinity();
+        } else {
+            int e = 0;
+            std::frexp(exact, &e);
+            const double ulp = std::ldexp(1.0, std::max(e - 24, -149));
+            error = std::fabs(static_cast<double>(got) - exact) / ulp;
+        }
+        mWorstUlps = std::max(mWorstUlps, error);
+        if (error > kTranscendentalUlps && ++mDifferences <= 20) {
+            std::printf("INACCURATE %-8s x=%08x rtl=%08x error %.3f ULP\n", unit, operand, result,
+                        error);
+        }
+    }
+
+  public:
+    double worstUlps() const { return mWorstUlps; }
+
+  private:
     std::unique_ptr<VerilatedContext> mContext;
     std::unique_ptr<Vnpu_fp_harness> mModel;
     std::vector<Operands> mPending;
     uint64_t mOperandSets = 0;
     uint64_t mResults = 0;
     uint64_t mDifferences = 0;
+    double mWorstUlps = 0;
 };
 
 // Zeros, subnormals, the normal extremes, values around 1, infinities, quiet and signalling NaNs,
@@ -178,7 +218,7 @@ class OperandSource {
     explicit OperandSource(uint64_t seed) : mRandom(seed) {}
 
     Operands next() {
-        switch (mRandom() % 6) {
+        switch (mRandom() % 7) {
             case 0:  // any bit pattern
                 return {bits(), bits(), bits()};
             case 1: {  // edge exponents, edge or random fractions
@@ -206,6 +246,13 @@ class OperandSource {
                 if (mRandom() % 2) {
                     a = (a & ~0x1fffu) | low[mRandom() % std::size(low)];
                 }
+                return {a, bits(), bits()};
+            }
+            case 5: {  // where e^x is neither 1 nor saturated, or ln(x) near 0
+                const uint32_t nearOne = mRandom() % 2 ? 0x3f800000u + (bits() & 0xfffff)
+                                                       : 0x3f800000u - (bits() & 0xfffff);
+                const uint32_t a = mRandom() % 2 ? withExponent(bits(), 87 + mRandom() % 47)
+                                                 : nearOne;
                 return {a, bits(), bits()};
             }
             default: {  // both subnormal or tiny
@@ -301,10 +348,11 @@ int main(int argc, char** argv) {
 
     std::printf(
         "npu_fp_check: %llu operand sets (%llu corner pairs, 65536 binary16 patterns, "
-        "%llu random, seed %llu), %llu results of 8 units, %llu differences\n",
+        "%llu random, seed %llu), %llu results of 12 units, %llu differences; e^x and ln(x) "
+        "within %.3f ULP\n",
         static_cast<unsigned long long>(checker.operandSets()),
         static_cast<unsigned long long>(cornerSets), static_cast<unsigned long long>(randomSets),
         static_cast<unsigned long long>(seed), static_cast<unsigned long long>(checker.results()),
-        static_cast<unsigned long long>(checker.differences()));
+        static_cast<unsigned long long>(checker.differences()), checker.worstUlps());
     return checker.differences() == 0 ? 0 : 1;
 }

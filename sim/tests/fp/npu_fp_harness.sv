@@ -13,7 +13,11 @@ module npu_fp_harness #(
   output logic [31:0] clamp_o   [Lanes],  // a clamped to [b, c]
   output logic [15:0] to_fp16_o [Lanes],  // a as binary16
   output logic [31:0] to_fp32_o [Lanes],  // a[15:0] (binary16) as binary32
-  output logic [31:0] div_o     [Lanes]   // a / b[15:0] (an integer count)
+  output logic [31:0] div_o     [Lanes],  // a / b[15:0] (an integer count)
+  output logic [31:0] quot_o    [Lanes],  // a / b
+  output logic [31:0] sqrt_o    [Lanes],  // sqrt(a)
+  output logic [31:0] exp_o     [Lanes],  // e^a
+  output logic [31:0] log_o     [Lanes]   // ln(a)
 );
   import npu_fp_pkg::*;
 
@@ -27,6 +31,10 @@ module npu_fp_harness #(
       to_fp16_o[i] = fp32_to_fp16(a_i[i]);
       to_fp32_o[i] = fp16_to_fp32(a_i[i][15:0]);
       div_o[i]     = fp32_div_count(a_i[i], b_i[i][15:0]);
+      quot_o[i]    = fp32_div(a_i[i], b_i[i]);
+      sqrt_o[i]    = fp32_sqrt(a_i[i]);
+      exp_o[i]     = fp32_exp(a_i[i]);
+      log_o[i]     = fp32_log(a_i[i]);
     end
   end
 
