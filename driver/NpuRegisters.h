@@ -73,8 +73,9 @@ enum class Opcode : uint32_t {
     MAXPOOL = 3,  ///< Max pooling tile over valid (unpadded) input pixels.
     AVGPOOL = 4,  ///< Average pooling tile over valid input pixels, rounding half away from zero.
     ADD = 5,  ///< Element-wise addition (NNAPI ADD; SUB: quantized with a negated B multiplier, float with NEGATE_B).
-    MUL = 6,  ///< Element-wise multiplication (NNAPI MUL), quantized or float.
+    MUL = 6,  ///< Element-wise multiplication (NNAPI MUL), quantized or float; float with DIVIDE: A / B (NNAPI DIV).
     LUT = 7,  ///< 256-entry table lookup: out = table[in] (table index is the input byte).
+    FUNC = 8,  ///< Element-wise float function of A (FLOAT_FN: e^x, ln x or sqrt x), then the FP_MIN/FP_MAX clamp. A float FORMAT only; OUT has A's shape.
 };
 
 /// ERROR_CODE values and the completion record status.
@@ -94,6 +95,13 @@ enum class Format : uint32_t {
     FP16 = 2,  ///< IEEE binary16 in DRAM, widened to binary32 on load, binary32 arithmetic, rounded to nearest even on store.
 };
 
+/// The float function of a FUNC descriptor (FLOAT_FN).
+enum class Function : uint32_t {
+    EXP = 0,  ///< e^x, within 0.53 ULP of the exact value (not correctly rounded; docs/npu.md, Floating point).
+    LOG = 1,  ///< ln x, within 0.53 ULP of the exact value; ln(+-0) = -Inf, ln of a negative number NaN.
+    SQRT = 2,  ///< sqrt x, correctly rounded; sqrt(-0) = -0, of a negative number NaN.
+};
+
 /// Bits of HEADER.FLAGS.
 enum class DescFlag : uint32_t {
     LAST = 1,  ///< Last descriptor of the chain: the job completes after it.
@@ -104,8 +112,8 @@ enum class DescFlag : uint32_t {
 };
 
 /// Opcodes are consecutive from 0; anything from kOpcodeCount on is BAD_OPCODE.
-inline constexpr uint32_t kOpcodeCount = 8;
-inline constexpr Opcode kLastOpcode = Opcode::LUT;
+inline constexpr uint32_t kOpcodeCount = 9;
+inline constexpr Opcode kLastOpcode = Opcode::FUNC;
 
 /// Per-opcode attributes (rtl/data/npu.json), the same the RTL uses.
 namespace op {
@@ -119,6 +127,7 @@ constexpr bool usesA(Opcode opcode) {
         case Opcode::ADD:
         case Opcode::MUL:
         case Opcode::LUT:
+        case Opcode::FUNC:
             return true;
         default:
             return false;
@@ -186,6 +195,8 @@ constexpr const char* name(Opcode opcode) {
             return "MUL";
         case Opcode::LUT:
             return "LUT";
+        case Opcode::FUNC:
+            return "FUNC";
     }
     return "?";
 }
@@ -353,8 +364,10 @@ struct Descriptor {
     bool aSigned = false;  ///< Input A holds int8 (QUANT8_ASYMM_SIGNED); 0: uint8 (QUANT8_ASYMM).
     bool bSigned = false;  ///< Input B or the weights hold int8; 0: uint8.
     bool outSigned = false;  ///< Output holds int8; 0: uint8. ACT_MIN/ACT_MAX must lie in the output type's range.
-    uint32_t format = 0;  ///< Element format of A, B and OUT (Format). The float formats are for ADD, MUL, MAXPOOL, AVGPOOL, and CONV and DWCONV without TAPS or chaining (their weight streams hold binary32, 4 words a row); A.INNER and OUT.INNER are then whole numbers of elements.
+    uint32_t format = 0;  ///< Element format of A, B and OUT (Format). The float formats are for ADD, MUL, FUNC (which needs one), MAXPOOL, AVGPOOL, and CONV and DWCONV without TAPS or chaining (their weight streams hold binary32, 4 words a row); A.INNER and OUT.INNER are then whole numbers of elements.
     bool negateB = false;  ///< Float ADD: B is subtracted (NNAPI SUB). Ignored otherwise.
+    uint32_t floatFn = 0;  ///< FUNC: the function (Function); 3 is BAD_FIELD. Ignored otherwise.
+    bool divide = false;  ///< Float MUL: A is divided by B, correctly rounded (NNAPI DIV). Ignored otherwise.
     uint32_t tag = 0;  ///< Free for software (e.g. the operation index); ignored by the NPU.
     TensorDesc a;  ///< Input A. Convolution and pooling: the input region of the tile, rows = pixels (INNER = channels, COUNT1 = region width, COUNT2 = region height, COUNT3 = 1). Element-wise and LUT: the first operand.
     TensorDesc b;  ///< Input B of ADD and MUL, same INNER and counts as A (strides may differ, 0 broadcasts). Unused otherwise.
@@ -392,6 +405,8 @@ struct Descriptor {
         detail::put(w, 0, 18, 1, outSigned ? 1u : 0u);
         detail::put(w, 0, 19, 2, format);
         detail::put(w, 0, 21, 1, negateB ? 1u : 0u);
+        detail::put(w, 0, 22, 2, floatFn);
+        detail::put(w, 0, 24, 1, divide ? 1u : 0u);
         detail::put(w, 1, 0, 32, tag);
         detail::put(w, 2, 0, 32, a.addr);
         detail::put(w, 3, 0, 16, a.inner);
@@ -452,6 +467,8 @@ struct Descriptor {
         d.outSigned = detail::get(w, 0, 18, 1) != 0;
         d.format = detail::get(w, 0, 19, 2);
         d.negateB = detail::get(w, 0, 21, 1) != 0;
+        d.floatFn = detail::get(w, 0, 22, 2);
+        d.divide = detail::get(w, 0, 24, 1) != 0;
         d.tag = detail::get(w, 1, 0, 32);
         d.a.addr = detail::get(w, 2, 0, 32);
         d.a.inner = detail::get(w, 3, 0, 16);

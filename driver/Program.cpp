@@ -248,6 +248,11 @@ std::string dumpProgram(const Program& p) {
             out << "      A   " << tensorText(d.a) << "\n";
             if (npu::op::usesB(d.opcode)) out << "      B   " << tensorText(d.b) << "\n";
             out << "      OUT " << tensorText(d.out) << "  clamp [" << lo << ", " << hi << "]\n";
+            static const char* const kFunctions[] = {"e^x", "ln x", "sqrt x", "?"};
+            if (d.opcode == npu::Opcode::FUNC)
+                out << "      function " << kFunctions[d.floatFn & 3] << "\n";
+            if (d.opcode == npu::Opcode::MUL && d.divide) out << "      A / B\n";
+            if (d.opcode == npu::Opcode::ADD && d.negateB) out << "      A - B\n";
         } else {
             out << "      A   " << tensorText(d.a) << "  zp " << d.aZeroPoint << "\n";
             if (npu::op::usesB(d.opcode))

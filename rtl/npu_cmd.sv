@@ -199,10 +199,15 @@ module npu_cmd
       bad_field |= !same_shape(d.a, d.out) || a_words > 64'(SpadWords) ||
                    d.w_addr[VecIdxW-1:0] != '0;
     end
-    // Float formats: ADD, MUL, pooling, and CONV / DWCONV without TAPS or chaining, on whole
-    // elements.
+    if (d.opcode == OpFunc) begin
+      bad_field |= !same_shape(d.a, d.out) || a_words > 64'(SpadWords) ||
+                   d.format == 2'(FmtInt8) || d.float_fn == 2'd3;
+    end
+    // Float formats: ADD, MUL, FUNC, pooling, and CONV / DWCONV without TAPS or chaining, on
+    // whole elements.
     if (d.format != 2'(FmtInt8)) begin
-      bad_field |= d.format == 2'd3 || !(op_uses_b(d.opcode) || op_is_window(d.opcode)) ||
+      bad_field |= d.format == 2'd3 ||
+                   !(op_uses_b(d.opcode) || op_is_window(d.opcode) || d.opcode == OpFunc) ||
                    taps || chain_out || chain_in ||
                    (d.format == 2'(FmtFp32) ? d.a.inner[1:0] != '0 || d.out.inner[1:0] != '0
                                             : d.a.inner[0] || d.out.inner[0]);
@@ -675,6 +680,7 @@ module npu_cmd
   `NPU_COVER_OPCODE(add, OpAdd)
   `NPU_COVER_OPCODE(mul, OpMul)
   `NPU_COVER_OPCODE(lut, OpLut)
+  `NPU_COVER_OPCODE(func, OpFunc)
   `NPU_COVER_AFTER(nop, OpNop, nop, OpNop)
   `NPU_COVER_AFTER(nop, OpNop, conv, OpConv)
   `NPU_COVER_AFTER(nop, OpNop, dwconv, OpDwconv)
@@ -683,6 +689,7 @@ module npu_cmd
   `NPU_COVER_AFTER(nop, OpNop, add, OpAdd)
   `NPU_COVER_AFTER(nop, OpNop, mul, OpMul)
   `NPU_COVER_AFTER(nop, OpNop, lut, OpLut)
+  `NPU_COVER_AFTER(nop, OpNop, func, OpFunc)
   `NPU_COVER_AFTER(conv, OpConv, nop, OpNop)
   `NPU_COVER_AFTER(conv, OpConv, conv, OpConv)
   `NPU_COVER_AFTER(conv, OpConv, dwconv, OpDwconv)
@@ -691,6 +698,7 @@ module npu_cmd
   `NPU_COVER_AFTER(conv, OpConv, add, OpAdd)
   `NPU_COVER_AFTER(conv, OpConv, mul, OpMul)
   `NPU_COVER_AFTER(conv, OpConv, lut, OpLut)
+  `NPU_COVER_AFTER(conv, OpConv, func, OpFunc)
   `NPU_COVER_AFTER(dwconv, OpDwconv, nop, OpNop)
   `NPU_COVER_AFTER(dwconv, OpDwconv, conv, OpConv)
   `NPU_COVER_AFTER(dwconv, OpDwconv, dwconv, OpDwconv)
@@ -699,6 +707,7 @@ module npu_cmd
   `NPU_COVER_AFTER(dwconv, OpDwconv, add, OpAdd)
   `NPU_COVER_AFTER(dwconv, OpDwconv, mul, OpMul)
   `NPU_COVER_AFTER(dwconv, OpDwconv, lut, OpLut)
+  `NPU_COVER_AFTER(dwconv, OpDwconv, func, OpFunc)
   `NPU_COVER_AFTER(maxpool, OpMaxpool, nop, OpNop)
   `NPU_COVER_AFTER(maxpool, OpMaxpool, conv, OpConv)
   `NPU_COVER_AFTER(maxpool, OpMaxpool, dwconv, OpDwconv)
@@ -707,6 +716,7 @@ module npu_cmd
   `NPU_COVER_AFTER(maxpool, OpMaxpool, add, OpAdd)
   `NPU_COVER_AFTER(maxpool, OpMaxpool, mul, OpMul)
   `NPU_COVER_AFTER(maxpool, OpMaxpool, lut, OpLut)
+  `NPU_COVER_AFTER(maxpool, OpMaxpool, func, OpFunc)
   `NPU_COVER_AFTER(avgpool, OpAvgpool, nop, OpNop)
   `NPU_COVER_AFTER(avgpool, OpAvgpool, conv, OpConv)
   `NPU_COVER_AFTER(avgpool, OpAvgpool, dwconv, OpDwconv)
@@ -715,6 +725,7 @@ module npu_cmd
   `NPU_COVER_AFTER(avgpool, OpAvgpool, add, OpAdd)
   `NPU_COVER_AFTER(avgpool, OpAvgpool, mul, OpMul)
   `NPU_COVER_AFTER(avgpool, OpAvgpool, lut, OpLut)
+  `NPU_COVER_AFTER(avgpool, OpAvgpool, func, OpFunc)
   `NPU_COVER_AFTER(add, OpAdd, nop, OpNop)
   `NPU_COVER_AFTER(add, OpAdd, conv, OpConv)
   `NPU_COVER_AFTER(add, OpAdd, dwconv, OpDwconv)
@@ -723,6 +734,7 @@ module npu_cmd
   `NPU_COVER_AFTER(add, OpAdd, add, OpAdd)
   `NPU_COVER_AFTER(add, OpAdd, mul, OpMul)
   `NPU_COVER_AFTER(add, OpAdd, lut, OpLut)
+  `NPU_COVER_AFTER(add, OpAdd, func, OpFunc)
   `NPU_COVER_AFTER(mul, OpMul, nop, OpNop)
   `NPU_COVER_AFTER(mul, OpMul, conv, OpConv)
   `NPU_COVER_AFTER(mul, OpMul, dwconv, OpDwconv)
@@ -731,6 +743,7 @@ module npu_cmd
   `NPU_COVER_AFTER(mul, OpMul, add, OpAdd)
   `NPU_COVER_AFTER(mul, OpMul, mul, OpMul)
   `NPU_COVER_AFTER(mul, OpMul, lut, OpLut)
+  `NPU_COVER_AFTER(mul, OpMul, func, OpFunc)
   `NPU_COVER_AFTER(lut, OpLut, nop, OpNop)
   `NPU_COVER_AFTER(lut, OpLut, conv, OpConv)
   `NPU_COVER_AFTER(lut, OpLut, dwconv, OpDwconv)
@@ -739,6 +752,16 @@ module npu_cmd
   `NPU_COVER_AFTER(lut, OpLut, add, OpAdd)
   `NPU_COVER_AFTER(lut, OpLut, mul, OpMul)
   `NPU_COVER_AFTER(lut, OpLut, lut, OpLut)
+  `NPU_COVER_AFTER(lut, OpLut, func, OpFunc)
+  `NPU_COVER_AFTER(func, OpFunc, nop, OpNop)
+  `NPU_COVER_AFTER(func, OpFunc, conv, OpConv)
+  `NPU_COVER_AFTER(func, OpFunc, dwconv, OpDwconv)
+  `NPU_COVER_AFTER(func, OpFunc, maxpool, OpMaxpool)
+  `NPU_COVER_AFTER(func, OpFunc, avgpool, OpAvgpool)
+  `NPU_COVER_AFTER(func, OpFunc, add, OpAdd)
+  `NPU_COVER_AFTER(func, OpFunc, mul, OpMul)
+  `NPU_COVER_AFTER(func, OpFunc, lut, OpLut)
+  `NPU_COVER_AFTER(func, OpFunc, func, OpFunc)
 `undef NPU_COVER_OPCODE
 `undef NPU_COVER_AFTER
 

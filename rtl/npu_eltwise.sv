@@ -1,12 +1,13 @@
-// Element-wise unit of the compute stage: ADD, MUL and LUT descriptors.
+// Element-wise unit of the compute stage: ADD, MUL, LUT and FUNC descriptors.
 //
 // Once the drain is idle it starts the store job, loads the table (LUT: the descriptor's
 // 256-byte stream) and reads the buffer word by word (ADD and MUL: A, then B, of each word), a
 // word's lanes computed in two stages into a small result FIFO: quantized ADD and MUL results go
 // through npu_compute's requantizer, LUT bytes and float words straight to the store. Float
 // formats compute a word's Vec / 4 binary32 or Vec / 2 binary16 elements in binary32
-// (rtl/npu_fp_pkg.sv: add or multiply, then the FP_MIN/FP_MAX clamp; binary16 is widened first
-// and rounded to nearest even last). The descriptor is done once its last word is stored.
+// (rtl/npu_fp_pkg.sv: add, multiply, divide or FUNC's function, then the FP_MIN/FP_MAX clamp;
+// binary16 is widened first and rounded to nearest even last). The descriptor is done once its
+// last word is stored.
 module npu_eltwise
   import npu_pkg::*;
   import npu_core_pkg::*;
@@ -140,29 +141,43 @@ module npu_eltwise
   // One float element of the descriptor: the operation, then the clamp.
   function automatic fp32_t float_lane(fp32_t a, fp32_t b);
     fp32_t v;
-    v = dq.opcode == OpMul ? fp32_mul(a, b) : fp32_add(a, {b[31] ^ dq.negate_b[0], b[30:0]});
+    unique case (dq.opcode)
+      OpMul:  v = dq.divide[0] ? fp32_div(a, b) : fp32_mul(a, b);
+      OpFunc: begin
+        unique case (dq.float_fn)
+          2'(FnExp): v = fp32_exp(a);
+          2'(FnLog): v = fp32_log(a);
+          default:   v = fp32_sqrt(a);
+        endcase
+      end
+      default: v = fp32_add(a, {b[31] ^ dq.negate_b[0], b[30:0]});
+    endcase
     return fp32_clamp(v, dq.fp_min, dq.fp_max);
   endfunction
 
-  // A word's lanes; only computed for a word's last read.
+  // A word's lanes; only computed for a word's last read. A one-read word (FUNC, LUT) is the
+  // read data itself.
+  logic [VecBits-1:0] a_word;
+  assign a_word = two ? e1_a_q : spad_rdata_i;
+
   always_comb begin
     e2_value_d = '0;
     if (e1_last && is_float) begin
       if (dq.format == 2'(FmtFp16)) begin
         for (int unsigned l = 0; l < Vec / 2; l++) begin
-          e2_value_d[l*16 +: 16] = fp32_to_fp16(float_lane(fp16_to_fp32(e1_a_q[l*16 +: 16]),
+          e2_value_d[l*16 +: 16] = fp32_to_fp16(float_lane(fp16_to_fp32(a_word[l*16 +: 16]),
                                                            fp16_to_fp32(spad_rdata_i[l*16 +: 16])));
         end
       end else begin
         for (int unsigned l = 0; l < Vec / 4; l++) begin
-          e2_value_d[l*32 +: 32] = float_lane(e1_a_q[l*32 +: 32], spad_rdata_i[l*32 +: 32]);
+          e2_value_d[l*32 +: 32] = float_lane(a_word[l*32 +: 32], spad_rdata_i[l*32 +: 32]);
         end
       end
     end else if (e1_last) begin
       for (int unsigned l = 0; l < Vec; l++) begin
         logic [7:0]         a_byte, b_byte;
         logic signed [31:0] a_c, b_c;
-        a_byte = two ? e1_a_q[l*8 +: 8] : spad_rdata_i[l*8 +: 8];
+        a_byte = a_word[l*8 +: 8];
         b_byte = spad_rdata_i[l*8 +: 8];
         a_c = 32'(widen(a_byte, dq.a_signed)) - 32'(signed'(dq.a_zero_point));
         b_c = 32'(widen(b_byte, dq.b_signed)) - 32'(signed'(dq.b_zero_point));

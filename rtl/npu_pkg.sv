@@ -59,13 +59,14 @@ package npu_pkg;
     OpMaxpool = 8'd3,  // Max pooling tile over valid (unpadded) input pixels.
     OpAvgpool = 8'd4,  // Average pooling tile over valid input pixels, rounding half away from zero.
     OpAdd = 8'd5,  // Element-wise addition (NNAPI ADD; SUB: quantized with a negated B multiplier, float with NEGATE_B).
-    OpMul = 8'd6,  // Element-wise multiplication (NNAPI MUL), quantized or float.
-    OpLut = 8'd7  // 256-entry table lookup: out = table[in] (table index is the input byte).
+    OpMul = 8'd6,  // Element-wise multiplication (NNAPI MUL), quantized or float; float with DIVIDE: A / B (NNAPI DIV).
+    OpLut = 8'd7,  // 256-entry table lookup: out = table[in] (table index is the input byte).
+    OpFunc = 8'd8  // Element-wise float function of A (FLOAT_FN: e^x, ln x or sqrt x), then the FP_MIN/FP_MAX clamp. A float FORMAT only; OUT has A's shape.
   } opcode_e;
 
   // Opcodes are consecutive from 0: anything from NumOpcodes on is BAD_OPCODE.
-  localparam int unsigned NumOpcodes = 8;
-  localparam opcode_e OpLast = OpLut;
+  localparam int unsigned NumOpcodes = 9;
+  localparam opcode_e OpLast = OpFunc;
 
   // ERROR_CODE values and the completion record status.
   typedef enum logic [7:0] {
@@ -83,6 +84,13 @@ package npu_pkg;
     FmtFp32 = 8'd1,  // IEEE binary32 in DRAM, binary32 arithmetic (docs/npu.md, Floating point).
     FmtFp16 = 8'd2  // IEEE binary16 in DRAM, widened to binary32 on load, binary32 arithmetic, rounded to nearest even on store.
   } format_e;
+
+  // The float function of a FUNC descriptor (FLOAT_FN).
+  typedef enum logic [7:0] {
+    FnExp = 8'd0,  // e^x, within 0.53 ULP of the exact value (not correctly rounded; docs/npu.md, Floating point).
+    FnLog = 8'd1,  // ln x, within 0.53 ULP of the exact value; ln(+-0) = -Inf, ln of a negative number NaN.
+    FnSqrt = 8'd2  // sqrt x, correctly rounded; sqrt(-0) = -0, of a negative number NaN.
+  } function_e;
 
   // Bits of HEADER.FLAGS.
   typedef enum logic [7:0] {
@@ -105,7 +113,7 @@ package npu_pkg;
   // The opcode reads tensor A from DRAM.
   function automatic logic op_uses_a(logic [7:0] opcode);
     return opcode == OpConv || opcode == OpDwconv || opcode == OpMaxpool || opcode == OpAvgpool ||
-           opcode == OpAdd || opcode == OpMul || opcode == OpLut;
+           opcode == OpAdd || opcode == OpMul || opcode == OpLut || opcode == OpFunc;
   endfunction
   // The opcode reads tensor B from DRAM.
   function automatic logic op_uses_b(logic [7:0] opcode);
@@ -307,7 +315,9 @@ package npu_pkg;
     tensor_t b;  // bits 447:256
     tensor_t a;  // bits 255:64
     logic [31:0] tag;  // bits 63:32
-    logic [9:0] reserved9;
+    logic [6:0] reserved9;
+    logic [0:0] divide;  // bits 24:24
+    logic [1:0] float_fn;  // bits 23:22
     logic [0:0] negate_b;  // bits 21:21
     logic [1:0] format;  // bits 20:19
     logic [0:0] out_signed;  // bits 18:18

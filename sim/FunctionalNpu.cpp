@@ -244,11 +244,16 @@ ErrorCode validate(const Descriptor& d, const ChainContext& chain) {
     if (op == Opcode::LUT) {
         bad |= !sameShape(d.a, d.out) || aWords > npu::kSpadWords || d.wAddr % kBeat != 0;
     }
-    // Float formats: ADD, MUL, pooling, and CONV / DWCONV without TAPS or chaining, on whole
-    // elements.
+    if (op == Opcode::FUNC) {
+        bad |= !sameShape(d.a, d.out) || aWords > npu::kSpadWords ||
+               d.format == static_cast<uint32_t>(npu::Format::INT8) || d.floatFn > 2;
+    }
+    // Float formats: ADD, MUL, FUNC, pooling, and CONV / DWCONV without TAPS or chaining, on
+    // whole elements.
     if (d.format != static_cast<uint32_t>(npu::Format::INT8)) {
         bad |= d.format > static_cast<uint32_t>(npu::Format::FP16) || badOpcode ||
-               !(npu::op::usesB(op) || window) || taps || chainOut || chainIn ||
+               !(npu::op::usesB(op) || window || op == Opcode::FUNC) || taps || chainOut ||
+               chainIn ||
                d.a.inner % npu::elementBytes(d) != 0 || d.out.inner % npu::elementBytes(d) != 0;
     }
     if (badOpcode) return ErrorCode::BAD_OPCODE;
@@ -396,6 +401,7 @@ class Executor {
             case Opcode::ADD:
             case Opcode::MUL:
             case Opcode::LUT:
+            case Opcode::FUNC:
                 return elementwise(fault);
         }
         return true;
@@ -880,18 +886,35 @@ class Executor {
         }
     }
 
-    /// A float ADD or MUL word by word, as rtl/npu_eltwise.sv computes its lanes.
+    /// A float ADD, MUL or FUNC word by word, as rtl/npu_eltwise.sv computes its lanes.
     void floatElementwise(uint8_t* out, uint64_t bytes) const {
         const Descriptor& d = mD;
+        const auto function = [&](uint32_t a) {
+            switch (static_cast<npu::Function>(d.floatFn)) {
+                case npu::Function::EXP:
+                    return datapath::fp32Exp(a);
+                case npu::Function::LOG:
+                    return datapath::fp32Log(a);
+                default:
+                    return datapath::fp32Sqrt(a);
+            }
+        };
         const auto lane = [&](uint32_t a, uint32_t b) {
-            const uint32_t v = d.opcode == Opcode::MUL
-                                   ? datapath::fp32Mul(a, b)
-                                   : datapath::fp32Add(a, d.negateB ? b ^ npu::kFp32NegZero : b);
+            uint32_t v;
+            if (d.opcode == Opcode::FUNC)
+                v = function(a);
+            else if (d.opcode == Opcode::MUL)
+                v = d.divide ? datapath::fp32Div(a, b) : datapath::fp32Mul(a, b);
+            else
+                v = datapath::fp32Add(a, d.negateB ? b ^ npu::kFp32NegZero : b);
             return datapath::fp32Clamp(v, d.fpMin, d.fpMax);
         };
         const bool half = d.format == static_cast<uint32_t>(npu::Format::FP16);
-        for (uint64_t i = 0; i < bytes; i += npu::elementBytes(d))
-            writeFloat(out + i, lane(readFloat(&mA[i], half), readFloat(&mB[i], half)), half);
+        const bool two = npu::op::usesB(d.opcode);
+        for (uint64_t i = 0; i < bytes; i += npu::elementBytes(d)) {
+            const uint32_t b = two ? readFloat(&mB[i], half) : 0;
+            writeFloat(out + i, lane(readFloat(&mA[i], half), b), half);
+        }
     }
 
     /// A quantized ADD or MUL (requantized), or a LUT, byte by byte.

@@ -107,7 +107,15 @@ class ChainGenerator {
                                              static_cast<uint32_t>(DescFlag::CHAIN_OUT) |
                                              static_cast<uint32_t>(DescFlag::CHAIN_IN);
                     const bool array = d.opcode == Opcode::CONV || d.opcode == Opcode::DWCONV;
+                    if (d.opcode == Opcode::FUNC && chance(50)) {
+                        if (chance(50))
+                            d.format = 0;  // FUNC needs a float format
+                        else
+                            d.floatFn = 3;
+                        return "bad function";
+                    }
                     const bool floatable = d.opcode == Opcode::ADD || d.opcode == Opcode::MUL ||
+                                           d.opcode == Opcode::FUNC ||
                                            d.opcode == Opcode::MAXPOOL ||
                                            d.opcode == Opcode::AVGPOOL ||
                                            (array && !(d.flags & noFloat));
@@ -339,12 +347,13 @@ class ChainGenerator {
             return d;
         }
         if (pick < 90) {
-            const int kind = range(0, 2);
-            d.opcode = kind == 0 ? Opcode::ADD : kind == 1 ? Opcode::MUL : Opcode::LUT;
+            const Opcode kinds[] = {Opcode::ADD, Opcode::MUL, Opcode::LUT, Opcode::FUNC};
+            d.opcode = kinds[range(0, 3)];
             d.aSigned = chance(50);
             d.bSigned = chance(50);
             d.outSigned = chance(50);
-            const bool isFloat = d.opcode != Opcode::LUT && chance(30);
+            const bool isFloat =
+                d.opcode == Opcode::FUNC || (d.opcode != Opcode::LUT && chance(30));
             if (isFloat) d.format = static_cast<uint32_t>(chance(50) ? Format::FP32 : Format::FP16);
             const uint32_t inner = range(1, 40) * elementBytes(d), c1 = range(1, 4),
                            c2 = range(1, 3), c3 = range(1, 2);
@@ -354,11 +363,17 @@ class ChainGenerator {
                 d.wAddr = weightAddr(256);
                 return d;
             }
+            if (d.opcode == Opcode::FUNC) {
+                d.floatFn = range(0, 2);
+                floatClamp(d);
+                return d;
+            }
             d.b = inputTensor(inner, c1, c2, c3);
             if (chance(20)) d.b.stride1 = 0;  // broadcast
             if (isFloat) {
                 floatClamp(d);
                 d.negateB = chance(50);
+                d.divide = chance(50);
                 return d;
             }
             d.aZeroPoint = zeroPoint(d.aSigned);
@@ -402,9 +417,11 @@ class ChainGenerator {
 
   public:
     /// The weight streams' quantization words and diagonal blocks, written over the random
-    /// weight area; float CONV and DWCONV streams and inputs get moderate values.
+    /// weight area; float CONV and DWCONV streams and inputs, and most FUNC inputs, get moderate
+    /// values.
     void shapeWeights(const std::vector<Descriptor>& chain, std::vector<uint8_t>& arena) {
         for (const Descriptor& d : chain) {
+            if (d.opcode == Opcode::FUNC && chance(70)) shapeFloatInput(d, arena);
             if (d.opcode != Opcode::CONV && d.opcode != Opcode::DWCONV) continue;
             if (d.format != 0) {
                 shapeFloat(d, arena);
@@ -488,19 +505,26 @@ class ChainGenerator {
                 }
             }
         }
+        shapeFloatInput(d, arena);
+    }
+
+    /// Moderate elements in A's rows.
+    void shapeFloatInput(const Descriptor& d, std::vector<uint8_t>& arena) {
         const uint32_t size = elementBytes(d);
-        for (uint32_t y = 0; y < d.a.count2; ++y) {
-            for (uint32_t x = 0; x < d.a.count1; ++x) {
-                const uint64_t row =
-                    d.a.addr - mBase + uint64_t{y} * d.a.stride2 + uint64_t{x} * d.a.stride1;
-                for (uint32_t i = 0; i + size <= d.a.inner && row + i + size <= arena.size();
-                     i += size) {
-                    if (size == 4) {
-                        const uint32_t v = moderateFloat();
-                        std::memcpy(&arena[row + i], &v, 4);
-                    } else {
-                        const uint16_t v = moderateHalf();
-                        std::memcpy(&arena[row + i], &v, 2);
+        for (uint32_t z = 0; z < d.a.count3; ++z) {
+            for (uint32_t y = 0; y < d.a.count2; ++y) {
+                for (uint32_t x = 0; x < d.a.count1; ++x) {
+                    const uint64_t row = d.a.addr - mBase + uint64_t{z} * d.a.stride3 +
+                                         uint64_t{y} * d.a.stride2 + uint64_t{x} * d.a.stride1;
+                    for (uint32_t i = 0; i + size <= d.a.inner && row + i + size <= arena.size();
+                         i += size) {
+                        if (size == 4) {
+                            const uint32_t v = moderateFloat();
+                            std::memcpy(&arena[row + i], &v, 4);
+                        } else {
+                            const uint16_t v = moderateHalf();
+                            std::memcpy(&arena[row + i], &v, 2);
+                        }
                     }
                 }
             }
