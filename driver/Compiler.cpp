@@ -12,7 +12,7 @@ std::vector<uint32_t> compileTimeInputs(const Model& model) {
     const auto& g = model.main;
     std::vector<uint32_t> positions;
     for (const Operation& op : g.operations) {
-        const NpuOperation* npuOp = findNpuOperation(model, op.type);
+        const NpuOperation* npuOp = findNpuOperation(model, op);
         if (!npuOp) continue;
         for (uint32_t i : npuOp->packedInputs) {
             if (i >= op.inputs.size() ||
@@ -34,7 +34,7 @@ Status checkOperationSupported(const Model& model, uint32_t index) {
     if ((op.type == OperationType::PAD || op.type == OperationType::PAD_V2) &&
         padFolds(model, index).ok())
         return okStatus();
-    const NpuOperation* npuOp = findNpuOperation(model, op.type);
+    const NpuOperation* npuOp = findNpuOperation(model, op);
     if (!npuOp) {
         return unsupported(
             op, isExtension(op.type) ? "unknown extension operation" : "not an NPU operation");

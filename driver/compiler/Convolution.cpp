@@ -1221,7 +1221,6 @@ Status lowerTransposeConv(Lowering& lw, const Operation& op) {
 // order, as the golden adds them.
 
 // The weight stream of a float REDUCE_SUM (ones on the diagonal blocks) stays below this.
-constexpr uint64_t kMaxSumStreamBytes = uint64_t{4} << 20;
 
 bool isMinimum(const Operation& op) {
     return op.type == OperationType::REDUCE_MIN;

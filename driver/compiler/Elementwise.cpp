@@ -1,7 +1,7 @@
-// ADD, SUB and MUL on the NPU (ADD and MUL descriptors, NNAPI broadcasting), quantized or float
-// (FP32, FP16 formats), and the comparisons of quantized tensors (a SUB whose sign a LUT turns
-// into TENSOR_BOOL8); a broadcast constant operand is expanded at compile time so that the
-// operation streams contiguous rows.
+// ADD, SUB, MUL and DIV on the NPU (ADD and MUL descriptors, NNAPI broadcasting), quantized or
+// float (FP32, FP16 formats; DIV float only), and the comparisons of quantized tensors (a SUB whose
+// sign a LUT turns into TENSOR_BOOL8); a broadcast constant operand is expanded at compile time so
+// that the operation streams contiguous rows.
 #include "driver/compiler/Lowering.h"
 #include "model/operations/Shapes.h"
 
@@ -20,6 +20,7 @@ Status supported(const Model& model, const Operation& op) {
     if (*act < 0 || *act > 3) return unsupported(op, "activation");
     if (a.dimensions.size() > 4 || b.dimensions.size() > 4) return unsupported(op, "rank above 4");
     if (floatFormat(a.type)) return okStatus();
+    if (op.type == OperationType::DIV) return unsupported(op, "DIV of float tensors only");
     auto range = activationRange(*act, out);
     if (!range) return unsupported(op, "activation");
     const fixedpoint::QuantInfo qa{a.scale, a.zeroPoint}, qb{b.scale, b.zeroPoint},
@@ -103,12 +104,14 @@ Status lower(Lowering& lw, const Operation& op) {
     const Operand& out = lw.operand(op.outputs[0]);
     auto act = lw.constants().scalar<int32_t>(op.inputs[2]);
     if (!act) return lw.fail(op, "activation");
-    if (auto format = floatFormat(a.type))
-        return emitStream(
-            lw, op,
-            floatDescriptor(op.type == OperationType::MUL ? npu::Opcode::MUL : npu::Opcode::ADD,
-                            floatStage(*format, *act), op.type == OperationType::SUB),
-            lw.address(op.outputs[0]));
+    if (auto format = floatFormat(a.type)) {
+        const bool product = op.type == OperationType::MUL || op.type == OperationType::DIV;
+        npu::Descriptor d =
+            floatDescriptor(product ? npu::Opcode::MUL : npu::Opcode::ADD,
+                            floatStage(*format, *act), op.type == OperationType::SUB);
+        d.divide = op.type == OperationType::DIV;
+        return emitStream(lw, op, d, lw.address(op.outputs[0]));
+    }
     auto range = activationRange(*act, out);
     if (!range) return lw.fail(op, "activation");
     const fixedpoint::QuantInfo qa{a.scale, a.zeroPoint}, qb{b.scale, b.zeroPoint},

@@ -173,8 +173,9 @@ Status lowerTable(Lowering& lw, const Operation& op, uint32_t input, const Table
     return okStatus();
 }
 
-// The float ADD or MUL `d` of `count` contiguous elements at `src` with a constant `value` (the
-// element's bits: one stream row of copies, read at row stride 0) into `dst`.
+}  // namespace
+
+// One stream row of copies of `value`, read at row stride 0.
 Status streamWithConstant(Lowering& lw, const Operation& op, const npu::Descriptor& d, uint32_t src,
                           uint32_t dst, uint32_t count, uint32_t value) {
     const uint32_t size = npu::elementBytes(d);
@@ -189,6 +190,8 @@ Status streamWithConstant(Lowering& lw, const Operation& op, const npu::Descript
     lw.emitChain(chain);
     return okStatus();
 }
+
+namespace {
 
 // Float RELU, RELU1 and RELU6: x + (-0), which is x for every x, with the activation's clamp.
 Status lowerFloatRelu(Lowering& lw, const Operation& op, npu::Format format) {

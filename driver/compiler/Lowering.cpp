@@ -171,7 +171,7 @@ Lowering::Lowering(const Model& original, const RewrittenModel& rewritten,
 
 Result<Program> Lowering::run() {
     const auto& g = mModel.main;
-    for (const Operation& op : g.operations) mOps.push_back(findNpuOperation(mModel, op.type));
+    for (const Operation& op : g.operations) mOps.push_back(findNpuOperation(mModel, op));
     mDims.resize(g.operands.size());
     mPlace.resize(g.operands.size());
     for (size_t k = 0; k < g.operands.size(); ++k) mDims[k] = g.operands[k].dimensions;

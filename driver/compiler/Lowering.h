@@ -25,6 +25,9 @@ inline constexpr uint32_t kAlign = npu::kDramBusBytes;
 inline constexpr uint32_t kLanes = npu::kArrayCols;
 inline constexpr uint32_t kMaxCount = 0xffff;    // 16-bit INNER and COUNT fields
 inline constexpr uint32_t kMaxByteField = 0xff;  // kernel, stride, dilation and padding fields
+// The largest weight stream of ones a float sum over an axis (REDUCE_SUM, the normalizations)
+// may pack into the program.
+inline constexpr uint64_t kMaxSumStreamBytes = uint64_t{4} << 20;
 // The most device memory one program may use (its addresses are 32 bits with room to relocate).
 inline constexpr uint64_t kMaxArenaBytes = uint64_t{1} << 31;
 
@@ -147,13 +150,18 @@ struct NpuOperation {
     bool ownOutputTypes = false;
 };
 
-/// The registration of `type` in `model` (extensions included); null: not an NPU operation.
-const NpuOperation* findNpuOperation(const Model& model, OperationType type);
+/// The registration of `op` in `model` (extensions included); null: not an NPU operation.
+const NpuOperation* findNpuOperation(const Model& model, const Operation& op);
 
 /// A LUT descriptor applying `table` (placed in the program's constants) from `in`'s to `out`'s
 /// type; its tensors are left to fill in. With the identity table it is the NPU's byte copy.
 npu::Descriptor lookupDescriptor(Lowering& lowering, OperandType in, OperandType out,
                                  const Table& table);
+
+/// The float ADD or MUL `d` of `count` contiguous elements at `src` with a constant `value` (the
+/// element's bits) into `dst` (Lookup.cpp).
+Status streamWithConstant(Lowering& lowering, const Operation& op, const npu::Descriptor& d,
+                          uint32_t src, uint32_t dst, uint32_t count, uint32_t value);
 
 /// -x for `count` float elements of `format` from `src` to `dst` (which may be `src`): x * -1 on
 /// the float MUL, exact, NaN staying NaN; it reverses the order for MINIMUM and REDUCE_MIN

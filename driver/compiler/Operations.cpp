@@ -25,8 +25,11 @@ extern const NpuOperation kExpandDimsOperation;       // DataMovement.cpp
 extern const NpuOperation kConcatenationOperation;    // DataMovement.cpp
 extern const NpuOperation kPackOperation;             // DataMovement.cpp
 extern const NpuOperation kElementMapOperation;       // DataMovement.cpp
+extern const NpuOperation kFloatFunctionOperation;    // Normalization.cpp
+extern const NpuOperation kNormalizationOperation;    // Normalization.cpp
 
-const NpuOperation* findNpuOperation(const Model& model, OperationType type) {
+const NpuOperation* findNpuOperation(const Model& model, const Operation& op) {
+    const OperationType type = op.type;
     if (npu_extension::isLut8(model, type)) return &kLut8Operation;
     if (hasElementMap(type)) return &kElementMapOperation;
     switch (type) {
@@ -50,6 +53,7 @@ const NpuOperation* findNpuOperation(const Model& model, OperationType type) {
         case OperationType::ADD:
         case OperationType::SUB:
         case OperationType::MUL:
+        case OperationType::DIV:
             return &kElementwiseOperation;
         case OperationType::EQUAL:
         case OperationType::NOT_EQUAL:
@@ -58,13 +62,25 @@ const NpuOperation* findNpuOperation(const Model& model, OperationType type) {
         case OperationType::LESS:
         case OperationType::LESS_EQUAL:
             return &kComparisonOperation;
+        case OperationType::RSQRT:
+            return !op.inputs.empty() && op.inputs[0] < model.main.operands.size() &&
+                           floatFormat(model.main.operands[op.inputs[0]].type)
+                       ? &kFloatFunctionOperation
+                       : &kActivationOperation;
+        case OperationType::EXP:
+        case OperationType::LOG:
+        case OperationType::SQRT:
+            return &kFloatFunctionOperation;
+        case OperationType::SOFTMAX:
+        case OperationType::L2_NORMALIZATION:
+        case OperationType::LOCAL_RESPONSE_NORMALIZATION:
+            return &kNormalizationOperation;
         case OperationType::RELU:
         case OperationType::RELU1:
         case OperationType::RELU6:
         case OperationType::LOGISTIC:
         case OperationType::TANH:
         case OperationType::HARD_SWISH:
-        case OperationType::RSQRT:
         case OperationType::CAST:
         case OperationType::DEQUANTIZE:
             return &kActivationOperation;

@@ -1,0 +1,428 @@
+// Float functions and normalizations on the NPU's FUNC unit (e^x, ln x, sqrt x) and the float
+// element-wise, pooling and depthwise descriptors: EXP, LOG, SQRT, RSQRT, SOFTMAX,
+// L2_NORMALIZATION and LOCAL_RESPONSE_NORMALIZATION of float32 and float16 tensors.
+//
+// A normalization works on its tensor as [outer, axis, inner] with the axis moved outermost,
+// [axis, P] with P = outer * inner (one element-map copy, none when outer is 1), so that a
+// per-vector value (maximum, sum) is a row of P elements: a MAXPOOL or a DWCONV of ones over
+// the axis makes it, and an element-wise descriptor broadcasts it back along the axis at full
+// rows. Each step is the golden's, in its order; only the sums add in another order, and e^x
+// and ln x are within 0.53 ULP instead of the host library's rounding, all inside NNAPI's
+// float tolerance (the golden computes float16 in float32; the NPU rounds each step to binary16,
+// inside the relaxed tolerance).
+#include <Eigen/Core>
+
+#include "driver/compiler/Lowering.h"
+
+namespace nncosim::driver {
+namespace {
+
+bool isFloatTensor(OperandType t) {
+    return floatFormat(t).has_value();
+}
+
+// A FLOAT32 or FLOAT16 scalar constant.
+std::optional<float> floatScalar(const Constants& c, uint32_t index) {
+    const Operand& o = c.operand(index);
+    if (o.type == OperandType::FLOAT32) return c.scalar<float>(index);
+    const uint8_t* p = c.data(index);
+    if (o.type != OperandType::FLOAT16 || !p || o.location.length < 2) return std::nullopt;
+    return floatValues(OperandType::TENSOR_FLOAT16, p, 1)[0];
+}
+
+// The bits of `value` as an element of `format`.
+uint32_t floatBits(npu::Format format, float value) {
+    if (format == npu::Format::FP16) return Eigen::numext::bit_cast<uint16_t>(Eigen::half(value));
+    return Eigen::numext::bit_cast<uint32_t>(value);
+}
+
+// ---------------------------------------------------------------------------------------------
+// EXP, LOG, SQRT, RSQRT: one FUNC pass (RSQRT: SQRT, then 1 / that on the MUL's DIVIDE).
+
+std::optional<npu::Function> functionOf(OperationType t) {
+    switch (t) {
+        case OperationType::EXP:
+            return npu::Function::EXP;
+        case OperationType::LOG:
+            return npu::Function::LOG;
+        case OperationType::SQRT:
+        case OperationType::RSQRT:
+            return npu::Function::SQRT;
+        default:
+            return std::nullopt;
+    }
+}
+
+Status functionSupported(const Model& model, const Operation& op) {
+    const Operand& in = model.main.operands[op.inputs[0]];
+    if (!isFloatTensor(in.type) || model.main.operands[op.outputs[0]].type != in.type)
+        return unsupported(op, "only float32 and float16 tensors of one type");
+    return okStatus();
+}
+
+Result<std::vector<uint32_t>> sameShape(const Lowering& lw, const Operation& op) {
+    return lw.dims(op.inputs[0]);
+}
+
+npu::Descriptor functionDescriptor(npu::Format format, npu::Function f,
+                                   const npu::OutputStage& stage) {
+    npu::Descriptor d = floatDescriptor(npu::Opcode::FUNC, stage);
+    d.format = static_cast<uint32_t>(format);
+    d.floatFn = static_cast<uint32_t>(f);
+    return d;
+}
+
+// `d` over `count` contiguous elements at `src` (and `b`, when given) into `dst`.
+Status streamFlat(Lowering& lw, const Operation& op, const npu::Descriptor& d, uint32_t src,
+                  std::optional<uint32_t> b, uint32_t dst, uint32_t count) {
+    npu::ChainBuilder chain;
+    std::optional<npu::StridedTensor> bTensor;
+    if (b) bTensor = npu::StridedTensor{*b, {0, 0, 0, 1}};
+    const Status st =
+        chain.stream(d, {src, {0, 0, 0, 1}}, bTensor, {dst, {0, 0, 0, 1}}, {1, 1, 1, count});
+    if (!st.ok()) return lw.fail(op, st.message);
+    lw.emitChain(chain);
+    return okStatus();
+}
+
+Status lowerFunction(Lowering& lw, const Operation& op) {
+    const auto format = *floatFormat(lw.operand(op.inputs[0]).type);
+    const auto count = static_cast<uint32_t>(elementCount(lw.dims(op.inputs[0])));
+    if (count == 0) return okStatus();
+    const uint32_t in = lw.address(op.inputs[0]), out = lw.address(op.outputs[0]);
+    const npu::OutputStage stage = unclampedFloatStage(format);
+    NN_RETURN_IF_ERROR(streamFlat(lw, op, functionDescriptor(format, *functionOf(op.type), stage),
+                                  in, std::nullopt, out, count));
+    if (op.type != OperationType::RSQRT) return okStatus();
+    // 1 / sqrt(x), as the golden divides.
+    const uint32_t one = floatBits(format, 1.0f),
+                   size = npu::formatBytes(static_cast<uint32_t>(format));
+    std::vector<uint8_t> ones(size_t{count} * size);
+    for (size_t i = 0; i < ones.size(); i += size) std::memcpy(&ones[i], &one, size);
+    npu::Descriptor divide = floatDescriptor(npu::Opcode::MUL, stage);
+    divide.divide = true;
+    lw.fenceNext();
+    return streamFlat(lw, op, divide, lw.addConstant(ones.data(), ones.size()), out, out, count);
+}
+
+// ---------------------------------------------------------------------------------------------
+// SOFTMAX, L2_NORMALIZATION, LOCAL_RESPONSE_NORMALIZATION along an axis.
+
+// The axis input of each normalization (optional; -1, the last, by default).
+uint32_t axisInput(OperationType t) {
+    switch (t) {
+        case OperationType::SOFTMAX:
+            return 2;
+        case OperationType::L2_NORMALIZATION:
+            return 1;
+        default:
+            return 5;  // LOCAL_RESPONSE_NORMALIZATION
+    }
+}
+
+std::optional<uint32_t> axisOf(const Constants& c, const Operation& op, size_t rank) {
+    int32_t axis = -1;
+    const uint32_t k = axisInput(op.type);
+    if (op.inputs.size() > k) {
+        auto value = c.scalar<int32_t>(op.inputs[k]);
+        if (!value) return std::nullopt;
+        axis = *value;
+    }
+    const auto r = static_cast<int32_t>(rank);
+    if (axis < -r || axis >= r) return std::nullopt;
+    return static_cast<uint32_t>(axis < 0 ? axis + r : axis);
+}
+
+// The axis as a window of the pooling and depthwise descriptors: h x w with both at most 255.
+std::optional<std::pair<uint32_t, uint32_t>> axisWindow(uint32_t extent) {
+    for (uint32_t h = std::min(extent, kMaxByteField); h >= 1; --h)
+        if (extent % h == 0 && extent / h <= kMaxByteField) return std::pair{h, extent / h};
+    return std::nullopt;
+}
+
+// Rows of P elements broadcast by the element-wise unit must fit half a scratchpad buffer.
+constexpr uint32_t kMaxRowBytes = npu::kSpadWords / 2 * npu::kDramBusBytes;
+
+Status normalizationSupported(const Model& model, const Operation& op) {
+    const Constants c(model);
+    const Operand& in = c.operand(op.inputs[0]);
+    if (!isFloatTensor(in.type) || c.operand(op.outputs[0]).type != in.type)
+        return unsupported(op, "only float32 and float16 tensors of one type");
+    const size_t rank = in.dimensions.size();
+    if (rank == 0 || rank > 4) return unsupported(op, "rank 1 to 4");
+    for (uint32_t k = 1; k < op.inputs.size(); ++k)
+        if (!c.isConstant(op.inputs[k])) return unsupported(op, "parameters must be constants");
+    auto axis = axisOf(c, op, rank);
+    if (!axis) return unsupported(op, "axis");
+    if (op.type == OperationType::SOFTMAX) {
+        auto beta = floatScalar(c, op.inputs[1]);
+        if (!beta || !(*beta > 0)) return unsupported(op, "beta");
+    }
+    if (op.type == OperationType::LOCAL_RESPONSE_NORMALIZATION) {
+        auto radius = c.scalar<int32_t>(op.inputs[1]);
+        if (!radius || *radius < 0 || 2 * *radius + 1 > static_cast<int32_t>(kMaxByteField))
+            return unsupported(op, "radius");
+        for (uint32_t k = 2; k <= 4; ++k)
+            if (!floatScalar(c, op.inputs[k])) return unsupported(op, "bias, alpha, beta");
+    }
+    if (elementCount(in.dimensions) == 0) return okStatus();  // checked when the shape is known
+    const AxisSizes s = axisSizes(in.dimensions, *axis);
+    const uint64_t rowBytes = uint64_t{s.outer} * s.inner * elementSize(in.type);
+    if (rowBytes > kMaxRowBytes) return unsupported(op, "rows beyond half a scratchpad buffer");
+    auto window = axisWindow(static_cast<uint32_t>(s.axis));
+    if (!window) return unsupported(op, "the axis is no product of two windows of at most 255");
+    if (npu::depthwiseWeightStreamBytes(static_cast<uint32_t>(s.outer * s.inner), window->first,
+                                        window->second, false, true) > kMaxSumStreamBytes)
+        return unsupported(op, "the sum's weight stream would exceed 4 MiB");
+    return okStatus();
+}
+
+// The tensor as [axis, P]; buffers of the whole tensor and of one row.
+struct AxisPlan {
+    uint32_t axis = 1, rows = 1, p = 1, size = 4;  // rows: outer, p: outer * inner
+    uint32_t windowH = 1, windowW = 1;
+    npu::Format format = npu::Format::FP32;
+    uint32_t in = 0, out = 0;      // the operands
+    uint32_t moved = 0, work = 0;  // [axis, P] scratch (moved: the input, then the result)
+    uint32_t row = 0, work2 = 0;   // a row of P; LRN's second [axis, P] buffer
+    bool transposed = false;
+};
+
+std::vector<uint64_t> normalizationScratch(const Lowering& lw, const Operation& op) {
+    const uint64_t bytes = byteSize(lw.operand(op.inputs[0]).type, lw.dims(op.inputs[0]));
+    const AxisSizes s =
+        axisSizes(lw.dims(op.inputs[0]), *axisOf(lw.constants(), op, lw.dims(op.inputs[0]).size()));
+    return {bytes, bytes, uint64_t{s.outer} * s.inner * elementSize(lw.operand(op.inputs[0]).type),
+            bytes};
+}
+
+class AxisLowering {
+  public:
+    AxisLowering(Lowering& lw, const Operation& op, AxisPlan plan)
+        : mLw(lw), mOp(op), mPlan(plan), mStage(unclampedFloatStage(plan.format)) {}
+
+    const AxisPlan& plan() const { return mPlan; }
+
+    // The input as [axis, P] (a copy when the axis is not outermost already); the innermost
+    // dimension of a copy counts bytes.
+    Status moveIn() {
+        if (!mPlan.transposed) return okStatus();
+        const int64_t z = mPlan.size, inner = mPlan.p / mPlan.rows;
+        MoveEmitter move(mLw, mPlan.size, 0);
+        return move.block(mPlan.in, mPlan.moved,
+                          {{mPlan.axis, inner * z, mPlan.p * z},
+                           {mPlan.rows, mPlan.axis * inner * z, inner * z},
+                           {static_cast<uint32_t>(inner * z), 1, 1}},
+                          false);
+    }
+
+    // The [axis, P] result at `src` into the output.
+    Status moveOut(uint32_t src) {
+        if (!mPlan.transposed) return okStatus();
+        const int64_t z = mPlan.size, inner = mPlan.p / mPlan.rows;
+        MoveEmitter move(mLw, mPlan.size, 0);
+        mLw.fenceNext();
+        return move.block(src, mPlan.out,
+                          {{mPlan.rows, inner * z, mPlan.axis * inner * z},
+                           {mPlan.axis, mPlan.p * z, inner * z},
+                           {static_cast<uint32_t>(inner * z), 1, 1}},
+                          false);
+    }
+
+    // The input as [axis, P], and where the [axis, P] result goes (the input's copy, which is
+    // read for the last time by the step that writes it, or the output itself).
+    uint32_t input() const { return mPlan.transposed ? mPlan.moved : mPlan.in; }
+    uint32_t result() const { return mPlan.transposed ? mPlan.moved : mPlan.out; }
+
+    // dst = d(a, b) over [axis, P]; `bRow`: b is a row of P broadcast along the axis.
+    Status elementwise(const npu::Descriptor& d, uint32_t a, std::optional<uint32_t> b, bool bRow,
+                       uint32_t dst) {
+        const uint32_t n = mPlan.axis, p = mPlan.p;
+        const std::array<uint32_t, 4> dense{n * p, n * p, p, 1}, row{0, 0, 0, 1};
+        std::optional<npu::StridedTensor> bTensor;
+        if (b) bTensor = npu::StridedTensor{*b, bRow ? row : dense};
+        mLw.fenceNext();
+        npu::ChainBuilder chain;
+        const Status st = chain.stream(d, {a, dense}, bTensor, {dst, dense}, {1, 1, n, p});
+        if (!st.ok()) return mLw.fail(mOp, st.message);
+        mLw.emitChain(chain);
+        return okStatus();
+    }
+
+    Status function(npu::Function f, uint32_t src, uint32_t dst,
+                    std::optional<npu::OutputStage> stage = std::nullopt) {
+        return elementwise(functionDescriptor(mPlan.format, f, stage.value_or(mStage)), src,
+                           std::nullopt, false, dst);
+    }
+
+    Status binary(npu::Opcode opcode, uint32_t a, uint32_t b, bool bRow, uint32_t dst,
+                  bool negateB = false, bool divide = false) {
+        npu::Descriptor d = floatDescriptor(opcode, mStage, negateB);
+        d.divide = divide;
+        return elementwise(d, a, b, bRow, dst);
+    }
+
+    // `d` (a FUNC) over the row, in place.
+    Status rowFunction(const npu::Descriptor& d) {
+        mLw.fenceNext();
+        return streamFlat(mLw, mOp, d, mPlan.row, std::nullopt, mPlan.row, mPlan.p);
+    }
+
+    // dst = src op value, value a constant of the tensor's format.
+    Status withConstant(npu::Opcode opcode, uint32_t src, uint32_t dst, float value) {
+        mLw.fenceNext();
+        return streamWithConstant(mLw, mOp, floatDescriptor(opcode, mStage), src, dst,
+                                  mPlan.axis * mPlan.p, floatBits(mPlan.format, value));
+    }
+
+    // The row of maxima over the axis (a MAXPOOL window of the whole axis).
+    Status maxOverAxis(uint32_t src, uint32_t dst) {
+        const npu::ConvGeometry g{mPlan.windowH, mPlan.windowW, 1, 1, 1, 1, 0, 0};
+        npu::ChainBuilder chain;
+        mLw.fenceNext();
+        const Status st = chain.pool(false, image(src, mPlan.windowH, mPlan.windowW),
+                                     image(dst, 1, 1), g, mStage);
+        if (!st.ok()) return mLw.fail(mOp, st.message);
+        mLw.emitChain(chain);
+        return okStatus();
+    }
+
+    // Sums over the axis, or over a window of 2r + 1 along it (LRN): a DWCONV of ones.
+    Status sumOverAxis(uint32_t src, uint32_t dst, std::optional<uint32_t> radius = std::nullopt) {
+        npu::ConvGeometry g{mPlan.windowH, mPlan.windowW, 1, 1, 1, 1, 0, 0};
+        npu::DeviceTensor in = image(src, mPlan.windowH, mPlan.windowW), out = image(dst, 1, 1);
+        if (radius) {
+            g = {2 * *radius + 1, 1, 1, 1, 1, 1, *radius, 0};
+            in = image(src, mPlan.axis, 1);
+            out = in;
+            out.addr = dst;
+        }
+        const uint32_t taps = g.kernelH * g.kernelW;
+        const std::vector<float> ones(size_t{taps} * mPlan.p, 1.0f), zeros(mPlan.p, 0.0f);
+        const auto stream = npu::packFloatDepthwiseWeights(ones.data(), zeros.data(), mPlan.p,
+                                                           g.kernelH, g.kernelW);
+        npu::ChainBuilder chain;
+        mLw.fenceNext();
+        const Status st = chain.depthwise(in, out, mLw.addConstant(stream.data(), stream.size()),
+                                          false, 0, g, mStage, false);
+        if (!st.ok()) return mLw.fail(mOp, st.message);
+        mLw.emitChain(chain);
+        return okStatus();
+    }
+
+  private:
+    npu::DeviceTensor image(uint32_t addr, uint32_t h, uint32_t w) const {
+        npu::DeviceTensor t;
+        t.addr = addr;
+        t.h = h, t.w = w, t.c = mPlan.p * mPlan.size;
+        return t;
+    }
+
+    Lowering& mLw;
+    const Operation& mOp;
+    AxisPlan mPlan;
+    npu::OutputStage mStage;
+};
+
+Result<AxisPlan> planOf(Lowering& lw, const Operation& op) {
+    const auto& dims = lw.dims(op.inputs[0]);
+    auto axis = axisOf(lw.constants(), op, dims.size());
+    if (!axis) return fail(ErrorStatus::GENERAL_FAILURE, "axis");
+    const AxisSizes s = axisSizes(dims, *axis);
+    AxisPlan plan;
+    plan.format = *floatFormat(lw.operand(op.inputs[0]).type);
+    plan.size = npu::formatBytes(static_cast<uint32_t>(plan.format));
+    plan.axis = static_cast<uint32_t>(s.axis);
+    plan.rows = static_cast<uint32_t>(s.outer);
+    plan.p = static_cast<uint32_t>(s.outer * s.inner);
+    auto window = axisWindow(plan.axis);
+    if (!window) return fail(ErrorStatus::GENERAL_FAILURE, "the axis is no product of two windows");
+    plan.windowH = window->first, plan.windowW = window->second;
+    plan.in = lw.address(op.inputs[0]);
+    plan.out = lw.address(op.outputs[0]);
+    const auto& scratch = lw.scratch();
+    plan.moved = scratch.at(0), plan.work = scratch.at(1), plan.row = scratch.at(2);
+    plan.work2 = scratch.at(3);
+    plan.transposed = s.outer > 1;
+    return plan;
+}
+
+// exp((x - max) * beta) / sum, as the golden's softmaxFloat.
+Status lowerSoftmax(AxisLowering& a, float beta) {
+    const AxisPlan& p = a.plan();
+    const uint32_t x = a.input(), e = p.work;
+    NN_RETURN_IF_ERROR(a.maxOverAxis(x, p.row));
+    NN_RETURN_IF_ERROR(a.binary(npu::Opcode::ADD, x, p.row, true, e, true));
+    if (beta != 1.0f) NN_RETURN_IF_ERROR(a.withConstant(npu::Opcode::MUL, e, e, beta));
+    NN_RETURN_IF_ERROR(a.function(npu::Function::EXP, e, e));
+    NN_RETURN_IF_ERROR(a.sumOverAxis(e, p.row));
+    return a.binary(npu::Opcode::MUL, e, p.row, true, a.result(), false, true);
+}
+
+// x / max(sqrt(sum of squares), 1e-6), as the golden's.
+Status lowerL2Normalization(AxisLowering& a) {
+    constexpr float kEpsilon = 1e-6f;
+    const AxisPlan& p = a.plan();
+    const uint32_t x = a.input(), squares = p.work;
+    NN_RETURN_IF_ERROR(a.binary(npu::Opcode::MUL, x, x, false, squares));
+    NN_RETURN_IF_ERROR(a.sumOverAxis(squares, p.row));
+    npu::OutputStage atLeastEpsilon = unclampedFloatStage(p.format);
+    const uint32_t epsilon = floatBits(npu::Format::FP32, kEpsilon);  // the clamp is binary32
+    atLeastEpsilon.fpMin = epsilon;
+    NN_RETURN_IF_ERROR(
+        a.rowFunction(functionDescriptor(p.format, npu::Function::SQRT, atLeastEpsilon)));
+    return a.binary(npu::Opcode::MUL, x, p.row, true, a.result(), false, true);
+}
+
+// x * (bias + alpha * windowed sum of squares)^-beta, the power as e^(-beta ln v).
+Status lowerLocalResponseNormalization(AxisLowering& a, uint32_t radius, float bias, float alpha,
+                                       float beta) {
+    const AxisPlan& p = a.plan();
+    const uint32_t x = a.input(), squares = p.work, v = p.work2;
+    NN_RETURN_IF_ERROR(a.binary(npu::Opcode::MUL, x, x, false, squares));
+    NN_RETURN_IF_ERROR(a.sumOverAxis(squares, v, radius));
+    NN_RETURN_IF_ERROR(a.withConstant(npu::Opcode::MUL, v, v, alpha));
+    NN_RETURN_IF_ERROR(a.withConstant(npu::Opcode::ADD, v, v, bias));
+    NN_RETURN_IF_ERROR(a.function(npu::Function::LOG, v, v));
+    NN_RETURN_IF_ERROR(a.withConstant(npu::Opcode::MUL, v, v, -beta));
+    NN_RETURN_IF_ERROR(a.function(npu::Function::EXP, v, v));
+    return a.binary(npu::Opcode::MUL, x, v, false, a.result());
+}
+
+Status lowerNormalization(Lowering& lw, const Operation& op) {
+    if (elementCount(lw.dims(op.inputs[0])) == 0) return okStatus();
+    auto plan = planOf(lw, op);
+    NN_RETURN_IF_ERROR(plan.status());
+    AxisLowering a(lw, op, *plan);
+    NN_RETURN_IF_ERROR(a.moveIn());
+    const Constants& c = lw.constants();
+    switch (op.type) {
+        case OperationType::SOFTMAX:
+            NN_RETURN_IF_ERROR(lowerSoftmax(a, *floatScalar(c, op.inputs[1])));
+            break;
+        case OperationType::L2_NORMALIZATION:
+            NN_RETURN_IF_ERROR(lowerL2Normalization(a));
+            break;
+        default:
+            NN_RETURN_IF_ERROR(lowerLocalResponseNormalization(
+                a, static_cast<uint32_t>(*c.scalar<int32_t>(op.inputs[1])),
+                *floatScalar(c, op.inputs[2]), *floatScalar(c, op.inputs[3]),
+                *floatScalar(c, op.inputs[4])));
+    }
+    return a.moveOut(a.result());
+}
+
+}  // namespace
+
+extern const NpuOperation kFloatFunctionOperation{
+    functionSupported, sameShape, lowerFunction, nullptr, {}, false, nullptr, true};
+extern const NpuOperation kNormalizationOperation{normalizationSupported,
+                                                  sameShape,
+                                                  lowerNormalization,
+                                                  normalizationScratch,
+                                                  {},
+                                                  false,
+                                                  nullptr,
+                                                  true};
+
+}  // namespace nncosim::driver
