@@ -20,7 +20,8 @@ namespace {
 using fixedpoint::QuantizedMultiplier;
 
 bool isPooling(OperationType t) {
-    return t == OperationType::AVERAGE_POOL_2D || t == OperationType::MAX_POOL_2D;
+    return t == OperationType::AVERAGE_POOL_2D || t == OperationType::MAX_POOL_2D ||
+           t == OperationType::L2_POOL_2D;
 }
 
 // The decoded parameters and shapes of a window operation (padding resolved).
@@ -116,6 +117,8 @@ Status supported(const Model& model, const Operation& op) {
     if (p->explicitPadding && (!byteField(p->padW.head) || !byteField(p->padH.head)))
         return unsupported(op, "leading padding beyond the descriptor's 8 bits");
     if (isPooling(op.type)) {
+        if (op.type == OperationType::L2_POOL_2D && !isFloat)
+            return unsupported(op, "L2_POOL_2D of float tensors only");
         if (!byteField(p->filterW) || !byteField(p->filterH))
             return unsupported(op, "filter size beyond the descriptor's 8 bits");
         return okStatus();
@@ -139,13 +142,18 @@ Result<std::vector<uint32_t>> outputShape(const Lowering& lw, const Operation& o
     return windowOutputShape(w->g, w->p.nchw);
 }
 
-// NCHW operations run on NHWC copies of their input and output.
+// NCHW operations run on NHWC copies of their input and output; L2_POOL_2D pools the squares.
 std::vector<uint64_t> scratch(const Lowering& lw, const Operation& op) {
     auto p = decodeWindowParams(op.type, lw.constants().inputsOf(op));
-    if (!p || !p->nchw) return {};
+    if (!p) return {};
     const uint32_t in = op.inputs[0], out = op.outputs[0];
-    return {byteSize(lw.operand(in).type, lw.dims(in)),
-            byteSize(lw.operand(out).type, lw.dims(out))};
+    std::vector<uint64_t> areas;
+    if (p->nchw)
+        areas = {byteSize(lw.operand(in).type, lw.dims(in)),
+                 byteSize(lw.operand(out).type, lw.dims(out))};
+    if (op.type == OperationType::L2_POOL_2D)
+        areas.push_back(byteSize(lw.operand(in).type, lw.dims(in)));
+    return areas;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -713,6 +721,22 @@ Status lowerPool(Lowering& lw, const Operation& op) {
     }
     auto io = transposeIn(lw, op, *w);
     NN_RETURN_IF_ERROR(io.status());
+    // L2: the average of the squares, then its square root with the activation's clamp.
+    const bool l2 = op.type == OperationType::L2_POOL_2D;
+    const npu::OutputStage finish = stage;
+    uint32_t poolIn = io->inBase;
+    if (l2) {
+        const auto count = static_cast<uint32_t>(elementCount(lw.dims(op.inputs[0])));
+        poolIn = lw.scratch().back();
+        stage = unclampedFloatStage(*floatFormat(in.type));
+        npu::ChainBuilder squares;
+        lw.fenceNext();
+        const Status st = squares.stream(
+            floatDescriptor(npu::Opcode::MUL, stage), {io->inBase, {0, 0, 0, 1}},
+            npu::StridedTensor{io->inBase, {0, 0, 0, 1}}, {poolIn, {0, 0, 0, 1}}, {1, 1, 1, count});
+        if (!st.ok()) return lw.fail(op, st.message);
+        lw.emitChain(squares);
+    }
     lw.fenceNext();
     const npu::ConvGeometry geometry{w->g.filterH,
                                      w->g.filterW,
@@ -724,12 +748,22 @@ Status lowerPool(Lowering& lw, const Operation& op) {
                                      static_cast<uint32_t>(w->p.padW.head)};
     for (uint32_t n = 0; n < w->in[0]; ++n) {
         npu::ChainBuilder chain;
-        const Status st =
-            chain.pool(op.type == OperationType::AVERAGE_POOL_2D,
-                       imageOf(io->inBase, w->in, n, 0, w->in[3], in),
-                       imageOf(io->outBase, w->out, n, 0, w->out[3], out), geometry, stage);
+        const Status st = chain.pool(
+            op.type != OperationType::MAX_POOL_2D, imageOf(poolIn, w->in, n, 0, w->in[3], in),
+            imageOf(io->outBase, w->out, n, 0, w->out[3], out), geometry, stage);
         if (!st.ok()) return lw.fail(op, st.message);
         lw.emitChain(chain);
+    }
+    if (l2) {
+        npu::Descriptor sqrt = floatDescriptor(npu::Opcode::FUNC, finish);
+        sqrt.floatFn = static_cast<uint32_t>(npu::Function::SQRT);
+        const auto count = static_cast<uint32_t>(elementCount(lw.dims(op.outputs[0])));
+        npu::ChainBuilder roots;
+        lw.fenceNext();
+        const Status st = roots.stream(sqrt, {io->outBase, {0, 0, 0, 1}}, std::nullopt,
+                                       {io->outBase, {0, 0, 0, 1}}, {1, 1, 1, count});
+        if (!st.ok()) return lw.fail(op, st.message);
+        lw.emitChain(roots);
     }
     return transposeOut(lw, op, *w, *io);
 }

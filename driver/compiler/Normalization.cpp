@@ -64,10 +64,8 @@ Result<std::vector<uint32_t>> sameShape(const Lowering& lw, const Operation& op)
     return lw.dims(op.inputs[0]);
 }
 
-npu::Descriptor functionDescriptor(npu::Format format, npu::Function f,
-                                   const npu::OutputStage& stage) {
+npu::Descriptor functionDescriptor(npu::Function f, const npu::OutputStage& stage) {
     npu::Descriptor d = floatDescriptor(npu::Opcode::FUNC, stage);
-    d.format = static_cast<uint32_t>(format);
     d.floatFn = static_cast<uint32_t>(f);
     return d;
 }
@@ -91,8 +89,8 @@ Status lowerFunction(Lowering& lw, const Operation& op) {
     if (count == 0) return okStatus();
     const uint32_t in = lw.address(op.inputs[0]), out = lw.address(op.outputs[0]);
     const npu::OutputStage stage = unclampedFloatStage(format);
-    NN_RETURN_IF_ERROR(streamFlat(lw, op, functionDescriptor(format, *functionOf(op.type), stage),
-                                  in, std::nullopt, out, count));
+    NN_RETURN_IF_ERROR(streamFlat(lw, op, functionDescriptor(*functionOf(op.type), stage), in,
+                                  std::nullopt, out, count));
     if (op.type != OperationType::RSQRT) return okStatus();
     // 1 / sqrt(x), as the golden divides.
     const uint32_t one = floatBits(format, 1.0f),
@@ -251,8 +249,8 @@ class AxisLowering {
 
     Status function(npu::Function f, uint32_t src, uint32_t dst,
                     std::optional<npu::OutputStage> stage = std::nullopt) {
-        return elementwise(functionDescriptor(mPlan.format, f, stage.value_or(mStage)), src,
-                           std::nullopt, false, dst);
+        return elementwise(functionDescriptor(f, stage.value_or(mStage)), src, std::nullopt, false,
+                           dst);
     }
 
     Status binary(npu::Opcode opcode, uint32_t a, uint32_t b, bool bRow, uint32_t dst,
@@ -369,8 +367,7 @@ Status lowerL2Normalization(AxisLowering& a) {
     npu::OutputStage atLeastEpsilon = unclampedFloatStage(p.format);
     const uint32_t epsilon = floatBits(npu::Format::FP32, kEpsilon);  // the clamp is binary32
     atLeastEpsilon.fpMin = epsilon;
-    NN_RETURN_IF_ERROR(
-        a.rowFunction(functionDescriptor(p.format, npu::Function::SQRT, atLeastEpsilon)));
+    NN_RETURN_IF_ERROR(a.rowFunction(functionDescriptor(npu::Function::SQRT, atLeastEpsilon)));
     return a.binary(npu::Opcode::MUL, x, p.row, true, a.result(), false, true);
 }
 

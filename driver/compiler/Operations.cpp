@@ -39,6 +39,7 @@ const NpuOperation* findNpuOperation(const Model& model, const Operation& op) {
             return &kConvolutionOperation;
         case OperationType::AVERAGE_POOL_2D:
         case OperationType::MAX_POOL_2D:
+        case OperationType::L2_POOL_2D:
             return &kPoolingOperation;
         case OperationType::MEAN:
             return &kMeanOperation;
