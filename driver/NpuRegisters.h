@@ -76,6 +76,7 @@ enum class Opcode : uint32_t {
     MUL = 6,  ///< Element-wise multiplication (NNAPI MUL), quantized or float; float with DIVIDE: A / B (NNAPI DIV).
     LUT = 7,  ///< 256-entry table lookup: out = table[in] (table index is the input byte).
     FUNC = 8,  ///< Element-wise float function of A (FLOAT_FN: e^x, ln x or sqrt x), then the FP_MIN/FP_MAX clamp. A float FORMAT only; OUT has A's shape.
+    NORM = 9,  ///< Quantized normalization of each row of A (INNER bytes, the vector; OUT has A's shape), bit-exact with NNAPI's integer definitions: SOFTMAX (W_ADDR: 256 int32 exponentials, entry d for x = max - d; rows of at most 511 elements) or, with NORM_L2, L2_NORMALIZATION (no table). INT8 FORMAT only.
 };
 
 /// ERROR_CODE values and the completion record status.
@@ -112,8 +113,8 @@ enum class DescFlag : uint32_t {
 };
 
 /// Opcodes are consecutive from 0; anything from kOpcodeCount on is BAD_OPCODE.
-inline constexpr uint32_t kOpcodeCount = 9;
-inline constexpr Opcode kLastOpcode = Opcode::FUNC;
+inline constexpr uint32_t kOpcodeCount = 10;
+inline constexpr Opcode kLastOpcode = Opcode::NORM;
 
 /// Per-opcode attributes (rtl/data/npu.json), the same the RTL uses.
 namespace op {
@@ -128,6 +129,7 @@ constexpr bool usesA(Opcode opcode) {
         case Opcode::MUL:
         case Opcode::LUT:
         case Opcode::FUNC:
+        case Opcode::NORM:
             return true;
         default:
             return false;
@@ -149,6 +151,7 @@ constexpr bool usesW(Opcode opcode) {
         case Opcode::CONV:
         case Opcode::DWCONV:
         case Opcode::LUT:
+        case Opcode::NORM:
             return true;
         default:
             return false;
@@ -197,6 +200,8 @@ constexpr const char* name(Opcode opcode) {
             return "LUT";
         case Opcode::FUNC:
             return "FUNC";
+        case Opcode::NORM:
+            return "NORM";
     }
     return "?";
 }
@@ -368,6 +373,7 @@ struct Descriptor {
     bool negateB = false;  ///< Float ADD: B is subtracted (NNAPI SUB). Ignored otherwise.
     uint32_t floatFn = 0;  ///< FUNC: the function (Function); 3 is BAD_FIELD. Ignored otherwise.
     bool divide = false;  ///< Float MUL: A is divided by B, correctly rounded (NNAPI DIV). Ignored otherwise.
+    bool normL2 = false;  ///< NORM: L2 normalization, out = MBQM((x - A_ZERO_POINT) << LEFT_SHIFT, 1 / sqrt(sum of squares) as multiplier and shift, shift + OUT_SHIFT) + OUT_ZERO_POINT, clamped to ACT_MIN/ACT_MAX; 0: softmax, out = RDBPOT(SRDHM(1 / sum, e), bits + 23) + OUT_ZERO_POINT, clamped (docs/npu.md, Normalization). Ignored otherwise.
     uint32_t tag = 0;  ///< Free for software (e.g. the operation index); ignored by the NPU.
     TensorDesc a;  ///< Input A. Convolution and pooling: the input region of the tile, rows = pixels (INNER = channels, COUNT1 = region width, COUNT2 = region height, COUNT3 = 1). Element-wise and LUT: the first operand.
     TensorDesc b;  ///< Input B of ADD and MUL, same INNER and counts as A (strides may differ, 0 broadcasts). Unused otherwise.
@@ -407,6 +413,7 @@ struct Descriptor {
         detail::put(w, 0, 21, 1, negateB ? 1u : 0u);
         detail::put(w, 0, 22, 2, floatFn);
         detail::put(w, 0, 24, 1, divide ? 1u : 0u);
+        detail::put(w, 0, 25, 1, normL2 ? 1u : 0u);
         detail::put(w, 1, 0, 32, tag);
         detail::put(w, 2, 0, 32, a.addr);
         detail::put(w, 3, 0, 16, a.inner);
@@ -469,6 +476,7 @@ struct Descriptor {
         d.negateB = detail::get(w, 0, 21, 1) != 0;
         d.floatFn = detail::get(w, 0, 22, 2);
         d.divide = detail::get(w, 0, 24, 1) != 0;
+        d.normL2 = detail::get(w, 0, 25, 1) != 0;
         d.tag = detail::get(w, 1, 0, 32);
         d.a.addr = detail::get(w, 2, 0, 32);
         d.a.inner = detail::get(w, 3, 0, 16);

@@ -73,6 +73,7 @@ module npu_cmd
   localparam int unsigned RecBeats   = RecBytes > Vec ? RecBytes / Vec : 1;
   localparam int unsigned BeatW      = $clog2(DescBeats + 1);
   localparam int unsigned TableWords = 256 / Vec;
+  localparam int unsigned ExpWords   = 256 * 4 / Vec;  // NORM softmax: 256 int32
 
   typedef enum logic [2:0] {
     StIdle,
@@ -143,9 +144,10 @@ module npu_cmd
     chain_in  = d.flags[FlagChainInBit];
     kt      = taps ? 32'd1
                    : 32'(d.kernel_w) * 32'(d.kernel_h) * (d.opcode == OpConv ? 32'(a_vecs) : 32'd1);
-    w_words = d.opcode == OpLut ? 48'(TableWords)
-                                : 48'(nb) * (48'(WeightQuantWords) +
-                                             48'(kt) * 48'(Vec) * (vw == 3'd1 ? 48'd1 : 48'd4));
+    w_words = d.opcode == OpLut  ? 48'(TableWords)
+            : d.opcode == OpNorm ? (d.norm_l2[0] ? 48'd0 : 48'(ExpWords))
+                                 : 48'(nb) * (48'(WeightQuantWords) +
+                                              48'(kt) * 48'(Vec) * (vw == 3'd1 ? 48'd1 : 48'd4));
 
     bad_opcode = d.opcode > OpLast;
     bad_field  = 1'b0;
@@ -198,6 +200,12 @@ module npu_cmd
     if (d.opcode == OpLut) begin
       bad_field |= !same_shape(d.a, d.out) || a_words > 64'(SpadWords) ||
                    d.w_addr[VecIdxW-1:0] != '0;
+    end
+    // NORM: a row's softmax output shift stays within 31 bits while it has at most 511
+    // elements (the sum of their exponentials below 2^28).
+    if (d.opcode == OpNorm) begin
+      bad_field |= !same_shape(d.a, d.out) || a_words > 64'(SpadWords) ||
+                   (!d.norm_l2[0] && (d.a.inner > 16'd511 || d.w_addr[VecIdxW-1:0] != '0));
     end
     if (d.opcode == OpFunc) begin
       bad_field |= !same_shape(d.a, d.out) || a_words > 64'(SpadWords) ||
@@ -681,6 +689,7 @@ module npu_cmd
   `NPU_COVER_OPCODE(mul, OpMul)
   `NPU_COVER_OPCODE(lut, OpLut)
   `NPU_COVER_OPCODE(func, OpFunc)
+  `NPU_COVER_OPCODE(norm, OpNorm)
   `NPU_COVER_AFTER(nop, OpNop, nop, OpNop)
   `NPU_COVER_AFTER(nop, OpNop, conv, OpConv)
   `NPU_COVER_AFTER(nop, OpNop, dwconv, OpDwconv)
@@ -690,6 +699,7 @@ module npu_cmd
   `NPU_COVER_AFTER(nop, OpNop, mul, OpMul)
   `NPU_COVER_AFTER(nop, OpNop, lut, OpLut)
   `NPU_COVER_AFTER(nop, OpNop, func, OpFunc)
+  `NPU_COVER_AFTER(nop, OpNop, norm, OpNorm)
   `NPU_COVER_AFTER(conv, OpConv, nop, OpNop)
   `NPU_COVER_AFTER(conv, OpConv, conv, OpConv)
   `NPU_COVER_AFTER(conv, OpConv, dwconv, OpDwconv)
@@ -699,6 +709,7 @@ module npu_cmd
   `NPU_COVER_AFTER(conv, OpConv, mul, OpMul)
   `NPU_COVER_AFTER(conv, OpConv, lut, OpLut)
   `NPU_COVER_AFTER(conv, OpConv, func, OpFunc)
+  `NPU_COVER_AFTER(conv, OpConv, norm, OpNorm)
   `NPU_COVER_AFTER(dwconv, OpDwconv, nop, OpNop)
   `NPU_COVER_AFTER(dwconv, OpDwconv, conv, OpConv)
   `NPU_COVER_AFTER(dwconv, OpDwconv, dwconv, OpDwconv)
@@ -708,6 +719,7 @@ module npu_cmd
   `NPU_COVER_AFTER(dwconv, OpDwconv, mul, OpMul)
   `NPU_COVER_AFTER(dwconv, OpDwconv, lut, OpLut)
   `NPU_COVER_AFTER(dwconv, OpDwconv, func, OpFunc)
+  `NPU_COVER_AFTER(dwconv, OpDwconv, norm, OpNorm)
   `NPU_COVER_AFTER(maxpool, OpMaxpool, nop, OpNop)
   `NPU_COVER_AFTER(maxpool, OpMaxpool, conv, OpConv)
   `NPU_COVER_AFTER(maxpool, OpMaxpool, dwconv, OpDwconv)
@@ -717,6 +729,7 @@ module npu_cmd
   `NPU_COVER_AFTER(maxpool, OpMaxpool, mul, OpMul)
   `NPU_COVER_AFTER(maxpool, OpMaxpool, lut, OpLut)
   `NPU_COVER_AFTER(maxpool, OpMaxpool, func, OpFunc)
+  `NPU_COVER_AFTER(maxpool, OpMaxpool, norm, OpNorm)
   `NPU_COVER_AFTER(avgpool, OpAvgpool, nop, OpNop)
   `NPU_COVER_AFTER(avgpool, OpAvgpool, conv, OpConv)
   `NPU_COVER_AFTER(avgpool, OpAvgpool, dwconv, OpDwconv)
@@ -726,6 +739,7 @@ module npu_cmd
   `NPU_COVER_AFTER(avgpool, OpAvgpool, mul, OpMul)
   `NPU_COVER_AFTER(avgpool, OpAvgpool, lut, OpLut)
   `NPU_COVER_AFTER(avgpool, OpAvgpool, func, OpFunc)
+  `NPU_COVER_AFTER(avgpool, OpAvgpool, norm, OpNorm)
   `NPU_COVER_AFTER(add, OpAdd, nop, OpNop)
   `NPU_COVER_AFTER(add, OpAdd, conv, OpConv)
   `NPU_COVER_AFTER(add, OpAdd, dwconv, OpDwconv)
@@ -735,6 +749,7 @@ module npu_cmd
   `NPU_COVER_AFTER(add, OpAdd, mul, OpMul)
   `NPU_COVER_AFTER(add, OpAdd, lut, OpLut)
   `NPU_COVER_AFTER(add, OpAdd, func, OpFunc)
+  `NPU_COVER_AFTER(add, OpAdd, norm, OpNorm)
   `NPU_COVER_AFTER(mul, OpMul, nop, OpNop)
   `NPU_COVER_AFTER(mul, OpMul, conv, OpConv)
   `NPU_COVER_AFTER(mul, OpMul, dwconv, OpDwconv)
@@ -744,6 +759,7 @@ module npu_cmd
   `NPU_COVER_AFTER(mul, OpMul, mul, OpMul)
   `NPU_COVER_AFTER(mul, OpMul, lut, OpLut)
   `NPU_COVER_AFTER(mul, OpMul, func, OpFunc)
+  `NPU_COVER_AFTER(mul, OpMul, norm, OpNorm)
   `NPU_COVER_AFTER(lut, OpLut, nop, OpNop)
   `NPU_COVER_AFTER(lut, OpLut, conv, OpConv)
   `NPU_COVER_AFTER(lut, OpLut, dwconv, OpDwconv)
@@ -753,6 +769,7 @@ module npu_cmd
   `NPU_COVER_AFTER(lut, OpLut, mul, OpMul)
   `NPU_COVER_AFTER(lut, OpLut, lut, OpLut)
   `NPU_COVER_AFTER(lut, OpLut, func, OpFunc)
+  `NPU_COVER_AFTER(lut, OpLut, norm, OpNorm)
   `NPU_COVER_AFTER(func, OpFunc, nop, OpNop)
   `NPU_COVER_AFTER(func, OpFunc, conv, OpConv)
   `NPU_COVER_AFTER(func, OpFunc, dwconv, OpDwconv)
@@ -762,6 +779,17 @@ module npu_cmd
   `NPU_COVER_AFTER(func, OpFunc, mul, OpMul)
   `NPU_COVER_AFTER(func, OpFunc, lut, OpLut)
   `NPU_COVER_AFTER(func, OpFunc, func, OpFunc)
+  `NPU_COVER_AFTER(func, OpFunc, norm, OpNorm)
+  `NPU_COVER_AFTER(norm, OpNorm, nop, OpNop)
+  `NPU_COVER_AFTER(norm, OpNorm, conv, OpConv)
+  `NPU_COVER_AFTER(norm, OpNorm, dwconv, OpDwconv)
+  `NPU_COVER_AFTER(norm, OpNorm, maxpool, OpMaxpool)
+  `NPU_COVER_AFTER(norm, OpNorm, avgpool, OpAvgpool)
+  `NPU_COVER_AFTER(norm, OpNorm, add, OpAdd)
+  `NPU_COVER_AFTER(norm, OpNorm, mul, OpMul)
+  `NPU_COVER_AFTER(norm, OpNorm, lut, OpLut)
+  `NPU_COVER_AFTER(norm, OpNorm, func, OpFunc)
+  `NPU_COVER_AFTER(norm, OpNorm, norm, OpNorm)
 `undef NPU_COVER_OPCODE
 `undef NPU_COVER_AFTER
 

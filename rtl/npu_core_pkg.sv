@@ -112,6 +112,101 @@ package npu_core_pkg;
   endfunction
   /* verilator lint_on UNUSEDSIGNAL */
 
+  // value clamped to [lo, hi] as signed numbers, its low byte.
+  function automatic logic [7:0] clamp_byte(logic [31:0] value, logic [8:0] lo, logic [8:0] hi);
+    logic signed [31:0] v;
+    v = signed'(value);
+    if (v < 32'(signed'(lo))) begin
+      v = 32'(signed'(lo));
+    end else if (v > 32'(signed'(hi))) begin
+      v = 32'(signed'(hi));
+    end
+    return v[7:0];
+  endfunction
+
+  // The fixed-point steps of NNAPI's integer SOFTMAX and L2_NORMALIZATION (gemmlowp's, as
+  // model/FixedPoint.h writes them), for npu_eltwise's NORM rows.
+
+  // round(a * b / 2^31), ties up, min * min saturating (saturatingRoundingDoublingHighMul).
+  /* verilator lint_off UNUSEDSIGNAL */
+  function automatic logic signed [31:0] srdhm(logic signed [31:0] a, logic signed [31:0] b);
+    logic signed [63:0] nudged;
+    if (a == 32'sh8000_0000 && b == 32'sh8000_0000) return 32'sh7fff_ffff;
+    nudged = 64'(a) * 64'(b) + 64'sh4000_0000;
+    return nudged[62:31];
+  endfunction
+  /* verilator lint_on UNUSEDSIGNAL */
+
+  // x / 2^e rounded, ties away from zero (roundingDivideByPOT), e in [0, 31].
+  function automatic logic signed [31:0] rounding_shift(logic signed [31:0] x, logic [4:0] e);
+    logic [31:0] mask, remainder, threshold;
+    mask      = (32'd1 << e) - 32'd1;
+    remainder = x & mask;
+    threshold = (mask >> 1) + {31'd0, x[31]};
+    return (x >>> e) + ((remainder > threshold) ? 32'sd1 : 32'sd0);
+  endfunction
+
+  // x * 2^e saturating (saturatingRoundingMultiplyByPOT for e in [1, 30]).
+  function automatic logic signed [31:0] saturating_shift(logic signed [31:0] x, logic [4:0] e);
+    logic signed [31:0] limit;
+    limit = (32'sd1 <<< (5'd31 - e)) - 32'sd1;
+    if (x > limit) return 32'sh7fff_ffff;
+    if (x < -limit) return 32'sh8000_0000;
+    return x <<< e;
+  endfunction
+
+  // Leading zeros of a 32-bit value (32 for zero).
+  function automatic logic [5:0] clz32(logic [31:0] x);
+    for (int i = 31; i >= 0; i--) begin
+      if (x[i]) return 6'(31 - i);
+    end
+    return 6'd32;
+  endfunction
+
+  // 1 / (1 + a) for a in [0, 1), Q0.31: three Newton-Raphson steps on (1 + a) / 2 in Q2.29
+  // (oneOverOnePlusXForXIn01).
+  function automatic logic signed [31:0] one_over_one_plus_x(logic signed [31:0] a);
+    logic signed [63:0] sum;
+    logic signed [31:0] half_den, x, one_minus;
+    sum      = 64'(a) + 64'sh7fff_ffff;
+    half_den = 32'((sum + (sum >= 0 ? 64'sd1 : -64'sd1)) / 64'sd2);
+    x        = 32'sd1515870810 + srdhm(half_den, -32'sd1010580540);
+    for (int i = 0; i < 3; i++) begin
+      one_minus = (32'sd1 <<< 29) - srdhm(half_den, x);
+      x = x + saturating_shift(srdhm(x, one_minus), 5'd2);
+    end
+    return saturating_shift(x, 5'd1);
+  endfunction
+
+  // 1 / sqrt(input) as a multiplier and a left shift (<= 0): five Newton-Raphson steps in
+  // Q3.28 on the input normalized by pairs of bits (inverseSqrtMultiplier).
+  function automatic logic [37:0] inv_sqrt_multiplier(logic signed [31:0] input_value);
+    logic signed [31:0] v, half_input, x, x3;
+    int                 shift, pairs;
+    if (input_value <= 32'sd1) return {6'd0, 32'h7fff_ffff};
+    v     = input_value;
+    shift = 11;
+    if (v >= (32'sd1 <<< 29)) begin  // at most once: v < 2^31
+      v     = v / 32'sd4;
+      shift = shift + 1;
+    end
+    pairs = (int'(clz32(v)) - 1) / 2 - 1;
+    shift = shift - pairs;
+    v     = v <<< (2 * pairs);
+    half_input = rounding_shift(v >>> 1, 5'd1);
+    x = 32'sd1 <<< 28;
+    for (int i = 0; i < 5; i++) begin
+      x3 = saturating_shift(srdhm(srdhm(x, x), x), 5'd6);
+      x  = saturating_shift(srdhm(32'sd402653184, x) - srdhm(half_input, x3), 5'd3);
+    end
+    x = srdhm(x, 32'sd1518500250);  // times sqrt(2) / 2
+    if (shift < 0) begin
+      x     = x <<< (-shift);
+      shift = 0;
+    end
+    return {6'(-shift), x};
+  endfunction
+
   // Scratchpad words of one array input vector (Vec elements): a float CONV or DWCONV reads
   // Vec binary32 or binary16 elements, 4 or 2 words (one per read port); everything else one.
   // Float weight streams hold binary32, so a row of weights is 4 words whatever the format.

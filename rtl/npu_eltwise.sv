@@ -1,4 +1,4 @@
-// Element-wise unit of the compute stage: ADD, MUL, LUT and FUNC descriptors.
+// Element-wise unit of the compute stage: ADD, MUL, LUT, FUNC and NORM descriptors.
 //
 // Once the drain is idle it starts the store job, loads the table (LUT: the descriptor's
 // 256-byte stream) and reads the buffer word by word (ADD and MUL: A, then B, of each word), a
@@ -8,6 +8,12 @@
 // (rtl/npu_fp_pkg.sv: add, multiply, divide or FUNC's function, then the FP_MIN/FP_MAX clamp;
 // binary16 is widened first and rounded to nearest even last). The descriptor is done once its
 // last word is stored.
+//
+// NORM rows (a row of A is one vector) are read once per phase: SOFTMAX takes the row's maximum,
+// then sums its exponentials (the table, indexed by max - x), then writes each element from the
+// exponential and the row's 1 / sum; L2 sums the squares, then writes each element times the
+// row's 1 / sqrt(sum). A read's data arrives the next cycle, so a phase's last accumulation is
+// done when the next phase's first data arrives: the phases follow without a bubble.
 module npu_eltwise
   import npu_pkg::*;
   import npu_core_pkg::*;
@@ -50,6 +56,13 @@ module npu_eltwise
 );
 
   localparam int unsigned TableWords = 256 / Vec;
+  localparam int unsigned ExpWords   = 256 * 4 / Vec;  // NORM softmax: 256 int32
+
+  typedef enum logic [1:0] {
+    PhMax,
+    PhSum,
+    PhOut
+  } phase_e;
 
   typedef enum logic [2:0] {
     ElIdle,
@@ -62,28 +75,42 @@ module npu_eltwise
   desc_t dq;
   assign dq = job_i.desc;
 
-  logic two, is_lut, is_float, direct;
-  assign two      = op_uses_b(dq.opcode);  // two reads per word (ADD, MUL)
-  assign is_lut   = dq.opcode == OpLut;
-  assign is_float = dq.format != 2'(FmtInt8);
-  assign direct   = is_lut || is_float;
+  logic two, is_lut, is_norm, softmax, is_float, direct, byte_lanes;
+  assign two        = op_uses_b(dq.opcode);  // two reads per word (ADD, MUL)
+  assign is_lut     = dq.opcode == OpLut;
+  assign is_norm    = dq.opcode == OpNorm;
+  assign softmax    = is_norm && !dq.norm_l2[0];
+  assign is_float   = dq.format != 2'(FmtInt8);
+  assign direct     = is_lut || is_float || is_norm;
+  assign byte_lanes = is_lut || is_norm;  // a result byte per 32-bit lane
+
+  logic [7:0] table_words;
+  assign table_words = is_lut ? 8'(TableWords) : softmax ? 8'(ExpWords) : 8'd0;
 
   elem_state_e state_q, state_d;
   logic [31:0] word_q, word_d;          // next word to read
   logic        second_q, second_d;      // reading B of the word
   logic [2:0]  inflight_q, inflight_d;  // words read but not yet in the result FIFO
   logic [7:0]  table_word_q, table_word_d;
+  // NORM: the phase, the word within the row, the row's first word.
+  phase_e      phase_q, phase_d;
+  logic [31:0] wir_q, wir_d, row_q, row_d;
 
   logic can_start, table_take, table_done, issue, all_issued, finished;
   logic fifo_valid, fifo_take;
   logic [2:0] fifo_count;
 
+  logic counted;  // the read completes a result word
+  assign counted    = is_norm ? phase_q == PhOut : second_q || !two;
   assign can_start  = state_q == ElWait && drain_idle_i;
-  assign table_take = state_q == ElTable && ws_valid_i && 32'(table_word_q) < TableWords;
-  assign table_done = state_q == ElTable && 32'(table_word_q) == TableWords;
-  assign issue      = state_q == ElRun && word_q != job_i.a_words &&
-                      (second_q || 32'(fifo_count) + 32'(inflight_q) < 4);
-  assign all_issued = state_q == ElRun && word_q == job_i.a_words;
+  assign table_take = state_q == ElTable && ws_valid_i && table_word_q < table_words;
+  assign table_done = state_q == ElTable && table_word_q == table_words;
+  assign all_issued = state_q == ElRun && (is_norm ? row_q == job_i.a_words
+                                                   : word_q == job_i.a_words);
+  // A read that starts a result word needs a FIFO slot (B and NORM's first phases need none).
+  assign issue      = state_q == ElRun && !all_issued &&
+                      ((is_norm ? phase_q != PhOut : second_q) ||
+                       32'(fifo_count) + 32'(inflight_q) < 4);
   assign finished   = state_q == ElDone && inflight_q == '0 && !fifo_valid && !rq_busy_i &&
                       !st_busy_i;
 
@@ -91,7 +118,7 @@ module npu_eltwise
     state_d = state_q;
     unique case (state_q)
       ElIdle:  if (start_i)    state_d = ElWait;
-      ElWait:  if (can_start)  state_d = is_lut ? ElTable : ElRun;
+      ElWait:  if (can_start)  state_d = byte_lanes ? ElTable : ElRun;
       ElTable: if (table_done) state_d = ElRun;
       ElRun:   if (all_issued) state_d = ElDone;
       ElDone:  if (finished)   state_d = ElIdle;
@@ -103,15 +130,34 @@ module npu_eltwise
     word_d       = word_q;
     second_d     = second_q;
     table_word_d = table_word_q;
-    if (state_q == ElIdle) begin
+    phase_d      = phase_q;
+    wir_d        = wir_q;
+    row_d        = row_q;
+    if (state_q == ElIdle || state_q == ElWait) begin  // job_i is the descriptor from ElWait on
       word_d       = '0;
       second_d     = 1'b0;
       table_word_d = '0;
+      phase_d      = softmax ? PhMax : PhSum;
+      wir_d        = '0;
+      row_d        = '0;
     end else begin
       if (table_take) begin
         table_word_d = table_word_q + 1;
       end
-      if (issue) begin
+      if (issue && is_norm) begin
+        wir_d = wir_q + 1;
+        if (wir_d == 32'(job_i.a_wpr)) begin
+          wir_d = '0;
+          unique case (phase_q)
+            PhMax:   phase_d = PhSum;
+            PhSum:   phase_d = PhOut;
+            default: begin
+              phase_d = softmax ? PhMax : PhSum;
+              row_d   = row_q + 32'(job_i.a_wpr);
+            end
+          endcase
+        end
+      end else if (issue) begin
         if (two && !second_q) begin
           second_d = 1'b1;
         end else begin
@@ -127,16 +173,18 @@ module npu_eltwise
   // result.
   logic               e1_valid_q, e1_valid_d, e1_b_q, e1_b_d, e2_valid_q, e2_valid_d;
   logic               e1_last;
+  phase_e             e1_phase_q;
+  logic [31:0]        e1_wir_q;
   logic [VecBits-1:0] e1_a_q;
   logic [Vec*32-1:0]  e2_value_q, e2_value_d;  // a 32-bit value per lane
   logic [7:0]         lut_q [256];
 
-  assign e1_last = e1_valid_q && (e1_b_q || !two);
+  assign e1_last = e1_valid_q && (is_norm ? e1_phase_q == PhOut : e1_b_q || !two);
 
   assign e1_valid_d = issue;
   assign e1_b_d     = second_q;
   assign e2_valid_d = e1_last;
-  assign inflight_d = inflight_q + 3'(issue && (second_q || !two)) - 3'(e2_valid_q);
+  assign inflight_d = inflight_q + 3'(issue && counted) - 3'(e2_valid_q);
 
   // One float element of the descriptor: the operation, then the clamp.
   function automatic fp32_t float_lane(fp32_t a, fp32_t b);
@@ -153,6 +201,77 @@ module npu_eltwise
       default: v = fp32_add(a, {b[31] ^ dq.negate_b[0], b[30:0]});
     endcase
     return fp32_clamp(v, dq.fp_min, dq.fp_max);
+  endfunction
+
+  // NORM rows: the lanes of a word that hold elements of the row, each lane's value, its
+  // exponential (softmax) and the row's maximum, sum and scale.
+  logic [31:0]        exp_q [256];
+  logic signed [8:0]  row_max_q, row_max_d;
+  logic [31:0]        row_sum_q, row_sum_d;
+  logic [Vec-1:0]     lane_valid;
+  logic signed [31:0] norm_multiplier;  // softmax: 1 / sum in Q0.31; L2: 1 / sqrt(sum)
+  logic [5:0]         norm_shift;       // the output's shift (negative: right)
+
+  always_comb begin
+    for (int unsigned l = 0; l < Vec; l++) begin
+      lane_valid[l] = e1_wir_q * Vec + l < 32'(dq.a.inner);
+    end
+  end
+
+  function automatic logic signed [31:0] lane_value(int unsigned l);
+    return 32'(widen(spad_rdata_i[l*8 +: 8], dq.a_signed));
+  endfunction
+
+  function automatic logic [31:0] lane_exp(int unsigned l);
+    return exp_q[8'(32'(row_max_q) - lane_value(l))];
+  endfunction
+
+  always_comb begin
+    row_max_d = row_max_q;
+    row_sum_d = row_sum_q;
+    if (e1_valid_q && is_norm && e1_phase_q != PhOut) begin
+      if (e1_wir_q == '0 && e1_phase_q == PhMax) row_max_d = -9'sd256;
+      if (e1_wir_q == '0 && e1_phase_q == PhSum) row_sum_d = '0;
+      for (int unsigned l = 0; l < Vec; l++) begin
+        if (lane_valid[l]) begin
+          if (e1_phase_q == PhMax) begin
+            if (9'(lane_value(l)) > row_max_d) row_max_d = 9'(lane_value(l));
+          end else if (softmax) begin
+            row_sum_d = row_sum_d + rounding_shift(lane_exp(l), 5'd12);
+          end else begin
+            row_sum_d = row_sum_d + 32'((lane_value(l) - 32'(signed'(dq.a_zero_point))) *
+                                        (lane_value(l) - 32'(signed'(dq.a_zero_point))));
+          end
+        end
+      end
+    end
+  end
+
+  // The row's scale, from its sum: softmax's 1 / sum as gemmlowp takes it (a Q0.31 reciprocal of
+  // the normalized sum and the bits over one), L2's inverse square root.
+  logic [5:0]  sum_headroom;
+  logic [37:0] inv_sqrt;
+  assign sum_headroom = clz32(row_sum_q);
+  assign inv_sqrt     = inv_sqrt_multiplier(row_sum_q);
+  always_comb begin
+    if (softmax) begin
+      norm_multiplier = one_over_one_plus_x((row_sum_q << sum_headroom) - 32'h8000_0000);
+      norm_shift      = 6'(-(int'(12) - int'(sum_headroom) + 23));
+    end else begin
+      norm_multiplier = inv_sqrt[31:0];
+      norm_shift      = inv_sqrt[37:32] + dq.out_shift;
+    end
+  end
+
+  function automatic logic [7:0] norm_lane(int unsigned l);
+    logic signed [31:0] v;
+    if (softmax) begin
+      v = mul_by_quantized_multiplier(lane_exp(l), norm_multiplier, norm_shift);
+    end else begin
+      v = mul_by_quantized_multiplier((lane_value(l) - 32'(signed'(dq.a_zero_point))) <<
+                                      dq.left_shift, norm_multiplier, norm_shift);
+    end
+    return clamp_byte(v + 32'(signed'(dq.out_zero_point)), dq.act_min, dq.act_max);
   endfunction
 
   // A word's lanes; only computed for a word's last read. A one-read word (FUNC, LUT) is the
@@ -172,6 +291,10 @@ module npu_eltwise
         for (int unsigned l = 0; l < Vec / 4; l++) begin
           e2_value_d[l*32 +: 32] = float_lane(a_word[l*32 +: 32], spad_rdata_i[l*32 +: 32]);
         end
+      end
+    end else if (e1_last && is_norm) begin
+      for (int unsigned l = 0; l < Vec; l++) begin
+        e2_value_d[l*32 +: 32] = {24'd0, norm_lane(l)};
       end
     end else if (e1_last) begin
       for (int unsigned l = 0; l < Vec; l++) begin
@@ -202,6 +325,9 @@ module npu_eltwise
       e1_valid_q   <= 1'b0;
       e1_b_q       <= 1'b0;
       e2_valid_q   <= 1'b0;
+      phase_q      <= PhSum;
+      wir_q        <= '0;
+      row_q        <= '0;
     end else if (flush_i) begin
       state_q      <= ElIdle;
       word_q       <= '0;
@@ -215,6 +341,9 @@ module npu_eltwise
       word_q       <= word_d;
       second_q     <= second_d;
       table_word_q <= table_word_d;
+      phase_q      <= phase_d;
+      wir_q        <= wir_d;
+      row_q        <= row_d;
       inflight_q   <= inflight_d;
       e1_valid_q   <= e1_valid_d;
       e1_b_q       <= e1_b_d;
@@ -230,12 +359,23 @@ module npu_eltwise
     if (e1_valid_q && !e1_b_q) begin
       e1_a_q <= spad_rdata_i;
     end
+    if (issue) begin
+      e1_phase_q <= phase_q;
+      e1_wir_q   <= wir_q;
+    end
+    row_max_q <= row_max_d;
+    row_sum_q <= row_sum_d;
     if (e1_last) begin
       e2_value_q <= e2_value_d;
     end
-    if (table_take) begin
+    if (table_take && is_lut) begin
       for (int unsigned b = 0; b < Vec; b++) begin
         lut_q[lut_wbase + 8'(b)] <= ws_data_i[b*8 +: 8];
+      end
+    end
+    if (table_take && is_norm) begin
+      for (int unsigned e = 0; e < Vec / 4; e++) begin
+        exp_q[8'(32'(table_word_q) * (Vec / 4) + e)] <= ws_data_i[e*32 +: 32];
       end
     end
   end
@@ -265,7 +405,7 @@ module npu_eltwise
   // A LUT result has a byte per 32-bit lane; a float word is packed at the bottom.
   always_comb begin
     word_o = res_data_o[VecBits-1:0];
-    if (is_lut) begin
+    if (byte_lanes) begin
       for (int unsigned l = 0; l < Vec; l++) begin
         word_o[l*8 +: 8] = res_data_o[l*32 +: 8];
       end
@@ -282,7 +422,8 @@ module npu_eltwise
   assign direct_o     = direct;
   assign reading_o    = state_q == ElRun;
   assign spad_raddr_o = (job_i.buf_sel ? SpadAw'(SpadWords) : '0) +
-                        SpadAw'(word_q + (second_q ? job_i.a_words : 32'd0));
+                        SpadAw'(is_norm ? row_q + wir_q
+                                        : word_q + (second_q ? job_i.a_words : 32'd0));
 
   // The unit reads few fields of its job; results carry their credit in the count.
   logic unused_signals;

@@ -61,12 +61,13 @@ package npu_pkg;
     OpAdd = 8'd5,  // Element-wise addition (NNAPI ADD; SUB: quantized with a negated B multiplier, float with NEGATE_B).
     OpMul = 8'd6,  // Element-wise multiplication (NNAPI MUL), quantized or float; float with DIVIDE: A / B (NNAPI DIV).
     OpLut = 8'd7,  // 256-entry table lookup: out = table[in] (table index is the input byte).
-    OpFunc = 8'd8  // Element-wise float function of A (FLOAT_FN: e^x, ln x or sqrt x), then the FP_MIN/FP_MAX clamp. A float FORMAT only; OUT has A's shape.
+    OpFunc = 8'd8,  // Element-wise float function of A (FLOAT_FN: e^x, ln x or sqrt x), then the FP_MIN/FP_MAX clamp. A float FORMAT only; OUT has A's shape.
+    OpNorm = 8'd9  // Quantized normalization of each row of A (INNER bytes, the vector; OUT has A's shape), bit-exact with NNAPI's integer definitions: SOFTMAX (W_ADDR: 256 int32 exponentials, entry d for x = max - d; rows of at most 511 elements) or, with NORM_L2, L2_NORMALIZATION (no table). INT8 FORMAT only.
   } opcode_e;
 
   // Opcodes are consecutive from 0: anything from NumOpcodes on is BAD_OPCODE.
-  localparam int unsigned NumOpcodes = 9;
-  localparam opcode_e OpLast = OpFunc;
+  localparam int unsigned NumOpcodes = 10;
+  localparam opcode_e OpLast = OpNorm;
 
   // ERROR_CODE values and the completion record status.
   typedef enum logic [7:0] {
@@ -113,7 +114,8 @@ package npu_pkg;
   // The opcode reads tensor A from DRAM.
   function automatic logic op_uses_a(logic [7:0] opcode);
     return opcode == OpConv || opcode == OpDwconv || opcode == OpMaxpool || opcode == OpAvgpool ||
-           opcode == OpAdd || opcode == OpMul || opcode == OpLut || opcode == OpFunc;
+           opcode == OpAdd || opcode == OpMul || opcode == OpLut || opcode == OpFunc ||
+           opcode == OpNorm;
   endfunction
   // The opcode reads tensor B from DRAM.
   function automatic logic op_uses_b(logic [7:0] opcode);
@@ -121,7 +123,7 @@ package npu_pkg;
   endfunction
   // The opcode reads the weight or table stream at W_ADDR.
   function automatic logic op_uses_w(logic [7:0] opcode);
-    return opcode == OpConv || opcode == OpDwconv || opcode == OpLut;
+    return opcode == OpConv || opcode == OpDwconv || opcode == OpLut || opcode == OpNorm;
   endfunction
   // The opcode runs on the systolic array.
   function automatic logic op_uses_array(logic [7:0] opcode);
@@ -315,7 +317,8 @@ package npu_pkg;
     tensor_t b;  // bits 447:256
     tensor_t a;  // bits 255:64
     logic [31:0] tag;  // bits 63:32
-    logic [6:0] reserved9;
+    logic [5:0] reserved9;
+    logic [0:0] norm_l2;  // bits 25:25
     logic [0:0] divide;  // bits 24:24
     logic [1:0] float_fn;  // bits 23:22
     logic [0:0] negate_b;  // bits 21:21

@@ -38,17 +38,6 @@ module npu_pool
 
   localparam int unsigned PoolQBits = 10;
 
-  function automatic logic [7:0] clamp_byte(logic [31:0] value, logic [8:0] lo, logic [8:0] hi);
-    logic signed [31:0] v;
-    v = signed'(value);
-    if (v < 32'(signed'(lo))) begin
-      v = 32'(signed'(lo));
-    end else if (v > 32'(signed'(hi))) begin
-      v = 32'(signed'(hi));
-    end
-    return v[7:0];
-  endfunction
-
   // A float lane: the bias, or the average's division by the count, then the clamp.
   function automatic fp32_t float_finish(fp32_t acc, fp32_t bias);
     fp32_t v;

@@ -8,6 +8,7 @@
 
 #include "driver/ChainBuilder.h"
 #include "driver/CostModel.h"
+#include "model/FixedPoint.h"
 #include "sim/FunctionalDatapath.h"
 
 namespace nncosim::sim {
@@ -23,6 +24,7 @@ constexpr uint32_t kLanes = npu::kArrayCols;
 constexpr uint32_t kDescriptorBytes = npu::kDescriptorWords * 4;
 constexpr uint32_t kRecordBytes = npu::kCompletionWords * 4;
 constexpr uint32_t kTableBytes = 256;
+constexpr uint32_t kExpTableBytes = 256 * 4;  // NORM softmax: 256 int32
 // Pixels whose im2col rows are built and multiplied at a time (bounds the model's memory).
 constexpr uint32_t kPixelChunk = 64;
 
@@ -204,8 +206,9 @@ ErrorCode validate(const Descriptor& d, const ChainContext& chain) {
     const uint64_t kt =
         taps ? 1 : uint64_t{d.kernelW} * d.kernelH * (op == Opcode::CONV ? aVecs : 1);
     const uint64_t rowWords = vw == 1 ? 1 : npu::kFloatWeightRowWords;
-    const uint64_t wWords = op == Opcode::LUT
-                                ? kTableBytes / kBeat
+    const uint64_t wWords = op == Opcode::LUT ? kTableBytes / kBeat
+                            : op == Opcode::NORM
+                                ? (d.normL2 ? 0 : kExpTableBytes / kBeat)
                                 : nb * (npu::kWeightQuantWords + kt * kBeat * rowWords);
     const auto minusThirtyTwo = [](int32_t shift) { return datapath::shiftBits(shift) == 0x20; };
 
@@ -244,6 +247,11 @@ ErrorCode validate(const Descriptor& d, const ChainContext& chain) {
     if (op == Opcode::LUT) {
         bad |= !sameShape(d.a, d.out) || aWords > npu::kSpadWords || d.wAddr % kBeat != 0;
     }
+    // A softmax row's output shift stays within 31 bits up to 511 elements.
+    if (op == Opcode::NORM) {
+        bad |= !sameShape(d.a, d.out) || aWords > npu::kSpadWords ||
+               (!d.normL2 && (d.a.inner > 511 || d.wAddr % kBeat != 0));
+    }
     if (op == Opcode::FUNC) {
         bad |= !sameShape(d.a, d.out) || aWords > npu::kSpadWords ||
                d.format == static_cast<uint32_t>(npu::Format::INT8) || d.floatFn > 2;
@@ -253,8 +261,8 @@ ErrorCode validate(const Descriptor& d, const ChainContext& chain) {
     if (d.format != static_cast<uint32_t>(npu::Format::INT8)) {
         bad |= d.format > static_cast<uint32_t>(npu::Format::FP16) || badOpcode ||
                !(npu::op::usesB(op) || window || op == Opcode::FUNC) || taps || chainOut ||
-               chainIn ||
-               d.a.inner % npu::elementBytes(d) != 0 || d.out.inner % npu::elementBytes(d) != 0;
+               chainIn || d.a.inner % npu::elementBytes(d) != 0 ||
+               d.out.inner % npu::elementBytes(d) != 0;
     }
     if (badOpcode) return ErrorCode::BAD_OPCODE;
     return bad ? ErrorCode::BAD_FIELD : ErrorCode::NONE;
@@ -402,6 +410,7 @@ class Executor {
             case Opcode::MUL:
             case Opcode::LUT:
             case Opcode::FUNC:
+            case Opcode::NORM:
                 return elementwise(fault);
         }
         return true;
@@ -949,15 +958,70 @@ class Executor {
         if (d.opcode != Opcode::LUT) stickRequantBit(out, bytes / kBeat, kBeat);
     }
 
+    /// NORM rows (rtl/npu_eltwise.sv): a row of A is one vector, normalized as NNAPI's integer
+    /// SOFTMAX (exponentials from `table`) or L2_NORMALIZATION defines it (model/FixedPoint.h).
+    void normRows(const std::vector<uint8_t>& table, uint8_t* out, uint32_t rowBytes) const {
+        const Descriptor& d = mD;
+        const uint64_t rows = uint64_t{d.a.count1} * d.a.count2 * d.a.count3;
+        const auto shift6 = [](int32_t shift) { return static_cast<uint32_t>(shift) & 0x3f; };
+        for (uint64_t r = 0; r < rows; ++r) {
+            const uint8_t* x = &mA[r * rowBytes];
+            uint8_t* y = out + r * rowBytes;
+            const auto value = [&](uint32_t i) { return datapath::widen(x[i], d.aSigned); };
+            uint32_t sum = 0;  // wrapping, as the RTL adds
+            if (d.normL2) {
+                for (uint32_t i = 0; i < d.a.inner; ++i) {
+                    const int32_t diff = value(i) - d.aZeroPoint;
+                    sum += static_cast<uint32_t>(diff * diff);
+                }
+                const auto inv = fixedpoint::inverseSqrtMultiplier(static_cast<int32_t>(sum));
+                for (uint32_t i = 0; i < d.a.inner; ++i) {
+                    const auto diff = static_cast<uint32_t>(value(i) - d.aZeroPoint);
+                    const int32_t v = datapath::mulByQuantizedMultiplier(
+                        diff << d.leftShift, inv.multiplier,
+                        shift6(inv.shift + datapath::shiftBits(d.outShift)));
+                    y[i] = datapath::clampByte(v + d.outZeroPoint, d.actMin, d.actMax);
+                }
+                continue;
+            }
+            int32_t maxValue = -256;
+            for (uint32_t i = 0; i < d.a.inner; ++i) maxValue = std::max(maxValue, value(i));
+            const auto exp = [&](uint32_t i) {
+                int32_t e;
+                std::memcpy(&e, &table[4 * static_cast<uint32_t>((maxValue - value(i)) & 0xff)], 4);
+                return e;
+            };
+            for (uint32_t i = 0; i < d.a.inner; ++i)
+                sum += static_cast<uint32_t>(fixedpoint::roundingDivideByPOT(exp(i), 12));
+            const int headroom = fixedpoint::countLeadingZeros(sum);
+            using F0 = fixedpoint::FixedPoint<int32_t, 0>;
+            const uint32_t normalized = headroom >= 32 ? 0 : sum << headroom;
+            const int32_t scale =
+                fixedpoint::oneOverOnePlusXForXIn01(
+                    F0::fromRaw(static_cast<int32_t>(normalized - (uint32_t{1} << 31))))
+                    .raw();
+            for (uint32_t i = 0; i < d.a.inner; ++i) {
+                const int32_t v = datapath::mulByQuantizedMultiplier(static_cast<uint32_t>(exp(i)),
+                                                                     scale, shift6(headroom - 35));
+                y[i] = datapath::clampByte(v + d.outZeroPoint, d.actMin, d.actMax);
+            }
+        }
+    }
+
     bool elementwise(Fault* fault) {
         const Descriptor& d = mD;
         std::vector<uint8_t> table;
         if (d.opcode == Opcode::LUT && !stream(d.wAddr, kTableBytes / kBeat, &table, fault))
             return false;
+        if (d.opcode == Opcode::NORM && !d.normL2 &&
+            !stream(d.wAddr, kExpTableBytes / kBeat, &table, fault))
+            return false;
         const uint32_t rowBytes = wordsOf(d.a.inner) * kBeat;
         const uint64_t rows = uint64_t{d.a.count1} * d.a.count2 * d.a.count3;
         std::vector<uint8_t> out(rows * rowBytes);
-        if (d.format != static_cast<uint32_t>(npu::Format::INT8))
+        if (d.opcode == Opcode::NORM)
+            normRows(table, out.data(), rowBytes);
+        else if (d.format != static_cast<uint32_t>(npu::Format::INT8))
             floatElementwise(out.data(), out.size());
         else
             quantizedElementwise(table, out.data(), out.size());

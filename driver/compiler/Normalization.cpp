@@ -1,6 +1,8 @@
 // Float functions and normalizations on the NPU's FUNC unit (e^x, ln x, sqrt x) and the float
 // element-wise, pooling and depthwise descriptors: EXP, LOG, SQRT, RSQRT, SOFTMAX,
-// L2_NORMALIZATION and LOCAL_RESPONSE_NORMALIZATION of float32 and float16 tensors.
+// L2_NORMALIZATION and LOCAL_RESPONSE_NORMALIZATION of float32 and float16 tensors; quantized
+// SOFTMAX and L2_NORMALIZATION on NORM descriptors (the axis moved innermost, a row per vector),
+// bit-exact with the golden's integer definitions.
 //
 // A normalization works on its tensor as [outer, axis, inner] with the axis moved outermost,
 // [axis, P] with P = outer * inner (one element-map copy, none when outer is 1), so that a
@@ -141,11 +143,60 @@ std::optional<std::pair<uint32_t, uint32_t>> axisWindow(uint32_t extent) {
 // Rows of P elements broadcast by the element-wise unit must fit half a scratchpad buffer.
 constexpr uint32_t kMaxRowBytes = npu::kSpadWords / 2 * npu::kDramBusBytes;
 
+// The softmax table of NORM: entry d is the golden's Q0.31 exponential of the difference -d
+// (0 below diffMin, which then neither counts in the sum nor raises the output above its
+// minimum, as in the golden).
+std::optional<std::vector<uint8_t>> softmaxTable(float beta, float inputScale) {
+    const auto params = fixedpoint::computeSoftmaxParams(beta, inputScale);
+    if (!params) return std::nullopt;
+    using ScaledDiff =
+        fixedpoint::FixedPoint<int32_t, fixedpoint::SoftmaxParams::kScaledDiffIntegerBits>;
+    std::vector<uint8_t> table(256 * 4);
+    for (int32_t d = 0; d < 256; ++d) {
+        int32_t e = 0;
+        if (-d >= params->diffMin)
+            e = fixedpoint::expOnNegativeValues(
+                    ScaledDiff::fromRaw(fixedpoint::multiplyByQuantizedMultiplierGreaterThanOne(
+                        -d, params->input.multiplier, params->input.shift)))
+                    .raw();
+        std::memcpy(&table[4 * d], &e, 4);
+    }
+    return table;
+}
+
+// A NORM softmax row's output shift fits the descriptor up to this many elements (docs/npu.md).
+constexpr uint32_t kMaxSoftmaxRow = 511;
+
+Status quantNormalizationSupported(const Constants& c, const Operation& op) {
+    const Operand& in = c.operand(op.inputs[0]);
+    const Operand& out = c.operand(op.outputs[0]);
+    if (op.type == OperationType::LOCAL_RESPONSE_NORMALIZATION)
+        return unsupported(op, "float tensors only");
+    if (out.type != in.type) return unsupported(op, "input and output of one type");
+    const size_t rank = in.dimensions.size();
+    if (rank == 0 || rank > 4) return unsupported(op, "rank 1 to 4");
+    for (uint32_t k = 1; k < op.inputs.size(); ++k)
+        if (!c.isConstant(op.inputs[k])) return unsupported(op, "parameters must be constants");
+    auto axis = axisOf(c, op, rank);
+    if (!axis) return unsupported(op, "axis");
+    if (op.type == OperationType::SOFTMAX) {
+        if (out.scale != 1.0f / 256 || out.zeroPoint != (isSigned(in.type) ? -128 : 0))
+            return unsupported(op, "output scale 1/256 and NNAPI's zero point");
+        auto beta = floatScalar(c, op.inputs[1]);
+        if (!beta || !(*beta > 0) || !softmaxTable(*beta, in.scale)) return unsupported(op, "beta");
+        if (in.dimensions[*axis] > kMaxSoftmaxRow)
+            return unsupported(op, "more than 511 elements along the axis");
+    }
+    if (in.dimensions[*axis] > kMaxCount) return unsupported(op, "axis beyond 16 bits");
+    return okStatus();
+}
+
 Status normalizationSupported(const Model& model, const Operation& op) {
     const Constants c(model);
     const Operand& in = c.operand(op.inputs[0]);
+    if (isQuant8(in.type)) return quantNormalizationSupported(c, op);
     if (!isFloatTensor(in.type) || c.operand(op.outputs[0]).type != in.type)
-        return unsupported(op, "only float32 and float16 tensors of one type");
+        return unsupported(op, "only 8-bit quantized, float32 and float16 tensors of one type");
     const size_t rank = in.dimensions.size();
     if (rank == 0 || rank > 4) return unsupported(op, "rank 1 to 4");
     for (uint32_t k = 1; k < op.inputs.size(); ++k)
@@ -386,8 +437,65 @@ Status lowerLocalResponseNormalization(AxisLowering& a, uint32_t radius, float b
     return a.binary(npu::Opcode::MUL, x, v, false, a.result());
 }
 
+// Quantized: rows of the axis (moved innermost when it is not), NORM descriptors over as many
+// rows as a scratchpad buffer holds.
+Status lowerQuantNormalization(Lowering& lw, const Operation& op) {
+    const Operand& in = lw.operand(op.inputs[0]);
+    const auto& dims = lw.dims(op.inputs[0]);
+    const uint32_t axis = *axisOf(lw.constants(), op, dims.size());
+    const AxisSizes s = axisSizes(dims, axis);
+    const auto k = static_cast<uint32_t>(s.axis), inner = static_cast<uint32_t>(s.inner);
+    const auto rows = static_cast<uint32_t>(s.outer * s.inner);
+    const bool moved = inner > 1;
+    const uint32_t src = moved ? lw.scratch().at(0) : lw.address(op.inputs[0]);
+    const uint32_t dst = moved ? lw.scratch().at(1) : lw.address(op.outputs[0]);
+    const int64_t plane = int64_t{k} * inner;
+    if (moved) {  // [outer, k, inner] -> [outer, inner, k]
+        MoveEmitter move(lw, 1, 0);
+        NN_RETURN_IF_ERROR(move.block(
+            lw.address(op.inputs[0]), src,
+            {{static_cast<uint32_t>(s.outer), plane, plane}, {inner, 1, k}, {k, inner, 1}}, false));
+    }
+    npu::Descriptor d;
+    d.opcode = npu::Opcode::NORM;
+    d.aSigned = d.outSigned = isSigned(in.type);
+    d.actMin = typeMin(in.type), d.actMax = typeMax(in.type);
+    if (op.type == OperationType::SOFTMAX) {
+        const auto table = softmaxTable(*floatScalar(lw.constants(), op.inputs[1]), in.scale);
+        if (!table) return lw.fail(op, "beta");
+        d.wAddr = lw.addConstant(table->data(), table->size());
+        d.outZeroPoint = isSigned(in.type) ? -128 : 0;
+    } else {
+        // The golden's two forms: TFLite's int8 kernel along the last axis folds the output
+        // scale 2^7 into the shift; otherwise the difference is scaled by 128 first.
+        d.normL2 = true;
+        d.aZeroPoint = in.zeroPoint;
+        const bool lastAxisInt8 = isSigned(in.type) && axis + 1 == dims.size();
+        d.leftShift = lastAxisInt8 ? 0 : 7;
+        d.outShift = lastAxisInt8 ? 7 : 0;
+        d.outZeroPoint = isSigned(in.type) ? 0 : 128;
+    }
+    const uint32_t perRow = ceilDiv(k, npu::kDramBusBytes);
+    const uint32_t chunk = std::min(kMaxCount, npu::kSpadWords / perRow);
+    lw.fenceNext();
+    for (uint32_t r = 0; r < rows; r += chunk) {
+        const uint32_t n = std::min(chunk, rows - r);
+        npu::Descriptor t = d;
+        t.a = {src + r * k, k, n, k, 1, 1, 0, 0};
+        t.out = {dst + r * k, k, n, k, 1, 1, 0, 0};
+        lw.emit(t);
+    }
+    if (!moved) return okStatus();
+    MoveEmitter back(lw, 1, 0);
+    lw.fenceNext();
+    return back.block(
+        dst, lw.address(op.outputs[0]),
+        {{static_cast<uint32_t>(s.outer), plane, plane}, {k, 1, inner}, {inner, k, 1}}, false);
+}
+
 Status lowerNormalization(Lowering& lw, const Operation& op) {
     if (elementCount(lw.dims(op.inputs[0])) == 0) return okStatus();
+    if (isQuant8(lw.operand(op.inputs[0]).type)) return lowerQuantNormalization(lw, op);
     auto plan = planOf(lw, op);
     NN_RETURN_IF_ERROR(plan.status());
     AxisLowering a(lw, op, *plan);

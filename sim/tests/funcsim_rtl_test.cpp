@@ -114,11 +114,10 @@ class ChainGenerator {
                             d.floatFn = 3;
                         return "bad function";
                     }
-                    const bool floatable = d.opcode == Opcode::ADD || d.opcode == Opcode::MUL ||
-                                           d.opcode == Opcode::FUNC ||
-                                           d.opcode == Opcode::MAXPOOL ||
-                                           d.opcode == Opcode::AVGPOOL ||
-                                           (array && !(d.flags & noFloat));
+                    const bool floatable =
+                        d.opcode == Opcode::ADD || d.opcode == Opcode::MUL ||
+                        d.opcode == Opcode::FUNC || d.opcode == Opcode::MAXPOOL ||
+                        d.opcode == Opcode::AVGPOOL || (array && !(d.flags & noFloat));
                     if (floatable && d.a.inner > 1 && chance(50)) {
                         if (d.format == 0) d.format = static_cast<uint32_t>(Format::FP32);
                         d.a.inner = d.a.inner - 1;
@@ -347,8 +346,9 @@ class ChainGenerator {
             return d;
         }
         if (pick < 90) {
-            const Opcode kinds[] = {Opcode::ADD, Opcode::MUL, Opcode::LUT, Opcode::FUNC};
-            d.opcode = kinds[range(0, 3)];
+            const Opcode kinds[] = {Opcode::ADD, Opcode::MUL, Opcode::LUT, Opcode::FUNC,
+                                    Opcode::NORM};
+            d.opcode = kinds[range(0, 4)];
             d.aSigned = chance(50);
             d.bSigned = chance(50);
             d.outSigned = chance(50);
@@ -366,6 +366,19 @@ class ChainGenerator {
             if (d.opcode == Opcode::FUNC) {
                 d.floatFn = range(0, 2);
                 floatClamp(d);
+                return d;
+            }
+            if (d.opcode == Opcode::NORM) {
+                d.normL2 = chance(50);
+                d.aZeroPoint = zeroPoint(d.aSigned);
+                d.outZeroPoint = zeroPoint(d.outSigned);
+                clamp(d);
+                if (d.normL2) {
+                    d.leftShift = chance(50) ? 7 : 0;
+                    d.outShift = d.leftShift == 7 ? 0 : 7;
+                } else {
+                    d.wAddr = weightAddr(1024);
+                }
                 return d;
             }
             d.b = inputTensor(inner, c1, c2, c3);
@@ -422,6 +435,7 @@ class ChainGenerator {
     void shapeWeights(const std::vector<Descriptor>& chain, std::vector<uint8_t>& arena) {
         for (const Descriptor& d : chain) {
             if (d.opcode == Opcode::FUNC && chance(70)) shapeFloatInput(d, arena);
+            if (d.opcode == Opcode::NORM && !d.normL2) shapeExponentials(d, arena);
             if (d.opcode != Opcode::CONV && d.opcode != Opcode::DWCONV) continue;
             if (d.format != 0) {
                 shapeFloat(d, arena);
@@ -506,6 +520,17 @@ class ChainGenerator {
             }
         }
         shapeFloatInput(d, arena);
+    }
+
+    /// A softmax table as the driver writes one: e^0 = 1 (INT32_MAX in Q0.31) first, then
+    /// exponentials of at most 1.
+    void shapeExponentials(const Descriptor& d, std::vector<uint8_t>& arena) {
+        const uint64_t at = d.wAddr - mBase;
+        if (at + 1024 > arena.size()) return;
+        for (uint32_t i = 0; i < 256; ++i) {
+            const int32_t e = i == 0 ? INT32_MAX : range(0, INT32_MAX);
+            std::memcpy(&arena[at + 4 * i], &e, 4);
+        }
     }
 
     /// Moderate elements in A's rows.
