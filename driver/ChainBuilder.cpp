@@ -573,6 +573,20 @@ Status ChainBuilder::stream(const Descriptor& op, const StridedTensor& a,
     }
     // Strided or broadcast: rows over dimensions 1..3 (or 2..3 with rows of one element).
     const bool innerShared = a.strides[3] == 1 && (!b || b->strides[3] == 1) && out.strides[3] == 1;
+    if (!innerShared && shape[3] > kWords) {
+        // Rows of one element over c: c in parts whose rows fit a buffer.
+        for (uint32_t c0 = 0; c0 < shape[3]; c0 += kWords) {
+            std::array<uint32_t, 4> part = shape;
+            part[3] = std::min(kWords, shape[3] - c0);
+            const auto from = [&](StridedTensor s) {
+                s.addr += c0 * s.strides[3] * size;
+                return s;
+            };
+            NN_RETURN_IF_ERROR(
+                stream(op, from(a), b ? std::optional(from(*b)) : std::nullopt, from(out), part));
+        }
+        return okStatus();
+    }
     const uint32_t inner = (innerShared ? shape[3] : 1) * size;  // bytes
     if (shape[1] > kMaxCount || shape[2] > kMaxCount || shape[3] > kMaxCount || inner > kMaxCount)
         return invalidArgument("NPU streaming: dimensions beyond the descriptor's 16 bits");

@@ -75,7 +75,7 @@ enum class Opcode : uint32_t {
     ADD = 5,  ///< Element-wise addition (NNAPI ADD; SUB: quantized with a negated B multiplier, float with NEGATE_B).
     MUL = 6,  ///< Element-wise multiplication (NNAPI MUL), quantized or float; float with DIVIDE: A / B (NNAPI DIV).
     LUT = 7,  ///< 256-entry table lookup: out = table[in] (table index is the input byte).
-    FUNC = 8,  ///< Element-wise float function of A (FLOAT_FN: e^x, ln x or sqrt x), then the FP_MIN/FP_MAX clamp. A float FORMAT only; OUT has A's shape.
+    FUNC = 8,  ///< Element-wise float function of A (FLOAT_FN: e^x, ln x, sqrt x or trunc x), then the FP_MIN/FP_MAX clamp. A float FORMAT only; OUT has A's shape.
     NORM = 9,  ///< Quantized normalization of each row of A (INNER bytes, the vector; OUT has A's shape), bit-exact with NNAPI's integer definitions: SOFTMAX (W_ADDR: 256 int32 exponentials, entry d for x = max - d; rows of at most 511 elements) or, with NORM_L2, L2_NORMALIZATION (no table). INT8 FORMAT only.
 };
 
@@ -101,6 +101,7 @@ enum class Function : uint32_t {
     EXP = 0,  ///< e^x, within 0.53 ULP of the exact value (not correctly rounded; docs/npu.md, Floating point).
     LOG = 1,  ///< ln x, within 0.53 ULP of the exact value; ln(+-0) = -Inf, ln of a negative number NaN.
     SQRT = 2,  ///< sqrt x, correctly rounded; sqrt(-0) = -0, of a negative number NaN.
+    TRUNC = 3,  ///< x rounded toward zero to an integer (C's truncf): exact; -0.5 gives -0, infinities and integers stay.
 };
 
 /// Bits of HEADER.FLAGS.
@@ -371,7 +372,7 @@ struct Descriptor {
     bool outSigned = false;  ///< Output holds int8; 0: uint8. ACT_MIN/ACT_MAX must lie in the output type's range.
     uint32_t format = 0;  ///< Element format of A, B and OUT (Format). The float formats are for ADD, MUL, FUNC (which needs one), MAXPOOL, AVGPOOL, and CONV and DWCONV without TAPS or chaining (their weight streams hold binary32, 4 words a row); A.INNER and OUT.INNER are then whole numbers of elements.
     bool negateB = false;  ///< Float ADD: B is subtracted (NNAPI SUB). Ignored otherwise.
-    uint32_t floatFn = 0;  ///< FUNC: the function (Function); 3 is BAD_FIELD. Ignored otherwise.
+    uint32_t floatFn = 0;  ///< FUNC: the function (Function). Ignored otherwise.
     bool divide = false;  ///< Float MUL: A is divided by B, correctly rounded (NNAPI DIV). Ignored otherwise.
     bool normL2 = false;  ///< NORM: L2 normalization, out = MBQM((x - A_ZERO_POINT) << LEFT_SHIFT, 1 / sqrt(sum of squares) as multiplier and shift, shift + OUT_SHIFT) + OUT_ZERO_POINT, clamped to ACT_MIN/ACT_MAX; 0: softmax, out = RDBPOT(SRDHM(1 / sum, e), bits + 23) + OUT_ZERO_POINT, clamped (docs/npu.md, Normalization). Ignored otherwise.
     uint32_t tag = 0;  ///< Free for software (e.g. the operation index); ignored by the NPU.

@@ -209,7 +209,7 @@ module npu_cmd
     end
     if (d.opcode == OpFunc) begin
       bad_field |= !same_shape(d.a, d.out) || a_words > 64'(SpadWords) ||
-                   d.format == 2'(FmtInt8) || d.float_fn == 2'd3;
+                   d.format == 2'(FmtInt8);
     end
     // Float formats: ADD, MUL, FUNC, pooling, and CONV / DWCONV without TAPS or chaining, on
     // whole elements.

@@ -195,7 +195,8 @@ module npu_eltwise
         unique case (dq.float_fn)
           2'(FnExp): v = fp32_exp(a);
           2'(FnLog): v = fp32_log(a);
-          default:   v = fp32_sqrt(a);
+          2'(FnSqrt): v = fp32_sqrt(a);
+          default:   v = fp32_trunc(a);
         endcase
       end
       default: v = fp32_add(a, {b[31] ^ dq.negate_b[0], b[30:0]});

@@ -313,6 +313,14 @@ package npu_fp_pkg;
     return fp32_round(total < 0, 134 - int'(lt), mag << lt);
   endfunction
 
+  // x rounded toward zero to an integer value: the fraction bits worth less than 1 cleared.
+  function automatic fp32_t fp32_trunc(fp32_t x);
+    if (fp32_is_nan(x)) return Fp32QNaN;
+    if (x[30:23] >= 8'd150) return x;         // an integer already (or an infinity)
+    if (x[30:23] < 8'd127) return {x[31], 31'b0};  // |x| < 1
+    return x & ~((32'd1 << (8'd150 - x[30:23])) - 32'd1);
+  endfunction
+
   // binary16 -> binary32, exact.
   function automatic fp32_t fp16_to_fp32(fp16_t h);
     logic [6:0] lz;

@@ -61,7 +61,7 @@ package npu_pkg;
     OpAdd = 8'd5,  // Element-wise addition (NNAPI ADD; SUB: quantized with a negated B multiplier, float with NEGATE_B).
     OpMul = 8'd6,  // Element-wise multiplication (NNAPI MUL), quantized or float; float with DIVIDE: A / B (NNAPI DIV).
     OpLut = 8'd7,  // 256-entry table lookup: out = table[in] (table index is the input byte).
-    OpFunc = 8'd8,  // Element-wise float function of A (FLOAT_FN: e^x, ln x or sqrt x), then the FP_MIN/FP_MAX clamp. A float FORMAT only; OUT has A's shape.
+    OpFunc = 8'd8,  // Element-wise float function of A (FLOAT_FN: e^x, ln x, sqrt x or trunc x), then the FP_MIN/FP_MAX clamp. A float FORMAT only; OUT has A's shape.
     OpNorm = 8'd9  // Quantized normalization of each row of A (INNER bytes, the vector; OUT has A's shape), bit-exact with NNAPI's integer definitions: SOFTMAX (W_ADDR: 256 int32 exponentials, entry d for x = max - d; rows of at most 511 elements) or, with NORM_L2, L2_NORMALIZATION (no table). INT8 FORMAT only.
   } opcode_e;
 
@@ -90,7 +90,8 @@ package npu_pkg;
   typedef enum logic [7:0] {
     FnExp = 8'd0,  // e^x, within 0.53 ULP of the exact value (not correctly rounded; docs/npu.md, Floating point).
     FnLog = 8'd1,  // ln x, within 0.53 ULP of the exact value; ln(+-0) = -Inf, ln of a negative number NaN.
-    FnSqrt = 8'd2  // sqrt x, correctly rounded; sqrt(-0) = -0, of a negative number NaN.
+    FnSqrt = 8'd2,  // sqrt x, correctly rounded; sqrt(-0) = -0, of a negative number NaN.
+    FnTrunc = 8'd3  // x rounded toward zero to an integer (C's truncf): exact; -0.5 gives -0, infinities and integers stay.
   } function_e;
 
   // Bits of HEADER.FLAGS.

@@ -79,6 +79,10 @@ uint32_t fp32Sqrt(uint32_t x) {
     return canonical(std::sqrt(asFloat(x)));
 }
 
+uint32_t fp32Trunc(uint32_t x) {
+    return canonical(std::trunc(asFloat(x)));
+}
+
 namespace {
 
 // The integer steps of rtl fp32_exp and fp32_log, written as the RTL writes them.
@@ -123,20 +127,18 @@ int exponent(uint32_t x) {
     return field ? field : 1;
 }
 
-constexpr uint64_t kLog2e38 = 0x5c551d94aeull;        // log2(e) * 2^38
-constexpr uint64_t kLn2Q32 = 0xb17217f8ull;           // ln(2) * 2^32
-constexpr int64_t kLn2Q56 = 0xb17217f7d1cf7aLL;       // ln(2) * 2^56
-constexpr uint32_t kExp2Table[64] = {                 // 2^(i / 64) * 2^31
-    0x80000000, 0x8164d1f4, 0x82cd8699, 0x843a28c4, 0x85aac368, 0x871f6197, 0x88980e81,
-    0x8a14d575, 0x8b95c1e4, 0x8d1adf5b, 0x8ea4398b, 0x9031dc43, 0x91c3d374, 0x935a2b2f,
-    0x94f4efa9, 0x96942d37, 0x9837f052, 0x99e04593, 0x9b8d39ba, 0x9d3ed9a7, 0x9ef53261,
-    0xa0b05110, 0xa2704303, 0xa43515ae, 0xa5fed6aa, 0xa7cd93b5, 0xa9a15ab5, 0xab7a39b6,
-    0xad583eea, 0xaf3b78ad, 0xb123f582, 0xb311c413, 0xb504f334, 0xb6fd91e3, 0xb8fbaf47,
-    0xbaff5ab2, 0xbd08a39f, 0xbf1799b6, 0xc12c4cca, 0xc346ccda, 0xc5672a11, 0xc78d74c9,
-    0xc9b9bd86, 0xcbec14ff, 0xce248c15, 0xd06333db, 0xd2a81d92, 0xd4f35aac, 0xd744fccb,
-    0xd99d15c2, 0xdbfbb798, 0xde60f482, 0xe0ccdeec, 0xe33f8973, 0xe5b906e7, 0xe8396a50,
-    0xeac0c6e8, 0xed4f301f, 0xefe4b99c, 0xf281773c, 0xf5257d15, 0xf7d0df73, 0xfa83b2db,
-    0xfd3e0c0d};
+constexpr uint64_t kLog2e38 = 0x5c551d94aeull;   // log2(e) * 2^38
+constexpr uint64_t kLn2Q32 = 0xb17217f8ull;      // ln(2) * 2^32
+constexpr int64_t kLn2Q56 = 0xb17217f7d1cf7aLL;  // ln(2) * 2^56
+constexpr uint32_t kExp2Table[64] = {            // 2^(i / 64) * 2^31
+    0x80000000, 0x8164d1f4, 0x82cd8699, 0x843a28c4, 0x85aac368, 0x871f6197, 0x88980e81, 0x8a14d575,
+    0x8b95c1e4, 0x8d1adf5b, 0x8ea4398b, 0x9031dc43, 0x91c3d374, 0x935a2b2f, 0x94f4efa9, 0x96942d37,
+    0x9837f052, 0x99e04593, 0x9b8d39ba, 0x9d3ed9a7, 0x9ef53261, 0xa0b05110, 0xa2704303, 0xa43515ae,
+    0xa5fed6aa, 0xa7cd93b5, 0xa9a15ab5, 0xab7a39b6, 0xad583eea, 0xaf3b78ad, 0xb123f582, 0xb311c413,
+    0xb504f334, 0xb6fd91e3, 0xb8fbaf47, 0xbaff5ab2, 0xbd08a39f, 0xbf1799b6, 0xc12c4cca, 0xc346ccda,
+    0xc5672a11, 0xc78d74c9, 0xc9b9bd86, 0xcbec14ff, 0xce248c15, 0xd06333db, 0xd2a81d92, 0xd4f35aac,
+    0xd744fccb, 0xd99d15c2, 0xdbfbb798, 0xde60f482, 0xe0ccdeec, 0xe33f8973, 0xe5b906e7, 0xe8396a50,
+    0xeac0c6e8, 0xed4f301f, 0xefe4b99c, 0xf281773c, 0xf5257d15, 0xf7d0df73, 0xfa83b2db, 0xfd3e0c0d};
 
 }  // namespace
 
@@ -145,7 +147,7 @@ uint32_t fp32Exp(uint32_t x) {
     const bool negative = (x >> 31) != 0;
     const int ex = exponent(x);
     if (ex >= 134) return negative ? 0u : 0x7f800000u;  // |x| >= 128, infinities included
-    if (ex < 87) return 0x3f800000u;                     // |x| < 2^-40 rounds to 1
+    if (ex < 87) return 0x3f800000u;                    // |x| < 2^-40 rounds to 1
     // t = x * log2(e) in Q.32, its magnitude truncated; n = floor(t), f = t - n.
     const uint64_t magnitude = shiftRight(significand(x) * kLog2e38, 156 - ex);
     const int64_t t = negative ? -static_cast<int64_t>(magnitude) : static_cast<int64_t>(magnitude);
@@ -204,7 +206,8 @@ uint32_t fp32Log(uint32_t x) {
     const uint64_t lnM = shiftRight(p, e - 26);
     const int64_t total =
         k * kLn2Q56 + (below ? -static_cast<int64_t>(lnM) : static_cast<int64_t>(lnM));
-    const uint64_t mag = total < 0 ? 0 - static_cast<uint64_t>(total) : static_cast<uint64_t>(total);
+    const uint64_t mag =
+        total < 0 ? 0 - static_cast<uint64_t>(total) : static_cast<uint64_t>(total);
     const int lt = leadingZeros(mag);
     return roundToFp32(total < 0, 134 - lt, mag << lt);
 }

@@ -94,9 +94,11 @@ uint32_t fp32Add(uint32_t a, uint32_t b);
 uint32_t fp32Mul(uint32_t a, uint32_t b);
 /// x / n for an integer count n, one rounding (rtl fp32_div_count).
 uint32_t fp32DivCount(uint32_t x, uint32_t n);
-/// a / b and sqrt(x), one rounding (rtl fp32_div, fp32_sqrt).
+/// a / b and sqrt(x), one rounding, and x rounded toward zero to an integer, exact (rtl
+/// fp32_div, fp32_sqrt, fp32_trunc).
 uint32_t fp32Div(uint32_t a, uint32_t b);
 uint32_t fp32Sqrt(uint32_t x);
+uint32_t fp32Trunc(uint32_t x);
 /// e^x and ln(x) by the RTL's fixed-point algorithms (rtl fp32_exp, fp32_log): within about half
 /// an ULP of the exact result, not correctly rounded, so computed here step by step as the RTL
 /// computes them.

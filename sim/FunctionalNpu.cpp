@@ -254,7 +254,7 @@ ErrorCode validate(const Descriptor& d, const ChainContext& chain) {
     }
     if (op == Opcode::FUNC) {
         bad |= !sameShape(d.a, d.out) || aWords > npu::kSpadWords ||
-               d.format == static_cast<uint32_t>(npu::Format::INT8) || d.floatFn > 2;
+               d.format == static_cast<uint32_t>(npu::Format::INT8);
     }
     // Float formats: ADD, MUL, FUNC, pooling, and CONV / DWCONV without TAPS or chaining, on
     // whole elements.
@@ -904,8 +904,10 @@ class Executor {
                     return datapath::fp32Exp(a);
                 case npu::Function::LOG:
                     return datapath::fp32Log(a);
-                default:
+                case npu::Function::SQRT:
                     return datapath::fp32Sqrt(a);
+                default:
+                    return datapath::fp32Trunc(a);
             }
         };
         const auto lane = [&](uint32_t a, uint32_t b) {

@@ -175,6 +175,27 @@ Status lowerTable(Lowering& lw, const Operation& op, uint32_t input, const Table
 
 }  // namespace
 
+// Per byte k of the output elements a LUT pass writing that byte, in parts whose one-element
+// rows fit a scratchpad buffer.
+Status widenBytes(Lowering& lw, const Operation& op, OperandType in, uint32_t src, uint32_t dst,
+                  uint32_t size, uint32_t count, const std::array<uint32_t, 256>& bits) {
+    constexpr uint32_t kPart = npu::kSpadWords / 2;
+    npu::ChainBuilder chain;
+    for (uint32_t k = 0; k < size; ++k) {
+        Table table{};
+        for (int b = 0; b < 256; ++b) table[b] = static_cast<uint8_t>(bits[b] >> (8 * k));
+        const npu::Descriptor d = lookupDescriptor(lw, in, in, table);
+        for (uint32_t first = 0; first < count; first += kPart) {
+            const uint32_t n = std::min(kPart, count - first);
+            const Status st = chain.stream(d, {src + first, {0, 0, 0, 1}}, std::nullopt,
+                                           {dst + first * size + k, {0, 0, 0, size}}, {1, 1, 1, n});
+            if (!st.ok()) return lw.fail(op, st.message);
+        }
+    }
+    lw.emitChain(chain);
+    return okStatus();
+}
+
 // One stream row of copies of `value`, read at row stride 0.
 Status streamWithConstant(Lowering& lw, const Operation& op, const npu::Descriptor& d, uint32_t src,
                           uint32_t dst, uint32_t count, uint32_t value) {
@@ -203,23 +224,10 @@ Status lowerFloatRelu(Lowering& lw, const Operation& op, npu::Format format) {
                               negativeZero);
 }
 
-// A widening table: per byte k of the output elements a LUT pass writing that byte.
 Status lowerWidening(Lowering& lw, const Operation& op, const std::array<uint32_t, 256>& bits) {
-    const OperandType in = lw.operand(op.inputs[0]).type;
-    const uint32_t size = elementSize(lw.operand(op.outputs[0]).type);
-    const auto total = static_cast<uint32_t>(elementCount(lw.dims(op.inputs[0])));
-    npu::ChainBuilder chain;
-    for (uint32_t k = 0; k < size; ++k) {
-        Table table{};
-        for (int b = 0; b < 256; ++b) table[b] = static_cast<uint8_t>(bits[b] >> (8 * k));
-        const npu::Descriptor d = lookupDescriptor(lw, in, in, table);
-        const Status st =
-            chain.stream(d, {lw.address(op.inputs[0]), {0, 0, 0, 1}}, std::nullopt,
-                         {lw.address(op.outputs[0]) + k, {0, 0, 0, size}}, {1, 1, 1, total});
-        if (!st.ok()) return lw.fail(op, st.message);
-    }
-    lw.emitChain(chain);
-    return okStatus();
+    return widenBytes(lw, op, lw.operand(op.inputs[0]).type, lw.address(op.inputs[0]),
+                      lw.address(op.outputs[0]), elementSize(lw.operand(op.outputs[0]).type),
+                      static_cast<uint32_t>(elementCount(lw.dims(op.inputs[0]))), bits);
 }
 
 Status lowerActivation(Lowering& lw, const Operation& op) {

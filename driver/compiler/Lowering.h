@@ -158,6 +158,12 @@ const NpuOperation* findNpuOperation(const Model& model, const Operation& op);
 npu::Descriptor lookupDescriptor(Lowering& lowering, OperandType in, OperandType out,
                                  const Table& table);
 
+/// A widening lookup: `count` 8-bit elements of type `in` at `src` become the `size`-byte elements
+/// bits[byte] at `dst`, one LUT pass per output byte (Lookup.cpp).
+Status widenBytes(Lowering& lowering, const Operation& op, OperandType in, uint32_t src,
+                  uint32_t dst, uint32_t size, uint32_t count,
+                  const std::array<uint32_t, 256>& bits);
+
 /// The float ADD or MUL `d` of `count` contiguous elements at `src` with a constant `value` (the
 /// element's bits) into `dst` (Lookup.cpp).
 Status streamWithConstant(Lowering& lowering, const Operation& op, const npu::Descriptor& d,

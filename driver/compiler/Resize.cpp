@@ -1,13 +1,19 @@
 // RESIZE_BILINEAR of float32 and float16 tensors on the NPU. Each output pixel interpolates its
 // four neighbours (model/operations/ResizeSampling.h, the golden's sampling): the four are
-// gathered by element-map copies into tensors of the output's shape, then the golden's formula
+// gathered by element-map copies into tensors of the output's shape (separably: the left and
+// right columns of every input row first, then from those the top and bottom rows, so a copy
+// covers a run of output columns or rows, not a pixel), then the golden's formula
 // runs term by term on the float MUL and ADD,
 //   ((A (1-dy)) (1-dx) + (C dy) (1-dx)) + (B (1-dy)) dx) + (D dy) dx
 // (A, B the top-left and top-right neighbours, C, D the bottom ones), with the factors as
 // constant tensors of [1, H, 1, C] and [1, 1, W, C] that the MUL broadcasts. In float32 each step
 // rounds as the golden's does, so the result is the golden's bit for bit; float16 rounds every
-// step to binary16 (the golden rounds once), within the relaxed tolerance. Quantized resizes
-// truncate each pixel in float: not claimed.
+// step to binary16 (the golden rounds once), within the relaxed tolerance.
+//
+// A quantized resize is the golden's too: it interpolates the stored values in float32 and
+// truncates. The bytes are widened to binary32 by a lookup (value -> float bits), the same
+// formula runs, FUNC truncates toward zero, adding 1.5 * 2^23 (exact) puts the integer in the
+// low byte of each binary32 (two's complement for negative ones), and a byte copy gathers those.
 #include "driver/compiler/Lowering.h"
 #include "model/operations/ResizeSampling.h"
 
@@ -15,6 +21,11 @@
 
 namespace nncosim::driver {
 namespace {
+
+// Bytes of an element of the formula: the tensor's float, binary32 for quantized tensors.
+uint32_t workBytes(OperandType type) {
+    return isQuant8(type) ? 4 : elementSize(type);
+}
 
 // The decoded operation: NHWC shapes, layout, sampling per output row and column.
 struct Bilinear {
@@ -67,15 +78,15 @@ Result<Bilinear> bilinearOf(const Constants& c, const Operation& op,
 Status supported(const Model& model, const Operation& op) {
     const Constants c(model);
     const Operand& in = c.operand(op.inputs[0]);
-    if (!floatFormat(in.type) || c.operand(op.outputs[0]).type != in.type)
-        return unsupported(op, "float32 and float16 tensors only (quantized resizes truncate)");
+    if ((!floatFormat(in.type) && !isQuant8(in.type)) || c.operand(op.outputs[0]).type != in.type)
+        return unsupported(op, "8-bit quantized, float32 and float16 tensors of one type only");
     for (uint32_t i = 1; i < op.inputs.size(); ++i) {
         if (!c.isConstant(op.inputs[i])) return unsupported(op, "parameters must be constants");
     }
     if (in.dimensions.empty() || elementCount(in.dimensions) == 0) return okStatus();
     auto b = bilinearOf(c, op, in.dimensions);
     if (!b) return unsupported(op, b.status().message);
-    if (uint64_t{b->c} * elementSize(in.type) > kMaxCount)
+    if (uint64_t{b->c} * workBytes(in.type) > kMaxCount)
         return unsupported(op, "channels beyond the descriptor's 16 bits");
     return okStatus();
 }
@@ -87,10 +98,17 @@ Result<std::vector<uint32_t>> outputShape(const Lowering& lw, const Operation& o
                    : std::vector<uint32_t>{b->n, b->outH, b->outW, b->c};
 }
 
-// Two terms' tensors of the output's NHWC shape.
+// In the working format: two terms' tensors of the output's NHWC shape, the left and right
+// columns [N, inH, outW, C], and a quantized resize's input widened to binary32.
 std::vector<uint64_t> scratch(const Lowering& lw, const Operation& op) {
-    const uint64_t bytes = byteSize(lw.operand(op.outputs[0]).type, lw.dims(op.outputs[0]));
-    return {bytes, bytes};
+    const OperandType type = lw.operand(op.inputs[0]).type;
+    auto b = bilinearOf(lw.constants(), op, lw.dims(op.inputs[0]));
+    if (!b) return {};
+    const uint64_t element = workBytes(type), pixels = uint64_t{b->n} * b->outW * b->c;
+    const uint64_t bytes = pixels * b->outH * element, columns = pixels * b->inH * element;
+    std::vector<uint64_t> areas{bytes, bytes, columns, columns};
+    if (isQuant8(type)) areas.push_back(elementCount(lw.dims(op.inputs[0])) * 4);
+    return areas;
 }
 
 Status lower(Lowering& lw, const Operation& op) {
@@ -98,9 +116,22 @@ Status lower(Lowering& lw, const Operation& op) {
     if (!plan) return lw.fail(op, plan.status().message);
     const Bilinear& b = *plan;
     const OperandType type = lw.operand(op.inputs[0]).type;
-    const npu::Format format = *floatFormat(type);
-    const uint32_t size = elementSize(type);
+    const bool quantized = isQuant8(type);
+    const npu::Format format = quantized ? npu::Format::FP32 : *floatFormat(type);
+    const uint32_t size = workBytes(type);
     const uint32_t sum = lw.scratch().at(0), term = lw.scratch().at(1);
+    uint32_t source = lw.address(op.inputs[0]);
+    if (quantized) {  // the stored values as binary32
+        std::array<uint32_t, 256> bits{};
+        for (int v = 0; v < 256; ++v) {
+            const float value = static_cast<float>(isSigned(type) ? static_cast<int8_t>(v) : v);
+            std::memcpy(&bits[v], &value, 4);
+        }
+        source = lw.scratch().at(4);
+        NN_RETURN_IF_ERROR(widenBytes(lw, op, type, lw.address(op.inputs[0]), source, 4,
+                                      static_cast<uint32_t>(elementCount(lw.dims(op.inputs[0]))),
+                                      bits));
+    }
 
     // A factor tensor: value(i) for i along H ([1, H, 1, C]) or W ([1, 1, W, C]), in the
     // tensor's format.
@@ -132,14 +163,26 @@ Status lower(Lowering& lw, const Operation& op) {
     const std::array<uint32_t, 4> nhwc = npu::ChainBuilder::denseStrides(shape);
     const npu::StridedTensor rowFactor{0, {0, b.c, 0, 1}}, columnFactor{0, {0, 0, b.c, 1}};
 
-    // Neighbour (row lo/hi, column lo/hi) of every output pixel, gathered into `dst`.
-    const auto gather = [&](bool bottom, bool right, uint32_t dst) {
-        std::vector<AxisOffsets> axes{stridedAxis(b.n, in[0]), {}, {}, stridedAxis(b.c, in[3])};
-        for (const BilinearSample& s : b.ys) axes[1].push_back((bottom ? s.hi : s.lo) * in[1]);
+    // The left (lo) and right (hi) neighbour columns of every input row, [N, inH, outW, C].
+    const uint32_t columns[2] = {lw.scratch().at(2), lw.scratch().at(3)};
+    for (bool right : {false, true}) {
+        std::vector<AxisOffsets> axes{
+            stridedAxis(b.n, in[0]), stridedAxis(b.inH, in[1]), {}, stridedAxis(b.c, in[3])};
         for (const BilinearSample& s : b.xs) axes[2].push_back((right ? s.hi : s.lo) * in[2]);
         MoveEmitter move(lw, size, 0);
+        lw.fenceNext();
+        NN_RETURN_IF_ERROR(move.box(source, columns[right], axes));
+    }
+    // Neighbour (row lo/hi, column lo/hi) of every output pixel, gathered into `dst` from the
+    // columns.
+    const int64_t columnRow = int64_t{b.outW} * b.c;
+    const auto gather = [&](bool bottom, bool right, uint32_t dst) {
+        std::vector<AxisOffsets> axes{
+            stridedAxis(b.n, columnRow * b.inH), {}, stridedAxis(b.outW, b.c), stridedAxis(b.c, 1)};
+        for (const BilinearSample& s : b.ys) axes[1].push_back((bottom ? s.hi : s.lo) * columnRow);
+        MoveEmitter move(lw, size, 0);
         lw.fenceNext();  // after the reads of `dst`'s last use
-        return move.box(lw.address(op.inputs[0]), dst, axes);
+        return move.box(columns[right], dst, axes);
     };
     // One float MUL or ADD over the output's shape (no clamp: infinities stay).
     const auto arithmetic = [&](npu::Opcode opcode, npu::StridedTensor a, npu::StridedTensor c,
@@ -168,11 +211,35 @@ Status lower(Lowering& lw, const Operation& op) {
     NN_RETURN_IF_ERROR(product(true, true, term));
     // The last sum goes to the output in its layout.
     const uint32_t outPlane = b.outH * b.outW;
-    const npu::StridedTensor out{
-        lw.address(op.outputs[0]),
-        b.nchw ? std::array<uint32_t, 4>{outPlane * b.c, b.outW, 1, outPlane} : nhwc};
-    const Status st = arithmetic(npu::Opcode::ADD, total, next, out);
-    return st.ok() ? st : lw.fail(op, st.message);
+    if (!quantized) {
+        const npu::StridedTensor out{
+            lw.address(op.outputs[0]),
+            b.nchw ? std::array<uint32_t, 4>{outPlane * b.c, b.outW, 1, outPlane} : nhwc};
+        const Status st = arithmetic(npu::Opcode::ADD, total, next, out);
+        return st.ok() ? st : lw.fail(op, st.message);
+    }
+    NN_RETURN_IF_ERROR(arithmetic(npu::Opcode::ADD, total, next, total));
+    npu::Descriptor trunc = floatDescriptor(npu::Opcode::FUNC, unclampedFloatStage(format));
+    trunc.floatFn = static_cast<uint32_t>(npu::Function::TRUNC);
+    lw.fenceNext();
+    npu::ChainBuilder truncation;
+    NN_RETURN_IF_ERROR(truncation.stream(trunc, total, std::nullopt, total, shape));
+    lw.emitChain(truncation);
+    const uint32_t count = b.n * outPlane * b.c;
+    constexpr uint32_t kIntegerInLowByte = 0x4b400000;  // 1.5 * 2^23
+    lw.fenceNext();
+    NN_RETURN_IF_ERROR(
+        streamWithConstant(lw, op, floatDescriptor(npu::Opcode::ADD, unclampedFloatStage(format)),
+                           sum, sum, count, kIntegerInLowByte));
+    // The low bytes, NHWC -> the output's layout.
+    MoveEmitter move(lw, 1, 0);
+    lw.fenceNext();
+    const int64_t image = int64_t{outPlane} * b.c;
+    return b.nchw
+               ? move.block(sum, lw.address(op.outputs[0]),
+                            {{b.n, 4 * image, image}, {b.c, 4, outPlane}, {outPlane, 4 * b.c, 1}},
+                            false)
+               : move.block(sum, lw.address(op.outputs[0]), {{count, 4, 1}}, false);
 }
 
 }  // namespace

@@ -108,11 +108,8 @@ class ChainGenerator {
                                              static_cast<uint32_t>(DescFlag::CHAIN_IN);
                     const bool array = d.opcode == Opcode::CONV || d.opcode == Opcode::DWCONV;
                     if (d.opcode == Opcode::FUNC && chance(50)) {
-                        if (chance(50))
-                            d.format = 0;  // FUNC needs a float format
-                        else
-                            d.floatFn = 3;
-                        return "bad function";
+                        d.format = 0;  // FUNC needs a float format
+                        return "integer FUNC";
                     }
                     const bool floatable =
                         d.opcode == Opcode::ADD || d.opcode == Opcode::MUL ||
@@ -364,7 +361,7 @@ class ChainGenerator {
                 return d;
             }
             if (d.opcode == Opcode::FUNC) {
-                d.floatFn = range(0, 2);
+                d.floatFn = range(0, 3);
                 floatClamp(d);
                 return d;
             }

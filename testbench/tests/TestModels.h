@@ -89,4 +89,14 @@ inline void addConv(ModelBuilder& b, const QuantTensor& in, uint32_t inChannels,
     b.addOperation(OperationType::CONV_2D, inputs, {out.operand});
 }
 
+/// PRELU of a uint8 [.., channels] tensor with a per-channel alpha: an operation the NPU does
+/// not run (only a one-valued alpha is a lookup), for tests that need a CPU partition.
+inline void addCpuOnlyPrelu(ModelBuilder& b, uint32_t in, uint32_t channels, uint32_t out) {
+    std::vector<uint8_t> alpha(channels);
+    for (uint32_t c = 0; c < channels; ++c) alpha[c] = static_cast<uint8_t>(100 + 7 * c);
+    const uint32_t alphaOperand =
+        b.addConstant(OperandType::TENSOR_QUANT8_ASYMM, {channels}, alpha, 1.0f / 64, 128);
+    b.addOperation(OperationType::PRELU, {in, alphaOperand}, {out});
+}
+
 }  // namespace nncosim::testing

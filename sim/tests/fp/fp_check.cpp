@@ -1,10 +1,10 @@
 // Block test of the NPU's floating-point units (rtl/npu_fp_pkg.sv, Verilated alone through
 // npu_fp_harness.sv) against the host: SSE binary32 arithmetic (round to nearest even, exact
-// subnormals; the average's division by a count: a / (float)(b & 0xffff)), sqrt and Eigen::half
-// conversions. Every result must be bit-identical, and NaN results must be the canonical quiet
-// NaN the units document. e^x and ln(x) are not correctly rounded: they must be bit-identical
-// with the functional model's port of their algorithm (sim/FunctionalDatapath.cpp) and within
-// kTranscendentalUlps of the exact value (the host's double-precision exp and log).
+// subnormals; the average's division by a count: a / (float)(b & 0xffff)), sqrt, trunc and
+// Eigen::half conversions. Every result must be bit-identical, and NaN results must be the
+// canonical quiet NaN the units document. e^x and ln(x) are not correctly rounded: they must be
+// bit-identical with the functional model's port of their algorithm (sim/FunctionalDatapath.cpp)
+// and within kTranscendentalUlps of the exact value (the host's double-precision exp and log).
 //
 // Operand sets: every pair of corner values (zeros, subnormals, extremes, infinities, NaNs), every
 // binary16 bit pattern, then --operands random sets mixing uniform bit patterns with exponents
@@ -128,8 +128,8 @@ class Checker {
         const float widened =
             static_cast<float>(Eigen::numext::bit_cast<Eigen::half>(static_cast<uint16_t>(op.a)));
         const float quotient = a / static_cast<float>(op.b & 0xffffu);
-        const float ratio = a / b, root = std::sqrt(a);
-        const std::array<Expected, 12> expected = {{
+        const float ratio = a / b, root = std::sqrt(a), whole = std::trunc(a);
+        const std::array<Expected, 13> expected = {{
             {"fp32_mul", m.mul_o[lane], toBits(mul), std::isnan(mul), kFp32QNaN},
             {"fp32_add", m.add_o[lane], toBits(add), std::isnan(add), kFp32QNaN},
             {"fp32_max", m.max_o[lane], toBits(max), std::isnan(max), kFp32QNaN},
@@ -141,6 +141,7 @@ class Checker {
             {"fp32_div_count", m.div_o[lane], toBits(quotient), std::isnan(quotient), kFp32QNaN},
             {"fp32_div", m.quot_o[lane], toBits(ratio), std::isnan(ratio), kFp32QNaN},
             {"fp32_sqrt", m.sqrt_o[lane], toBits(root), std::isnan(root), kFp32QNaN},
+            {"fp32_trunc", m.trunc_o[lane], toBits(whole), std::isnan(whole), kFp32QNaN},
             {"fp32_exp", m.exp_o[lane], nncosim::sim::datapath::fp32Exp(op.a), false, 0},
             {"fp32_log", m.log_o[lane], nncosim::sim::datapath::fp32Log(op.a), false, 0},
         }};
@@ -251,8 +252,8 @@ class OperandSource {
             case 5: {  // where e^x is neither 1 nor saturated, or ln(x) near 0
                 const uint32_t nearOne = mRandom() % 2 ? 0x3f800000u + (bits() & 0xfffff)
                                                        : 0x3f800000u - (bits() & 0xfffff);
-                const uint32_t a = mRandom() % 2 ? withExponent(bits(), 87 + mRandom() % 47)
-                                                 : nearOne;
+                const uint32_t a =
+                    mRandom() % 2 ? withExponent(bits(), 87 + mRandom() % 47) : nearOne;
                 return {a, bits(), bits()};
             }
             default: {  // both subnormal or tiny
@@ -348,7 +349,7 @@ int main(int argc, char** argv) {
 
     std::printf(
         "npu_fp_check: %llu operand sets (%llu corner pairs, 65536 binary16 patterns, "
-        "%llu random, seed %llu), %llu results of 12 units, %llu differences; e^x and ln(x) "
+        "%llu random, seed %llu), %llu results of 13 units, %llu differences; e^x and ln(x) "
         "within %.3f ULP\n",
         static_cast<unsigned long long>(checker.operandSets()),
         static_cast<unsigned long long>(cornerSets), static_cast<unsigned long long>(randomSets),

@@ -17,7 +17,8 @@ module npu_fp_harness #(
   output logic [31:0] quot_o    [Lanes],  // a / b
   output logic [31:0] sqrt_o    [Lanes],  // sqrt(a)
   output logic [31:0] exp_o     [Lanes],  // e^a
-  output logic [31:0] log_o     [Lanes]   // ln(a)
+  output logic [31:0] log_o     [Lanes],  // ln(a)
+  output logic [31:0] trunc_o   [Lanes]   // trunc(a)
 );
   import npu_fp_pkg::*;
 
@@ -35,6 +36,7 @@ module npu_fp_harness #(
       sqrt_o[i]    = fp32_sqrt(a_i[i]);
       exp_o[i]     = fp32_exp(a_i[i]);
       log_o[i]     = fp32_log(a_i[i]);
+      trunc_o[i]   = fp32_trunc(a_i[i]);
     end
   end
 
