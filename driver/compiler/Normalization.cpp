@@ -1,8 +1,8 @@
 // Float functions and normalizations on the NPU's FUNC unit (e^x, ln x, sqrt x) and the float
-// element-wise, pooling and depthwise descriptors: EXP, LOG, SQRT, RSQRT, SOFTMAX,
-// L2_NORMALIZATION and LOCAL_RESPONSE_NORMALIZATION of float32 and float16 tensors; quantized
-// SOFTMAX and L2_NORMALIZATION on NORM descriptors (the axis moved innermost, a row per vector),
-// bit-exact with the golden's integer definitions.
+// element-wise, pooling and depthwise descriptors: EXP, LOG, SQRT, RSQRT, LOGISTIC, TANH, ELU,
+// SOFTMAX, L2_NORMALIZATION and LOCAL_RESPONSE_NORMALIZATION of float32 and float16 tensors;
+// quantized SOFTMAX and L2_NORMALIZATION on NORM descriptors (the axis moved innermost, a row per
+// vector), bit-exact with the golden's integer definitions.
 //
 // A normalization works on its tensor as [outer, axis, inner] with the axis moved outermost,
 // [axis, P] with P = outer * inner (one element-map copy, none when outer is 1), so that a
@@ -39,31 +39,29 @@ uint32_t floatBits(npu::Format format, float value) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// EXP, LOG, SQRT, RSQRT: one FUNC pass (RSQRT: SQRT, then 1 / that on the MUL's DIVIDE).
-
-std::optional<npu::Function> functionOf(OperationType t) {
-    switch (t) {
-        case OperationType::EXP:
-            return npu::Function::EXP;
-        case OperationType::LOG:
-            return npu::Function::LOG;
-        case OperationType::SQRT:
-        case OperationType::RSQRT:
-            return npu::Function::SQRT;
-        default:
-            return std::nullopt;
-    }
-}
+// EXP, LOG, SQRT, RSQRT, LOGISTIC, TANH, ELU: FUNC passes and element-wise steps with constants
+// over the flat tensor, each the golden's step in its order (LOGISTIC 1 / (1 + e^-x); TANH as
+// 2 / (1 + e^-2x) - 1, within the tolerance of the golden's tanh; ELU max(0, x) +
+// min(0, alpha (e^x - 1))).
 
 Status functionSupported(const Model& model, const Operation& op) {
-    const Operand& in = model.main.operands[op.inputs[0]];
-    if (!isFloatTensor(in.type) || model.main.operands[op.outputs[0]].type != in.type)
+    const Constants c(model);
+    const Operand& in = c.operand(op.inputs[0]);
+    if (!isFloatTensor(in.type) || c.operand(op.outputs[0]).type != in.type)
         return unsupported(op, "only float32 and float16 tensors of one type");
+    if (op.type == OperationType::ELU && !floatScalar(c, op.inputs[1]))
+        return unsupported(op, "alpha must be a constant");
     return okStatus();
 }
 
 Result<std::vector<uint32_t>> sameShape(const Lowering& lw, const Operation& op) {
     return lw.dims(op.inputs[0]);
+}
+
+// ELU's e^x - 1 term.
+std::vector<uint64_t> functionScratch(const Lowering& lw, const Operation& op) {
+    if (op.type != OperationType::ELU) return {};
+    return {byteSize(lw.operand(op.inputs[0]).type, lw.dims(op.inputs[0]))};
 }
 
 npu::Descriptor functionDescriptor(npu::Function f, const npu::OutputStage& stage) {
@@ -85,24 +83,95 @@ Status streamFlat(Lowering& lw, const Operation& op, const npu::Descriptor& d, u
     return okStatus();
 }
 
+// Steps over a flat tensor of `count` elements of `format`, each after the previous one.
+class FlatSteps {
+  public:
+    FlatSteps(Lowering& lw, const Operation& op, npu::Format format, uint32_t count)
+        : mLw(lw), mOp(op), mFormat(format), mCount(count) {}
+
+    npu::OutputStage unclamped() const { return unclampedFloatStage(mFormat); }
+
+    Status function(npu::Function f, uint32_t src, uint32_t dst) {
+        mLw.fenceNext();
+        return streamFlat(mLw, mOp, functionDescriptor(f, unclamped()), src, std::nullopt, dst,
+                          mCount);
+    }
+
+    // dst = src op value, clamped to `stage`.
+    Status constant(npu::Opcode opcode, uint32_t src, uint32_t dst, float value,
+                    std::optional<npu::OutputStage> stage = std::nullopt) {
+        mLw.fenceNext();
+        return streamWithConstant(mLw, mOp, floatDescriptor(opcode, stage.value_or(unclamped())),
+                                  src, dst, mCount, floatBits(mFormat, value));
+    }
+
+    // dst = value / src (a constant tensor of `value`s divided on the DIVIDE).
+    Status divideInto(float value, uint32_t src, uint32_t dst) {
+        const uint32_t bits = floatBits(mFormat, value),
+                       size = npu::formatBytes(static_cast<uint32_t>(mFormat));
+        std::vector<uint8_t> values(size_t{mCount} * size);
+        for (size_t i = 0; i < values.size(); i += size) std::memcpy(&values[i], &bits, size);
+        npu::Descriptor divide = floatDescriptor(npu::Opcode::MUL, unclamped());
+        divide.divide = true;
+        mLw.fenceNext();
+        return streamFlat(mLw, mOp, divide, mLw.addConstant(values.data(), values.size()), src, dst,
+                          mCount);
+    }
+
+    Status add(uint32_t a, uint32_t b, uint32_t dst) {
+        mLw.fenceNext();
+        return streamFlat(mLw, mOp, floatDescriptor(npu::Opcode::ADD, unclamped()), a, b, dst,
+                          mCount);
+    }
+
+  private:
+    Lowering& mLw;
+    const Operation& mOp;
+    npu::Format mFormat;
+    uint32_t mCount;
+};
+
 Status lowerFunction(Lowering& lw, const Operation& op) {
     const auto format = *floatFormat(lw.operand(op.inputs[0]).type);
     const auto count = static_cast<uint32_t>(elementCount(lw.dims(op.inputs[0])));
     if (count == 0) return okStatus();
     const uint32_t in = lw.address(op.inputs[0]), out = lw.address(op.outputs[0]);
-    const npu::OutputStage stage = unclampedFloatStage(format);
-    NN_RETURN_IF_ERROR(streamFlat(lw, op, functionDescriptor(*functionOf(op.type), stage), in,
-                                  std::nullopt, out, count));
-    if (op.type != OperationType::RSQRT) return okStatus();
-    // 1 / sqrt(x), as the golden divides.
-    const uint32_t one = floatBits(format, 1.0f),
-                   size = npu::formatBytes(static_cast<uint32_t>(format));
-    std::vector<uint8_t> ones(size_t{count} * size);
-    for (size_t i = 0; i < ones.size(); i += size) std::memcpy(&ones[i], &one, size);
-    npu::Descriptor divide = floatDescriptor(npu::Opcode::MUL, stage);
-    divide.divide = true;
-    lw.fenceNext();
-    return streamFlat(lw, op, divide, lw.addConstant(ones.data(), ones.size()), out, out, count);
+    FlatSteps steps(lw, op, format, count);
+    switch (op.type) {
+        case OperationType::EXP:
+            return steps.function(npu::Function::EXP, in, out);
+        case OperationType::LOG:
+            return steps.function(npu::Function::LOG, in, out);
+        case OperationType::SQRT:
+            return steps.function(npu::Function::SQRT, in, out);
+        case OperationType::RSQRT:
+            NN_RETURN_IF_ERROR(steps.function(npu::Function::SQRT, in, out));
+            return steps.divideInto(1.0f, out, out);
+        case OperationType::LOGISTIC:
+            NN_RETURN_IF_ERROR(steps.constant(npu::Opcode::MUL, in, out, -1.0f));
+            NN_RETURN_IF_ERROR(steps.function(npu::Function::EXP, out, out));
+            NN_RETURN_IF_ERROR(steps.constant(npu::Opcode::ADD, out, out, 1.0f));
+            return steps.divideInto(1.0f, out, out);
+        case OperationType::TANH:
+            NN_RETURN_IF_ERROR(steps.constant(npu::Opcode::MUL, in, out, -2.0f));
+            NN_RETURN_IF_ERROR(steps.function(npu::Function::EXP, out, out));
+            NN_RETURN_IF_ERROR(steps.constant(npu::Opcode::ADD, out, out, 1.0f));
+            NN_RETURN_IF_ERROR(steps.divideInto(2.0f, out, out));
+            return steps.constant(npu::Opcode::ADD, out, out, -1.0f);
+        default: {  // ELU
+            const float alpha = *floatScalar(lw.constants(), op.inputs[1]);
+            const uint32_t term = lw.scratch().at(0);
+            npu::OutputStage atMostZero = steps.unclamped(), atLeastZero = steps.unclamped();
+            atMostZero.fpMax = 0;  // +0
+            atLeastZero.fpMin = 0;
+            NN_RETURN_IF_ERROR(steps.function(npu::Function::EXP, in, term));
+            NN_RETURN_IF_ERROR(steps.constant(npu::Opcode::ADD, term, term, -1.0f));
+            NN_RETURN_IF_ERROR(steps.constant(npu::Opcode::MUL, term, term, alpha, atMostZero));
+            // max(0, x) as x + (-0) clamped below at +0.
+            NN_RETURN_IF_ERROR(steps.constant(npu::Opcode::ADD, in, out, -0.0f, atLeastZero));
+            return steps.add(out, term, out);
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -520,7 +589,7 @@ Status lowerNormalization(Lowering& lw, const Operation& op) {
 }  // namespace
 
 extern const NpuOperation kFloatFunctionOperation{
-    functionSupported, sameShape, lowerFunction, nullptr, {}, false, nullptr, true};
+    functionSupported, sameShape, lowerFunction, functionScratch, {}, false, nullptr, true};
 extern const NpuOperation kNormalizationOperation{normalizationSupported,
                                                   sameShape,
                                                   lowerNormalization,

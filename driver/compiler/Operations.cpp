@@ -64,10 +64,13 @@ const NpuOperation* findNpuOperation(const Model& model, const Operation& op) {
         case OperationType::LESS_EQUAL:
             return &kComparisonOperation;
         case OperationType::RSQRT:
+        case OperationType::LOGISTIC:
+        case OperationType::TANH:
             return !op.inputs.empty() && op.inputs[0] < model.main.operands.size() &&
                            floatFormat(model.main.operands[op.inputs[0]].type)
                        ? &kFloatFunctionOperation
                        : &kActivationOperation;
+        case OperationType::ELU:
         case OperationType::EXP:
         case OperationType::LOG:
         case OperationType::SQRT:
@@ -79,8 +82,6 @@ const NpuOperation* findNpuOperation(const Model& model, const Operation& op) {
         case OperationType::RELU:
         case OperationType::RELU1:
         case OperationType::RELU6:
-        case OperationType::LOGISTIC:
-        case OperationType::TANH:
         case OperationType::HARD_SWISH:
         case OperationType::CAST:
         case OperationType::DEQUANTIZE:
