@@ -189,10 +189,10 @@ TEST_CASE("driver_validation_prepare_arguments") {
 
 TEST_CASE("driver_validation_unsupported_models_fail_preparation") {
     auto t = makeTestDevice();
-    ModelBuilder b;  // float TANH: valid NNAPI, but not an NPU operation
+    ModelBuilder b;  // float SIN: valid NNAPI, but not an NPU operation
     const uint32_t a = b.addInput(OperandType::TENSOR_FLOAT32, {2});
     const uint32_t out = b.addOutput(OperandType::TENSOR_FLOAT32, {2});
-    b.addOperation(OperationType::TANH, {a}, {out});
+    b.addOperation(OperationType::SIN, {a}, {out});
     const Model model = b.build();
     auto supported = t.device->getSupportedOperations(model);
     REQUIRE(supported.ok());

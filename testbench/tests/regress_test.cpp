@@ -26,8 +26,8 @@ namespace {
 
 const std::string kCtsDir = NNCOSIM_CTS_DIR;
 const std::string kAddFile = kCtsDir + "/V1_0/add.json";
-// Float TANH: not an NPU operation.
-const std::string kTanhFile = kCtsDir + "/V1_0/tanh.json";
+// Float FLOOR: not an NPU operation.
+const std::string kFloorFile = kCtsDir + "/V1_0/floor.json";
 
 fs::path freshDir(const std::string& name) {
     const fs::path dir =
@@ -342,17 +342,17 @@ TEST_CASE("regress_worker_crash_contained") {
 TEST_CASE("regress_reports_written") {
     const fs::path dir = freshDir("report");
     const fs::path model = writeTwoLayerModel(dir);
-    RegressOptions o = options({"model:" + model.string(), kTanhFile, "random:3"}, "npu");
-    o.worker.crashOn = kTanhFile + "#tanh";
+    RegressOptions o = options({"model:" + model.string(), kFloorFile, "random:3"}, "npu");
+    o.worker.crashOn = kFloorFile + "#floor";
     std::ostringstream out, progress;
     auto run = runRegression(o, out, progress);
     INFO(out.str());
     REQUIRE(run.ok());
     REQUIRE(run->results.size() == 6);
     CHECK(run->failed == 1);
-    // tanh.json's float TANH is not an NPU operation.
+    // floor.json's float FLOOR is not an NPU operation.
     CHECK(run->unsupported == 1);
-    CHECK(resultOf(*run, kTanhFile + "#tanh_all_inputs_as_internal").verdict ==
+    CHECK(resultOf(*run, kFloorFile + "#floor_all_inputs_as_internal").verdict ==
           Verdict::UNSUPPORTED);
 
     // The model ran on the NPU with figures for both layers.
@@ -369,9 +369,9 @@ TEST_CASE("regress_reports_written") {
     REQUIRE(writeRegressJUnit(junit.string(), *run).ok());
     const std::string xml = readText(junit);
     CHECK(xml.find("tests=\"6\" failures=\"1\" errors=\"0\" skipped=\"1\"") != std::string::npos);
-    CHECK(xml.find("classname=\"V1_0.tanh\" name=\"tanh\"") != std::string::npos);
-    CHECK(xml.find("re-run: nncosim regress --backend npu --seed 1 &apos;" + kTanhFile +
-                   "#tanh&apos;") != std::string::npos);
+    CHECK(xml.find("classname=\"V1_0.floor\" name=\"floor\"") != std::string::npos);
+    CHECK(xml.find("re-run: nncosim regress --backend npu --seed 1 &apos;" + kFloorFile +
+                   "#floor&apos;") != std::string::npos);
     CHECK(xml.find("signal 6") != std::string::npos);
 
     const fs::path report = dir / "report";
@@ -380,7 +380,7 @@ TEST_CASE("regress_reports_written") {
     CHECK(md.find("**FAILED**: 6 items: 4 passed, 1 failed, 1 unsupported") != std::string::npos);
     CHECK(md.find("## Per operation") != std::string::npos);
     CHECK(md.find("| CONV_2D |") != std::string::npos);
-    CHECK(md.find("re-run: `nncosim regress --backend npu --seed 1 '" + kTanhFile + "#tanh'`") !=
+    CHECK(md.find("re-run: `nncosim regress --backend npu --seed 1 '" + kFloorFile + "#floor'`") !=
           std::string::npos);
     CHECK(md.find("![per-layer cycles and utilization](layers-0.svg)") != std::string::npos);
     const std::string svg = readText(report / "layers-0.svg");
