@@ -30,7 +30,7 @@ uint32_t workBytes(OperandType type) {
 // The decoded operation: NHWC shapes, layout, sampling per output row and column.
 struct Bilinear {
     uint32_t n = 0, inH = 0, inW = 0, c = 0, outH = 0, outW = 0;
-    bool nchw = false;
+    bool nchw = false, alignCorners = false, halfPixelCenters = false;
     std::vector<BilinearSample> ys, xs;
 };
 
@@ -50,6 +50,8 @@ Result<Bilinear> bilinearOf(const Constants& c, const Operation& op,
     if (dims.size() != 4 || elementCount(dims) == 0) return invalidArgument("input shape");
     Bilinear b;
     b.nchw = *nchw;
+    b.alignCorners = *align;
+    b.halfPixelCenters = *half;
     b.n = dims[0];
     b.c = dims[b.nchw ? 1 : 3];
     b.inH = dims[b.nchw ? 2 : 1];
@@ -111,11 +113,94 @@ std::vector<uint64_t> scratch(const Lowering& lw, const Operation& op) {
     return areas;
 }
 
+// The factors of a power-of-two upsampling of uint8 values (NHWC, neither align_corners nor
+// half-pixel centers, each factor 1, 2, 4 or 8 and not both 1): every factor of the formula is
+// k / s, so each of the golden's products and sums is exact and its truncated result is
+// floor(sum of W x neighbour / (sH sW)) with integer weights W = (sH - py or py)(sW - px or px)
+// for output phase (py, px) = (y mod sH, x mod sW). nullopt for any other resize.
+std::optional<std::pair<uint32_t, uint32_t>> dyadicUpsampling(const Bilinear& b, OperandType type) {
+    if (type != OperandType::TENSOR_QUANT8_ASYMM || b.nchw || b.alignCorners ||
+        b.halfPixelCenters || b.outH % b.inH != 0 || b.outW % b.inW != 0)
+        return std::nullopt;
+    const uint32_t sh = b.outH / b.inH, sw = b.outW / b.inW;
+    const auto powerOfTwo = [](uint32_t s) { return s == 1 || s == 2 || s == 4 || s == 8; };
+    if (!powerOfTwo(sh) || !powerOfTwo(sw) || sh * sw == 1) return std::nullopt;
+    return std::pair{sh, sw};
+}
+
+// The dyadic upsampling on the array: the input with its last row and column repeated (the
+// golden clamps the lower and right neighbours to the last ones), then per output phase a 2x2
+// DWCONV with that phase's weights, requantized by 2^-n (n = log2(sH sW)) with the bias
+// -2^(n-1) (SRDHM rounds ties up, which makes the rounding a floor), into a dense tile that a
+// strided copy places at its phase's pixels.
+Status lowerDyadicUpsampling(Lowering& lw, const Operation& op, const Bilinear& b, uint32_t sh,
+                             uint32_t sw) {
+    const uint32_t c = b.c, in = lw.address(op.inputs[0]), out = lw.address(op.outputs[0]);
+    const uint32_t padded = lw.scratch().at(0), phase = lw.scratch().at(1);
+    const int64_t inRow = int64_t{b.inW} * c, padRow = int64_t{b.inW + 1} * c;
+    const int64_t inImage = inRow * b.inH, padImage = padRow * (b.inH + 1);
+    const int64_t outRow = int64_t{b.outW} * c, outImage = outRow * b.outH;
+    MoveEmitter copy(lw, 1, 0);
+    lw.fenceNext();
+    NN_RETURN_IF_ERROR(copy.block(
+        in, padded,
+        {{b.n, inImage, padImage}, {b.inH, inRow, padRow}, {static_cast<uint32_t>(inRow), 1, 1}},
+        false));
+    NN_RETURN_IF_ERROR(
+        copy.block(in + static_cast<uint32_t>(inRow - c), padded + static_cast<uint32_t>(inRow),
+                   {{b.n, inImage, padImage}, {b.inH, inRow, padRow}, {c, 1, 1}}, false));
+    lw.fenceNext();  // the last row, its repeated column included
+    NN_RETURN_IF_ERROR(
+        copy.block(padded + static_cast<uint32_t>(padRow * (b.inH - 1)),
+                   padded + static_cast<uint32_t>(padRow * b.inH),
+                   {{b.n, padImage, padImage}, {static_cast<uint32_t>(padRow), 1, 1}}, false));
+    const int n = __builtin_ctz(sh * sw);
+    const npu::ChannelQuant quant{-(1 << (n - 1)), static_cast<int32_t>(1u << (31 - n)), 0};
+    const npu::ConvGeometry geometry{2, 2, 1, 1, 1, 1, 0, 0};
+    const npu::OutputStage stage{0, 0, 255};
+    for (uint32_t py = 0; py < sh; ++py) {
+        for (uint32_t px = 0; px < sw; ++px) {
+            std::vector<uint8_t> weights(4 * size_t{c});
+            for (uint32_t tap = 0; tap < 4; ++tap) {
+                const uint32_t wy = tap / 2 ? py : sh - py, wx = tap % 2 ? px : sw - px;
+                std::fill_n(weights.begin() + tap * c, c, static_cast<uint8_t>(wy * wx));
+            }
+            const auto stream = npu::packDepthwiseWeights(
+                weights.data(), c, 2, 2, 0, std::vector<npu::ChannelQuant>(c, quant), false);
+            const uint32_t weightStream = lw.addConstant(stream.data(), stream.size());
+            lw.fenceNext();  // after the copy that read the last phase's tile
+            for (uint32_t i = 0; i < b.n; ++i) {
+                npu::DeviceTensor source, tile;
+                source.addr = padded + static_cast<uint32_t>(i * padImage);
+                source.h = b.inH + 1, source.w = b.inW + 1, source.c = c;
+                tile.addr = phase + static_cast<uint32_t>(i * inImage);
+                tile.h = b.inH, tile.w = b.inW, tile.c = c;
+                npu::ChainBuilder chain;
+                const Status st =
+                    chain.depthwise(source, tile, weightStream, true, 0, geometry, stage, false);
+                if (!st.ok()) return lw.fail(op, st.message);
+                lw.emitChain(chain);
+            }
+            lw.fenceNext();
+            NN_RETURN_IF_ERROR(
+                copy.block(phase, out + static_cast<uint32_t>((int64_t{py} * b.outW + px) * c),
+                           {{b.n, inImage, outImage},
+                            {b.inH, inRow, outRow * sh},
+                            {b.inW, c, int64_t{c} * sw},
+                            {c, 1, 1}},
+                           false));
+        }
+    }
+    return okStatus();
+}
+
 Status lower(Lowering& lw, const Operation& op) {
     auto plan = bilinearOf(lw.constants(), op, lw.dims(op.inputs[0]));
     if (!plan) return lw.fail(op, plan.status().message);
     const Bilinear& b = *plan;
     const OperandType type = lw.operand(op.inputs[0]).type;
+    if (auto factors = dyadicUpsampling(b, type))
+        return lowerDyadicUpsampling(lw, op, b, factors->first, factors->second);
     const bool quantized = isQuant8(type);
     const npu::Format format = quantized ? npu::Format::FP32 : *floatFormat(type);
     const uint32_t size = workBytes(type);
