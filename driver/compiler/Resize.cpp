@@ -117,14 +117,17 @@ std::vector<uint64_t> scratch(const Lowering& lw, const Operation& op) {
 // half-pixel centers, each factor 1, 2, 4 or 8 and not both 1): every factor of the formula is
 // k / s, so each of the golden's products and sums is exact and its truncated result is
 // floor(sum of W x neighbour / (sH sW)) with integer weights W = (sH - py or py)(sW - px or px)
-// for output phase (py, px) = (y mod sH, x mod sW). nullopt for any other resize.
+// for output phase (py, px) = (y mod sH, x mod sW). A one-pixel input may grow by up to 128:
+// its four neighbours are the pixel, so the exact sum is the pixel itself. nullopt for any other
+// resize.
 std::optional<std::pair<uint32_t, uint32_t>> dyadicUpsampling(const Bilinear& b, OperandType type) {
     if (type != OperandType::TENSOR_QUANT8_ASYMM || b.nchw || b.alignCorners ||
         b.halfPixelCenters || b.outH % b.inH != 0 || b.outW % b.inW != 0)
         return std::nullopt;
     const uint32_t sh = b.outH / b.inH, sw = b.outW / b.inW;
-    const auto powerOfTwo = [](uint32_t s) { return s == 1 || s == 2 || s == 4 || s == 8; };
-    if (!powerOfTwo(sh) || !powerOfTwo(sw) || sh * sw == 1) return std::nullopt;
+    const uint32_t maxFactor = b.inH == 1 && b.inW == 1 ? 128 : 8;
+    const auto dyadic = [&](uint32_t s) { return (s & (s - 1)) == 0 && s <= maxFactor; };
+    if (!dyadic(sh) || !dyadic(sw) || sh * sw == 1) return std::nullopt;
     return std::pair{sh, sw};
 }
 
@@ -142,6 +145,8 @@ Status lowerDyadicUpsampling(Lowering& lw, const Operation& op, const Bilinear& 
     const int64_t outRow = int64_t{b.outW} * c, outImage = outRow * b.outH;
     MoveEmitter copy(lw, 1, 0);
     lw.fenceNext();
+    if (b.inH == 1 && b.inW == 1)  // the pixel everywhere
+        return copy.block(in, out, {{b.n, c, outImage}, {b.outH * b.outW, 0, c}, {c, 1, 1}}, false);
     NN_RETURN_IF_ERROR(copy.block(
         in, padded,
         {{b.n, inImage, padImage}, {b.inH, inRow, padRow}, {static_cast<uint32_t>(inRow), 1, 1}},

@@ -129,15 +129,16 @@ TEST_CASE("npu_quant_resize_bilinear_is_the_golden_s") {
     constexpr auto kU8 = OperandType::TENSOR_QUANT8_ASYMM;
     constexpr auto kI8 = OperandType::TENSOR_QUANT8_ASYMM_SIGNED;
     const auto npu = functionalNpu();
-    for (const Case& c : {Case{kU8, 5, 7, 10, 28, 0, false, true},
-                          Case{kU8, 3, 4, 24, 4, 0, false, true},
-                          Case{kU8, 2, 2, 16, 16, 0, false, true},   // weights up to 8 x 8
-                          Case{kU8, 1, 2, 16, 32, 0, false, false},  // x16: weights beyond int8
-                          Case{kU8, 5, 7, 15, 21, 0, false, false},  // x3: not dyadic
-                          Case{kU8, 5, 7, 10, 14, 1, false, false},  // align_corners
-                          Case{kU8, 5, 7, 10, 14, 2, false, false},  // half-pixel centers
-                          Case{kU8, 5, 7, 10, 14, 0, true, false},   // NCHW
-                          Case{kI8, 5, 7, 10, 14, 0, false, false}}) {
+    for (const Case& c :
+         {Case{kU8, 5, 7, 10, 28, 0, false, true}, Case{kU8, 3, 4, 24, 4, 0, false, true},
+          Case{kU8, 2, 2, 16, 16, 0, false, true},   // weights up to 8 x 8
+          Case{kU8, 1, 2, 16, 32, 0, false, false},  // x16: weights beyond int8
+          Case{kU8, 1, 1, 16, 32, 0, false, false},  // one pixel: a broadcast
+          Case{kU8, 5, 7, 15, 21, 0, false, false},  // x3: not dyadic
+          Case{kU8, 5, 7, 10, 14, 1, false, false},  // align_corners
+          Case{kU8, 5, 7, 10, 14, 2, false, false},  // half-pixel centers
+          Case{kU8, 5, 7, 10, 14, 0, true, false},   // NCHW
+          Case{kI8, 5, 7, 10, 14, 0, false, false}}) {
         CAPTURE(nameOf(c.type));
         CAPTURE(c.outH);
         CAPTURE(c.outW);
@@ -150,11 +151,11 @@ TEST_CASE("npu_quant_resize_bilinear_is_the_golden_s") {
         const int32_t zeroPoint = c.type == kU8 ? 128 : 0;
         const uint32_t in = b.addInput(c.type, dims(c.inH, c.inW), 0.5f, zeroPoint);
         const uint32_t out = b.addOutput(c.type, dims(c.outH, c.outW), 0.5f, zeroPoint);
-        b.addOperation(OperationType::RESIZE_BILINEAR,
-                       {in, b.addInt32(static_cast<int32_t>(c.outW)),
-                        b.addInt32(static_cast<int32_t>(c.outH)), b.addBool(c.nchw),
-                        b.addBool(c.corners == 1), b.addBool(c.corners == 2)},
-                       {out});
+        b.addOperation(
+            OperationType::RESIZE_BILINEAR,
+            {in, b.addInt32(static_cast<int32_t>(c.outW)), b.addInt32(static_cast<int32_t>(c.outH)),
+             b.addBool(c.nchw), b.addBool(c.corners == 1), b.addBool(c.corners == 2)},
+            {out});
         const Model model = b.build();
         auto program = driver::compileModel(model, {});
         REQUIRE_MESSAGE(program.ok(), program.status().message);
