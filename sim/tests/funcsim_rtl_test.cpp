@@ -111,6 +111,10 @@ class ChainGenerator {
                         d.format = 0;  // FUNC needs a float format
                         return "integer FUNC";
                     }
+                    if (d.opcode == Opcode::NORM && !d.normL2 && chance(50)) {
+                        d.a.inner = d.out.inner = range(512, 600);
+                        return "softmax row over 511";
+                    }
                     const bool floatable =
                         d.opcode == Opcode::ADD || d.opcode == Opcode::MUL ||
                         d.opcode == Opcode::FUNC || d.opcode == Opcode::MAXPOOL ||
