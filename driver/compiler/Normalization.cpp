@@ -236,35 +236,27 @@ std::optional<std::vector<uint8_t>> softmaxTable(float beta, float inputScale) {
 // A NORM softmax row's output shift fits the descriptor up to this many elements (docs/npu.md).
 constexpr uint32_t kMaxSoftmaxRow = 511;
 
-Status quantNormalizationSupported(const Constants& c, const Operation& op) {
+Status quantNormalizationSupported(const Constants& c, const Operation& op, uint32_t axis) {
     const Operand& in = c.operand(op.inputs[0]);
     const Operand& out = c.operand(op.outputs[0]);
     if (op.type == OperationType::LOCAL_RESPONSE_NORMALIZATION)
         return unsupported(op, "float tensors only");
-    if (out.type != in.type) return unsupported(op, "input and output of one type");
-    const size_t rank = in.dimensions.size();
-    if (rank == 0 || rank > 4) return unsupported(op, "rank 1 to 4");
-    for (uint32_t k = 1; k < op.inputs.size(); ++k)
-        if (!c.isConstant(op.inputs[k])) return unsupported(op, "parameters must be constants");
-    auto axis = axisOf(c, op, rank);
-    if (!axis) return unsupported(op, "axis");
     if (op.type == OperationType::SOFTMAX) {
         if (out.scale != 1.0f / 256 || out.zeroPoint != (isSigned(in.type) ? -128 : 0))
             return unsupported(op, "output scale 1/256 and NNAPI's zero point");
         auto beta = floatScalar(c, op.inputs[1]);
         if (!beta || !(*beta > 0) || !softmaxTable(*beta, in.scale)) return unsupported(op, "beta");
-        if (in.dimensions[*axis] > kMaxSoftmaxRow)
+        if (in.dimensions[axis] > kMaxSoftmaxRow)
             return unsupported(op, "more than 511 elements along the axis");
     }
-    if (in.dimensions[*axis] > kMaxCount) return unsupported(op, "axis beyond 16 bits");
+    if (in.dimensions[axis] > kMaxCount) return unsupported(op, "axis beyond 16 bits");
     return okStatus();
 }
 
 Status normalizationSupported(const Model& model, const Operation& op) {
     const Constants c(model);
     const Operand& in = c.operand(op.inputs[0]);
-    if (isQuant8(in.type)) return quantNormalizationSupported(c, op);
-    if (!isFloatTensor(in.type) || c.operand(op.outputs[0]).type != in.type)
+    if ((!isQuant8(in.type) && !isFloatTensor(in.type)) || c.operand(op.outputs[0]).type != in.type)
         return unsupported(op, "only 8-bit quantized, float32 and float16 tensors of one type");
     const size_t rank = in.dimensions.size();
     if (rank == 0 || rank > 4) return unsupported(op, "rank 1 to 4");
@@ -272,6 +264,7 @@ Status normalizationSupported(const Model& model, const Operation& op) {
         if (!c.isConstant(op.inputs[k])) return unsupported(op, "parameters must be constants");
     auto axis = axisOf(c, op, rank);
     if (!axis) return unsupported(op, "axis");
+    if (isQuant8(in.type)) return quantNormalizationSupported(c, op, *axis);
     if (op.type == OperationType::SOFTMAX) {
         auto beta = floatScalar(c, op.inputs[1]);
         if (!beta || !(*beta > 0)) return unsupported(op, "beta");
@@ -367,10 +360,8 @@ class AxisLowering {
         return okStatus();
     }
 
-    Status function(npu::Function f, uint32_t src, uint32_t dst,
-                    std::optional<npu::OutputStage> stage = std::nullopt) {
-        return elementwise(functionDescriptor(f, stage.value_or(mStage)), src, std::nullopt, false,
-                           dst);
+    Status function(npu::Function f, uint32_t src, uint32_t dst) {
+        return elementwise(functionDescriptor(f, mStage), src, std::nullopt, false, dst);
     }
 
     Status binary(npu::Opcode opcode, uint32_t a, uint32_t b, bool bRow, uint32_t dst,
