@@ -6,6 +6,36 @@
 #include "model/operations/Shapes.h"
 
 namespace nncosim::driver {
+
+// An operand over the 4-D output: per dimension its element stride, 0 where it is broadcast. A
+// broadcast constant is expanded to the output's shape (a layout change, as weight packing is).
+npu::StridedTensor operandRows(Lowering& lw, uint32_t k, const std::array<uint32_t, 4>& o4) {
+    const auto& dims = lw.dims(k);
+    std::array<uint32_t, 4> d4{1, 1, 1, 1};
+    for (size_t i = 0; i < dims.size(); ++i) d4[4 - dims.size() + i] = dims[i];
+    std::array<uint32_t, 4> strides{};
+    for (int i = 3, s = 1; i >= 0; --i) {
+        strides[i] = (d4[i] == 1 && o4[i] != 1) ? 0 : s;
+        s *= d4[i];
+    }
+    const uint8_t* data = lw.constants().data(k);
+    const std::array<uint32_t, 4> dense = npu::ChainBuilder::denseStrides(o4);
+    if (!data || strides == dense) return {lw.address(k), strides};
+    const uint32_t size = elementSize(lw.operand(k).type);
+    std::vector<uint8_t> expanded;
+    expanded.reserve(size_t{o4[0]} * dense[0] * size);
+    for (uint32_t n = 0; n < o4[0]; ++n)
+        for (uint32_t h = 0; h < o4[1]; ++h)
+            for (uint32_t w = 0; w < o4[2]; ++w)
+                for (uint32_t c = 0; c < o4[3]; ++c) {
+                    const uint8_t* element =
+                        data + size_t{size} * (n * strides[0] + h * strides[1] + w * strides[2] +
+                                               c * strides[3]);
+                    expanded.insert(expanded.end(), element, element + size);
+                }
+    return {lw.addConstant(expanded.data(), expanded.size()), dense};
+}
+
 namespace {
 
 Status supported(const Model& model, const Operation& op) {
@@ -38,35 +68,6 @@ Result<std::vector<uint32_t>> outputShape(const Lowering& lw, const Operation& o
     auto shape = broadcastShape(lw.dims(op.inputs[0]), lw.dims(op.inputs[1]));
     if (!shape) return fail(ErrorStatus::GENERAL_FAILURE, "shapes do not broadcast");
     return *shape;
-}
-
-// An operand over the 4-D output: per dimension its element stride, 0 where it is broadcast. A
-// broadcast constant is expanded to the output's shape (a layout change, as weight packing is).
-npu::StridedTensor operandRows(Lowering& lw, uint32_t k, const std::array<uint32_t, 4>& o4) {
-    const auto& dims = lw.dims(k);
-    std::array<uint32_t, 4> d4{1, 1, 1, 1};
-    for (size_t i = 0; i < dims.size(); ++i) d4[4 - dims.size() + i] = dims[i];
-    std::array<uint32_t, 4> strides{};
-    for (int i = 3, s = 1; i >= 0; --i) {
-        strides[i] = (d4[i] == 1 && o4[i] != 1) ? 0 : s;
-        s *= d4[i];
-    }
-    const uint8_t* data = lw.constants().data(k);
-    const std::array<uint32_t, 4> dense = npu::ChainBuilder::denseStrides(o4);
-    if (!data || strides == dense) return {lw.address(k), strides};
-    const uint32_t size = elementSize(lw.operand(k).type);
-    std::vector<uint8_t> expanded;
-    expanded.reserve(size_t{o4[0]} * dense[0] * size);
-    for (uint32_t n = 0; n < o4[0]; ++n)
-        for (uint32_t h = 0; h < o4[1]; ++h)
-            for (uint32_t w = 0; w < o4[2]; ++w)
-                for (uint32_t c = 0; c < o4[3]; ++c) {
-                    const uint8_t* element =
-                        data + size_t{size} * (n * strides[0] + h * strides[1] + w * strides[2] +
-                                               c * strides[3]);
-                    expanded.insert(expanded.end(), element, element + size);
-                }
-    return {lw.addConstant(expanded.data(), expanded.size()), dense};
 }
 
 /// The ADD descriptor of quantized ADD/SUB `params` from `a` and `b` to an output of `outType`.

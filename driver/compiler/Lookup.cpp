@@ -454,6 +454,140 @@ Status lowerMaxMin(Lowering& lw, const Operation& op) {
     return back.block(larger.addr, lw.address(op.outputs[0]), {{n, 1, 1}}, false);
 }
 
+// PRELU with an alpha tensor: max(positive part, negative part), each made so that the other
+// wins where it is not the golden's branch. Quantized: a LUT writes the positive branch for
+// x >= zp and the type's minimum below; another LUT clamps x to at most zp, and the quantized MUL
+// by alpha gives the negative branch below zp and exactly the output zero point above (a zero
+// product), which the positive branch (at least the zero point) then beats; a MAXPOOL over the
+// two stacked results picks. Float: max(x, 0) + min(x, 0) * alpha (an infinite alpha would give
+// NaN for x >= 0, where the golden gives x).
+std::optional<fixedpoint::PreluParams> preluParams(const Constants& c, const Operation& op) {
+    const Operand& in = c.operand(op.inputs[0]);
+    const Operand& alpha = c.operand(op.inputs[1]);
+    const Operand& out = c.operand(op.outputs[0]);
+    auto params = fixedpoint::computePreluParams(
+        {in.scale, in.zeroPoint}, {alpha.scale, alpha.zeroPoint}, {out.scale, out.zeroPoint});
+    if (!params || params->negative.shift < -31 || params->negative.shift > 31) return std::nullopt;
+    return params;
+}
+
+// A quantized PRELU whose alpha is a constant of one value: one LUT (constantOperandTable).
+bool preluByTable(const Constants& c, const Operation& op) {
+    return isQuant8(c.operand(op.inputs[0]).type) && constantOperand(c, op);
+}
+
+Status preluSupported(const Model& model, const Operation& op) {
+    const Constants c(model);
+    const Operand& in = c.operand(op.inputs[0]);
+    if (preluByTable(c, op)) return constantOperandSupported(model, op);
+    const Operand& alpha = c.operand(op.inputs[1]);
+    if ((!isQuant8(in.type) && !floatFormat(in.type)) || alpha.type != in.type ||
+        c.operand(op.outputs[0]).type != in.type)
+        return unsupported(op, "only 8-bit quantized, float32 or float16 tensors of one type");
+    if (in.dimensions.size() > 4 || alpha.dimensions.size() > in.dimensions.size())
+        return unsupported(op, "rank above 4, or an alpha of a higher rank");
+    if (elementCount(in.dimensions) != 0 && elementCount(alpha.dimensions) != 0 &&
+        broadcastShape(in.dimensions, alpha.dimensions) != in.dimensions)
+        return unsupported(op, "alpha broadcasts the input");
+    if (isQuant8(in.type) && !preluParams(c, op)) return unsupported(op, "multipliers");
+    return okStatus();
+}
+
+Result<std::vector<uint32_t>> preluOutputShape(const Lowering& lw, const Operation& op) {
+    if (preluByTable(lw.constants(), op)) return constantOperandOutputShape(lw, op);
+    if (broadcastShape(lw.dims(op.inputs[0]), lw.dims(op.inputs[1])) != lw.dims(op.inputs[0]))
+        return fail(ErrorStatus::GENERAL_FAILURE, "alpha broadcasts the input");
+    return lw.dims(op.inputs[0]);
+}
+
+// Quantized: the two stacked branches and the clamped input; float: the two parts.
+std::vector<uint64_t> preluScratch(const Lowering& lw, const Operation& op) {
+    if (preluByTable(lw.constants(), op)) return {};
+    const uint64_t n = byteSize(lw.operand(op.inputs[0]).type, lw.dims(op.inputs[0]));
+    return isQuant8(lw.operand(op.inputs[0]).type) ? std::vector<uint64_t>{2 * n, n}
+                                                   : std::vector<uint64_t>{n, n};
+}
+
+Status lowerPrelu(Lowering& lw, const Operation& op) {
+    if (preluByTable(lw.constants(), op)) return lowerConstantOperand(lw, op);
+    const Operand& in = lw.operand(op.inputs[0]);
+    const Operand& alpha = lw.operand(op.inputs[1]);
+    const Operand& out = lw.operand(op.outputs[0]);
+    const auto& dims = lw.dims(op.inputs[0]);
+    const auto count = static_cast<uint32_t>(elementCount(dims));
+    if (count == 0) return okStatus();
+    std::array<uint32_t, 4> o4{1, 1, 1, 1};
+    for (size_t i = 0; i < dims.size(); ++i) o4[4 - dims.size() + i] = dims[i];
+    const npu::StridedTensor alphaRows = operandRows(lw, op.inputs[1], o4);
+    const std::array<uint32_t, 4> dense = npu::ChainBuilder::denseStrides(o4);
+    const uint32_t x = lw.address(op.inputs[0]);
+    const auto stream = [&](const npu::Descriptor& d, uint32_t a,
+                            std::optional<npu::StridedTensor> b, uint32_t dst) {
+        npu::ChainBuilder chain;
+        const Status st = chain.stream(d, {a, dense}, b, {dst, dense}, o4);
+        if (!st.ok()) return lw.fail(op, st.message);
+        lw.emitChain(chain);
+        return okStatus();
+    };
+    if (auto format = floatFormat(in.type)) {
+        const uint32_t positive = lw.scratch().at(0), negative = lw.scratch().at(1);
+        npu::OutputStage atLeastZero = unclampedFloatStage(*format), atMostZero = atLeastZero;
+        atLeastZero.fpMin = 0;
+        atMostZero.fpMax = 0;
+        const uint32_t minusZero = *format == npu::Format::FP16 ? 0x8000u : npu::kFp32NegZero;
+        NN_RETURN_IF_ERROR(streamWithConstant(
+            lw, op, floatDescriptor(npu::Opcode::ADD, atLeastZero), x, positive, count, minusZero));
+        NN_RETURN_IF_ERROR(streamWithConstant(lw, op, floatDescriptor(npu::Opcode::ADD, atMostZero),
+                                              x, negative, count, minusZero));
+        lw.fenceNext();
+        NN_RETURN_IF_ERROR(stream(floatDescriptor(npu::Opcode::MUL, unclampedFloatStage(*format)),
+                                  negative, alphaRows, negative));
+        lw.fenceNext();
+        return stream(floatDescriptor(npu::Opcode::ADD, unclampedFloatStage(*format)), positive,
+                      npu::StridedTensor{negative, dense}, lw.address(op.outputs[0]));
+    }
+    const auto params = *preluParams(lw.constants(), op);
+    const int32_t lo = typeMin(in.type), hi = typeMax(in.type);
+    const uint32_t stack = lw.scratch().at(0), clamped = lw.scratch().at(1);
+    const Table positiveBranch = tableOf(in.type, [&](int32_t v) {
+        return v >= in.zeroPoint ? fixedpoint::preluElement(v, alpha.zeroPoint, params, lo, hi)
+                                 : lo;
+    });
+    const Table atMostZeroPoint =
+        tableOf(in.type, [&](int32_t v) { return std::min(v, in.zeroPoint); });
+    NN_RETURN_IF_ERROR(
+        stream(lookupDescriptor(lw, in.type, in.type, positiveBranch), x, std::nullopt, stack));
+    NN_RETURN_IF_ERROR(
+        stream(lookupDescriptor(lw, in.type, in.type, atMostZeroPoint), x, std::nullopt, clamped));
+    npu::Descriptor negativeBranch;
+    negativeBranch.opcode = npu::Opcode::MUL;
+    negativeBranch.aSigned = negativeBranch.bSigned = negativeBranch.outSigned = isSigned(in.type);
+    negativeBranch.aZeroPoint = in.zeroPoint, negativeBranch.bZeroPoint = alpha.zeroPoint;
+    negativeBranch.outZeroPoint = out.zeroPoint;
+    negativeBranch.outMultiplier = params.negative.multiplier;
+    negativeBranch.outShift = params.negative.shift;
+    negativeBranch.actMin = lo, negativeBranch.actMax = hi;
+    lw.fenceNext();
+    NN_RETURN_IF_ERROR(stream(negativeBranch, clamped, alphaRows, stack + count));
+    // The pair in parts of at most 16-bit channel counts, its two rows `count` bytes apart.
+    lw.fenceNext();
+    npu::ChainBuilder chain;
+    for (uint32_t first = 0; first < count; first += kMaxCount) {
+        npu::DeviceTensor pair;
+        pair.addr = stack + first;
+        pair.h = 2, pair.w = 1, pair.c = std::min(kMaxCount, count - first);
+        pair.pixelStride = count;
+        pair.isSigned = isSigned(in.type);
+        npu::DeviceTensor larger = pair;
+        larger.addr = lw.address(op.outputs[0]) + first;
+        larger.h = 1, larger.pixelStride = 0;
+        const Status st = chain.pool(false, pair, larger, {2, 1, 1, 1, 1, 1, 0, 0}, {0, lo, hi});
+        if (!st.ok()) return lw.fail(op, st.message);
+    }
+    lw.emitChain(chain);
+    return okStatus();
+}
+
 // Validated by the device already (model/NpuExtension.h).
 Status lut8Supported(const Model&, const Operation&) {
     return okStatus();
@@ -480,8 +614,8 @@ Status negateFloats(Lowering& lw, const Operation& op, npu::Format format, uint3
 
 extern const NpuOperation kActivationOperation{
     activationSupported, sameShape, lowerActivation, nullptr, {}, false, nullptr, true};
-extern const NpuOperation kConstantOperandOperation{
-    constantOperandSupported, constantOperandOutputShape, lowerConstantOperand, nullptr, {}, false};
+extern const NpuOperation kPreluOperation{
+    preluSupported, preluOutputShape, lowerPrelu, preluScratch, {}, false, nullptr, true};
 extern const NpuOperation kMaxMinOperation{
     maxMinSupported, maxMinOutputShape, lowerMaxMin, maxMinScratch, {}, false, nullptr, true};
 extern const NpuOperation kLut8Operation{lut8Supported, sameShape, lowerLut8, nullptr, {}, false};

@@ -158,6 +158,11 @@ const NpuOperation* findNpuOperation(const Model& model, const Operation& op);
 npu::Descriptor lookupDescriptor(Lowering& lowering, OperandType in, OperandType out,
                                  const Table& table);
 
+/// Operand `k` over the 4-D output shape `o4` (its dimensions aligned on the right): per dimension
+/// its element stride, 0 where it broadcasts; a broadcast constant is expanded to the output's
+/// shape instead, so that it streams contiguous rows (Elementwise.cpp).
+npu::StridedTensor operandRows(Lowering& lowering, uint32_t k, const std::array<uint32_t, 4>& o4);
+
 /// A widening lookup: `count` 8-bit elements of type `in` at `src` become the `size`-byte elements
 /// bits[byte] at `dst`, one LUT pass per output byte (Lookup.cpp).
 Status widenBytes(Lowering& lowering, const Operation& op, OperandType in, uint32_t src,

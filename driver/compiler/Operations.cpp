@@ -6,27 +6,27 @@
 namespace nncosim::driver {
 
 // Defined in the family files.
-extern const NpuOperation kConvolutionOperation;      // Convolution.cpp
-extern const NpuOperation kPoolingOperation;          // Convolution.cpp
-extern const NpuOperation kMeanOperation;             // Convolution.cpp
-extern const NpuOperation kReduceOperation;           // Convolution.cpp
-extern const NpuOperation kTransposeConvOperation;    // Convolution.cpp
-extern const NpuOperation kFullyConnectedOperation;   // FullyConnected.cpp
-extern const NpuOperation kResizeBilinearOperation;   // Resize.cpp
-extern const NpuOperation kElementwiseOperation;      // Elementwise.cpp
-extern const NpuOperation kComparisonOperation;       // Elementwise.cpp
-extern const NpuOperation kActivationOperation;       // Lookup.cpp
-extern const NpuOperation kConstantOperandOperation;  // Lookup.cpp
-extern const NpuOperation kMaxMinOperation;           // Lookup.cpp
-extern const NpuOperation kLut8Operation;             // Lookup.cpp
-extern const NpuOperation kReshapeOperation;          // DataMovement.cpp
-extern const NpuOperation kSqueezeOperation;          // DataMovement.cpp
-extern const NpuOperation kExpandDimsOperation;       // DataMovement.cpp
-extern const NpuOperation kConcatenationOperation;    // DataMovement.cpp
-extern const NpuOperation kPackOperation;             // DataMovement.cpp
-extern const NpuOperation kElementMapOperation;       // DataMovement.cpp
-extern const NpuOperation kFloatFunctionOperation;    // Normalization.cpp
-extern const NpuOperation kNormalizationOperation;    // Normalization.cpp
+extern const NpuOperation kConvolutionOperation;     // Convolution.cpp
+extern const NpuOperation kPoolingOperation;         // Convolution.cpp
+extern const NpuOperation kMeanOperation;            // Convolution.cpp
+extern const NpuOperation kReduceOperation;          // Convolution.cpp
+extern const NpuOperation kTransposeConvOperation;   // Convolution.cpp
+extern const NpuOperation kFullyConnectedOperation;  // FullyConnected.cpp
+extern const NpuOperation kResizeBilinearOperation;  // Resize.cpp
+extern const NpuOperation kElementwiseOperation;     // Elementwise.cpp
+extern const NpuOperation kComparisonOperation;      // Elementwise.cpp
+extern const NpuOperation kActivationOperation;      // Lookup.cpp
+extern const NpuOperation kPreluOperation;           // Lookup.cpp
+extern const NpuOperation kMaxMinOperation;          // Lookup.cpp
+extern const NpuOperation kLut8Operation;            // Lookup.cpp
+extern const NpuOperation kReshapeOperation;         // DataMovement.cpp
+extern const NpuOperation kSqueezeOperation;         // DataMovement.cpp
+extern const NpuOperation kExpandDimsOperation;      // DataMovement.cpp
+extern const NpuOperation kConcatenationOperation;   // DataMovement.cpp
+extern const NpuOperation kPackOperation;            // DataMovement.cpp
+extern const NpuOperation kElementMapOperation;      // DataMovement.cpp
+extern const NpuOperation kFloatFunctionOperation;   // Normalization.cpp
+extern const NpuOperation kNormalizationOperation;   // Normalization.cpp
 
 const NpuOperation* findNpuOperation(const Model& model, const Operation& op) {
     const OperationType type = op.type;
@@ -87,7 +87,7 @@ const NpuOperation* findNpuOperation(const Model& model, const Operation& op) {
         case OperationType::DEQUANTIZE:
             return &kActivationOperation;
         case OperationType::PRELU:
-            return &kConstantOperandOperation;
+            return &kPreluOperation;
         case OperationType::MAXIMUM:
         case OperationType::MINIMUM:
             return &kMaxMinOperation;

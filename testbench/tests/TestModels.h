@@ -89,14 +89,14 @@ inline void addConv(ModelBuilder& b, const QuantTensor& in, uint32_t inChannels,
     b.addOperation(OperationType::CONV_2D, inputs, {out.operand});
 }
 
-/// PRELU of a uint8 [.., channels] tensor with a per-channel alpha: an operation the NPU does
-/// not run (only a one-valued alpha is a lookup), for tests that need a CPU partition.
-inline void addCpuOnlyPrelu(ModelBuilder& b, uint32_t in, uint32_t channels, uint32_t out) {
-    std::vector<uint8_t> alpha(channels);
-    for (uint32_t c = 0; c < channels; ++c) alpha[c] = static_cast<uint8_t>(100 + 7 * c);
-    const uint32_t alphaOperand =
-        b.addConstant(OperandType::TENSOR_QUANT8_ASYMM, {channels}, alpha, 1.0f / 64, 128);
-    b.addOperation(OperationType::PRELU, {in, alphaOperand}, {out});
+/// SELECT of a tensor of `dims` against itself by a constant condition: an operation the NPU does
+/// not run, for tests that need a CPU partition. `out` is `in` (same type and quantization).
+inline void addCpuOnlySelect(ModelBuilder& b, uint32_t in, const std::vector<uint32_t>& dims,
+                             uint32_t out) {
+    std::vector<uint8_t> condition(elementCount(dims));
+    for (size_t i = 0; i < condition.size(); ++i) condition[i] = i % 2;
+    const uint32_t c = b.addConstant(OperandType::TENSOR_BOOL8, dims, condition);
+    b.addOperation(OperationType::SELECT, {c, in, in}, {out});
 }
 
 }  // namespace nncosim::testing

@@ -36,14 +36,14 @@ Model convModel() {
     return b.build();
 }
 
-/// in -> 0 CONV_2D 3x3 -> t0 -> 1 PRELU (CPU only) -> out0, and t0 -> 2 ADD -> out1.
+/// in -> 0 CONV_2D 3x3 -> t0 -> 1 SELECT (CPU only) -> out0, and t0 -> 2 ADD -> out1.
 Model mixedModel() {
     ModelBuilder b;
     const QuantTensor in{b.addInput(kQ8, {1, 8, 8, 16}, 1.0f / 128, 128), 1.0f / 128, 128};
     const QuantTensor t0{b.addOperand(kQ8, {1, 8, 8, 16}, 1.0f / 16, 128), 1.0f / 16, 128};
     addConv(b, in, 16, 16, 3, t0, 7);
-    const uint32_t out0 = b.addOutput(kQ8, {1, 8, 8, 16}, 1.0f / 256, 0);
-    addCpuOnlyPrelu(b, t0.operand, 16, out0);
+    const uint32_t out0 = b.addOutput(kQ8, {1, 8, 8, 16}, 1.0f / 16, 128);
+    addCpuOnlySelect(b, t0.operand, {1, 8, 8, 16}, out0);
     const uint32_t out1 = b.addOutput(kQ8, {1, 8, 8, 16}, 1.0f / 8, 128);
     b.addOperation(OperationType::ADD, {t0.operand, t0.operand, b.addInt32(0)}, {out1});
     return b.build();
@@ -254,7 +254,7 @@ TEST_CASE("host_runtime_preference_low_power_and_fast_differ") {
     REQUIRE((*low)->partitions().size() == 1);  // everything on the CPU
     CHECK_FALSE((*low)->partitions()[0].npu);
     CHECK((*low)->cpuReasons()[0].find("LOW_POWER: the NPU's powerUsage") != std::string::npos);
-    CHECK((*low)->cpuReasons()[1].find("PRELU") != std::string::npos);
+    CHECK((*low)->cpuReasons()[1].find("SELECT") != std::string::npos);
 
     // Both run and give the golden's results.
     for (auto* runtime : {&*fast, &*low}) {

@@ -37,7 +37,7 @@ Model diamondModel() {
     return b.build();
 }
 
-/// in -> 0 CONV_2D 3x3 -> t0 -> 1 PRELU (no NPU) -> t1 -> 2 MAX_POOL_2D 2x2 -> out0, and
+/// in -> 0 CONV_2D 3x3 -> t0 -> 1 SELECT (no NPU) -> t1 -> 2 MAX_POOL_2D 2x2 -> out0, and
 /// t0 -> 3 ADD (t0 + t0) -> out1: the NPU, the CPU, the NPU again, and a branch the runtime
 /// keeps on the NPU with the first convolution.
 Model mixedModel() {
@@ -45,9 +45,9 @@ Model mixedModel() {
     const QuantTensor in{b.addInput(kQ8, {1, 8, 8, 16}, 1.0f / 128, 128), 1.0f / 128, 128};
     const QuantTensor t0{b.addOperand(kQ8, {1, 8, 8, 16}, 1.0f / 16, 128), 1.0f / 16, 128};
     addConv(b, in, 16, 16, 3, t0, 7);
-    const uint32_t t1 = b.addOperand(kQ8, {1, 8, 8, 16}, 1.0f / 256, 0);
-    addCpuOnlyPrelu(b, t0.operand, 16, t1);
-    const uint32_t out0 = b.addOutput(kQ8, {1, 4, 4, 16}, 1.0f / 256, 0);
+    const uint32_t t1 = b.addOperand(kQ8, {1, 8, 8, 16}, 1.0f / 16, 128);
+    addCpuOnlySelect(b, t0.operand, {1, 8, 8, 16}, t1);
+    const uint32_t out0 = b.addOutput(kQ8, {1, 4, 4, 16}, 1.0f / 16, 128);
     std::vector<uint32_t> pool{t1};
     for (int32_t v : {0, 0, 0, 0, 2, 2, 2, 2, 0}) pool.push_back(b.addInt32(v));
     b.addOperation(OperationType::MAX_POOL_2D, pool, {out0});
@@ -150,7 +150,7 @@ TEST_CASE("host_runtime_partitions_like_android") {
 TEST_CASE("host_runtime_auto_partitions_and_matches_golden") {
     const Model model = mixedModel();
     REQUIRE(validateModel(model).ok());
-    // The test's premise: the driver takes everything but PRELU.
+    // The test's premise: the driver takes everything but SELECT.
     for (uint32_t i : {0u, 2u, 3u})
         REQUIRE_MESSAGE(driver::checkOperationSupported(model, i).ok(), i);
     REQUIRE_FALSE(driver::checkOperationSupported(model, 1).ok());
@@ -165,7 +165,7 @@ TEST_CASE("host_runtime_auto_partitions_and_matches_golden") {
     CHECK(partitions[1].operations == ops({1}));
     CHECK(partitions[2].npu);
     CHECK(partitions[2].operations == ops({2}));
-    CHECK((*runtime)->cpuReasons()[1].find("PRELU") != std::string::npos);
+    CHECK((*runtime)->cpuReasons()[1].find("SELECT") != std::string::npos);
 
     auto inputs = randomModelInputs(model, 3);
     REQUIRE(inputs.ok());
@@ -247,7 +247,7 @@ TEST_CASE("host_runtime_backends_in_the_cts_runner") {
     test.outputIgnored.assign(expected->size(), false);
 
     // auto runs it (dynamic output shapes and a short output buffer included); npu alone
-    // cannot, since PRELU stays on the CPU.
+    // cannot, since SELECT stays on the CPU.
     auto automatic = makeAutoBackend();
     CtsTestResult r = runCtsTest(*automatic, test, "host_runtime_test");
     CHECK_MESSAGE(r.verdict == Verdict::PASSED, r.message);

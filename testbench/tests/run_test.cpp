@@ -25,12 +25,12 @@ namespace {
 
 constexpr auto kQ8 = OperandType::TENSOR_QUANT8_ASYMM;
 
-/// in -> 0 PRELU (CPU) -> 1 CONV_2D 3x3 (NPU) -> 2 MAX_POOL_2D 2x2 (NPU) -> out.
-Model preluConvPoolModel() {
+/// in -> 0 SELECT (CPU) -> 1 CONV_2D 3x3 (NPU) -> 2 MAX_POOL_2D 2x2 (NPU) -> out.
+Model selectConvPoolModel() {
     ModelBuilder b;
     const uint32_t in = b.addInput(kQ8, {1, 8, 8, 16}, 1.0f / 16, 128);
     const QuantTensor activated{b.addOperand(kQ8, {1, 8, 8, 16}, 1.0f / 16, 128), 1.0f / 16, 128};
-    addCpuOnlyPrelu(b, in, 16, activated.operand);
+    addCpuOnlySelect(b, in, {1, 8, 8, 16}, activated.operand);
     // A scale at which the sums of 144 products do not saturate (at 255, odd, a stuck bit 0
     // would not show).
     const QuantTensor conv{b.addOperand(kQ8, {1, 8, 8, 16}, 4.0f, 128), 4.0f, 128};
@@ -136,11 +136,11 @@ std::pair<uint64_t, uint64_t> dumpTimes(const std::string& fst) {
 }  // namespace
 
 TEST_CASE("run_report_of_a_matching_model") {
-    const Model model = preluConvPoolModel();
+    const Model model = selectConvPoolModel();
     auto inputs = randomModelInputs(model, 2);
     REQUIRE(inputs.ok());
     RunOptions options;
-    auto report = runModel("prelu_conv_pool", model, *inputs, options);
+    auto report = runModel("select_conv_pool", model, *inputs, options);
     REQUIRE_MESSAGE(report.ok(), report.status().message);
     CHECK(report->passed());
     CHECK_FALSE(report->divergenceSearched);
@@ -155,7 +155,7 @@ TEST_CASE("run_report_of_a_matching_model") {
     const std::string text = formatReport(*report);
     CHECK(text.find("backend auto (2 on the NPU, 1 on the CPU, 2 partitions)") !=
           std::string::npos);
-    CHECK(text.find("PRELU") != std::string::npos);
+    CHECK(text.find("SELECT") != std::string::npos);
     CHECK(text.find("verdict: PASS") != std::string::npos);
     CHECK(text.find("device time") != std::string::npos);
 
@@ -235,14 +235,14 @@ TEST_CASE("run_datapath_fault_names_the_requantizing_operation") {
 
 TEST_CASE("run_first_divergence_names_the_faulty_npu_operation") {
     const std::string dir = runDir();
-    const std::string model = writeModel(dir, "prelu_conv_pool", preluConvPoolModel());
+    const std::string model = writeModel(dir, "select_conv_pool", selectConvPoolModel());
 
     // Clean hardware: the run passes.
     auto [cleanStatus, clean] = runCli(model, dir, "--backend auto");
     CHECK(cleanStatus == 0);
     CHECK(clean["verdict"] == "pass");
 
-    // Bit 0 of every DRAM write stuck at 1: the PRELU on the CPU is not to blame, the first
+    // Bit 0 of every DRAM write stuck at 1: the SELECT on the CPU is not to blame, the first
     // NPU operation is. The waves folder's name is Tcl and a quote (GTKWave's screenshot script
     // must take it literally: no command run, no Tcl error leaving GTKWave waiting).
     const std::string wavesDir = dir + "/tw[exec touch INJECTED]\"q";
@@ -255,7 +255,7 @@ TEST_CASE("run_first_divergence_names_the_faulty_npu_operation") {
     CHECK(d["matched_before"] == 1);
     REQUIRE(d["inputs"].size() >= 1);
     CHECK(d["inputs"][0]["verdict"] == "match");
-    CHECK(d["inputs"][0]["origin"] == "output 0 of operation 0 PRELU");
+    CHECK(d["inputs"][0]["origin"] == "output 0 of operation 0 SELECT");
     REQUIRE(d["outputs"].size() == 1);
     CHECK(d["outputs"][0]["verdict"] == "mismatch");
     CHECK(d["outputs"][0]["mismatches"].get<uint64_t>() > 0);
@@ -452,7 +452,7 @@ TEST_CASE("run_cosim_agrees_on_a_float_network") {
 
 TEST_CASE("run_rtl_from_and_its_errors") {
     const std::string dir = runDir();
-    const std::string model = writeModel(dir, "prelu_conv_pool", preluConvPoolModel());
+    const std::string model = writeModel(dir, "select_conv_pool", selectConvPoolModel());
 
     // The convolution on the model, the pooling after it on the RTL (one NPU partition split),
     // compared in lockstep from there: the golden's outputs.
@@ -476,9 +476,9 @@ TEST_CASE("run_rtl_from_and_its_errors") {
         CHECK_MESSAGE(text.find(expected) != std::string::npos, text);
     };
     usage("--rtl-from 7", "the model has operations 0 to 2");
-    usage("--rtl-from LSTM", "the model has no LSTM operation (it has PRELU, CONV_2D");
+    usage("--rtl-from LSTM", "the model has no LSTM operation (it has SELECT, CONV_2D");
     usage("--rtl-from CONV_2D:1", "the model has 1 CONV_2D operation");
-    usage("--rtl-from PRELU", "runs on the CPU");
+    usage("--rtl-from SELECT", "runs on the CPU");
     usage("--rtl-from CONV_2D:x", "expected an operation index, TYPE or TYPE:N");
     usage("--cosim --npu func", "--cosim runs the RTL beside the functional model");
     usage("--cosim --backend golden", "--cosim needs the NPU");
