@@ -223,6 +223,10 @@ module npu_eltwise
     return 32'(widen(spad_rdata_i[l*8 +: 8], dq.a_signed));
   endfunction
 
+  function automatic logic signed [31:0] lane_centred(int unsigned l);  // L2: x - zero point
+    return lane_value(l) - 32'(signed'(dq.a_zero_point));
+  endfunction
+
   function automatic logic [31:0] lane_exp(int unsigned l);
     return exp_q[8'(32'(row_max_q) - lane_value(l))];
   endfunction
@@ -240,8 +244,7 @@ module npu_eltwise
           end else if (softmax) begin
             row_sum_d = row_sum_d + rounding_shift(lane_exp(l), 5'd12);
           end else begin
-            row_sum_d = row_sum_d + 32'((lane_value(l) - 32'(signed'(dq.a_zero_point))) *
-                                        (lane_value(l) - 32'(signed'(dq.a_zero_point))));
+            row_sum_d = row_sum_d + 32'(lane_centred(l) * lane_centred(l));
           end
         end
       end
@@ -257,7 +260,7 @@ module npu_eltwise
   always_comb begin
     if (softmax) begin
       norm_multiplier = one_over_one_plus_x((row_sum_q << sum_headroom) - 32'h8000_0000);
-      norm_shift      = 6'(-(int'(12) - int'(sum_headroom) + 23));
+      norm_shift      = 6'(int'(sum_headroom) - 35);  // -(bits over one + 31 - 8)
     end else begin
       norm_multiplier = inv_sqrt[31:0];
       norm_shift      = inv_sqrt[37:32] + dq.out_shift;
@@ -269,8 +272,8 @@ module npu_eltwise
     if (softmax) begin
       v = mul_by_quantized_multiplier(lane_exp(l), norm_multiplier, norm_shift);
     end else begin
-      v = mul_by_quantized_multiplier((lane_value(l) - 32'(signed'(dq.a_zero_point))) <<
-                                      dq.left_shift, norm_multiplier, norm_shift);
+      v = mul_by_quantized_multiplier(lane_centred(l) << dq.left_shift, norm_multiplier,
+                                      norm_shift);
     end
     return clamp_byte(v + 32'(signed'(dq.out_zero_point)), dq.act_min, dq.act_max);
   endfunction
