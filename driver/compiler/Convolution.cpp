@@ -1,7 +1,8 @@
 // The window operations on the NPU: CONV_2D, DEPTHWISE_CONV_2D, GROUPED_CONV_2D (CONV and
 // DWCONV descriptors, TAPS depthwise, depthwise -> pointwise fusion with CHAIN_OUT/CHAIN_IN;
 // float32 and float16 on the float CONV and DWCONV with binary32 weight streams),
-// AVERAGE_POOL_2D, MAX_POOL_2D (pooling descriptors), MEAN (a DWCONV with a constant kernel over
+// AVERAGE_POOL_2D, MAX_POOL_2D, float L2_POOL_2D (pooling descriptors; L2 pools the squares and
+// takes the FUNC square root), MEAN (a DWCONV with a constant kernel over
 // height and width, or over the reduced axes copied outermost), REDUCE_MAX and REDUCE_MIN (a
 // MAXPOOL over the reduced axes), float REDUCE_SUM (a float DWCONV of ones over them) and
 // TRANSPOSE_CONV_2D (a CONV over the input spread out by the strides). NCHW operations run on
@@ -1253,8 +1254,6 @@ Status lowerTransposeConv(Lowering& lw, const Operation& op) {
 // the float MAXPOOL, unclamped; their minimum is the negated maximum of the negated values. A
 // float REDUCE_SUM is a float DWCONV of weight 1 over the window: the reduced elements added in
 // order, as the golden adds them.
-
-// The weight stream of a float REDUCE_SUM (ones on the diagonal blocks) stays below this.
 
 bool isMinimum(const Operation& op) {
     return op.type == OperationType::REDUCE_MIN;
