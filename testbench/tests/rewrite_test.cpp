@@ -338,6 +338,58 @@ TEST_CASE("rewrite_constant_operand_operations_on_the_lookup_unit") {
     CHECK_FALSE(claimed({2, 4}, std::vector<uint8_t>(8, 7)));
 }
 
+TEST_CASE("npu_quantized_softmax_and_l2_normalization_rows") {
+    // NORM rows, bit for bit with the golden: SOFTMAX along the last and a middle axis up to the
+    // 511-element limit (512 is not claimed: the golden's shift would leave 32 bits), and
+    // L2_NORMALIZATION in both of the golden's forms (int8 along the last axis, everything else).
+    struct Case {
+        OperationType op;
+        OperandType type;
+        std::vector<uint32_t> dims;
+        int32_t axis;
+        bool claimed;
+    };
+    for (const Case& c : {Case{OperationType::SOFTMAX, kQ8, {3, 511}, -1, true},
+                          Case{OperationType::SOFTMAX, kS8, {2, 40, 3}, 1, true},
+                          Case{OperationType::SOFTMAX, kQ8, {2, 512}, -1, false},
+                          Case{OperationType::L2_NORMALIZATION, kS8, {4, 37}, -1, true},
+                          Case{OperationType::L2_NORMALIZATION, kS8, {4, 37, 2}, 1, true},
+                          Case{OperationType::L2_NORMALIZATION, kQ8, {4, 37}, 0, true}}) {
+        CAPTURE(nameOf(c.op));
+        CAPTURE(nameOf(c.type));
+        CAPTURE(c.axis);
+        const bool softmax = c.op == OperationType::SOFTMAX;
+        const int32_t zero = c.type == kQ8 ? 128 : 0;
+        ModelBuilder b;
+        const uint32_t in = b.addInput(c.type, c.dims, 0.07f, zero + 3);
+        const uint32_t out = softmax
+                                 ? b.addOutput(c.type, c.dims, 1.0f / 256, c.type == kQ8 ? 0 : -128)
+                                 : b.addOutput(c.type, c.dims, 1.0f / 128, zero);
+        std::vector<uint32_t> inputs{in};
+        if (softmax) inputs.push_back(b.addFloat32(0.8f));
+        inputs.push_back(b.addInt32(c.axis));
+        b.addOperation(c.op, inputs, {out});
+        const Model model = b.build();
+        REQUIRE(validateModel(model).ok());
+        CHECK(driver::checkOperationSupported(model, 0).ok() == c.claimed);
+        if (!c.claimed) continue;
+        RuntimeOptions options;
+        options.placement = Placement::kNpu;
+        options.npu = functionalNpu();
+        auto runtime = HostRuntime::create(model, options);
+        REQUIRE_MESSAGE(runtime.ok(), runtime.status().message);
+        for (uint32_t seed : {1u, 2u, 3u}) {
+            auto values = randomModelInputs(model, seed);
+            REQUIRE(values.ok());
+            auto outputs = (*runtime)->execute(*values);
+            REQUIRE_MESSAGE(outputs.ok(), outputs.status().message);
+            auto reference = golden::execute(model, *values);
+            REQUIRE(reference.ok());
+            CHECK(outputs->at(0).bytes == reference->at(0).bytes);
+        }
+    }
+}
+
 TEST_CASE("rewrite_mean_runs_as_a_depthwise_convolution") {
     // MEAN over H and W on the NPU (truncating like NNAPI's) for map sizes whose count is odd,
     // even, a power of two and 1, both keep_dims forms, and a map too large for all channels at
