@@ -381,11 +381,15 @@ module npu_feeder
   // Float vectors: lane l is element l of the vw words read together (+0 outside the input).
   logic s2_fp;
   assign s2_fp = s2_q.valid && !s2_q.pool && s2_fmt_q != 2'(FmtInt8);
+  // Between vectors the array's float operands are +0: an idle float PE then takes the units'
+  // zero fast paths (its results are not used), which keeps a DRAM-bound float layer cheap to
+  // simulate.
   always_comb begin
-    s3_fp_d = s3_fp_q;
+    for (int unsigned l = 0; l < Vec; l++) begin
+      s3_fp_d[l] = '0;
+    end
     if (s2_fp) begin
       for (int unsigned l = 0; l < Vec; l++) begin
-        s3_fp_d[l] = '0;
         if (32'(l) < 32'(s2_lanes_q)) begin
           s3_fp_d[l] = s2_fmt_q == 2'(FmtFp16)
                            ? fp16_to_fp32(spad_rdata_i[l / (Vec / 2)][(l % (Vec / 2)) * 16 +: 16])
