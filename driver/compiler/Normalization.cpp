@@ -310,7 +310,11 @@ std::vector<uint64_t> normalizationScratch(const Lowering& lw, const Operation& 
 class AxisLowering {
   public:
     AxisLowering(Lowering& lw, const Operation& op, AxisPlan plan)
-        : mLw(lw), mOp(op), mPlan(plan), mStage(unclampedFloatStage(plan.format)) {}
+        : mLw(lw),
+          mOp(op),
+          mPlan(plan),
+          mStage(unclampedFloatStage(plan.format)),
+          mWhole(lw, op, plan.format, plan.axis * plan.p) {}
 
     const AxisPlan& plan() const { return mPlan; }
 
@@ -360,9 +364,8 @@ class AxisLowering {
         return okStatus();
     }
 
-    Status function(npu::Function f, uint32_t src, uint32_t dst) {
-        return elementwise(functionDescriptor(f, mStage), src, std::nullopt, false, dst);
-    }
+    // The steps over the whole [axis, P] tensor that need no broadcast.
+    FlatSteps& whole() { return mWhole; }
 
     Status binary(npu::Opcode opcode, uint32_t a, uint32_t b, bool bRow, uint32_t dst,
                   bool negateB = false, bool divide = false) {
@@ -375,13 +378,6 @@ class AxisLowering {
     Status rowFunction(const npu::Descriptor& d) {
         mLw.fenceNext();
         return streamFlat(mLw, mOp, d, mPlan.row, std::nullopt, mPlan.row, mPlan.p);
-    }
-
-    // dst = src op value, value a constant of the tensor's format.
-    Status withConstant(npu::Opcode opcode, uint32_t src, uint32_t dst, float value) {
-        mLw.fenceNext();
-        return streamWithConstant(mLw, mOp, floatDescriptor(opcode, mStage), src, dst,
-                                  mPlan.axis * mPlan.p, floatBits(mPlan.format, value));
     }
 
     // The row of maxima over the axis (a MAXPOOL window of the whole axis).
@@ -431,6 +427,7 @@ class AxisLowering {
     const Operation& mOp;
     AxisPlan mPlan;
     npu::OutputStage mStage;
+    FlatSteps mWhole;
 };
 
 Result<AxisPlan> planOf(Lowering& lw, const Operation& op) {
@@ -462,8 +459,8 @@ Status lowerSoftmax(AxisLowering& a, float beta) {
     const uint32_t x = a.input(), e = p.work;
     NN_RETURN_IF_ERROR(a.maxOverAxis(x, p.row));
     NN_RETURN_IF_ERROR(a.binary(npu::Opcode::ADD, x, p.row, true, e, true));
-    if (beta != 1.0f) NN_RETURN_IF_ERROR(a.withConstant(npu::Opcode::MUL, e, e, beta));
-    NN_RETURN_IF_ERROR(a.function(npu::Function::EXP, e, e));
+    if (beta != 1.0f) NN_RETURN_IF_ERROR(a.whole().constant(npu::Opcode::MUL, e, e, beta));
+    NN_RETURN_IF_ERROR(a.whole().function(npu::Function::EXP, e, e));
     NN_RETURN_IF_ERROR(a.sumOverAxis(e, p.row));
     return a.binary(npu::Opcode::MUL, e, p.row, true, a.result(), false, true);
 }
@@ -489,11 +486,11 @@ Status lowerLocalResponseNormalization(AxisLowering& a, uint32_t radius, float b
     const uint32_t x = a.input(), squares = p.work, v = p.work2;
     NN_RETURN_IF_ERROR(a.binary(npu::Opcode::MUL, x, x, false, squares));
     NN_RETURN_IF_ERROR(a.sumOverAxis(squares, v, radius));
-    NN_RETURN_IF_ERROR(a.withConstant(npu::Opcode::MUL, v, v, alpha));
-    NN_RETURN_IF_ERROR(a.withConstant(npu::Opcode::ADD, v, v, bias));
-    NN_RETURN_IF_ERROR(a.function(npu::Function::LOG, v, v));
-    NN_RETURN_IF_ERROR(a.withConstant(npu::Opcode::MUL, v, v, -beta));
-    NN_RETURN_IF_ERROR(a.function(npu::Function::EXP, v, v));
+    NN_RETURN_IF_ERROR(a.whole().constant(npu::Opcode::MUL, v, v, alpha));
+    NN_RETURN_IF_ERROR(a.whole().constant(npu::Opcode::ADD, v, v, bias));
+    NN_RETURN_IF_ERROR(a.whole().function(npu::Function::LOG, v, v));
+    NN_RETURN_IF_ERROR(a.whole().constant(npu::Opcode::MUL, v, v, -beta));
+    NN_RETURN_IF_ERROR(a.whole().function(npu::Function::EXP, v, v));
     return a.binary(npu::Opcode::MUL, x, v, false, a.result());
 }
 

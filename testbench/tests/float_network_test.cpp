@@ -2,11 +2,10 @@
 // the host runtime on the functional model. With the driver's float figures from its calibration
 // run, the runtime puts every operation on the NPU (float convolutions, depthwise convolutions,
 // the average pool, the fully-connected classifier and the SOFTMAX), and every output is within
-// the CTS tolerance of the golden (relaxed and float16 models the relaxed one). And
-// RESIZE_BILINEAR, float and quantized, which the NPU computes as the golden does.
+// the CTS tolerance of the golden (relaxed and float16 models the relaxed one). And the float
+// RESIZE_BILINEAR, which the NPU computes as the golden does, step for step.
 #include <doctest/doctest.h>
 
-#include "driver/Compiler.h"
 #include "golden/Executor.h"
 #include "model/Builder.h"
 #include "testbench/Accuracy.h"
@@ -112,70 +111,6 @@ TEST_CASE("npu_float_resize_bilinear_is_the_golden_s") {
                     CHECK(c.ok());
                 }
             }
-        }
-    }
-}
-
-TEST_CASE("npu_quant_resize_bilinear_is_the_golden_s") {
-    // Quantized resizes, bit for bit: power-of-two upsamplings of uint8 on the array (a 2x2 DWCONV
-    // per output phase), everything else through the binary32 formula; with NNAPI's quantization
-    // the NPU claims them all. The array path is taken exactly for the dyadic cases.
-    struct Case {
-        OperandType type;
-        uint32_t inH, inW, outH, outW;
-        int corners;
-        bool nchw, onArray;
-    };
-    constexpr auto kU8 = OperandType::TENSOR_QUANT8_ASYMM;
-    constexpr auto kI8 = OperandType::TENSOR_QUANT8_ASYMM_SIGNED;
-    const auto npu = functionalNpu();
-    for (const Case& c :
-         {Case{kU8, 5, 7, 10, 28, 0, false, true}, Case{kU8, 3, 4, 24, 4, 0, false, true},
-          Case{kU8, 2, 2, 16, 16, 0, false, true},   // weights up to 8 x 8
-          Case{kU8, 1, 2, 16, 32, 0, false, false},  // x16: weights beyond int8
-          Case{kU8, 1, 1, 16, 32, 0, false, false},  // one pixel: a broadcast
-          Case{kU8, 5, 7, 15, 21, 0, false, false},  // x3: not dyadic
-          Case{kU8, 5, 7, 10, 14, 1, false, false},  // align_corners
-          Case{kU8, 5, 7, 10, 14, 2, false, false},  // half-pixel centers
-          Case{kU8, 5, 7, 10, 14, 0, true, false},   // NCHW
-          Case{kI8, 5, 7, 10, 14, 0, false, false}}) {
-        CAPTURE(nameOf(c.type));
-        CAPTURE(c.outH);
-        CAPTURE(c.outW);
-        CAPTURE(c.corners);
-        CAPTURE(c.nchw);
-        ModelBuilder b;
-        const auto dims = [&](uint32_t h, uint32_t w) {
-            return c.nchw ? std::vector<uint32_t>{1, 3, h, w} : std::vector<uint32_t>{1, h, w, 3};
-        };
-        const int32_t zeroPoint = c.type == kU8 ? 128 : 0;
-        const uint32_t in = b.addInput(c.type, dims(c.inH, c.inW), 0.5f, zeroPoint);
-        const uint32_t out = b.addOutput(c.type, dims(c.outH, c.outW), 0.5f, zeroPoint);
-        b.addOperation(
-            OperationType::RESIZE_BILINEAR,
-            {in, b.addInt32(static_cast<int32_t>(c.outW)), b.addInt32(static_cast<int32_t>(c.outH)),
-             b.addBool(c.nchw), b.addBool(c.corners == 1), b.addBool(c.corners == 2)},
-            {out});
-        const Model model = b.build();
-        auto program = driver::compileModel(model, {});
-        REQUIRE_MESSAGE(program.ok(), program.status().message);
-        bool dwconv = false;
-        for (const npu::Descriptor& d : program->descriptors)
-            dwconv |= d.opcode == npu::Opcode::DWCONV;
-        CHECK(dwconv == c.onArray);
-        RuntimeOptions options;
-        options.npu = npu;
-        options.placement = Placement::kNpu;
-        auto runtime = HostRuntime::create(model, options);
-        REQUIRE_MESSAGE(runtime.ok(), runtime.status().message);
-        for (uint32_t seed : {1u, 2u}) {
-            auto inputs = randomModelInputs(model, seed);
-            REQUIRE(inputs.ok());
-            auto outputs = (*runtime)->execute(*inputs);
-            REQUIRE_MESSAGE(outputs.ok(), outputs.status().message);
-            auto reference = golden::execute(model, *inputs);
-            REQUIRE(reference.ok());
-            CHECK((*outputs)[0].bytes == (*reference)[0].bytes);
         }
     }
 }

@@ -373,20 +373,59 @@ TEST_CASE("npu_quantized_softmax_and_l2_normalization_rows") {
         REQUIRE(validateModel(model).ok());
         CHECK(driver::checkOperationSupported(model, 0).ok() == c.claimed);
         if (!c.claimed) continue;
-        RuntimeOptions options;
-        options.placement = Placement::kNpu;
-        options.npu = functionalNpu();
-        auto runtime = HostRuntime::create(model, options);
-        REQUIRE_MESSAGE(runtime.ok(), runtime.status().message);
-        for (uint32_t seed : {1u, 2u, 3u}) {
-            auto values = randomModelInputs(model, seed);
-            REQUIRE(values.ok());
-            auto outputs = (*runtime)->execute(*values);
-            REQUIRE_MESSAGE(outputs.ok(), outputs.status().message);
-            auto reference = golden::execute(model, *values);
-            REQUIRE(reference.ok());
-            CHECK(outputs->at(0).bytes == reference->at(0).bytes);
-        }
+        for (uint32_t seed : {1u, 2u, 3u})
+            runMatchingGolden(model, seed, sim::NpuImplementation::kFunctional, Placement::kNpu);
+    }
+}
+
+TEST_CASE("npu_quant_resize_bilinear_is_the_golden_s") {
+    // Quantized resizes, bit for bit: power-of-two upsamplings of uint8 on the array (a 2x2 DWCONV
+    // per output phase), everything else through the binary32 formula; with NNAPI's quantization
+    // the NPU claims them all. The array path is taken exactly for the dyadic cases.
+    struct Case {
+        OperandType type;
+        uint32_t inH, inW, outH, outW;
+        int corners;
+        bool nchw, onArray;
+    };
+    constexpr auto kU8 = OperandType::TENSOR_QUANT8_ASYMM;
+    constexpr auto kI8 = OperandType::TENSOR_QUANT8_ASYMM_SIGNED;
+    for (const Case& c :
+         {Case{kU8, 5, 7, 10, 28, 0, false, true}, Case{kU8, 3, 4, 24, 4, 0, false, true},
+          Case{kU8, 2, 2, 16, 16, 0, false, true},   // weights up to 8 x 8
+          Case{kU8, 1, 2, 16, 32, 0, false, false},  // x16: weights beyond int8
+          Case{kU8, 1, 1, 16, 32, 0, false, false},  // one pixel: a broadcast
+          Case{kU8, 5, 7, 15, 21, 0, false, false},  // x3: not dyadic
+          Case{kU8, 5, 7, 10, 14, 1, false, false},  // align_corners
+          Case{kU8, 5, 7, 10, 14, 2, false, false},  // half-pixel centers
+          Case{kU8, 5, 7, 10, 14, 0, true, false},   // NCHW
+          Case{kI8, 5, 7, 10, 14, 0, false, false}}) {
+        CAPTURE(nameOf(c.type));
+        CAPTURE(c.outH);
+        CAPTURE(c.outW);
+        CAPTURE(c.corners);
+        CAPTURE(c.nchw);
+        ModelBuilder b;
+        const auto dims = [&](uint32_t h, uint32_t w) {
+            return c.nchw ? std::vector<uint32_t>{1, 3, h, w} : std::vector<uint32_t>{1, h, w, 3};
+        };
+        const int32_t zeroPoint = c.type == kU8 ? 128 : 0;
+        const uint32_t in = b.addInput(c.type, dims(c.inH, c.inW), 0.5f, zeroPoint);
+        const uint32_t out = b.addOutput(c.type, dims(c.outH, c.outW), 0.5f, zeroPoint);
+        b.addOperation(
+            OperationType::RESIZE_BILINEAR,
+            {in, b.addInt32(static_cast<int32_t>(c.outW)), b.addInt32(static_cast<int32_t>(c.outH)),
+             b.addBool(c.nchw), b.addBool(c.corners == 1), b.addBool(c.corners == 2)},
+            {out});
+        const Model model = b.build();
+        auto program = driver::compileModel(model, {});
+        REQUIRE_MESSAGE(program.ok(), program.status().message);
+        bool dwconv = false;
+        for (const npu::Descriptor& d : program->descriptors)
+            dwconv |= d.opcode == npu::Opcode::DWCONV;
+        CHECK(dwconv == c.onArray);
+        for (uint32_t seed : {1u, 2u})
+            runMatchingGolden(model, seed, sim::NpuImplementation::kFunctional, Placement::kNpu);
     }
 }
 
