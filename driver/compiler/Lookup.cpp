@@ -175,22 +175,18 @@ Status lowerTable(Lowering& lw, const Operation& op, uint32_t input, const Table
 
 }  // namespace
 
-// Per byte k of the output elements a LUT pass writing that byte, in parts whose one-element
-// rows fit a scratchpad buffer.
+// Per byte k of the output elements a LUT pass writing that byte (rows of one element, which
+// ChainBuilder::stream splits into parts that fit a buffer).
 Status widenBytes(Lowering& lw, const Operation& op, OperandType in, uint32_t src, uint32_t dst,
                   uint32_t size, uint32_t count, const std::array<uint32_t, 256>& bits) {
-    constexpr uint32_t kPart = npu::kSpadWords / 2;
     npu::ChainBuilder chain;
     for (uint32_t k = 0; k < size; ++k) {
         Table table{};
         for (int b = 0; b < 256; ++b) table[b] = static_cast<uint8_t>(bits[b] >> (8 * k));
         const npu::Descriptor d = lookupDescriptor(lw, in, in, table);
-        for (uint32_t first = 0; first < count; first += kPart) {
-            const uint32_t n = std::min(kPart, count - first);
-            const Status st = chain.stream(d, {src + first, {0, 0, 0, 1}}, std::nullopt,
-                                           {dst + first * size + k, {0, 0, 0, size}}, {1, 1, 1, n});
-            if (!st.ok()) return lw.fail(op, st.message);
-        }
+        const Status st = chain.stream(d, {src, {0, 0, 0, 1}}, std::nullopt,
+                                       {dst + k, {0, 0, 0, size}}, {1, 1, 1, count});
+        if (!st.ok()) return lw.fail(op, st.message);
     }
     lw.emitChain(chain);
     return okStatus();
