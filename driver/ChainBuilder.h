@@ -118,10 +118,11 @@ std::vector<uint8_t> packFloatDepthwiseWeights(const float* weights, const float
                                                uint32_t channels, uint32_t kernelH,
                                                uint32_t kernelW);
 
-/// Bytes per element of a FORMAT: 1 for quantized formats, 4 for FP32, 2 for FP16.
+/// Bytes per element of a FORMAT: 1 for quantized formats, 4 for FP32 and INT32, 2 for FP16.
 inline uint32_t formatBytes(uint32_t format) {
     switch (static_cast<Format>(format)) {
         case Format::FP32:
+        case Format::INT32:
             return 4;
         case Format::FP16:
             return 2;

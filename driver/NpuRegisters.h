@@ -94,6 +94,7 @@ enum class Format : uint32_t {
     INT8 = 0,  ///< 8-bit quantized (A_SIGNED, B_SIGNED, OUT_SIGNED pick int8 or uint8), integer arithmetic and requantization.
     FP32 = 1,  ///< IEEE binary32 in DRAM, binary32 arithmetic (docs/npu.md, Floating point).
     FP16 = 2,  ///< IEEE binary16 in DRAM, widened to binary32 on load, binary32 arithmetic, rounded to nearest even on store.
+    INT32 = 3,  ///< Two's-complement int32 in DRAM, for ADD (the wrapping sum or, with NEGATE_B, difference) and MUL (the product's low 32 bits); no clamp.
 };
 
 /// The float function of a FUNC descriptor (FLOAT_FN).
@@ -102,6 +103,17 @@ enum class Function : uint32_t {
     LOG = 1,  ///< ln x, within 0.53 ULP of the exact value; ln(+-0) = -Inf, ln of a negative number NaN.
     SQRT = 2,  ///< sqrt x, correctly rounded; sqrt(-0) = -0, of a negative number NaN.
     TRUNC = 3,  ///< x rounded toward zero to an integer (C's truncf): exact; -0.5 gives -0, infinities and integers stay.
+};
+
+/// The comparison of an ADD descriptor (COMPARE), A against B per element: the result is the int32 1 where it holds, else 0. FP32: IEEE comparisons, -0 equals +0, NaN is unordered (only NE holds).
+enum class Compare : uint32_t {
+    NONE = 0,  ///< No comparison: ADD adds (or subtracts).
+    EQ = 1,  ///< A == B.
+    NE = 2,  ///< A != B.
+    LT = 3,  ///< A < B.
+    LE = 4,  ///< A <= B.
+    GT = 5,  ///< A > B.
+    GE = 6,  ///< A >= B.
 };
 
 /// Bits of HEADER.FLAGS.
@@ -370,11 +382,12 @@ struct Descriptor {
     bool aSigned = false;  ///< Input A holds int8 (QUANT8_ASYMM_SIGNED); 0: uint8 (QUANT8_ASYMM).
     bool bSigned = false;  ///< Input B or the weights hold int8; 0: uint8.
     bool outSigned = false;  ///< Output holds int8; 0: uint8. ACT_MIN/ACT_MAX must lie in the output type's range.
-    uint32_t format = 0;  ///< Element format of A, B and OUT (Format). The float formats are for ADD, MUL, FUNC (which needs one), MAXPOOL, AVGPOOL, and CONV and DWCONV without TAPS or chaining (their weight streams hold binary32, 4 words a row); A.INNER and OUT.INNER are then whole numbers of elements.
-    bool negateB = false;  ///< Float ADD: B is subtracted (NNAPI SUB). Ignored otherwise.
+    uint32_t format = 0;  ///< Element format of A, B and OUT (Format). The float formats are for ADD, MUL, FUNC (which needs one), MAXPOOL, AVGPOOL, and CONV and DWCONV without TAPS or chaining (their weight streams hold binary32, 4 words a row); INT32 is for ADD and MUL without DIVIDE. A.INNER and OUT.INNER are then whole numbers of elements.
+    bool negateB = false;  ///< Float and INT32 ADD: B is subtracted (NNAPI SUB). Ignored otherwise.
     uint32_t floatFn = 0;  ///< FUNC: the function (Function). Ignored otherwise.
     bool divide = false;  ///< Float MUL: A is divided by B, correctly rounded (NNAPI DIV). Ignored otherwise.
     bool normL2 = false;  ///< NORM: L2 normalization, out = MBQM((x - A_ZERO_POINT) << LEFT_SHIFT, 1 / sqrt(sum of squares) as multiplier and shift, shift + OUT_SHIFT) + OUT_ZERO_POINT, clamped to ACT_MIN/ACT_MAX; 0: softmax, out = RDBPOT(SRDHM(1 / sum, e), bits + 23) + OUT_ZERO_POINT, clamped (docs/npu.md, Normalization). Ignored otherwise.
+    uint32_t compare = 0;  ///< ADD in FP32 or INT32: the comparison (Compare) that replaces the sum, an int32 0 or 1 per element; NEGATE_B and the clamp do not apply. Must be NONE with any other opcode or format; 7 is invalid.
     uint32_t tag = 0;  ///< Free for software (e.g. the operation index); ignored by the NPU.
     TensorDesc a;  ///< Input A. Convolution and pooling: the input region of the tile, rows = pixels (INNER = channels, COUNT1 = region width, COUNT2 = region height, COUNT3 = 1). Element-wise and LUT: the first operand.
     TensorDesc b;  ///< Input B of ADD and MUL, same INNER and counts as A (strides may differ, 0 broadcasts). Unused otherwise.
@@ -415,6 +428,7 @@ struct Descriptor {
         detail::put(w, 0, 22, 2, floatFn);
         detail::put(w, 0, 24, 1, divide ? 1u : 0u);
         detail::put(w, 0, 25, 1, normL2 ? 1u : 0u);
+        detail::put(w, 0, 26, 3, compare);
         detail::put(w, 1, 0, 32, tag);
         detail::put(w, 2, 0, 32, a.addr);
         detail::put(w, 3, 0, 16, a.inner);
@@ -478,6 +492,7 @@ struct Descriptor {
         d.floatFn = detail::get(w, 0, 22, 2);
         d.divide = detail::get(w, 0, 24, 1) != 0;
         d.normL2 = detail::get(w, 0, 25, 1) != 0;
+        d.compare = detail::get(w, 0, 26, 3);
         d.tag = detail::get(w, 1, 0, 32);
         d.a.addr = detail::get(w, 2, 0, 32);
         d.a.inner = detail::get(w, 3, 0, 16);

@@ -211,14 +211,21 @@ module npu_cmd
       bad_field |= !same_shape(d.a, d.out) || a_words > 64'(SpadWords) ||
                    d.format == 2'(FmtInt8);
     end
-    // Float formats: ADD, MUL, FUNC, pooling, and CONV / DWCONV without TAPS or chaining, on
-    // whole elements.
+    // Float formats: ADD, MUL, FUNC, pooling, and CONV / DWCONV without TAPS or chaining;
+    // INT32: ADD and MUL without DIVIDE; both on whole elements.
     if (d.format != 2'(FmtInt8)) begin
-      bad_field |= d.format == 2'd3 ||
-                   !(op_uses_b(d.opcode) || op_is_window(d.opcode) || d.opcode == OpFunc) ||
+      bad_field |= !(op_uses_b(d.opcode) || op_is_window(d.opcode) || d.opcode == OpFunc) ||
                    taps || chain_out || chain_in ||
-                   (d.format == 2'(FmtFp32) ? d.a.inner[1:0] != '0 || d.out.inner[1:0] != '0
-                                            : d.a.inner[0] || d.out.inner[0]);
+                   (d.format == 2'(FmtFp16) ? d.a.inner[0] || d.out.inner[0]
+                                            : d.a.inner[1:0] != '0 || d.out.inner[1:0] != '0);
+    end
+    if (d.format == 2'(FmtInt32)) begin
+      bad_field |= !op_uses_b(d.opcode) || (d.opcode == OpMul && d.divide[0]);
+    end
+    // COMPARE: an FP32 or INT32 ADD.
+    if (d.compare != '0) begin
+      bad_field |= d.compare == 3'd7 || d.opcode != OpAdd ||
+                   !(d.format == 2'(FmtFp32) || d.format == 2'(FmtInt32));
     end
   end
 

@@ -6,8 +6,9 @@
 // through npu_compute's requantizer, LUT bytes and float words straight to the store. Float
 // formats compute a word's Vec / 4 binary32 or Vec / 2 binary16 elements in binary32
 // (rtl/npu_fp_pkg.sv: add, multiply, divide or FUNC's function, then the FP_MIN/FP_MAX clamp;
-// binary16 is widened first and rounded to nearest even last). The descriptor is done once its
-// last word is stored.
+// binary16 is widened first and rounded to nearest even last), INT32 its Vec / 4 int32 elements
+// (wrapping add, subtract, multiply); COMPARE replaces an FP32 or INT32 sum by the int32 0 or 1
+// of a comparison. The descriptor is done once its last word is stored.
 //
 // NORM rows (a row of A is one vector) are read once per phase: SOFTMAX takes the row's maximum,
 // then sums its exponentials (the table, indexed by max - x), then writes each element from the
@@ -75,13 +76,13 @@ module npu_eltwise
   desc_t dq;
   assign dq = job_i.desc;
 
-  logic two, is_lut, is_norm, softmax, is_float, direct, byte_lanes;
+  logic two, is_lut, is_norm, softmax, wide, direct, byte_lanes;
   assign two        = op_uses_b(dq.opcode);  // two reads per word (ADD, MUL)
   assign is_lut     = dq.opcode == OpLut;
   assign is_norm    = dq.opcode == OpNorm;
   assign softmax    = is_norm && !dq.norm_l2[0];
-  assign is_float   = dq.format != 2'(FmtInt8);
-  assign direct     = is_lut || is_float || is_norm;
+  assign wide       = dq.format != 2'(FmtInt8);  // float and INT32: results stored as they are
+  assign direct     = is_lut || wide || is_norm;
   assign byte_lanes = is_lut || is_norm;  // a result byte per 32-bit lane
 
   logic [7:0] table_words;
@@ -204,6 +205,37 @@ module npu_eltwise
     return fp32_clamp(v, dq.fp_min, dq.fp_max);
   endfunction
 
+  // Whether the comparison COMPARE holds for a against b: signed integers, or IEEE floats.
+  function automatic logic compare_holds(logic [31:0] a, logic [31:0] b);
+    logic unordered, eq, lt;
+    unordered = dq.format == 2'(FmtFp32) && (fp32_is_nan(a) || fp32_is_nan(b));
+    if (dq.format == 2'(FmtFp32)) begin
+      eq = fp32_order(a) == fp32_order(b) || (fp32_is_zero(a) && fp32_is_zero(b));
+      lt = !eq && fp32_order(a) < fp32_order(b);
+    end else begin
+      eq = a == b;
+      lt = $signed(a) < $signed(b);
+    end
+    unique case (dq.compare)
+      3'(CmpEq): return !unordered && eq;
+      3'(CmpNe): return unordered || !eq;
+      3'(CmpLt): return !unordered && lt;
+      3'(CmpLe): return !unordered && (lt || eq);
+      3'(CmpGt): return !unordered && !(lt || eq);
+      default:   return !unordered && !lt;  // GE
+    endcase
+  endfunction
+
+  // One element of a 32-bit format (FP32, INT32): the comparison, the integer operation or the
+  // float one.
+  function automatic logic [31:0] wide_lane(logic [31:0] a, logic [31:0] b);
+    if (dq.compare != '0) return {31'd0, compare_holds(a, b)};
+    if (dq.format == 2'(FmtInt32)) begin
+      return dq.opcode == OpMul ? a * b : dq.negate_b[0] ? a - b : a + b;
+    end
+    return float_lane(a, b);
+  endfunction
+
   // NORM rows: the lanes of a word that hold elements of the row, each lane's value, its
   // exponential (softmax) and the row's maximum, sum and scale.
   logic [31:0]        exp_q [256];
@@ -285,7 +317,7 @@ module npu_eltwise
 
   always_comb begin
     e2_value_d = '0;
-    if (e1_last && is_float) begin
+    if (e1_last && wide) begin
       if (dq.format == 2'(FmtFp16)) begin
         for (int unsigned l = 0; l < Vec / 2; l++) begin
           e2_value_d[l*16 +: 16] = fp32_to_fp16(float_lane(fp16_to_fp32(a_word[l*16 +: 16]),
@@ -293,7 +325,7 @@ module npu_eltwise
         end
       end else begin
         for (int unsigned l = 0; l < Vec / 4; l++) begin
-          e2_value_d[l*32 +: 32] = float_lane(a_word[l*32 +: 32], spad_rdata_i[l*32 +: 32]);
+          e2_value_d[l*32 +: 32] = wide_lane(a_word[l*32 +: 32], spad_rdata_i[l*32 +: 32]);
         end
       end
     end else if (e1_last && is_norm) begin

@@ -83,7 +83,8 @@ package npu_pkg;
   typedef enum logic [7:0] {
     FmtInt8 = 8'd0,  // 8-bit quantized (A_SIGNED, B_SIGNED, OUT_SIGNED pick int8 or uint8), integer arithmetic and requantization.
     FmtFp32 = 8'd1,  // IEEE binary32 in DRAM, binary32 arithmetic (docs/npu.md, Floating point).
-    FmtFp16 = 8'd2  // IEEE binary16 in DRAM, widened to binary32 on load, binary32 arithmetic, rounded to nearest even on store.
+    FmtFp16 = 8'd2,  // IEEE binary16 in DRAM, widened to binary32 on load, binary32 arithmetic, rounded to nearest even on store.
+    FmtInt32 = 8'd3  // Two's-complement int32 in DRAM, for ADD (the wrapping sum or, with NEGATE_B, difference) and MUL (the product's low 32 bits); no clamp.
   } format_e;
 
   // The float function of a FUNC descriptor (FLOAT_FN).
@@ -93,6 +94,17 @@ package npu_pkg;
     FnSqrt = 8'd2,  // sqrt x, correctly rounded; sqrt(-0) = -0, of a negative number NaN.
     FnTrunc = 8'd3  // x rounded toward zero to an integer (C's truncf): exact; -0.5 gives -0, infinities and integers stay.
   } function_e;
+
+  // The comparison of an ADD descriptor (COMPARE), A against B per element: the result is the int32 1 where it holds, else 0. FP32: IEEE comparisons, -0 equals +0, NaN is unordered (only NE holds).
+  typedef enum logic [7:0] {
+    CmpNone = 8'd0,  // No comparison: ADD adds (or subtracts).
+    CmpEq = 8'd1,  // A == B.
+    CmpNe = 8'd2,  // A != B.
+    CmpLt = 8'd3,  // A < B.
+    CmpLe = 8'd4,  // A <= B.
+    CmpGt = 8'd5,  // A > B.
+    CmpGe = 8'd6  // A >= B.
+  } compare_e;
 
   // Bits of HEADER.FLAGS.
   typedef enum logic [7:0] {
@@ -318,7 +330,8 @@ package npu_pkg;
     tensor_t b;  // bits 447:256
     tensor_t a;  // bits 255:64
     logic [31:0] tag;  // bits 63:32
-    logic [5:0] reserved9;
+    logic [2:0] reserved9;
+    logic [2:0] compare;  // bits 28:26
     logic [0:0] norm_l2;  // bits 25:25
     logic [0:0] divide;  // bits 24:24
     logic [1:0] float_fn;  // bits 23:22

@@ -256,13 +256,18 @@ ErrorCode validate(const Descriptor& d, const ChainContext& chain) {
         bad |= !sameShape(d.a, d.out) || aWords > npu::kSpadWords ||
                d.format == static_cast<uint32_t>(npu::Format::INT8);
     }
-    // Float formats: ADD, MUL, FUNC, pooling, and CONV / DWCONV without TAPS or chaining, on
-    // whole elements.
-    if (d.format != static_cast<uint32_t>(npu::Format::INT8)) {
-        bad |= d.format > static_cast<uint32_t>(npu::Format::FP16) || badOpcode ||
-               !(npu::op::usesB(op) || window || op == Opcode::FUNC) || taps || chainOut ||
-               chainIn || d.a.inner % npu::elementBytes(d) != 0 ||
+    // Float formats: ADD, MUL, FUNC, pooling, and CONV / DWCONV without TAPS or chaining;
+    // INT32: ADD and MUL without DIVIDE; both on whole elements.
+    const auto format = static_cast<npu::Format>(d.format);
+    if (format != npu::Format::INT8) {
+        bad |= badOpcode || !(npu::op::usesB(op) || window || op == Opcode::FUNC) || taps ||
+               chainOut || chainIn || d.a.inner % npu::elementBytes(d) != 0 ||
                d.out.inner % npu::elementBytes(d) != 0;
+    }
+    if (format == npu::Format::INT32) bad |= !npu::op::usesB(op) || (op == Opcode::MUL && d.divide);
+    if (d.compare != 0) {
+        bad |= d.compare == 7 || op != Opcode::ADD ||
+               !(format == npu::Format::FP32 || format == npu::Format::INT32);
     }
     if (badOpcode) return ErrorCode::BAD_OPCODE;
     return bad ? ErrorCode::BAD_FIELD : ErrorCode::NONE;
@@ -895,8 +900,38 @@ class Executor {
         }
     }
 
-    /// A float ADD, MUL or FUNC word by word, as rtl/npu_eltwise.sv computes its lanes.
-    void floatElementwise(uint8_t* out, uint64_t bytes) const {
+    /// Whether `d.compare` holds for `a` against `b`: signed integers, or (FP32) IEEE floats,
+    /// which the host's comparisons are.
+    static bool compareHolds(const Descriptor& d, uint32_t a, uint32_t b) {
+        const bool fp = d.format == static_cast<uint32_t>(npu::Format::FP32);
+        const auto ordered = [&](auto x, auto y) {
+            switch (static_cast<npu::Compare>(d.compare)) {
+                case npu::Compare::EQ:
+                    return x == y;
+                case npu::Compare::NE:
+                    return x != y;
+                case npu::Compare::LT:
+                    return x < y;
+                case npu::Compare::LE:
+                    return x <= y;
+                case npu::Compare::GT:
+                    return x > y;
+                default:
+                    return x >= y;
+            }
+        };
+        if (fp) {
+            float x, y;
+            std::memcpy(&x, &a, sizeof x);
+            std::memcpy(&y, &b, sizeof y);
+            return ordered(x, y);
+        }
+        return ordered(static_cast<int32_t>(a), static_cast<int32_t>(b));
+    }
+
+    /// A float or INT32 ADD, MUL or FUNC word by word, as rtl/npu_eltwise.sv computes its
+    /// lanes.
+    void wideElementwise(uint8_t* out, uint64_t bytes) const {
         const Descriptor& d = mD;
         const auto function = [&](uint32_t a) {
             switch (static_cast<npu::Function>(d.floatFn)) {
@@ -911,6 +946,9 @@ class Executor {
             }
         };
         const auto lane = [&](uint32_t a, uint32_t b) {
+            if (d.compare != 0) return compareHolds(d, a, b) ? 1u : 0u;
+            if (d.format == static_cast<uint32_t>(npu::Format::INT32))
+                return d.opcode == Opcode::MUL ? a * b : d.negateB ? a - b : a + b;
             uint32_t v;
             if (d.opcode == Opcode::FUNC)
                 v = function(a);
@@ -1024,7 +1062,7 @@ class Executor {
         if (d.opcode == Opcode::NORM)
             normRows(table, out.data(), rowBytes);
         else if (d.format != static_cast<uint32_t>(npu::Format::INT8))
-            floatElementwise(out.data(), out.size());
+            wideElementwise(out.data(), out.size());
         else
             quantizedElementwise(table, out.data(), out.size());
         std::vector<StoreRow> store_;

@@ -119,14 +119,32 @@ class ChainGenerator {
                         d.opcode == Opcode::ADD || d.opcode == Opcode::MUL ||
                         d.opcode == Opcode::FUNC || d.opcode == Opcode::MAXPOOL ||
                         d.opcode == Opcode::AVGPOOL || (array && !(d.flags & noFloat));
-                    if (floatable && d.a.inner > 1 && chance(50)) {
+                    if (floatable && d.a.inner > 1 && chance(40)) {
                         if (d.format == 0) d.format = static_cast<uint32_t>(Format::FP32);
-                        d.a.inner = d.a.inner - 1;
+                        d.a.inner -= d.a.inner % elementBytes(d) == 1 ? 2 : 1;
                         if (d.opcode != Opcode::CONV) d.b.inner = d.out.inner = d.a.inner;
-                        if (d.a.inner % elementBytes(d) == 0) d.format = 3;
-                    } else {
-                        d.format = floatable ? 3 : static_cast<uint32_t>(range(1, 3));
+                        return "float format on a part element";
                     }
+                    if (chance(30)) {
+                        // COMPARE 7, or a comparison of another opcode or format.
+                        d.compare = chance(30) ? 7 : range(1, 6);
+                        if (d.opcode == Opcode::ADD && d.compare != 7)
+                            d.format = chance(50) ? 0 : static_cast<uint32_t>(Format::FP16);
+                        return "bad comparison";
+                    }
+                    if (d.opcode == Opcode::MUL && chance(50)) {
+                        d.divide = true;
+                        d.format = static_cast<uint32_t>(Format::INT32);
+                        return "integer divide";
+                    }
+                    if (d.opcode == Opcode::ADD || d.opcode == Opcode::MUL) {
+                        d.format = static_cast<uint32_t>(Format::INT32);
+                        d.a.inner = d.b.inner = d.out.inner = 4 * d.a.inner + 1;
+                        return "int32 on a part element";
+                    }
+                    // INT32 is for ADD and MUL only; nothing else here has a float form.
+                    d.format = floatable ? static_cast<uint32_t>(Format::INT32)
+                                         : static_cast<uint32_t>(range(1, 3));
                     return "bad format";
                 }
                 if (d.opcode == Opcode::NOP) d.opcode = Opcode::LUT;
@@ -355,7 +373,10 @@ class ChainGenerator {
             d.outSigned = chance(50);
             const bool isFloat =
                 d.opcode == Opcode::FUNC || (d.opcode != Opcode::LUT && chance(30));
+            const bool isInt32 =
+                !isFloat && (d.opcode == Opcode::ADD || d.opcode == Opcode::MUL) && chance(15);
             if (isFloat) d.format = static_cast<uint32_t>(chance(50) ? Format::FP32 : Format::FP16);
+            if (isInt32) d.format = static_cast<uint32_t>(Format::INT32);
             const uint32_t inner = range(1, 40) * elementBytes(d), c1 = range(1, 4),
                            c2 = range(1, 3), c3 = range(1, 2);
             d.a = inputTensor(inner, c1, c2, c3);
@@ -384,10 +405,15 @@ class ChainGenerator {
             }
             d.b = inputTensor(inner, c1, c2, c3);
             if (chance(20)) d.b.stride1 = 0;  // broadcast
-            if (isFloat) {
+            if (isFloat || isInt32) {
                 floatClamp(d);
                 d.negateB = chance(50);
-                d.divide = chance(50);
+                d.divide = isFloat && chance(50);
+                if (d.opcode == Opcode::ADD && d.format != static_cast<uint32_t>(Format::FP16) &&
+                    chance(40)) {
+                    d.compare = range(1, 6);
+                    if (chance(30)) d.b = d.a;  // equal operands
+                }
                 return d;
             }
             d.aZeroPoint = zeroPoint(d.aSigned);
