@@ -1,7 +1,8 @@
-// ADD, SUB, MUL and DIV on the NPU (ADD and MUL descriptors, NNAPI broadcasting), quantized or
-// float (FP32, FP16 formats; DIV float only), and the comparisons of quantized tensors (a SUB whose
-// sign a LUT turns into TENSOR_BOOL8); a broadcast constant operand is expanded at compile time so
-// that the operation streams contiguous rows.
+// ADD, SUB, MUL and DIV on the NPU (ADD and MUL descriptors, NNAPI broadcasting), quantized,
+// float (FP32, FP16 formats) or int32 (wrapping; DIV float only), and the comparisons (of
+// quantized tensors: a SUB whose sign a LUT turns into TENSOR_BOOL8; of float32 and int32 ones:
+// COMPARE); a broadcast constant operand is expanded at compile time so that the operation
+// streams contiguous rows.
 #include "driver/compiler/Lowering.h"
 #include "model/operations/Shapes.h"
 
@@ -43,14 +44,17 @@ Status supported(const Model& model, const Operation& op) {
     const Operand& a = c.operand(op.inputs[0]);
     const Operand& b = c.operand(op.inputs[1]);
     const Operand& out = c.operand(op.outputs[0]);
-    if ((!isQuant8(a.type) && !floatFormat(a.type)) || b.type != a.type || out.type != a.type)
-        return unsupported(op, "only 8-bit quantized, float32 or float16 tensors of one type");
+    const bool int32 = a.type == OperandType::TENSOR_INT32;
+    if ((!isQuant8(a.type) && !floatFormat(a.type) && !int32) || b.type != a.type ||
+        out.type != a.type)
+        return unsupported(op, "only 8-bit quantized, float32, float16 or int32 tensors of one type");
     auto act = c.scalar<int32_t>(op.inputs[2]);
     if (!act) return unsupported(op, "activation must be a constant");
     if (*act < 0 || *act > 3) return unsupported(op, "activation");
     if (a.dimensions.size() > 4 || b.dimensions.size() > 4) return unsupported(op, "rank above 4");
     if (floatFormat(a.type)) return okStatus();
     if (op.type == OperationType::DIV) return unsupported(op, "DIV of float tensors only");
+    if (int32) return okStatus();  // no activation (validation)
     auto range = activationRange(*act, out);
     if (!range) return unsupported(op, "activation");
     const fixedpoint::QuantInfo qa{a.scale, a.zeroPoint}, qb{b.scale, b.zeroPoint},
@@ -113,6 +117,13 @@ Status lower(Lowering& lw, const Operation& op) {
         d.divide = op.type == OperationType::DIV;
         return emitStream(lw, op, d, lw.address(op.outputs[0]));
     }
+    if (a.type == OperandType::TENSOR_INT32) {
+        npu::Descriptor d;
+        d.opcode = op.type == OperationType::MUL ? npu::Opcode::MUL : npu::Opcode::ADD;
+        d.format = static_cast<uint32_t>(npu::Format::INT32);
+        d.negateB = op.type == OperationType::SUB;
+        return emitStream(lw, op, d, lw.address(op.outputs[0]));
+    }
     auto range = activationRange(*act, out);
     if (!range) return lw.fail(op, "activation");
     const fixedpoint::QuantInfo qa{a.scale, a.zeroPoint}, qb{b.scale, b.zeroPoint},
@@ -172,6 +183,12 @@ std::optional<fixedpoint::AddSubParams> orderingSub(const Operand& a, const Oper
     return params;
 }
 
+/// Whether `a` and `b` are compared by COMPARE: float32 or int32 tensors of one type.
+bool comparedDirectly(const Operand& a, const Operand& b) {
+    return b.type == a.type &&
+           (a.type == OperandType::TENSOR_FLOAT32 || a.type == OperandType::TENSOR_INT32);
+}
+
 Status comparisonSupported(const Model& model, const Operation& op) {
     const Constants c(model);
     const Operand& a = c.operand(op.inputs[0]);
@@ -179,10 +196,10 @@ Status comparisonSupported(const Model& model, const Operation& op) {
     if (c.operand(op.outputs[0]).type != OperandType::TENSOR_BOOL8)
         return unsupported(op, "the output must be TENSOR_BOOL8");
     if (a.dimensions.size() > 4 || b.dimensions.size() > 4) return unsupported(op, "rank above 4");
-    if (!orderingSub(a, b))
+    if (!comparedDirectly(a, b) && !orderingSub(a, b))
         return unsupported(op,
-                           "only 8-bit quantized tensors whose scales keep their order in the "
-                           "integer rescaling");
+                           "only float32 or int32 tensors, or 8-bit quantized ones whose scales "
+                           "keep their order in the integer rescaling");
     return okStatus();
 }
 
@@ -204,13 +221,47 @@ bool holds(OperationType type, int sign) {
     }
 }
 
+/// The COMPARE of `type`.
+npu::Compare compareOf(OperationType type) {
+    switch (type) {
+        case OperationType::EQUAL:
+            return npu::Compare::EQ;
+        case OperationType::NOT_EQUAL:
+            return npu::Compare::NE;
+        case OperationType::GREATER:
+            return npu::Compare::GT;
+        case OperationType::GREATER_EQUAL:
+            return npu::Compare::GE;
+        case OperationType::LESS:
+            return npu::Compare::LT;
+        default:  // LESS_EQUAL
+            return npu::Compare::LE;
+    }
+}
+
 std::vector<uint64_t> comparisonScratch(const Lowering& lw, const Operation& op) {
-    return {elementCount(lw.dims(op.outputs[0]))};
+    const uint64_t count = elementCount(lw.dims(op.outputs[0]));
+    return {comparedDirectly(lw.operand(op.inputs[0]), lw.operand(op.inputs[1])) ? 4 * count
+                                                                                 : count};
 }
 
 Status lowerComparison(Lowering& lw, const Operation& op) {
     const Operand& a = lw.operand(op.inputs[0]);
     const Operand& b = lw.operand(op.inputs[1]);
+    const uint32_t count = static_cast<uint32_t>(elementCount(lw.dims(op.outputs[0])));
+    if (comparedDirectly(a, b)) {
+        // The int32 0 or 1 of each element, then their low bytes.
+        npu::Descriptor d;
+        d.opcode = npu::Opcode::ADD;
+        d.format = static_cast<uint32_t>(a.type == OperandType::TENSOR_INT32 ? npu::Format::INT32
+                                                                              : npu::Format::FP32);
+        d.compare = static_cast<uint32_t>(compareOf(op.type));
+        const uint32_t results = lw.scratch().at(0);
+        NN_RETURN_IF_ERROR(emitStream(lw, op, d, results));
+        lw.fenceNext();
+        MoveEmitter move(lw, 1, 0);
+        return move.block(results, lw.address(op.outputs[0]), {{count, 4, 1}}, false);
+    }
     auto params = orderingSub(a, b);
     if (!params) return lw.fail(op, "no exact integer comparison for these scales");
     const uint32_t difference = lw.scratch().at(0);
@@ -221,8 +272,7 @@ Status lowerComparison(Lowering& lw, const Operation& op) {
     });
     lw.fenceNext();  // after the difference
     MoveEmitter move(lw, 1, 0, table);
-    return move.block(difference, lw.address(op.outputs[0]),
-                      {{static_cast<uint32_t>(elementCount(lw.dims(op.outputs[0]))), 1, 1}}, false);
+    return move.block(difference, lw.address(op.outputs[0]), {{count, 1, 1}}, false);
 }
 
 }  // namespace
