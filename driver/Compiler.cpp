@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "driver/ControlFlow.h"
 #include "driver/compiler/Lowering.h"
 #include "model/NpuExtension.h"
 
@@ -30,6 +31,8 @@ std::vector<uint32_t> compileTimeInputs(const Model& model) {
 
 Status checkOperationSupported(const Model& model, uint32_t index) {
     const Operation& op = model.main.operations[index];
+    if (op.type == OperationType::IF || op.type == OperationType::WHILE)
+        return controlFlowSupported(model, op);
     // A PAD folds into the convolutions that read it, or runs as a copy.
     if ((op.type == OperationType::PAD || op.type == OperationType::PAD_V2) &&
         padFolds(model, index).ok())
@@ -55,8 +58,33 @@ Result<Program> compileModel(const Model& model,
         Status st = checkOperationSupported(model, i);
         if (!st.ok()) return fail(ErrorStatus::GENERAL_FAILURE, "operation ", i, ": ", st.message);
     }
+    if (hasControlFlow(model))
+        return fail(ErrorStatus::GENERAL_FAILURE,
+                    "IF and WHILE run job by job (ControlFlowRunner), not in one program");
     const RewrittenModel rewritten = rewriteGraph(model);
     return Lowering(model, rewritten, inputShapes, inputValues).run();
+}
+
+ProgramVariants::ProgramVariants(const Model& model)
+    : mModel(model), mCompileTimeInputs(compileTimeInputs(model)) {}
+
+Result<std::shared_ptr<const Program>> ProgramVariants::get(
+    const std::vector<TensorData>& inputs) const {
+    Key key;
+    for (const TensorData& t : inputs) key.first.push_back(t.dimensions);
+    InputValues values;
+    for (uint32_t pos : mCompileTimeInputs) {
+        key.second.push_back(inputs.at(pos).bytes);
+        values[mModel.main.inputIndexes[pos]] = inputs[pos].bytes;
+    }
+    std::lock_guard<std::mutex> lock(mMutex);
+    if (auto it = mVariants.find(key); it != mVariants.end()) return it->second;
+    auto program = compileModel(mModel, key.first, values);
+    if (!program) return program.status();
+    auto shared = std::make_shared<const Program>(std::move(*program));
+    if (mVariants.size() >= kMaxVariants) mVariants.clear();
+    mVariants[std::move(key)] = shared;
+    return shared;
 }
 
 }  // namespace nncosim::driver

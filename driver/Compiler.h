@@ -4,6 +4,9 @@
 #pragma once
 
 #include <map>
+#include <memory>
+#include <mutex>
+#include <utility>
 #include <vector>
 
 #include "driver/Program.h"
@@ -30,9 +33,27 @@ Status checkOperationSupported(const Model& model, uint32_t index);
 /// gives one fully specified shape per model input (empty: the model's own dimensions);
 /// `inputValues` the values of every compileTimeInputs() operand.
 /// Fails with GENERAL_FAILURE when a shape met at compile time exceeds what the descriptors
-/// can express.
+/// can express, or for IF and WHILE, which run job by job (ControlFlow.h).
 Result<Program> compileModel(const Model& model,
                              const std::vector<std::vector<uint32_t>>& inputShapes,
                              const InputValues& inputValues = {});
+
+/// The programs of one model compiled when first needed, per input shapes and values of the
+/// compile-time inputs; the last kMaxVariants are kept. Thread-safe. `model` must outlive it.
+class ProgramVariants {
+  public:
+    explicit ProgramVariants(const Model& model);
+
+    /// The program for these inputs (their shapes, and the values of compile-time inputs).
+    Result<std::shared_ptr<const Program>> get(const std::vector<TensorData>& inputs) const;
+
+  private:
+    using Key = std::pair<std::vector<std::vector<uint32_t>>, std::vector<std::vector<uint8_t>>>;
+    static constexpr size_t kMaxVariants = 16;
+    const Model& mModel;
+    const std::vector<uint32_t> mCompileTimeInputs;
+    mutable std::mutex mMutex;
+    mutable std::map<Key, std::shared_ptr<const Program>> mVariants;
+};
 
 }  // namespace nncosim::driver

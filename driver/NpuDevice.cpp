@@ -390,7 +390,8 @@ class NpuDevice : public IDevice {
                 return fail(ErrorStatus::GENERAL_FAILURE, "operation ", i,
                             " is not supported by the NPU: ", st.message);
         }
-        bool inputsKnown = compileTimeInputs(model).empty();
+        // Models with IF or WHILE compile each stretch when it first runs.
+        bool inputsKnown = compileTimeInputs(model).empty() && !hasControlFlow(model);
         for (uint32_t k : model.main.inputIndexes)
             inputsKnown = inputsKnown && !hasUnknownDimensions(model.main.operands[k]);
         std::shared_ptr<const Program> program;

@@ -44,7 +44,9 @@ NpuPreparedModel::NpuPreparedModel(std::shared_ptr<DeviceCore> core, Model model
       mFullModel(fullModel),
       mPriority(priority),
       mProgram(std::move(program)),
-      mCompileTimeInputs(compileTimeInputs(mModel)) {}
+      mVariants(mModel),
+      mControlFlow(hasControlFlow(mModel) ? std::make_unique<ControlFlowRunner>(mModel) : nullptr) {
+}
 
 ExecutionResult NpuPreparedModel::execute(const Request& request, MeasureTiming measure,
                                           const OptionalTimePoint& deadline,
@@ -155,7 +157,7 @@ Result<ResolvedRequest> NpuPreparedModel::resolve(const Request& request, Measur
     NN_RETURN_IF_ERROR(validateDeadline(deadline));
     NN_RETURN_IF_ERROR(validateLoopTimeout(loopTimeout));
     NN_RETURN_IF_ERROR(validateRequest(request, mModel));
-    ResolvedRequest r{request, {}};
+    ResolvedRequest r{request, {}, loopTimeout.value_or(kDefaultLoopTimeoutDuration)};
     for (uint32_t p = 0; p < request.pools.size(); ++p) {
         const auto* token = std::get_if<MemoryDomainToken>(&request.pools[p]);
         if (!token) continue;
@@ -215,15 +217,30 @@ ExecutionResult NpuPreparedModel::runOnDevice(const ResolvedRequest& r,
             fail(ErrorStatus::MISSED_DEADLINE_PERSISTENT, "the deadline has passed"));
     auto inputs = readRequestInputs(mModel, r.request);
     if (!inputs) return ExecutionResult::failure(inputs.status());
-    Shapes shapes;
-    for (const auto& t : *inputs) shapes.push_back(t.dimensions);
-    auto program = programFor(shapes, *inputs);
-    if (!program) return ExecutionResult::failure(program.status());
-    // Output buffers of unknown shape take the shape the program writes.
+    const auto runJob = [&](const Program& program, const std::vector<TensorData>& in) {
+        return mCore->runJob(mPriority, program, in, deadline);
+    };
+    // What the execution writes: a program's outputs are known before it runs; with control
+    // flow, they are known once it has run.
+    std::shared_ptr<const Program> program;
+    std::vector<ProgramIo> written;
+    JobOutcome outcome;
+    if (mControlFlow) {
+        outcome = mControlFlow->run(*inputs, r.loopTimeout, runJob);
+        if (!outcome.status.ok()) return ExecutionResult::failure(outcome.status);
+        for (const TensorData& t : outcome.outputs)
+            written.push_back({0, static_cast<uint32_t>(t.bytes.size()), t.dimensions});
+    } else {
+        auto compiled = programFor(*inputs);
+        if (!compiled) return ExecutionResult::failure(compiled.status());
+        program = *compiled;
+        written = program->outputs;
+    }
+    // Output buffers of unknown shape take the shape the execution writes.
     Request request = r.request;
     for (const auto& [index, buffer] : r.outputBuffers) {
         if (buffer->shapeFixed()) continue;
-        auto storage = buffer->storageFor((*program)->outputs[index].dimensions);
+        auto storage = buffer->storageFor(written[index].dimensions);
         if (!storage)
             return ExecutionResult::failure(fail(ErrorStatus::GENERAL_FAILURE, "output ", index,
                                                  ": ", storage.status().message));
@@ -231,11 +248,11 @@ ExecutionResult NpuPreparedModel::runOnDevice(const ResolvedRequest& r,
         arg.location.length = static_cast<uint32_t>((*storage)->size());
         request.pools[arg.location.poolIndex] = std::move(*storage);
     }
-    // Outputs too small for their shapes: no need to run the device.
+    // Outputs too small for their shapes: no need to run the device (again).
     ExecutionResult result;
     bool sufficient = true;
-    for (size_t i = 0; i < (*program)->outputs.size(); ++i) {
-        const ProgramIo& io = (*program)->outputs[i];
+    for (size_t i = 0; i < written.size(); ++i) {
+        const ProgramIo& io = written[i];
         const auto& arg = request.outputs[i];
         OutputShape shape{io.dimensions, true};
         if (arg.lifetime != Request::Argument::LifeTime::NO_VALUE &&
@@ -250,8 +267,10 @@ ExecutionResult NpuPreparedModel::runOnDevice(const ResolvedRequest& r,
                              "an output buffer is smaller than its output");
         return result;
     }
-    JobOutcome outcome = mCore->runJob(mPriority, **program, *inputs, deadline);
-    if (!outcome.status.ok()) return ExecutionResult::failure(outcome.status);
+    if (program) {
+        outcome = runJob(*program, *inputs);
+        if (!outcome.status.ok()) return ExecutionResult::failure(outcome.status);
+    }
     result.status = writeRequestOutputs(mModel, request, outcome.outputs, &result.outputShapes);
     if (!result.ok()) return ExecutionResult::failure(result.status);
     result.timing.timeOnDevice = mCore->runtime.deviceTime(outcome.cycles);
@@ -259,30 +278,17 @@ ExecutionResult NpuPreparedModel::runOnDevice(const ResolvedRequest& r,
 }
 
 Result<std::shared_ptr<const Program>> NpuPreparedModel::programFor(
-    const Shapes& shapes, const std::vector<TensorData>& inputs) const {
+    const std::vector<TensorData>& inputs) const {
     if (mProgram) {
-        bool same = shapes.size() == mProgram->inputs.size();
-        for (size_t i = 0; same && i < shapes.size(); ++i)
-            same = shapes[i] == mProgram->inputs[i].dimensions;
+        bool same = inputs.size() == mProgram->inputs.size();
+        for (size_t i = 0; same && i < inputs.size(); ++i)
+            same = inputs[i].dimensions == mProgram->inputs[i].dimensions;
         if (same) return mProgram;
     }
     if (!mFullModel)
         return fail(ErrorStatus::GENERAL_FAILURE,
                     "a model prepared from cache runs only the input shapes it was compiled for");
-    VariantKey key{shapes, {}};
-    InputValues values;
-    for (uint32_t pos : mCompileTimeInputs) {
-        key.second.push_back(inputs[pos].bytes);
-        values[mModel.main.inputIndexes[pos]] = inputs[pos].bytes;
-    }
-    std::lock_guard<std::mutex> lock(mMutex);
-    if (auto it = mVariants.find(key); it != mVariants.end()) return it->second;
-    auto program = compileModel(mModel, shapes, values);
-    if (!program) return program.status();
-    auto shared = std::make_shared<const Program>(std::move(*program));
-    if (mVariants.size() >= kMaxVariants) mVariants.clear();
-    mVariants[std::move(key)] = shared;
-    return shared;
+    return mVariants.get(inputs);
 }
 
 }  // namespace nncosim::driver::detail

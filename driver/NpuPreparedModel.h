@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "driver/BufferTracker.h"
+#include "driver/Compiler.h"
+#include "driver/ControlFlow.h"
 #include "driver/IPreparedModel.h"
 #include "driver/Program.h"
 
@@ -24,6 +26,7 @@ class DeviceCore;
 struct ResolvedRequest {
     Request request;
     std::vector<std::pair<uint32_t, std::shared_ptr<ManagedBuffer>>> outputBuffers;  // output index
+    Duration loopTimeout = kDefaultLoopTimeoutDuration;
 };
 
 // The IFencedExecutionCallback of an NpuPreparedModel's fenced execution.
@@ -81,8 +84,6 @@ class NpuPreparedModel : public IPreparedModel,
     Result<SharedBurst> configureExecutionBurst() const override;
 
   private:
-    using Shapes = std::vector<std::vector<uint32_t>>;
-
     // Validates everything about an execution and replaces buffer tokens by their storage.
     Result<ResolvedRequest> resolve(const Request& request, MeasureTiming measure,
                                     const OptionalTimePoint& deadline,
@@ -94,22 +95,18 @@ class NpuPreparedModel : public IPreparedModel,
 
     ExecutionResult runOnDevice(const ResolvedRequest& r, const OptionalTimePoint& deadline) const;
 
-    // The program for these input shapes (and values of compile-time inputs): the one compiled
+    // The program for these inputs' shapes (and values of compile-time inputs): the one compiled
     // at preparation, or a variant compiled now and kept.
-    Result<std::shared_ptr<const Program>> programFor(const Shapes& shapes,
-                                                      const std::vector<TensorData>& inputs) const;
+    Result<std::shared_ptr<const Program>> programFor(const std::vector<TensorData>& inputs) const;
 
     const std::shared_ptr<DeviceCore> mCore;
     const Model mModel;
     const bool mFullModel;
     const Priority mPriority;
     const std::shared_ptr<const Program> mProgram;  // for the model's own input shapes, if known
-    const std::vector<uint32_t> mCompileTimeInputs;
-    // Programs compiled at execution time, by input shapes and compile-time input values.
-    using VariantKey = std::pair<Shapes, std::vector<std::vector<uint8_t>>>;
-    static constexpr size_t kMaxVariants = 16;
-    mutable std::mutex mMutex;
-    mutable std::map<VariantKey, std::shared_ptr<const Program>> mVariants;
+    const ProgramVariants mVariants;
+    // Models with IF or WHILE run job by job; null for the others.
+    const std::unique_ptr<const ControlFlowRunner> mControlFlow;
 };
 
 }  // namespace nncosim::driver::detail

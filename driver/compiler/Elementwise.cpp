@@ -47,7 +47,8 @@ Status supported(const Model& model, const Operation& op) {
     const bool int32 = a.type == OperandType::TENSOR_INT32;
     if ((!isQuant8(a.type) && !floatFormat(a.type) && !int32) || b.type != a.type ||
         out.type != a.type)
-        return unsupported(op, "only 8-bit quantized, float32, float16 or int32 tensors of one type");
+        return unsupported(op,
+                           "only 8-bit quantized, float32, float16 or int32 tensors of one type");
     auto act = c.scalar<int32_t>(op.inputs[2]);
     if (!act) return unsupported(op, "activation must be a constant");
     if (*act < 0 || *act > 3) return unsupported(op, "activation");
@@ -254,7 +255,7 @@ Status lowerComparison(Lowering& lw, const Operation& op) {
         npu::Descriptor d;
         d.opcode = npu::Opcode::ADD;
         d.format = static_cast<uint32_t>(a.type == OperandType::TENSOR_INT32 ? npu::Format::INT32
-                                                                              : npu::Format::FP32);
+                                                                             : npu::Format::FP32);
         d.compare = static_cast<uint32_t>(compareOf(op.type));
         const uint32_t results = lw.scratch().at(0);
         NN_RETURN_IF_ERROR(emitStream(lw, op, d, results));

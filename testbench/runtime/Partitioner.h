@@ -10,6 +10,7 @@
 
 #include "model/Model.h"
 #include "model/Status.h"
+#include "model/Subgraphs.h"
 
 namespace nncosim {
 
@@ -51,22 +52,6 @@ std::vector<Partition> partitionOperations(const Model& model, const std::vector
 /// One partition per operation, in the model's order (to see every intermediate tensor).
 std::vector<Partition> singleOperationPartitions(const Model& model,
                                                  const std::vector<bool>& onNpu);
-
-/// A partition as a model of its own.
-struct PartitionModel {
-    Model model;
-    std::vector<uint32_t> inputs;      ///< main-graph operand of each model input
-    std::vector<uint32_t> outputs;     ///< main-graph operand of each model output
-    std::vector<uint32_t> operations;  ///< main-graph operation of each model operation
-};
-
-/// The model of `operations` (main-graph indexes in a valid execution order): operands they
-/// read that are main-graph inputs or written outside the partition become its inputs; operands
-/// they write with `exported[k]` set become its outputs; constant values, pools and referenced
-/// subgraphs are carried along.
-/// Fails with INVALID_ARGUMENT when the partition would have no output.
-Result<PartitionModel> extractPartition(const Model& model, const std::vector<uint32_t>& operations,
-                                        const std::vector<bool>& exported);
 
 /// Which main-graph operands must leave their partition: main-graph outputs and operands read
 /// by an operation of another partition; with `everyResult`, every operation's outputs.
