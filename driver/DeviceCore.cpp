@@ -13,8 +13,9 @@ namespace {
 // energy model over the counters against the CPU reference's energy, with this device's energy
 // parameters; the quantized run for 8-bit tensors, int32 biases and scalars, the float32 run for
 // float tensors and relaxed models (which the NPU computes in binary32 at the same speed). IF
-// and WHILE keep "no information" (the maximum): the NPU has no control flow. So do a run's
-// types when it was measured on another compiler or NPU (a stale record).
+// and WHILE keep "no information" (the maximum): the driver sequences them job by job
+// (ControlFlow.h), and that overhead has no calibration run yet. So do a run's types when it was
+// measured on another compiler or NPU (a stale record).
 Capabilities makeCapabilities(const CalibrationRun& quant8Run, const CalibrationRun& floatRun,
                               const EnergyParameters& energy) {
     Capabilities caps;
