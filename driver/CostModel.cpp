@@ -18,10 +18,14 @@ uint64_t estimateWindowCycles(const npu::Descriptor& d) {
     const uint64_t words = ceilDiv(d.a.inner, npu::kDramBusBytes);
     const uint64_t load =
         has(npu::DescFlag::CHAIN_IN) ? 0 : uint64_t{d.a.count1} * d.a.count2 * words;
-    // A float array operation's vector is vw words; its weight block streams in 16 x vw words.
+    // A float array operation's vector is vw words. The next weight block streams while the
+    // array runs the pixels of this one: 16 rows of a word (int8) or kFloatWeightRowWords, so a
+    // step takes at least that many cycles (a fully connected layer's one pixel waits for them).
     const uint64_t vw = npu::vectorWords(d);
     uint64_t pixels = uint64_t{d.out.count1} * d.out.count2;
-    if (vw > 1) pixels = std::max<uint64_t>(pixels, npu::kArrayRows * npu::kFloatWeightRowWords);
+    if (npu::op::usesArray(d.opcode))
+        pixels =
+            std::max<uint64_t>(pixels, npu::kArrayRows * (vw > 1 ? npu::kFloatWeightRowWords : 1));
     const uint64_t blocks = ceilDiv(d.out.inner, npu::kArrayCols * vw);
     const uint64_t taps = uint64_t{d.kernelH} * d.kernelW;
     uint64_t steps = taps * words;  // pooling: every tap of every input word

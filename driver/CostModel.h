@@ -14,7 +14,8 @@ namespace nncosim::driver {
 inline constexpr uint64_t kJobOverheadCycles = 200;
 
 /// Estimated cycles of a window descriptor (CONV, DWCONV, pooling): its input load (none when
-/// chained) and one vector per output pixel, output-channel block and K step.
+/// chained) and one vector per output pixel, output-channel block and K step, a step taking at
+/// least its weight block's stream.
 uint64_t estimateWindowCycles(const npu::Descriptor& d);
 
 /// Estimated cycles of any descriptor: window operations as estimateWindowCycles; element-wise
