@@ -769,12 +769,7 @@ Status lowerPool(Lowering& lw, const Operation& op) {
     return transposeOut(lw, op, *w, *io);
 }
 
-// The copy's axes and the pooling window of a reduction of `dims`; nullopt when the reduced
-// extent is no product of two window sides of at most 255.
-struct ReduceLayout {
-    std::vector<AxisOffsets> axes;  // the reduced axes, then the kept ones
-    uint32_t windowH = 1, windowW = 1, kept = 1;
-};
+}  // namespace
 
 std::optional<ReduceLayout> reduceLayout(const std::vector<uint32_t>& dims,
                                          const std::vector<bool>& reduced) {
@@ -800,6 +795,8 @@ std::optional<ReduceLayout> reduceLayout(const std::vector<uint32_t>& dims,
     }
     return std::nullopt;
 }
+
+namespace {
 
 std::optional<std::vector<bool>> reducedOf(const Constants& c, const Operation& op, size_t rank) {
     const uint8_t* p = c.data(op.inputs[1]);

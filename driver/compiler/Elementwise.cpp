@@ -37,6 +37,48 @@ npu::StridedTensor operandRows(Lowering& lw, uint32_t k, const std::array<uint32
     return {lw.addConstant(expanded.data(), expanded.size()), dense};
 }
 
+/// The ADD descriptor of quantized ADD/SUB `params` from `a` and `b` to an output of `outType`.
+npu::Descriptor addSubDescriptor(const Operand& a, const Operand& b, OperandType outType,
+                                 const fixedpoint::AddSubParams& params) {
+    npu::Descriptor d;
+    d.opcode = npu::Opcode::ADD;
+    d.aSigned = isSigned(a.type), d.bSigned = isSigned(b.type), d.outSigned = isSigned(outType);
+    d.aZeroPoint = a.zeroPoint, d.bZeroPoint = b.zeroPoint, d.outZeroPoint = params.outputOffset;
+    d.leftShift = fixedpoint::AddSubParams::kLeftShift;
+    d.aMultiplier = params.input1.multiplier, d.aShift = params.input1.shift;
+    d.bMultiplier = params.input2.multiplier, d.bShift = params.input2.shift;
+    d.outMultiplier = params.output.multiplier, d.outShift = params.output.shift;
+    d.actMin = params.range.min, d.actMax = params.range.max;
+    return d;
+}
+
+/// The three-way order of x and y: -1, 0 or 1.
+static int order(float x, float y) {
+    return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/// The SUB whose output's sign orders `a` against `b`, when it does so for every pair of values.
+std::optional<fixedpoint::AddSubParams> orderingSub(const Operand& a, const Operand& b) {
+    if (!isQuant8(a.type) || b.type != a.type) return std::nullopt;
+    const int32_t middle = isSigned(a.type) ? 0 : 128;
+    const float twiceMax = 2 * std::max(a.scale, b.scale);
+    const fixedpoint::QuantInfo out{
+        twiceMax / (1 << fixedpoint::AddSubParams::kLeftShift) * 1.0001f, middle};
+    auto params = fixedpoint::computeAddSubParams({a.scale, a.zeroPoint}, {b.scale, b.zeroPoint},
+                                                  out, {typeMin(a.type), typeMax(a.type)}, true);
+    if (!params) return std::nullopt;
+    for (int32_t x = typeMin(a.type); x <= typeMax(a.type); ++x) {
+        const float real = fixedpoint::dequantizeValue(x, a.scale, a.zeroPoint);
+        for (int32_t y = typeMin(b.type); y <= typeMax(b.type); ++y) {
+            const int sign = order(static_cast<float>(fixedpoint::addSubElement(x, y, *params)),
+                                   static_cast<float>(middle));
+            if (sign != order(real, fixedpoint::dequantizeValue(y, b.scale, b.zeroPoint)))
+                return std::nullopt;
+        }
+    }
+    return params;
+}
+
 namespace {
 
 Status supported(const Model& model, const Operation& op) {
@@ -73,21 +115,6 @@ Result<std::vector<uint32_t>> outputShape(const Lowering& lw, const Operation& o
     auto shape = broadcastShape(lw.dims(op.inputs[0]), lw.dims(op.inputs[1]));
     if (!shape) return fail(ErrorStatus::GENERAL_FAILURE, "shapes do not broadcast");
     return *shape;
-}
-
-/// The ADD descriptor of quantized ADD/SUB `params` from `a` and `b` to an output of `outType`.
-npu::Descriptor addSubDescriptor(const Operand& a, const Operand& b, OperandType outType,
-                                 const fixedpoint::AddSubParams& params) {
-    npu::Descriptor d;
-    d.opcode = npu::Opcode::ADD;
-    d.aSigned = isSigned(a.type), d.bSigned = isSigned(b.type), d.outSigned = isSigned(outType);
-    d.aZeroPoint = a.zeroPoint, d.bZeroPoint = b.zeroPoint, d.outZeroPoint = params.outputOffset;
-    d.leftShift = fixedpoint::AddSubParams::kLeftShift;
-    d.aMultiplier = params.input1.multiplier, d.aShift = params.input1.shift;
-    d.bMultiplier = params.input2.multiplier, d.bShift = params.input2.shift;
-    d.outMultiplier = params.output.multiplier, d.outShift = params.output.shift;
-    d.actMin = params.range.min, d.actMax = params.range.max;
-    return d;
 }
 
 /// Streams `d` over inputs 0 and 1 of `op` (broadcast to output 0's shape) into `out`.
@@ -156,33 +183,6 @@ Status lower(Lowering& lw, const Operation& op) {
 // just below one around a middle zero point: its sign is the comparison's, where the rescaling
 // keeps the order of the real values. Whether it does depends on the scales and zero points only,
 // so the claim checks all 65,536 pairs of stored values; a LUT turns the sign into the BOOL8.
-
-/// The three-way order of x and y: -1, 0 or 1.
-int order(float x, float y) {
-    return x < y ? -1 : x > y ? 1 : 0;
-}
-
-/// The SUB whose output's sign orders `a` against `b`, when it does so for every pair of values.
-std::optional<fixedpoint::AddSubParams> orderingSub(const Operand& a, const Operand& b) {
-    if (!isQuant8(a.type) || b.type != a.type) return std::nullopt;
-    const int32_t middle = isSigned(a.type) ? 0 : 128;
-    const float twiceMax = 2 * std::max(a.scale, b.scale);
-    const fixedpoint::QuantInfo out{
-        twiceMax / (1 << fixedpoint::AddSubParams::kLeftShift) * 1.0001f, middle};
-    auto params = fixedpoint::computeAddSubParams({a.scale, a.zeroPoint}, {b.scale, b.zeroPoint},
-                                                  out, {typeMin(a.type), typeMax(a.type)}, true);
-    if (!params) return std::nullopt;
-    for (int32_t x = typeMin(a.type); x <= typeMax(a.type); ++x) {
-        const float real = fixedpoint::dequantizeValue(x, a.scale, a.zeroPoint);
-        for (int32_t y = typeMin(b.type); y <= typeMax(b.type); ++y) {
-            const int sign = order(static_cast<float>(fixedpoint::addSubElement(x, y, *params)),
-                                   static_cast<float>(middle));
-            if (sign != order(real, fixedpoint::dequantizeValue(y, b.scale, b.zeroPoint)))
-                return std::nullopt;
-        }
-    }
-    return params;
-}
 
 /// Whether `a` and `b` are compared by COMPARE: float32 or int32 tensors of one type.
 bool comparedDirectly(const Operand& a, const Operand& b) {

@@ -163,6 +163,27 @@ npu::Descriptor lookupDescriptor(Lowering& lowering, OperandType in, OperandType
 /// shape instead, so that it streams contiguous rows (Elementwise.cpp).
 npu::StridedTensor operandRows(Lowering& lowering, uint32_t k, const std::array<uint32_t, 4>& o4);
 
+/// The ADD descriptor of quantized ADD/SUB `params` from `a` and `b` to an output of `outType`
+/// (Elementwise.cpp).
+npu::Descriptor addSubDescriptor(const Operand& a, const Operand& b, OperandType outType,
+                                 const fixedpoint::AddSubParams& params);
+
+/// The quantized SUB of `a` and `b` into a byte whose order against its zero point (the type's
+/// middle) is the order of their real values, when such a SUB exists for every pair of stored
+/// values (Elementwise.cpp).
+std::optional<fixedpoint::AddSubParams> orderingSub(const Operand& a, const Operand& b);
+
+/// A reduction of `dims` as a copy and a pooling window: the copy's axes (the reduced axes, then
+/// the kept ones: [1, windowH, windowW, kept], the reduced elements in row-major order over the
+/// window) (Convolution.cpp).
+struct ReduceLayout {
+    std::vector<AxisOffsets> axes;
+    uint32_t windowH = 1, windowW = 1, kept = 1;
+};
+/// Nullopt when the reduced extent is no product of two window sides of at most 255.
+std::optional<ReduceLayout> reduceLayout(const std::vector<uint32_t>& dims,
+                                         const std::vector<bool>& reduced);
+
 /// A widening lookup: `count` 8-bit elements of type `in` at `src` become the `size`-byte elements
 /// bits[byte] at `dst`, one LUT pass per output byte (Lookup.cpp).
 Status widenBytes(Lowering& lowering, const Operation& op, OperandType in, uint32_t src,

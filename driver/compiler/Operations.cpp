@@ -15,6 +15,7 @@ extern const NpuOperation kFullyConnectedOperation;  // FullyConnected.cpp
 extern const NpuOperation kResizeBilinearOperation;  // Resize.cpp
 extern const NpuOperation kElementwiseOperation;     // Elementwise.cpp
 extern const NpuOperation kComparisonOperation;      // Elementwise.cpp
+extern const NpuOperation kArgMinMaxOperation;       // ArgMinMax.cpp
 extern const NpuOperation kActivationOperation;      // Lookup.cpp
 extern const NpuOperation kPreluOperation;           // Lookup.cpp
 extern const NpuOperation kMaxMinOperation;          // Lookup.cpp
@@ -63,6 +64,9 @@ const NpuOperation* findNpuOperation(const Model& model, const Operation& op) {
         case OperationType::LESS:
         case OperationType::LESS_EQUAL:
             return &kComparisonOperation;
+        case OperationType::ARGMAX:
+        case OperationType::ARGMIN:
+            return &kArgMinMaxOperation;
         case OperationType::RSQRT:
         case OperationType::LOGISTIC:
         case OperationType::TANH:

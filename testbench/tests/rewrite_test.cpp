@@ -378,6 +378,44 @@ TEST_CASE("npu_quantized_softmax_and_l2_normalization_rows") {
     }
 }
 
+TEST_CASE("npu_argmax_argmin_find_the_first_extremum_as_the_golden") {
+    // The input goes through an ADD into a coarse scale first, so that lines have many equal
+    // values: the index must be the first of them. 256 elements along the axis are not claimed.
+    struct Case {
+        OperationType op;
+        OperandType type;
+        std::vector<uint32_t> dims;
+        int32_t axis;
+        bool claimed;
+    };
+    for (const Case& c : {Case{OperationType::ARGMAX, kQ8, {3, 255}, -1, true},
+                          Case{OperationType::ARGMIN, kQ8, {2, 17, 5}, 1, true},
+                          Case{OperationType::ARGMAX, kS8, {6, 4}, 0, true},
+                          Case{OperationType::ARGMIN, kS8, {2, 3, 40}, -1, true},
+                          Case{OperationType::ARGMAX, kQ8, {2, 256}, 1, false}}) {
+        CAPTURE(nameOf(c.op));
+        CAPTURE(nameOf(c.type));
+        CAPTURE(c.axis);
+        const int32_t zero = c.type == kQ8 ? 128 : 0;
+        ModelBuilder b;
+        const uint32_t in = b.addInput(c.type, c.dims, 0.1f, zero);
+        const uint32_t zeros =
+            b.addConstant(c.type, {1}, std::vector<uint8_t>{uint8_t(zero)}, 0.1f, zero);
+        const uint32_t coarse = b.addOperand(c.type, c.dims, 3.0f, zero);
+        b.addOperation(OperationType::ADD, {in, zeros, b.addInt32(0)}, {coarse});
+        std::vector<uint32_t> outDims = c.dims;
+        outDims.erase(outDims.begin() + (c.axis < 0 ? c.axis + c.dims.size() : c.axis));
+        const uint32_t out = b.addOutput(OperandType::TENSOR_INT32, outDims);
+        b.addOperation(c.op, {coarse, b.addInt32(c.axis)}, {out});
+        const Model model = b.build();
+        REQUIRE(validateModel(model).ok());
+        CHECK(driver::checkOperationSupported(model, 1).ok() == c.claimed);
+        if (!c.claimed) continue;
+        for (uint32_t seed : {1u, 2u, 3u})
+            runMatchingGolden(model, seed, sim::NpuImplementation::kFunctional, Placement::kNpu);
+    }
+}
+
 TEST_CASE("npu_quant_resize_bilinear_is_the_golden_s") {
     // Quantized resizes, bit for bit: power-of-two upsamplings of uint8 on the array (a 2x2 DWCONV
     // per output phase), everything else through the binary32 formula; with NNAPI's quantization
