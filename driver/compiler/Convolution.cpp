@@ -815,26 +815,38 @@ std::optional<std::vector<bool>> reducedOf(const Constants& c, const Operation& 
 // rounds, so it cannot stand in. A depthwise convolution over the whole map with every weight 4
 // (input zero point 0) and the bias -2(n - 1) accumulates 4S - 2(n - 1) from the sum S of n
 // values, and the requantization by 1/(4n) rounds that to floor(S / n): the fraction stays
-// 1/(2n) away from the rounding points, more than the multiplier's error. For QUANT8_ASYMM,
-// S >= 0 and floor is the truncation; meanRequantization checks every possible sum before the
-// NPU claims one. Signed sums truncate toward zero, which this cannot: not claimed.
+// 1/(2n) away from the rounding points, more than the multiplier's error; the bias +2(n - 1)
+// gives ceil(S / n) the same way. For QUANT8_ASYMM, S >= 0 and floor is the truncation. A
+// QUANT8_ASYMM_SIGNED sum truncates toward zero: that is max(floor, min(ceil, 0)), the floor
+// where it is not negative and the ceiling where it is, so a second DWCONV writes the ceiling
+// clamped to at most 0 beside the floor and a MAXPOOL of 2 x 1 picks. meanRequantization checks
+// every possible sum before the NPU claims one.
 
 constexpr int32_t kMeanWeight = 4;
 
-// The multiplier of a mean of `count` values, verified on every sum of uint8 values; nullopt
-// when it is not exact.
-std::optional<QuantizedMultiplier> meanRequantization(uint32_t count, int32_t bias) {
-    auto m = fixedpoint::quantizeMultiplier(1.0 / (double{kMeanWeight} * count));
-    if (!m || m->shift < -31) return std::nullopt;
-    for (int64_t sum = 0; sum <= int64_t{255} * count; ++sum) {
-        const auto acc = static_cast<int32_t>(kMeanWeight * sum);
-        if (fixedpoint::requantize(acc, bias, *m, 0, {0, 255}) != sum / count) return std::nullopt;
-    }
-    return m;
+// The bias that rounds a mean of `count` values down (or up).
+int32_t meanBias(uint32_t count, bool up = false) {
+    return (up ? 1 : -1) * kMeanWeight / 2 * (static_cast<int32_t>(count) - 1);
 }
 
-int32_t meanBias(uint32_t count) {
-    return -kMeanWeight / 2 * (static_cast<int32_t>(count) - 1);
+// The multiplier of a mean of `count` stored values of `type`, verified on every possible sum
+// for the floor (and for int8 the ceiling too); nullopt when it is not exact.
+std::optional<QuantizedMultiplier> meanRequantization(uint32_t count, OperandType type) {
+    auto m = fixedpoint::quantizeMultiplier(1.0 / (double{kMeanWeight} * count));
+    if (!m || m->shift < -31) return std::nullopt;
+    const int64_t lo = int64_t{typeMin(type)} * count, hi = int64_t{typeMax(type)} * count;
+    const fixedpoint::ActivationRange range{typeMin(type), typeMax(type)};
+    const bool sign = isSigned(type);
+    for (int64_t sum = lo; sum <= hi; ++sum) {
+        const auto acc = static_cast<int32_t>(kMeanWeight * sum);
+        const int64_t floor = sum >= 0 ? sum / count : -((-sum + count - 1) / count);
+        if (fixedpoint::requantize(acc, meanBias(count), *m, 0, range) != floor)
+            return std::nullopt;
+        if (sign && fixedpoint::requantize(acc, meanBias(count, true), *m, 0, range) !=
+                        (sum >= 0 ? (sum + count - 1) / count : -(-sum / count)))
+            return std::nullopt;
+    }
+    return m;
 }
 
 // The reduced axes of a MEAN, when they are exactly height and width of a 4-D tensor.
@@ -910,10 +922,8 @@ std::optional<MeanImage> meanImageOf(const Constants& c, const Operation& op,
 Status meanSupported(const Model& model, const Operation& op) {
     const Constants c(model);
     const Operand& in = c.operand(op.inputs[0]);
-    if ((in.type != OperandType::TENSOR_QUANT8_ASYMM && !floatFormat(in.type)) ||
-        c.operand(op.outputs[0]).type != in.type)
-        return unsupported(
-            op, "only QUANT8_ASYMM (signed sums truncate toward zero), float32 and float16");
+    if ((!isQuant8(in.type) && !floatFormat(in.type)) || c.operand(op.outputs[0]).type != in.type)
+        return unsupported(op, "only 8-bit quantized, float32 and float16 tensors");
     if (!c.isConstant(op.inputs[1]) || !c.isConstant(op.inputs[2]))
         return unsupported(op, "the axes and keep_dims must be constants");
     if (in.dimensions.empty() || elementCount(in.dimensions) == 0)
@@ -925,7 +935,7 @@ Status meanSupported(const Model& model, const Operation& op) {
     if (d[1] > kMaxByteField || d[2] > kMaxByteField)
         return unsupported(op, "a map beyond the descriptor's 8-bit kernel");
     const uint32_t count = d[1] * d[2];
-    if (!floatFormat(in.type) && !meanRequantization(count, meanBias(count)))
+    if (!floatFormat(in.type) && !meanRequantization(count, in.type))
         return unsupported(op, "no exact requantization for this count");
     if (meanSliceChannels(d, in.type) == 0)
         return unsupported(op, "the map of one channel block does not fit the scratchpad");
@@ -940,11 +950,17 @@ Result<std::vector<uint32_t>> meanOutputShape(const Lowering& lw, const Operatio
     return reductionShape(in, *reduced, *keepDims > 0);
 }
 
-// The copied input, when the MEAN does not reduce height and width in place.
+// The copied input, when the MEAN does not reduce height and width in place; an int8 MEAN's
+// floors and clamped ceilings, side by side.
 std::vector<uint64_t> meanScratch(const Lowering& lw, const Operation& op) {
     const auto image = meanImageOf(lw.constants(), op, lw.dims(op.inputs[0]));
-    if (!image || !image->copy) return {};
-    return {elementCount(lw.dims(op.inputs[0])) * elementSize(lw.operand(op.inputs[0]).type)};
+    if (!image) return {};
+    const OperandType type = lw.operand(op.inputs[0]).type;
+    std::vector<uint64_t> areas;
+    if (image->copy) areas.push_back(elementCount(lw.dims(op.inputs[0])) * elementSize(type));
+    if (type == OperandType::TENSOR_QUANT8_ASYMM_SIGNED)
+        areas.push_back(2 * elementCount(lw.dims(op.outputs[0])));
+    return areas;
 }
 
 // A float MEAN is an average pool over the map: binary32 sums in row-major order, as the golden
@@ -984,38 +1000,63 @@ Status lowerMean(Lowering& lw, const Operation& op) {
         return lowerFloatMean(lw, op, *image, *format);
     const std::array<uint32_t, 4>& d = image->d;
     const uint32_t count = d[1] * d[2];
-    const int32_t bias = meanBias(count);
-    const auto m = meanRequantization(count, bias);
+    const OperandType type = lw.operand(op.inputs[0]).type;
+    const bool sign = isSigned(type);
+    const auto m = meanRequantization(count, type);
     if (!m) return lw.fail(op, "no exact requantization for this count");
-    const uint32_t slice = meanSliceChannels(d, OperandType::TENSOR_QUANT8_ASYMM);
+    const uint32_t slice = meanSliceChannels(d, type);
     if (slice == 0) return lw.fail(op, "the map of one channel block does not fit the scratchpad");
     const npu::ConvGeometry geometry = meanGeometry(d);
     const bool taps = npu::depthwiseUsesTaps(geometry);
-    // Every slice has the same weights and quantization: one stream for the largest.
-    const std::vector<uint8_t> weights(size_t{count} * slice, kMeanWeight);
-    const std::vector<npu::ChannelQuant> quant(slice, {bias, m->multiplier, m->shift});
-    const std::vector<uint8_t> stream =
-        npu::packDepthwiseWeights(weights.data(), slice, d[1], d[2], 0, quant, taps);
-    const uint32_t wAddr = lw.addConstant(stream.data(), stream.size());
     uint32_t inBase = lw.address(op.inputs[0]);
     if (image->copy) {
         MoveEmitter move(lw, 1, 0);
         NN_RETURN_IF_ERROR(move.box(inBase, lw.scratch().at(0), image->copy->axes));
         inBase = lw.scratch().at(0);
     }
-    lw.fenceNext();
-    const uint32_t outBase = lw.address(op.outputs[0]);
-    for (uint32_t n = 0; n < d[0]; ++n) {
-        for (uint32_t first = 0; first < d[3]; first += slice) {
-            const auto [input, output] =
-                meanImages(d, inBase, outBase, n, first, std::min(slice, d[3] - first), 1);
-            npu::ChainBuilder chain;
-            const Status st =
-                chain.depthwise(input, output, wAddr, false, 0, geometry, {0, 0, 255}, taps);
-            if (!st.ok()) return lw.fail(op, st.message);
-            lw.emitChain(chain);
+    // The floors (into the output, or for int8 beside the clamped ceilings).
+    const uint32_t outputs = d[0] * d[3];
+    const uint32_t floors = sign ? lw.scratch().back() : lw.address(op.outputs[0]);
+    const auto means = [&](bool up, uint32_t outBase, int32_t max) {
+        // Every slice has the same weights and quantization: one stream for the largest.
+        const std::vector<uint8_t> weights(size_t{count} * slice, kMeanWeight);
+        const std::vector<npu::ChannelQuant> quant(slice,
+                                                   {meanBias(count, up), m->multiplier, m->shift});
+        const std::vector<uint8_t> stream =
+            npu::packDepthwiseWeights(weights.data(), slice, d[1], d[2], 0, quant, taps);
+        const uint32_t wAddr = lw.addConstant(stream.data(), stream.size());
+        lw.fenceNext();
+        for (uint32_t n = 0; n < d[0]; ++n) {
+            for (uint32_t first = 0; first < d[3]; first += slice) {
+                auto [input, output] =
+                    meanImages(d, inBase, outBase, n, first, std::min(slice, d[3] - first), 1);
+                input.isSigned = output.isSigned = sign;
+                npu::ChainBuilder chain;
+                const Status st = chain.depthwise(input, output, wAddr, false, 0, geometry,
+                                                  {0, typeMin(type), max}, taps);
+                if (!st.ok()) return lw.fail(op, st.message);
+                lw.emitChain(chain);
+            }
         }
-    }
+        return okStatus();
+    };
+    NN_RETURN_IF_ERROR(means(false, floors, typeMax(type)));
+    if (!sign) return okStatus();
+    NN_RETURN_IF_ERROR(means(true, floors + outputs, 0));
+    // max(floor, min(ceiling, 0)): the two stacked as a 2 x 1 window.
+    npu::DeviceTensor pair;
+    pair.addr = floors;
+    pair.h = 2, pair.c = outputs;
+    pair.isSigned = true;
+    npu::DeviceTensor out = pair;
+    out.addr = lw.address(op.outputs[0]);
+    out.h = 1;
+    npu::ChainBuilder chain;
+    lw.fenceNext();
+    const Status st =
+        chain.pool(false, pair, out, {2, 1, 1, 1, 1, 1, 0, 0}, {0, typeMin(type), typeMax(type)});
+    if (!st.ok()) return lw.fail(op, st.message);
+    lw.emitChain(chain);
     return okStatus();
 }
 

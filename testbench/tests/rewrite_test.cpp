@@ -468,20 +468,23 @@ TEST_CASE("npu_quant_resize_bilinear_is_the_golden_s") {
 }
 
 TEST_CASE("rewrite_mean_runs_as_a_depthwise_convolution") {
-    // MEAN over H and W on the NPU (truncating like NNAPI's) for map sizes whose count is odd,
-    // even, a power of two and 1, both keep_dims forms, and a map too large for all channels at
-    // once (run in channel slices); extremes and random values.
+    // MEAN over H and W on the NPU (truncating like NNAPI's: int8 sums toward zero) for map
+    // sizes whose count is odd, even, a power of two and 1, both keep_dims forms, and a map too
+    // large for all channels at once (run in channel slices); extremes and random values.
     struct Case {
+        OperandType type;
         uint32_t h, w;
         bool keepDims;
     };
-    for (const Case& c : {Case{7, 7, false}, Case{4, 5, true}, Case{8, 8, false}, Case{1, 1, true},
-                          Case{13, 11, false}, Case{40, 40, false}}) {
-        INFO(c.h << "x" << c.w << (c.keepDims ? " keep" : ""));
+    for (const Case& c : {Case{kQ8, 7, 7, false}, Case{kQ8, 4, 5, true}, Case{kQ8, 8, 8, false},
+                          Case{kQ8, 1, 1, true}, Case{kQ8, 13, 11, false}, Case{kQ8, 40, 40, false},
+                          Case{kS8, 7, 7, false}, Case{kS8, 4, 5, true}, Case{kS8, 1, 1, false},
+                          Case{kS8, 40, 40, true}}) {
+        INFO(nameOf(c.type) << " " << c.h << "x" << c.w << (c.keepDims ? " keep" : ""));
         ModelBuilder b;
-        const uint32_t in = b.addInput(kQ8, {2, c.h, c.w, 40}, 0.1f, 100);
+        const uint32_t in = b.addInput(c.type, {2, c.h, c.w, 40}, 0.1f, 100);
         const uint32_t out = b.addOutput(
-            kQ8, c.keepDims ? std::vector<uint32_t>{2, 1, 1, 40} : std::vector<uint32_t>{2, 40},
+            c.type, c.keepDims ? std::vector<uint32_t>{2, 1, 1, 40} : std::vector<uint32_t>{2, 40},
             0.1f, 100);
         b.addOperation(OperationType::MEAN,
                        {in, b.addConstant(OperandType::TENSOR_INT32, {2}, std::vector{2, -3}),
@@ -493,8 +496,10 @@ TEST_CASE("rewrite_mean_runs_as_a_depthwise_convolution") {
         TensorData values{{2, c.h, c.w, 40}, std::vector<uint8_t>(2 * c.h * c.w * 40)};
         std::mt19937 rng(c.h * 31 + c.w);
         for (size_t i = 0; i < values.bytes.size(); ++i) {
-            const uint32_t channel = i % 40;  // channels 0 and 1: all 255 and all 0
-            values.bytes[i] = channel == 0 ? 255 : channel == 1 ? 0 : static_cast<uint8_t>(rng());
+            const uint32_t channel = i % 40;  // channels 0 and 1: the type's maximum and minimum
+            values.bytes[i] = static_cast<uint8_t>(channel == 0   ? driver::typeMax(c.type)
+                                                   : channel == 1 ? driver::typeMin(c.type)
+                                                                  : rng());
         }
         RuntimeOptions options;
         options.placement = Placement::kNpu;
@@ -508,8 +513,8 @@ TEST_CASE("rewrite_mean_runs_as_a_depthwise_convolution") {
         CHECK(outputs->at(0).dimensions == reference->at(0).dimensions);
         CHECK(outputs->at(0).bytes == reference->at(0).bytes);
     }
-    // Signed inputs are not claimed; other axes are, for uint8.
-    for (auto [type, axes] : {std::pair{kS8, std::vector{1, 2}}, std::pair{kQ8, std::vector{1}}}) {
+    // Other axes run on a copy with the reduced axes outermost.
+    for (auto [type, axes] : {std::pair{kS8, std::vector{1}}, std::pair{kQ8, std::vector{1}}}) {
         ModelBuilder b;
         const uint32_t in = b.addInput(type, {1, 4, 4, 16}, 0.1f, 0);
         const uint32_t out = b.addOutput(type, {}, 0.1f, 0);
@@ -521,9 +526,7 @@ TEST_CASE("rewrite_mean_runs_as_a_depthwise_convolution") {
             {out});
         const Model model = b.build();
         REQUIRE(validateModel(model).ok());
-        // Signed sums truncate toward zero, which no rounding requantization reproduces; uint8
-        // over other axes runs on a copy with the reduced axes outermost.
-        CHECK(driver::checkOperationSupported(model, 0).ok() == (type == kQ8));
+        CHECK(driver::checkOperationSupported(model, 0).ok());
     }
 }
 
