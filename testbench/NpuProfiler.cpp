@@ -70,7 +70,7 @@ void NpuProfiler::setSampleCycles(uint64_t cycles) {
     mSampleCycles = cycles;
 }
 
-std::optional<NpuJobProfile> NpuProfiler::takeLastJob() {
+std::optional<NpuJobProfile> NpuProfiler::takeJobs() {
     std::lock_guard<std::mutex> lock(mMutex);
     if (mState == JobState::kEnded) finishJob(true);
     return std::exchange(mFinished, std::nullopt);
@@ -177,7 +177,15 @@ void NpuProfiler::finishJob(bool completed) {
         }
     }
     mJob.completed = completed;
-    mFinished = std::move(mJob);
+    if (mFinished) {  // a later job of the same execution
+        mFinished->total.add(mJob.total);
+        mFinished->jobs += mJob.jobs;
+        mFinished->completed = mFinished->completed && completed;
+        mFinished->byTag.clear();
+        mFinished->fusedInto.clear();
+    } else {
+        mFinished = std::move(mJob);
+    }
     mJob = {};
     mState = JobState::kIdle;
 }

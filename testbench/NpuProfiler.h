@@ -46,11 +46,13 @@ struct NpuCounters {
     driver::Energy energy(uint64_t clockPeriodPs) const;
 };
 
-/// One job, doorbell to interrupt.
+/// One job, doorbell to interrupt; or the sum of several (an execution with IF or WHILE runs a
+/// job per stretch), whose per-tag shares are then dropped: their tags index different programs.
 struct NpuJobProfile {
-    uint64_t startCycle = 0;  ///< device cycle of the doorbell
-    NpuCounters total;        ///< total.cycles: doorbell to interrupt
-    bool completed = false;   ///< false: the job was aborted (reset before its interrupt)
+    uint64_t startCycle = 0;  ///< device cycle of the (first) doorbell
+    NpuCounters total;        ///< total.cycles: doorbell to interrupt, summed over the jobs
+    uint32_t jobs = 1;
+    bool completed = false;  ///< false: a job was aborted (reset before its interrupt)
     /// Shares of `total` per descriptor TAG (the operation index in the job's model): the
     /// counters accrued while the oldest unretired descriptor had that tag, measured at the
     /// sampling granularity. Empty when sampling was off. A descriptor with CHAIN_OUT overlaps
@@ -74,8 +76,8 @@ class NpuProfiler : public driver::HardwareAccess {
     /// cycles: the job's cycle count is unchanged.
     void setSampleCycles(uint64_t cycles);
 
-    /// The last job that ended since the previous call, if any.
-    std::optional<NpuJobProfile> takeLastJob();
+    /// The jobs that ended since the previous call, if any.
+    std::optional<NpuJobProfile> takeJobs();
 
     /// The platform underneath.
     driver::HardwareAccess& inner() { return *mInner; }

@@ -259,7 +259,7 @@ Result<std::vector<TensorData>> HostRuntime::execute(const std::vector<TensorDat
         rec.operations[i].type = g.operations[i].type;
         rec.operations[i].cpuReason = mCpuReasons[i];
     }
-    if (mNpu) mNpu->hardware->takeLastJob();  // forget jobs run before this execution
+    if (mNpu) mNpu->hardware->takeJobs();  // forget jobs run before this execution
     for (size_t s = 0; s < mSteps.size(); ++s) {
         const Step& step = mSteps[s];
         PartitionRecord pr;
@@ -294,7 +294,7 @@ Result<std::vector<TensorData>> HostRuntime::execute(const std::vector<TensorDat
         if (step.npu) {
             if (mOptions.beforeNpuPartition) mOptions.beforeNpuPartition(s, part);
             outputs = executeOnDriver(*step.prepared, part.model, stepInputs, loopTimeout);
-            pr.job = mNpu->hardware->takeLastJob();
+            pr.job = mNpu->hardware->takeJobs();
         } else {
             golden::ExecuteOptions goldenOptions;
             goldenOptions.loopTimeout = loopTimeout;
@@ -313,6 +313,10 @@ Result<std::vector<TensorData>> HostRuntime::execute(const std::vector<TensorDat
             values[part.outputs[o]] = std::move((*outputs)[o]);
         if (step.npu && pr.job) {
             rec.npuCycles += pr.job->total.cycles;
+            // Without shares per tag (several jobs, of IF or WHILE, or no sampling), a lone
+            // operation has the whole.
+            if (pr.job->byTag.empty() && part.operations.size() == 1)
+                rec.operations[part.operations[0]].counters = pr.job->total;
             for (const auto& [tag, share] : pr.job->byTag) {
                 if (tag < part.operations.size())
                     rec.operations[part.operations[tag]].counters = share;

@@ -350,3 +350,31 @@ TEST_CASE("host_runtime_fused_operations_report_as_one") {
     CHECK(formatReport(*report).find("fused with 1") != std::string::npos);
     CHECK(reportJson(*report)["operations"][0]["fused_into"] == 1);
 }
+
+TEST_CASE("host_runtime_profiles_every_job_of_a_control_flow_partition") {
+    // A WHILE runs a job per condition and per body: the partition's figures are their sum,
+    // and the lone WHILE operation has them all. Fibonacci with n = 5 runs 9 jobs, n = 1 one.
+    auto file = readCtsFile(std::string(NNCOSIM_CTS_DIR) + "/V1_3/while_fib.json");
+    REQUIRE(file.ok());
+    std::map<std::string, uint64_t> cycles;
+    for (const CtsTest& t : file->tests) {
+        if (t.name != "while_fib_n_5_quant8" && t.name != "while_fib_n_1_unused_output_quant8")
+            continue;
+        RuntimeOptions options;
+        options.placement = Placement::kNpu;
+        auto runtime = HostRuntime::create(t.model, options);
+        REQUIRE_MESSAGE(runtime.ok(), runtime.status().message);
+        ExecutionRecord record;
+        REQUIRE((*runtime)->execute(t.inputs, &record).ok());
+        REQUIRE(record.partitions.size() == 1);
+        REQUIRE(record.partitions[0].job);
+        const NpuJobProfile& job = *record.partitions[0].job;
+        CHECK(job.jobs == (t.name == "while_fib_n_5_quant8" ? 9u : 1u));
+        CHECK(record.npuCycles == job.total.cycles);
+        REQUIRE(record.operations[0].counters);
+        CHECK(record.operations[0].counters->cycles == job.total.cycles);
+        cycles[t.name] = job.total.cycles;
+    }
+    REQUIRE(cycles.size() == 2);
+    CHECK(cycles["while_fib_n_5_quant8"] > 5 * cycles["while_fib_n_1_unused_output_quant8"]);
+}
