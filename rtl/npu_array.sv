@@ -27,9 +27,10 @@
 // rounded after every operation, in row order. With fp_diag_i (a float DWCONV's diagonal blocks)
 // PE (i, j) adds its product only on the diagonal, i == j; the others pass the sum on, so column
 // j leaves as -0 + act_j * w_jj and an infinite input stays in its own channel (0 x inf would be
-// NaN in the others). Weight writes with wload_fp_i go to the float weights (a float block may
-// load while integer vectors are still in the array). Not combined with dw_mode_i; the modes
-// change only while the array is empty.
+// NaN in the others). A PE computes only while a vector (valid_i) passes it: an idle float PE
+// costs the simulation nothing, and its sum is not used. Weight writes with wload_fp_i go to the
+// float weights (a float block may load while integer vectors are still in the array). Not
+// combined with dw_mode_i; the modes change only while the array is empty.
 module npu_array
   import npu_fp_pkg::*;
 #(
@@ -41,6 +42,7 @@ module npu_array
 
   input  logic [Rows-1:0][8:0]         act_i,
   input  logic                         tag_i,
+  input  logic                         valid_i,  // a vector enters (float mode: PEs compute)
 
   input  logic                         wload_valid_i,
   input  logic                         wload_fp_i,
@@ -90,25 +92,31 @@ module npu_array
     end
   end
 
-  // The float operands' skew, moving in float mode only.
+  // The float operands' skew, and their vectors' valid bits, moving in float mode only.
   fp32_t fp_skew_act_q [Rows][Rows];
+  logic  fp_skew_valid_q [Rows][Rows];
   fp32_t fp_act_row [Rows];
+  logic  fp_valid_row [Rows];
 
   always_ff @(posedge clk_i) begin
     if (fp_mode_i) begin
       for (int i = 1; i < Rows; i++) begin
-        fp_skew_act_q[i][0] <= fp_act_i[i];
+        fp_skew_act_q[i][0]   <= fp_act_i[i];
+        fp_skew_valid_q[i][0] <= valid_i;
         for (int d = 1; d < i; d++) begin
-          fp_skew_act_q[i][d] <= fp_skew_act_q[i][d-1];
+          fp_skew_act_q[i][d]   <= fp_skew_act_q[i][d-1];
+          fp_skew_valid_q[i][d] <= fp_skew_valid_q[i][d-1];
         end
       end
     end
   end
 
   always_comb begin
-    fp_act_row[0] = fp_act_i[0];
+    fp_act_row[0]   = fp_act_i[0];
+    fp_valid_row[0] = valid_i;
     for (int i = 1; i < Rows; i++) begin
-      fp_act_row[i] = fp_skew_act_q[i][i-1];
+      fp_act_row[i]   = fp_skew_act_q[i][i-1];
+      fp_valid_row[i] = fp_skew_valid_q[i][i-1];
     end
   end
 
@@ -119,6 +127,7 @@ module npu_array
   logic signed [8:0]  w0_q   [Rows][Cols];
   logic signed [8:0]  w1_q   [Rows][Cols];
   fp32_t              fp_act_q [Rows][Cols];
+  logic               fp_valid_q [Rows][Cols];
   fp32_t              fp_w0_q  [Rows][Cols];
   fp32_t              fp_w1_q  [Rows][Cols];
 
@@ -141,7 +150,7 @@ module npu_array
           fp32_t w;
           w = tag_q[i][j] ? fp_w1_q[i][j] : fp_w0_q[i][j];
           fp_psum[i][j] = i == 0 ? Fp32NegZero : psum_q[i == 0 ? 0 : i-1][j];
-          if (!fp_diag_i || i == j) begin
+          if (fp_valid_q[i][j] && (!fp_diag_i || i == j)) begin
             fp_psum[i][j] = fp32_add(fp_psum[i][j], fp32_mul(fp_act_q[i][j], w));
           end
         end
@@ -150,9 +159,11 @@ module npu_array
         for (int j = 0; j < Cols; j++) begin
           psum_q[i][j] <= fp_psum[i][j];
         end
-        fp_act_q[i][0] <= fp_act_row[i];
+        fp_act_q[i][0]   <= fp_act_row[i];
+        fp_valid_q[i][0] <= fp_valid_row[i];
         for (int j = 1; j < Cols; j++) begin
-          fp_act_q[i][j] <= fp_act_q[i][j-1];
+          fp_act_q[i][j]   <= fp_act_q[i][j-1];
+          fp_valid_q[i][j] <= fp_valid_q[i][j-1];
         end
       end
     end else if (dw_mode_i) begin

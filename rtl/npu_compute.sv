@@ -237,6 +237,7 @@ module npu_compute
     .rst_ni,
     .act_i        (act),
     .tag_i        (fd_meta.tag),
+    .valid_i      (fd_meta.valid && !fd_meta.pool),
     .wload_valid_i(wload_valid),
     .wload_fp_i   (wload_fp),
     .wload_buf_i  (wload_buf),

@@ -381,9 +381,7 @@ module npu_feeder
   // Float vectors: lane l is element l of the vw words read together (+0 outside the input).
   logic s2_fp;
   assign s2_fp = s2_q.valid && !s2_q.pool && s2_fmt_q != 2'(FmtInt8);
-  // Between vectors the array's float operands are +0: an idle float PE then takes the units'
-  // zero fast paths (its results are not used), which keeps a DRAM-bound float layer cheap to
-  // simulate.
+  // Between vectors the array's float operands are +0 (the array computes only on valid vectors).
   always_comb begin
     for (int unsigned l = 0; l < Vec; l++) begin
       s3_fp_d[l] = '0;

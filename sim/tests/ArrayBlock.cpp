@@ -65,6 +65,7 @@ void ArrayBlock::clockThread() {
             Vnpu_array& m = *mModel;
             packPort(m.act_i, step.act, 9);
             m.tag_i = step.tag;
+            m.valid_i = step.valid;
             m.wload_valid_i = step.load;
             m.wload_buf_i = step.loadBuffer;
             m.wload_row_i = step.loadRow;

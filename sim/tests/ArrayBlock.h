@@ -24,6 +24,7 @@ inline constexpr int kArrayLatency = kRows + kCols;
 
 struct ArrayStep {
     std::array<int32_t, kRows> act{};  ///< signed 9-bit values
+    bool valid = false;                ///< a vector enters (float PEs compute only then)
     bool tag = false;                  ///< weight buffer the vector uses
     bool load = false;                 ///< write one weight row this cycle
     bool loadBuffer = false;

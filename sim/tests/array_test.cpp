@@ -51,6 +51,7 @@ Schedule reloadSchedule(const ArrayStep& idle, FillVector fillVector, LoadRow lo
         for (int v = 0; v < kVectors; ++v) {
             ArrayStep s = idle;
             s.tag = phase == 1;
+            s.valid = true;
             fillVector(s);
             // Phase 0 loads block 1 into buffer 1 (idle); phase 1 loads block 2 into buffer 0
             // once the last buffer-0 vector is Cols + 1 cycles past each row.
