@@ -105,7 +105,7 @@ enum class Function : uint32_t {
     TRUNC = 3,  ///< x rounded toward zero to an integer (C's truncf): exact; -0.5 gives -0, infinities and integers stay.
 };
 
-/// The comparison of an ADD descriptor (COMPARE), A against B per element: the result is the int32 1 where it holds, else 0. FP32: IEEE comparisons, -0 equals +0, NaN is unordered (only NE holds).
+/// The comparison of an ADD descriptor (COMPARE), A against B per element: the result is the integer 1 where it holds, else 0, an element of the format's size. Float formats: IEEE comparisons, -0 equals +0, NaN is unordered (only NE holds).
 enum class Compare : uint32_t {
     NONE = 0,  ///< No comparison: ADD adds (or subtracts).
     EQ = 1,  ///< A == B.
@@ -387,7 +387,7 @@ struct Descriptor {
     uint32_t floatFn = 0;  ///< FUNC: the function (Function). Ignored otherwise.
     bool divide = false;  ///< Float MUL: A is divided by B, correctly rounded (NNAPI DIV). Ignored otherwise.
     bool normL2 = false;  ///< NORM: L2 normalization, out = MBQM((x - A_ZERO_POINT) << LEFT_SHIFT, 1 / sqrt(sum of squares) as multiplier and shift, shift + OUT_SHIFT) + OUT_ZERO_POINT, clamped to ACT_MIN/ACT_MAX; 0: softmax, out = RDBPOT(SRDHM(1 / sum, e), bits + 23) + OUT_ZERO_POINT, clamped (docs/npu.md, Normalization). Ignored otherwise.
-    uint32_t compare = 0;  ///< ADD in FP32 or INT32: the comparison (Compare) that replaces the sum, an int32 0 or 1 per element; NEGATE_B and the clamp do not apply. Must be NONE with any other opcode or format; 7 is invalid.
+    uint32_t compare = 0;  ///< ADD in a float format or INT32: the comparison (Compare) that replaces the sum, a 0 or 1 per element (an integer of the element's size); NEGATE_B and the clamp do not apply. Must be NONE with any other opcode or INT8; 7 is invalid.
     uint32_t tag = 0;  ///< Free for software (e.g. the operation index); ignored by the NPU.
     TensorDesc a;  ///< Input A. Convolution and pooling: the input region of the tile, rows = pixels (INNER = channels, COUNT1 = region width, COUNT2 = region height, COUNT3 = 1). Element-wise and LUT: the first operand.
     TensorDesc b;  ///< Input B of ADD and MUL, same INNER and counts as A (strides may differ, 0 broadcasts). Unused otherwise.

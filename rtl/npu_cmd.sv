@@ -222,10 +222,9 @@ module npu_cmd
     if (d.format == 2'(FmtInt32)) begin
       bad_field |= !op_uses_b(d.opcode) || (d.opcode == OpMul && d.divide[0]);
     end
-    // COMPARE: an FP32 or INT32 ADD.
+    // COMPARE: a float or INT32 ADD.
     if (d.compare != '0) begin
-      bad_field |= d.compare == 3'd7 || d.opcode != OpAdd ||
-                   !(d.format == 2'(FmtFp32) || d.format == 2'(FmtInt32));
+      bad_field |= d.compare == 3'd7 || d.opcode != OpAdd || d.format == 2'(FmtInt8);
     end
   end
 

@@ -7,8 +7,9 @@
 // formats compute a word's Vec / 4 binary32 or Vec / 2 binary16 elements in binary32
 // (rtl/npu_fp_pkg.sv: add, multiply, divide or FUNC's function, then the FP_MIN/FP_MAX clamp;
 // binary16 is widened first and rounded to nearest even last), INT32 its Vec / 4 int32 elements
-// (wrapping add, subtract, multiply); COMPARE replaces an FP32 or INT32 sum by the int32 0 or 1
-// of a comparison. The descriptor is done once its last word is stored.
+// (wrapping add, subtract, multiply); COMPARE replaces a float or INT32 sum by the 0 or 1 of a
+// comparison, an element of the format's size. The descriptor is done once its last word is
+// stored.
 //
 // NORM rows (a row of A is one vector) are read once per phase: SOFTMAX takes the row's maximum,
 // then sums its exponentials (the table, indexed by max - x), then writes each element from the
@@ -205,11 +206,13 @@ module npu_eltwise
     return fp32_clamp(v, dq.fp_min, dq.fp_max);
   endfunction
 
-  // Whether the comparison COMPARE holds for a against b: signed integers, or IEEE floats.
+  // Whether the comparison COMPARE holds for a against b: signed integers, or IEEE floats
+  // (binary16 widened, which keeps their order).
   function automatic logic compare_holds(logic [31:0] a, logic [31:0] b);
-    logic unordered, eq, lt;
-    unordered = dq.format == 2'(FmtFp32) && (fp32_is_nan(a) || fp32_is_nan(b));
-    if (dq.format == 2'(FmtFp32)) begin
+    logic is_fp, unordered, eq, lt;
+    is_fp     = dq.format != 2'(FmtInt32);
+    unordered = is_fp && (fp32_is_nan(a) || fp32_is_nan(b));
+    if (is_fp) begin
       eq = fp32_order(a) == fp32_order(b) || (fp32_is_zero(a) && fp32_is_zero(b));
       lt = !eq && fp32_order(a) < fp32_order(b);
     end else begin
@@ -320,8 +323,11 @@ module npu_eltwise
     if (e1_last && wide) begin
       if (dq.format == 2'(FmtFp16)) begin
         for (int unsigned l = 0; l < Vec / 2; l++) begin
-          e2_value_d[l*16 +: 16] = fp32_to_fp16(float_lane(fp16_to_fp32(a_word[l*16 +: 16]),
-                                                           fp16_to_fp32(spad_rdata_i[l*16 +: 16])));
+          fp32_t a, b;
+          a = fp16_to_fp32(a_word[l*16 +: 16]);
+          b = fp16_to_fp32(spad_rdata_i[l*16 +: 16]);
+          e2_value_d[l*16 +: 16] = dq.compare != '0 ? {15'd0, compare_holds(a, b)}
+                                                    : fp32_to_fp16(float_lane(a, b));
         end
       end else begin
         for (int unsigned l = 0; l < Vec / 4; l++) begin

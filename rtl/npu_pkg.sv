@@ -95,7 +95,7 @@ package npu_pkg;
     FnTrunc = 8'd3  // x rounded toward zero to an integer (C's truncf): exact; -0.5 gives -0, infinities and integers stay.
   } function_e;
 
-  // The comparison of an ADD descriptor (COMPARE), A against B per element: the result is the int32 1 where it holds, else 0. FP32: IEEE comparisons, -0 equals +0, NaN is unordered (only NE holds).
+  // The comparison of an ADD descriptor (COMPARE), A against B per element: the result is the integer 1 where it holds, else 0, an element of the format's size. Float formats: IEEE comparisons, -0 equals +0, NaN is unordered (only NE holds).
   typedef enum logic [7:0] {
     CmpNone = 8'd0,  // No comparison: ADD adds (or subtracts).
     CmpEq = 8'd1,  // A == B.

@@ -265,10 +265,7 @@ ErrorCode validate(const Descriptor& d, const ChainContext& chain) {
                d.out.inner % npu::elementBytes(d) != 0;
     }
     if (format == npu::Format::INT32) bad |= !npu::op::usesB(op) || (op == Opcode::MUL && d.divide);
-    if (d.compare != 0) {
-        bad |= d.compare == 7 || op != Opcode::ADD ||
-               !(format == npu::Format::FP32 || format == npu::Format::INT32);
-    }
+    if (d.compare != 0) bad |= d.compare == 7 || op != Opcode::ADD || format == npu::Format::INT8;
     if (badOpcode) return ErrorCode::BAD_OPCODE;
     return bad ? ErrorCode::BAD_FIELD : ErrorCode::NONE;
 }
@@ -900,10 +897,10 @@ class Executor {
         }
     }
 
-    /// Whether `d.compare` holds for `a` against `b`: signed integers, or (FP32) IEEE floats,
-    /// which the host's comparisons are.
+    /// Whether `d.compare` holds for `a` against `b`: signed integers, or IEEE floats (binary32
+    /// bits, binary16 widened), which the host's comparisons are.
     static bool compareHolds(const Descriptor& d, uint32_t a, uint32_t b) {
-        const bool fp = d.format == static_cast<uint32_t>(npu::Format::FP32);
+        const bool fp = d.format != static_cast<uint32_t>(npu::Format::INT32);
         const auto ordered = [&](auto x, auto y) {
             switch (static_cast<npu::Compare>(d.compare)) {
                 case npu::Compare::EQ:
@@ -961,8 +958,13 @@ class Executor {
         const bool half = d.format == static_cast<uint32_t>(npu::Format::FP16);
         const bool two = npu::op::usesB(d.opcode);
         for (uint64_t i = 0; i < bytes; i += npu::elementBytes(d)) {
-            const uint32_t b = two ? readFloat(&mB[i], half) : 0;
-            writeFloat(out + i, lane(readFloat(&mA[i], half), b), half);
+            const uint32_t a = readFloat(&mA[i], half), b = two ? readFloat(&mB[i], half) : 0;
+            if (half && d.compare != 0) {  // a binary16 0 or 1 as an integer
+                const uint16_t holds = compareHolds(d, a, b) ? 1 : 0;
+                std::memcpy(out + i, &holds, sizeof holds);
+                continue;
+            }
+            writeFloat(out + i, lane(a, b), half);
         }
     }
 

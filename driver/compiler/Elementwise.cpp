@@ -1,6 +1,6 @@
 // ADD, SUB, MUL and DIV on the NPU (ADD and MUL descriptors, NNAPI broadcasting), quantized,
 // float (FP32, FP16 formats) or int32 (wrapping; DIV float only), and the comparisons (of
-// quantized tensors: a SUB whose sign a LUT turns into TENSOR_BOOL8; of float32 and int32 ones:
+// quantized tensors: a SUB whose sign a LUT turns into TENSOR_BOOL8; of float and int32 ones:
 // COMPARE); a broadcast constant operand is expanded at compile time so that the operation
 // streams contiguous rows.
 #include "driver/compiler/Lowering.h"
@@ -184,10 +184,11 @@ Status lower(Lowering& lw, const Operation& op) {
 // keeps the order of the real values. Whether it does depends on the scales and zero points only,
 // so the claim checks all 65,536 pairs of stored values; a LUT turns the sign into the BOOL8.
 
-/// Whether `a` and `b` are compared by COMPARE: float32 or int32 tensors of one type.
-bool comparedDirectly(const Operand& a, const Operand& b) {
-    return b.type == a.type &&
-           (a.type == OperandType::TENSOR_FLOAT32 || a.type == OperandType::TENSOR_INT32);
+/// The format in which COMPARE compares `a` and `b`: float or int32 tensors of one type.
+std::optional<npu::Format> compareFormat(const Operand& a, const Operand& b) {
+    if (b.type != a.type) return std::nullopt;
+    if (a.type == OperandType::TENSOR_INT32) return npu::Format::INT32;
+    return floatFormat(a.type);
 }
 
 Status comparisonSupported(const Model& model, const Operation& op) {
@@ -197,9 +198,9 @@ Status comparisonSupported(const Model& model, const Operation& op) {
     if (c.operand(op.outputs[0]).type != OperandType::TENSOR_BOOL8)
         return unsupported(op, "the output must be TENSOR_BOOL8");
     if (a.dimensions.size() > 4 || b.dimensions.size() > 4) return unsupported(op, "rank above 4");
-    if (!comparedDirectly(a, b) && !orderingSub(a, b))
+    if (!compareFormat(a, b) && !orderingSub(a, b))
         return unsupported(op,
-                           "only float32 or int32 tensors, or 8-bit quantized ones whose scales "
+                           "only float or int32 tensors, or 8-bit quantized ones whose scales "
                            "keep their order in the integer rescaling");
     return okStatus();
 }
@@ -242,26 +243,26 @@ npu::Compare compareOf(OperationType type) {
 
 std::vector<uint64_t> comparisonScratch(const Lowering& lw, const Operation& op) {
     const uint64_t count = elementCount(lw.dims(op.outputs[0]));
-    return {comparedDirectly(lw.operand(op.inputs[0]), lw.operand(op.inputs[1])) ? 4 * count
-                                                                                 : count};
+    const auto format = compareFormat(lw.operand(op.inputs[0]), lw.operand(op.inputs[1]));
+    return {format ? npu::formatBytes(static_cast<uint32_t>(*format)) * count : count};
 }
 
 Status lowerComparison(Lowering& lw, const Operation& op) {
     const Operand& a = lw.operand(op.inputs[0]);
     const Operand& b = lw.operand(op.inputs[1]);
     const uint32_t count = static_cast<uint32_t>(elementCount(lw.dims(op.outputs[0])));
-    if (comparedDirectly(a, b)) {
-        // The int32 0 or 1 of each element, then their low bytes.
+    if (const auto format = compareFormat(a, b)) {
+        // The 0 or 1 of each element, an integer of the element's size, then their low bytes.
         npu::Descriptor d;
         d.opcode = npu::Opcode::ADD;
-        d.format = static_cast<uint32_t>(a.type == OperandType::TENSOR_INT32 ? npu::Format::INT32
-                                                                             : npu::Format::FP32);
+        d.format = static_cast<uint32_t>(*format);
         d.compare = static_cast<uint32_t>(compareOf(op.type));
         const uint32_t results = lw.scratch().at(0);
         NN_RETURN_IF_ERROR(emitStream(lw, op, d, results));
         lw.fenceNext();
         MoveEmitter move(lw, 1, 0);
-        return move.block(results, lw.address(op.outputs[0]), {{count, 4, 1}}, false);
+        return move.block(results, lw.address(op.outputs[0]),
+                          {{count, static_cast<int64_t>(npu::formatBytes(d.format)), 1}}, false);
     }
     auto params = orderingSub(a, b);
     if (!params) return lw.fail(op, "no exact integer comparison for these scales");

@@ -126,10 +126,9 @@ class ChainGenerator {
                         return "float format on a part element";
                     }
                     if (chance(30)) {
-                        // COMPARE 7, or a comparison of another opcode or format.
+                        // COMPARE 7, or a comparison of another opcode or of INT8.
                         d.compare = chance(30) ? 7 : range(1, 6);
-                        if (d.opcode == Opcode::ADD && d.compare != 7)
-                            d.format = chance(50) ? 0 : static_cast<uint32_t>(Format::FP16);
+                        if (d.opcode == Opcode::ADD && d.compare != 7) d.format = 0;
                         return "bad comparison";
                     }
                     if (d.opcode == Opcode::MUL && chance(50)) {
@@ -409,8 +408,7 @@ class ChainGenerator {
                 floatClamp(d);
                 d.negateB = chance(50);
                 d.divide = isFloat && chance(50);
-                if (d.opcode == Opcode::ADD && d.format != static_cast<uint32_t>(Format::FP16) &&
-                    chance(40)) {
+                if (d.opcode == Opcode::ADD && chance(40)) {
                     d.compare = range(1, 6);
                     if (chance(30)) d.b = d.a;  // equal operands
                 }
