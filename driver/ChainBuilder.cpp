@@ -211,11 +211,21 @@ struct WindowTile {
     uint32_t padTop = 0, padLeft = 0;
 };
 
-// Tiles of whole output rows when they fit, as many rows as the accumulators and the scratchpad
-// buffer hold. `chainWords` > 0: the tile's output (that many words per pixel) stays on chip in a
-// scratchpad buffer too.
+// Words of DRAM traffic a tile costs besides its input region and weights (its descriptor, the
+// start and end of its pipeline), for the choice of tile shape.
+constexpr uint64_t kTileOverheadWords = 48;
+// And per output row of a tile (the window restarts at the row's first pixel).
+constexpr uint64_t kOutputRowOverheadWords = 16;
+
+// The output tiles of a window operation. A tile is as many output rows as the accumulators and
+// the scratchpad buffer hold, of the widest that fits (whole rows when they do) or of a narrower
+// width: of those candidates, the one whose tiles read the fewest DRAM words in all (input
+// regions, whose halos overlap, and `weightWords`, the weight stream every tile repeats) wins,
+// ties going to fewer tiles. `chainWords` > 0: the tile's output (that many words per pixel)
+// stays on chip in a scratchpad buffer too.
 Result<std::vector<WindowTile>> windowTiles(const DeviceTensor& input, const DeviceTensor& output,
-                                            const ConvGeometry& g, uint32_t chainWords = 0) {
+                                            const ConvGeometry& g, uint32_t chainWords = 0,
+                                            uint64_t weightWords = 0) {
     if (input.n != 1 || output.n != 1) {
         return invalidArgument("NPU window operations take one image at a time");
     }
@@ -241,16 +251,29 @@ Result<std::vector<WindowTile>> windowTiles(const DeviceTensor& input, const Dev
     const auto regionCols = [&](uint32_t tileW) {
         return std::min(input.w, (tileW - 1) * g.strideW + spanW);
     };
-    uint32_t tileW = std::min(output.w, maxPixels);
-    while (tileW > 1 && regionRows(1) * regionCols(tileW) * inWords > kSpadWords) {
-        tileW = ceilDiv(tileW, 2);
+    uint32_t widest = std::min(output.w, maxPixels);
+    while (widest > 1 && regionRows(1) * regionCols(widest) * inWords > kSpadWords) {
+        widest = ceilDiv(widest, 2);
     }
-    if (regionRows(1) * regionCols(tileW) * inWords > kSpadWords) {
+    if (regionRows(1) * regionCols(widest) * inWords > kSpadWords) {
         return invalidArgument("NPU: one output pixel's input window does not fit the scratchpad");
     }
-    uint32_t tileH = std::min(output.h, maxPixels / tileW);
-    while (tileH > 1 && regionRows(tileH) * regionCols(tileW) * inWords > kSpadWords) {
-        --tileH;
+    const auto rowsFor = [&](uint32_t tileW) {
+        uint32_t tileH = std::min(output.h, maxPixels / tileW);
+        while (tileH > 1 && regionRows(tileH) * regionCols(tileW) * inWords > kSpadWords) {
+            --tileH;
+        }
+        return tileH;
+    };
+    const auto cost = [&](uint32_t tileW, uint32_t tileH) {
+        const uint64_t tiles = uint64_t{ceilDiv(output.h, tileH)} * ceilDiv(output.w, tileW);
+        return tiles * (uint64_t{regionRows(tileH)} * regionCols(tileW) * inWords + weightWords +
+                        kTileOverheadWords + uint64_t{tileH} * kOutputRowOverheadWords);
+    };
+    uint32_t tileW = widest, tileH = rowsFor(widest);
+    for (uint32_t parts = 2; parts <= 16 && ceilDiv(widest, parts) < tileW; ++parts) {
+        const uint32_t w = ceilDiv(widest, parts), h = rowsFor(w);
+        if (cost(w, h) < cost(tileW, tileH)) tileW = w, tileH = h;
     }
 
     std::vector<WindowTile> tiles;
@@ -340,11 +363,28 @@ Status forChannelSlices(const DeviceTensor& input, const DeviceTensor& output, u
     return okStatus();
 }
 
+// Words of the weight stream each tile of `opcode` reads (all of it).
+uint64_t tileWeightWords(Opcode opcode, uint32_t flags, const DeviceTensor& input,
+                         const DeviceTensor& output, const ConvLayer& layer) {
+    const uint32_t size = formatBytes(layer.stage.format);
+    const ConvGeometry& g = layer.geometry;
+    if (opcode == Opcode::DWCONV) {
+        const bool taps = (flags & static_cast<uint32_t>(DescFlag::TAPS)) != 0;
+        return depthwiseWeightStreamBytes(output.c / size, g.kernelH, g.kernelW, taps, size != 1) /
+               kVec;
+    }
+    if (opcode != Opcode::CONV) return 0;
+    const uint64_t words =
+        convWeightStreamBytes(output.c / size, g.kernelH, g.kernelW, input.c / size) / kVec;
+    return size == 1 ? words : words * kFloatWeightRowWords;  // binary32 rows
+}
+
 }  // namespace
 
 Status ChainBuilder::windowOp(Opcode opcode, const DeviceTensor& input, const DeviceTensor& output,
                               const ConvLayer& layer, uint32_t flags, uint32_t tag) {
-    auto tiles = windowTiles(input, output, layer.geometry);
+    auto tiles = windowTiles(input, output, layer.geometry, 0,
+                             tileWeightWords(opcode, flags, input, output, layer));
     NN_RETURN_IF_ERROR(tiles.status());
     for (const WindowTile& t : *tiles) {
         append(tileDescriptor(opcode, flags, tag, input, output, t, layer));
@@ -352,12 +392,28 @@ Status ChainBuilder::windowOp(Opcode opcode, const DeviceTensor& input, const De
     return okStatus();
 }
 
+namespace {
+
+// The tiles of a fused depthwise-pointwise pair: the depthwise layer's, its output kept on chip;
+// each tile streams both layers' weights.
+Result<std::vector<WindowTile>> fusedTiles(const DeviceTensor& input, const ConvGeometry& depthwise,
+                                           const DeviceTensor& intermediate,
+                                           const DeviceTensor& output) {
+    const uint64_t weightBytes =
+        depthwiseWeightStreamBytes(intermediate.c, depthwise.kernelH, depthwise.kernelW, true) +
+        convWeightStreamBytes(output.c, 1, 1, intermediate.c);
+    return windowTiles(input, intermediate, depthwise, wordsPerRow(intermediate.c),
+                       weightBytes / kVec);
+}
+
+}  // namespace
+
 bool depthwisePointwisePays(const DeviceTensor& input, const ConvGeometry& depthwise,
-                            const DeviceTensor& intermediate) {
+                            const DeviceTensor& intermediate, const DeviceTensor& output) {
     if (!depthwiseUsesTaps(depthwise)) {
         return false;  // diagonal blocks are compute-bound: no DRAM time to save
     }
-    auto tiles = windowTiles(input, intermediate, depthwise, wordsPerRow(intermediate.c));
+    auto tiles = fusedTiles(input, depthwise, intermediate, output);
     return tiles.ok() &&
            uint64_t{intermediate.h} * intermediate.w >= uint64_t{tiles->size()} * kArrayCols;
 }
@@ -377,7 +433,7 @@ Status ChainBuilder::depthwisePointwise(const DeviceTensor& input, const ConvLay
             "NPU depthwise-pointwise: the second layer must be a 1x1 convolution, stride 1, no "
             "padding");
     }
-    auto tiles = windowTiles(input, intermediate, depthwise.geometry, wordsPerRow(intermediate.c));
+    auto tiles = fusedTiles(input, depthwise.geometry, intermediate, output);
     NN_RETURN_IF_ERROR(tiles.status());
     const uint32_t chainOut =
         static_cast<uint32_t>(DescFlag::CHAIN_OUT) |

@@ -80,8 +80,9 @@ bool depthwiseUsesTaps(const ConvGeometry& geometry);
 /// and the fused tiles, which must also keep the depthwise output on chip, must average at
 /// least kArrayCols pixels, because the pointwise weights stream again for every tile and hide
 /// behind its compute only then (one array block of weights per kArrayCols pixels of compute).
+/// `output` is the pointwise layer's.
 bool depthwisePointwisePays(const DeviceTensor& input, const ConvGeometry& depthwise,
-                            const DeviceTensor& intermediate);
+                            const DeviceTensor& intermediate, const DeviceTensor& output);
 
 /// Bytes of the weight stream of a DWCONV over `channels` (`isFloat`: binary32 rows of
 /// kFloatWeightRowWords words).

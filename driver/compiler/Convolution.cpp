@@ -1508,7 +1508,7 @@ void planDepthwisePointwiseFusion(Lowering& lw) {
         // Fused only where it pays (tiles large enough to hide the pointwise weights that
         // stream again per tile) and where the builder accepts the pair (a dry run).
         const FusedTensors t = fusedTensors(lw, dw, *a, pw, *b, 0, 0, 0);
-        if (!npu::depthwisePointwisePays(t.input, a->geometry, t.intermediate)) continue;
+        if (!npu::depthwisePointwisePays(t.input, a->geometry, t.intermediate, t.output)) continue;
         npu::ChainBuilder chain;
         if (!chain
                  .depthwisePointwise(t.input, layerOf(*a, 0), t.intermediate, layerOf(*b, 0),

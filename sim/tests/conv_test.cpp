@@ -414,13 +414,15 @@ TEST_CASE("sim_program_fusion_pays") {
     const npu::ConvGeometry dw2x2{2, 2, 1, 1, 1, 1, 0, 0};
     const npu::ConvGeometry dilated{2, 2, 1, 1, 1, 2, 0, 0};
     const npu::ConvGeometry dw2x2s2{2, 2, 2, 2, 1, 1, 0, 0};
-    CHECK(npu::depthwisePointwisePays({0, 1, 112, 112, 32}, dw2x2, {0, 1, 111, 111, 32}));
-    CHECK_FALSE(npu::depthwisePointwisePays({0, 1, 112, 112, 32}, dilated, {0, 1, 111, 110, 32}));
+    CHECK(npu::depthwisePointwisePays({0, 1, 112, 112, 32}, dw2x2, {0, 1, 111, 111, 32},
+                                      {0, 1, 111, 111, 64}));
+    CHECK_FALSE(npu::depthwisePointwisePays({0, 1, 112, 112, 32}, dilated, {0, 1, 111, 110, 32},
+                                            {0, 1, 111, 110, 64}));
     // 256 words per pixel: a buffer holds the 2x8 input pixels of four output pixels, so a 7x7
     // output takes 14 tiles.
     const uint32_t wide = npu::kSpadWords / 16 * npu::kDramBusBytes;
     const DeviceTensor in{0, 1, 14, 14, wide}, mid{0, 1, 7, 7, wide}, out{0, 1, 7, 7, 16};
-    CHECK_FALSE(npu::depthwisePointwisePays(in, dw2x2s2, mid));
+    CHECK_FALSE(npu::depthwisePointwisePays(in, dw2x2s2, mid, out));
     npu::ChainBuilder program;
     REQUIRE(program.depthwisePointwise(in, {0, true, 0, dw2x2s2, {}}, mid, {}, out).ok());
     CHECK(program.descriptors().size() == 2 * 14);
