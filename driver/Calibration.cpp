@@ -16,23 +16,23 @@ namespace nncosim::driver {
 //   307.5), 1067 mW; CPU reference 68,249 uJ; powerUsage 0.1202.
 const CalibrationRun kQuant8Calibration = {
     "mobilenet_v1_1.0_224_quant8",
-    {/*compilerVersion=*/4, /*arrayRows=*/16, /*arrayCols=*/16, /*dramBusBytes=*/16,
+    {/*compilerVersion=*/5, /*arrayRows=*/16, /*arrayCols=*/16, /*dramBusBytes=*/16,
      /*spadWords=*/4096, /*accDepth=*/1024},
     1000,
-    {/*cycles=*/2581892, /*macs=*/577169920, /*floatMacs=*/0, /*dmaBytesRead=*/12218160,
-     /*dmaBytesWritten=*/3767952, /*scratchpadReads=*/2710569, /*scratchpadWrites=*/393142},
-    /*cpuSeconds=*/0.135101,
+    {/*cycles=*/2581848, /*macs=*/577169920, /*floatMacs=*/0, /*dmaBytesRead=*/12175536,
+     /*dmaBytesWritten=*/3767952, /*scratchpadReads=*/2711913, /*scratchpadWrites=*/390478},
+    /*cpuSeconds=*/0.173907,
 };
 
 const CalibrationRun kFloat32Calibration = {
     "mobilenet_v1_1.0_224_float32",
-    {/*compilerVersion=*/4, /*arrayRows=*/16, /*arrayCols=*/16, /*dramBusBytes=*/16,
+    {/*compilerVersion=*/5, /*arrayRows=*/16, /*arrayCols=*/16, /*dramBusBytes=*/16,
      /*spadWords=*/4096, /*accDepth=*/1024},
     1000,
-    {/*cycles=*/7687683, /*macs=*/568741352, /*floatMacs=*/568741352,
-     /*dmaBytesRead=*/99429728, /*dmaBytesWritten=*/20214896, /*scratchpadReads=*/13717154,
-     /*scratchpadWrites=*/1386570},
-    /*cpuSeconds=*/0.082980,
+    {/*cycles=*/7671068, /*macs=*/568741352, /*floatMacs=*/568741352,
+     /*dmaBytesRead=*/98986304, /*dmaBytesWritten=*/20214896, /*scratchpadReads=*/13717154,
+     /*scratchpadWrites=*/1360042},
+    /*cpuSeconds=*/0.065540,
 };
 
 Status checkCalibration(const CalibrationRun& run) {
