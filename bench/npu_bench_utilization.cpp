@@ -120,6 +120,7 @@ int runNetwork(driver::HardwareAccess& hw, const char* name, const std::vector<L
     std::printf("%-18s %-22s %9s %10s %7s %7s %7s %7s %7s %7s %7s %5s\n", "layer", "shape", "MMAC",
                 "cycles", "util%", "ctr%", "dram%", "wait_w", "wait_o", "wait_i", "fetch", "tiles");
     Totals network;
+    std::string unbound;  // layers below 50 % that are not at their DRAM bound either
     std::mt19937 rng(3);
     for (const LayerShape& l : layers) {
         uint32_t end = 0;
@@ -139,12 +140,13 @@ int runNetwork(driver::HardwareAccess& hw, const char* name, const std::vector<L
         std::snprintf(shape, sizeof(shape), "%ux%ux%u->%ux%ux%u", l.h, l.w, l.inC, l.outH(),
                       l.outW(), l.outC);
         const double dramBytes = static_cast<double>(c.dmaBytesRead + c.dmaBytesWritten);
+        const double util = macs / (pe * cycles), dram = dramBytes / (npu::kDramBusBytes * cycles);
+        if (util < 0.5 && dram < 0.9) unbound += (unbound.empty() ? "" : ", ") + l.name;
         std::printf("%-18s %-22s %9.2f %10.0f %7.1f %7.1f %7.1f %7.1f %7.1f %7.1f %7.1f %5zu\n",
-                    l.name.c_str(), shape, macs / 1e6, cycles, 100 * macs / (pe * cycles),
-                    100 * c.macs / (pe * cycles), 100 * dramBytes / (npu::kDramBusBytes * cycles),
-                    100 * c.stallWeightCycles / busy, 100 * c.stallOutputCycles / busy,
-                    100 * c.stallInputCycles / busy, 100 * c.stallFetchCycles / busy,
-                    program.descriptors().size());
+                    l.name.c_str(), shape, macs / 1e6, cycles, 100 * util,
+                    100 * c.macs / (pe * cycles), 100 * dram, 100 * c.stallWeightCycles / busy,
+                    100 * c.stallOutputCycles / busy, 100 * c.stallInputCycles / busy,
+                    100 * c.stallFetchCycles / busy, program.descriptors().size());
         network.add(macs * l.repeat, cycles * l.repeat);
         if (l.kind == Kind::kDepthwise) {
             summary.depthwise.add(macs * l.repeat, cycles * l.repeat);
@@ -160,6 +162,8 @@ int runNetwork(driver::HardwareAccess& hw, const char* name, const std::vector<L
         "%-18s %-22s %9.2f %10.0f %7.1f   (whole network, repeats counted, %.2f ms at 1 GHz)\n",
         "total", "", network.macs / 1e6, network.cycles, 100 * network.utilization(),
         network.cycles / 1e6);
+    std::printf("below 50%% utilization and below 90%% DRAM (at neither bound): %s\n",
+                unbound.empty() ? "none" : unbound.c_str());
     return 0;
 }
 
