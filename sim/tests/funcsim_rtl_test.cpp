@@ -62,6 +62,29 @@ class ChainGenerator {
         return out;
     }
 
+    /// Twelve comparisons: each COMPARE in each of FP32, FP16 and INT32 (the draw of single()
+    /// reaches the binary16 ones rarely), B often A itself.
+    std::vector<Descriptor> compareChain() {
+        mWeights = mBase + kInputBytes;
+        mOutputs = mBase + kInputBytes + kWeightBytes;
+        const Format formats[] = {Format::FP32, Format::FP16, Format::INT32};
+        std::vector<Descriptor> out;
+        for (uint32_t k = 0; k < 12; ++k) {
+            Descriptor d;
+            d.opcode = Opcode::ADD;
+            d.format = static_cast<uint32_t>(formats[k % 3]);
+            d.compare = range(1, 6);
+            const uint32_t inner = range(1, 40) * elementBytes(d), c1 = range(1, 4),
+                           c2 = range(1, 3);
+            d.a = inputTensor(inner, c1, c2, 1);
+            d.b = chance(30) ? d.a : inputTensor(inner, c1, c2, 1);
+            d.out = outputTensor(inner, c1, c2, 1);
+            d.tag = static_cast<uint32_t>(mRng());
+            out.push_back(d);
+        }
+        return out;
+    }
+
     /// Every opcode after every opcode, NOP included, in one chain: a de Bruijn sequence over
     /// the opcodes (each ordered pair once as neighbours), each descriptor a small random one of
     /// its opcode.
@@ -645,7 +668,9 @@ TEST_CASE("sim_funcsim_matches_rtl_random_descriptors") {
         // Every fourth chain in the last MiB of DRAM, so that high address bits carry too.
         const uint32_t base = seed % 4 == 3 ? kHighBase : kBase;
         ChainGenerator gen(seed, base);
-        std::vector<Descriptor> chain = seed % 80 == 7 ? gen.everyOpcodePair() : gen.chain();
+        std::vector<Descriptor> chain = seed % 80 == 7   ? gen.everyOpcodePair()
+                                        : seed % 10 == 5 ? gen.compareChain()
+                                                         : gen.chain();
         // One RTL for every chain, never hard-reset in between: no job may leave state behind
         // that changes the next (after a MUL job a CONV once went wrong, before the requantizer
         // was flushed and counted its words itself).
