@@ -800,8 +800,9 @@ namespace {
 
 std::optional<std::vector<bool>> reducedOf(const Constants& c, const Operation& op, size_t rank) {
     const uint8_t* p = c.data(op.inputs[1]);
-    if (!p) return std::nullopt;
-    std::vector<int32_t> axes(c.operand(op.inputs[1]).location.length / sizeof(int32_t));
+    const uint64_t count = elementCount(c.operand(op.inputs[1]).dimensions);
+    if (!p || count == kSizeOverflow) return std::nullopt;
+    std::vector<int32_t> axes(count);
     std::memcpy(axes.data(), p, axes.size() * sizeof(int32_t));
     auto reduced = reducedAxes(rank, axes);
     if (!reduced) return std::nullopt;
@@ -847,18 +848,6 @@ std::optional<QuantizedMultiplier> meanRequantization(uint32_t count, OperandTyp
             return std::nullopt;
     }
     return m;
-}
-
-// The reduced axes of a MEAN, when they are exactly height and width of a 4-D tensor.
-bool reducesHeightAndWidth(const Constants& c, const Operation& op) {
-    const uint8_t* p = c.data(op.inputs[1]);
-    const Operand& axes = c.operand(op.inputs[1]);
-    if (!p || axes.dimensions.size() != 1) return false;
-    std::vector<int32_t> values(axes.dimensions[0]);
-    std::memcpy(values.data(), p, values.size() * sizeof(int32_t));
-    std::set<int32_t> reduced;
-    for (int32_t a : values) reduced.insert(a < 0 ? a + 4 : a);
-    return reduced == std::set<int32_t>{1, 2};
 }
 
 // Channels [first, first + channels) of the MEAN's NHWC input image n and of its [N, 1, 1, C]
@@ -909,14 +898,20 @@ struct MeanImage {
     std::optional<ReduceLayout> copy;
 };
 
-std::optional<MeanImage> meanImageOf(const Constants& c, const Operation& op,
-                                     const std::vector<uint32_t>& dims) {
-    if (dims.size() == 4 && reducesHeightAndWidth(c, op))
+std::optional<MeanImage> meanImageOf(const std::vector<uint32_t>& dims,
+                                     const std::vector<bool>& reduced) {
+    if (reduced == std::vector<bool>{false, true, true, false})
         return MeanImage{{dims[0], dims[1], dims[2], dims[3]}, std::nullopt};
-    auto reduced = reducedOf(c, op, dims.size());
-    auto layout = reduced ? reduceLayout(dims, *reduced) : std::nullopt;
+    auto layout = reduceLayout(dims, reduced);
     if (!layout) return std::nullopt;
     return MeanImage{{1, layout->windowH, layout->windowW, layout->kept}, std::move(layout)};
+}
+
+std::optional<MeanImage> meanImageOf(const Constants& c, const Operation& op,
+                                     const std::vector<uint32_t>& dims) {
+    auto reduced = reducedOf(c, op, dims.size());
+    if (!reduced) return std::nullopt;
+    return meanImageOf(dims, *reduced);
 }
 
 Status meanSupported(const Model& model, const Operation& op) {
@@ -924,21 +919,40 @@ Status meanSupported(const Model& model, const Operation& op) {
     const Operand& in = c.operand(op.inputs[0]);
     if ((!isQuant8(in.type) && !floatFormat(in.type)) || c.operand(op.outputs[0]).type != in.type)
         return unsupported(op, "only 8-bit quantized, float32 and float16 tensors");
-    if (!c.isConstant(op.inputs[1]) || !c.isConstant(op.inputs[2]))
-        return unsupported(op, "the axes and keep_dims must be constants");
+    if (!c.isConstantOrInput(op.inputs[1]) || !c.isConstantOrInput(op.inputs[2]))
+        return unsupported(op, "the axes and keep_dims must be constants or model inputs");
     if (in.dimensions.empty() || elementCount(in.dimensions) == 0)
         return unsupported(op, "the input's shape must be known");
-    const auto image = meanImageOf(c, op, in.dimensions);
-    if (!image)
-        return unsupported(op, "the reduced extent is no product of two windows of at most 255");
-    const auto& d = image->d;
-    if (d[1] > kMaxByteField || d[2] > kMaxByteField)
-        return unsupported(op, "a map beyond the descriptor's 8-bit kernel");
-    const uint32_t count = d[1] * d[2];
-    if (!floatFormat(in.type) && !meanRequantization(count, in.type))
-        return unsupported(op, "no exact requantization for this count");
-    if (meanSliceChannels(d, in.type) == 0)
-        return unsupported(op, "the map of one channel block does not fit the scratchpad");
+    // Axes given as a model input are packed when a program compiles: then every set of axes
+    // must run.
+    const size_t rank = in.dimensions.size();
+    std::vector<std::vector<bool>> candidates;
+    if (c.isConstant(op.inputs[1])) {
+        auto reduced = reducedOf(c, op, rank);
+        if (!reduced) return unsupported(op, "axes");
+        candidates.push_back(std::move(*reduced));
+    } else {
+        if (hasUnknownDimensions(c.operand(op.inputs[1])))
+            return unsupported(op, "the axes' shape must be known");
+        for (uint32_t mask = 0; mask < (1u << rank); ++mask) {
+            std::vector<bool> reduced(rank);
+            for (size_t a = 0; a < rank; ++a) reduced[a] = (mask >> a) & 1;
+            candidates.push_back(std::move(reduced));
+        }
+    }
+    for (const std::vector<bool>& reduced : candidates) {
+        const auto image = meanImageOf(in.dimensions, reduced);
+        if (!image)
+            return unsupported(op,
+                               "the reduced extent is no product of two windows of at most 255");
+        const auto& d = image->d;
+        if (d[1] > kMaxByteField || d[2] > kMaxByteField)
+            return unsupported(op, "a map beyond the descriptor's 8-bit kernel");
+        if (!floatFormat(in.type) && !meanRequantization(d[1] * d[2], in.type))
+            return unsupported(op, "no exact requantization for this count");
+        if (meanSliceChannels(d, in.type) == 0)
+            return unsupported(op, "the map of one channel block does not fit the scratchpad");
+    }
     return okStatus();
 }
 
@@ -1525,8 +1539,8 @@ extern const NpuOperation kPoolingOperation{supported, outputShape, lowerPool, s
                                             {},        false,       nullptr,   true};
 extern const NpuOperation kReduceOperation{
     reduceSupported, reduceOutputShape, lowerReduce, reduceScratch, {}, false, nullptr, true};
-extern const NpuOperation kMeanOperation{meanSupported, meanOutputShape, lowerMean, meanScratch, {},
-                                         false,         nullptr,         true};
+extern const NpuOperation kMeanOperation{meanSupported, meanOutputShape, lowerMean, meanScratch,
+                                         {1, 2},        false,           nullptr,   true};
 extern const NpuOperation kTransposeConvOperation{transposeConvSupported,
                                                   transposeConvOutputShape,
                                                   lowerTransposeConv,

@@ -145,6 +145,14 @@ const uint8_t* Constants::data(uint32_t index) const {
     return isConstant(index) ? constantData(mModel, operand(index)) : nullptr;
 }
 
+size_t Constants::length(uint32_t index) const {
+    if (mInputValues) {
+        auto it = mInputValues->find(index);
+        if (it != mInputValues->end()) return it->second.size();
+    }
+    return operand(index).location.length;
+}
+
 OperationInputs Constants::inputsOf(const Operation& op) const {
     OperationInputs in;
     in.count = static_cast<uint32_t>(op.inputs.size());

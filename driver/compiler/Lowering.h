@@ -104,10 +104,12 @@ class Constants {
     /// A constant, or a model input whose value is known at compile time (weights given as inputs).
     bool isConstantOrInput(uint32_t index) const;
     const uint8_t* data(uint32_t index) const;
+    /// Bytes at data(index).
+    size_t length(uint32_t index) const;
     template <typename T>
     std::optional<T> scalar(uint32_t index) const {
         const uint8_t* p = data(index);
-        if (!p || operand(index).location.length < sizeof(T)) return std::nullopt;
+        if (!p || length(index) < sizeof(T)) return std::nullopt;
         T v;
         std::memcpy(&v, p, sizeof(T));
         return v;
