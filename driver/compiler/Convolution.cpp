@@ -9,7 +9,6 @@
 // NHWC scratch copies that LUT identity copies fill and drain. Weights given as model inputs are
 // scattered into the packed stream at run time by LUT copies (float32: 4-byte copies).
 #include <algorithm>
-#include <set>
 #include <tuple>
 
 #include "driver/compiler/Lowering.h"

@@ -338,23 +338,39 @@ TEST_CASE("rewrite_constant_operand_operations_on_the_lookup_unit") {
     CHECK_FALSE(claimed({2, 4}, std::vector<uint8_t>(8, 7)));
 }
 
+namespace {
+
+// An operation along an axis of a tensor, and whether the NPU claims it.
+struct AxisCase {
+    OperationType op;
+    OperandType type;
+    std::vector<uint32_t> dims;
+    int32_t axis;
+    bool claimed;
+};
+
+// Operation `index` of `model` is claimed as `c` says; a claimed model runs on the NPU bit for
+// bit as the golden on three random inputs.
+void checkAxisCase(const Model& model, uint32_t index, const AxisCase& c) {
+    REQUIRE(validateModel(model).ok());
+    CHECK(driver::checkOperationSupported(model, index).ok() == c.claimed);
+    if (!c.claimed) return;
+    for (uint32_t seed : {1u, 2u, 3u})
+        runMatchingGolden(model, seed, sim::NpuImplementation::kFunctional, Placement::kNpu);
+}
+
+}  // namespace
+
 TEST_CASE("npu_quantized_softmax_and_l2_normalization_rows") {
     // NORM rows, bit for bit with the golden: SOFTMAX along the last and a middle axis up to the
     // 511-element limit (512 is not claimed: the golden's shift would leave 32 bits), and
     // L2_NORMALIZATION in both of the golden's forms (int8 along the last axis, everything else).
-    struct Case {
-        OperationType op;
-        OperandType type;
-        std::vector<uint32_t> dims;
-        int32_t axis;
-        bool claimed;
-    };
-    for (const Case& c : {Case{OperationType::SOFTMAX, kQ8, {3, 511}, -1, true},
-                          Case{OperationType::SOFTMAX, kS8, {2, 40, 3}, 1, true},
-                          Case{OperationType::SOFTMAX, kQ8, {2, 512}, -1, false},
-                          Case{OperationType::L2_NORMALIZATION, kS8, {4, 37}, -1, true},
-                          Case{OperationType::L2_NORMALIZATION, kS8, {4, 37, 2}, 1, true},
-                          Case{OperationType::L2_NORMALIZATION, kQ8, {4, 37}, 0, true}}) {
+    for (const AxisCase& c : {AxisCase{OperationType::SOFTMAX, kQ8, {3, 511}, -1, true},
+                              AxisCase{OperationType::SOFTMAX, kS8, {2, 40, 3}, 1, true},
+                              AxisCase{OperationType::SOFTMAX, kQ8, {2, 512}, -1, false},
+                              AxisCase{OperationType::L2_NORMALIZATION, kS8, {4, 37}, -1, true},
+                              AxisCase{OperationType::L2_NORMALIZATION, kS8, {4, 37, 2}, 1, true},
+                              AxisCase{OperationType::L2_NORMALIZATION, kQ8, {4, 37}, 0, true}}) {
         CAPTURE(nameOf(c.op));
         CAPTURE(nameOf(c.type));
         CAPTURE(c.axis);
@@ -369,30 +385,18 @@ TEST_CASE("npu_quantized_softmax_and_l2_normalization_rows") {
         if (softmax) inputs.push_back(b.addFloat32(0.8f));
         inputs.push_back(b.addInt32(c.axis));
         b.addOperation(c.op, inputs, {out});
-        const Model model = b.build();
-        REQUIRE(validateModel(model).ok());
-        CHECK(driver::checkOperationSupported(model, 0).ok() == c.claimed);
-        if (!c.claimed) continue;
-        for (uint32_t seed : {1u, 2u, 3u})
-            runMatchingGolden(model, seed, sim::NpuImplementation::kFunctional, Placement::kNpu);
+        checkAxisCase(b.build(), 0, c);
     }
 }
 
 TEST_CASE("npu_argmax_argmin_find_the_first_extremum_as_the_golden") {
     // The input goes through an ADD into a coarse scale first, so that lines have many equal
     // values: the index must be the first of them. 256 elements along the axis are not claimed.
-    struct Case {
-        OperationType op;
-        OperandType type;
-        std::vector<uint32_t> dims;
-        int32_t axis;
-        bool claimed;
-    };
-    for (const Case& c : {Case{OperationType::ARGMAX, kQ8, {3, 255}, -1, true},
-                          Case{OperationType::ARGMIN, kQ8, {2, 17, 5}, 1, true},
-                          Case{OperationType::ARGMAX, kS8, {6, 4}, 0, true},
-                          Case{OperationType::ARGMIN, kS8, {2, 3, 40}, -1, true},
-                          Case{OperationType::ARGMAX, kQ8, {2, 256}, 1, false}}) {
+    for (const AxisCase& c : {AxisCase{OperationType::ARGMAX, kQ8, {3, 255}, -1, true},
+                              AxisCase{OperationType::ARGMIN, kQ8, {2, 17, 5}, 1, true},
+                              AxisCase{OperationType::ARGMAX, kS8, {6, 4}, 0, true},
+                              AxisCase{OperationType::ARGMIN, kS8, {2, 3, 40}, -1, true},
+                              AxisCase{OperationType::ARGMAX, kQ8, {2, 256}, 1, false}}) {
         CAPTURE(nameOf(c.op));
         CAPTURE(nameOf(c.type));
         CAPTURE(c.axis);
@@ -407,12 +411,7 @@ TEST_CASE("npu_argmax_argmin_find_the_first_extremum_as_the_golden") {
         outDims.erase(outDims.begin() + (c.axis < 0 ? c.axis + c.dims.size() : c.axis));
         const uint32_t out = b.addOutput(OperandType::TENSOR_INT32, outDims);
         b.addOperation(c.op, {coarse, b.addInt32(c.axis)}, {out});
-        const Model model = b.build();
-        REQUIRE(validateModel(model).ok());
-        CHECK(driver::checkOperationSupported(model, 1).ok() == c.claimed);
-        if (!c.claimed) continue;
-        for (uint32_t seed : {1u, 2u, 3u})
-            runMatchingGolden(model, seed, sim::NpuImplementation::kFunctional, Placement::kNpu);
+        checkAxisCase(b.build(), 1, c);
     }
 }
 
