@@ -50,7 +50,7 @@ TensorDesc rowsOf(uint32_t addr, uint32_t inner, uint32_t count1, uint32_t strid
 
 uint32_t convWeightStreamBytes(uint32_t outChannels, uint32_t kernelH, uint32_t kernelW,
                                uint32_t inChannels) {
-    const uint32_t blocks = kernelH * kernelW * wordsPerRow(inChannels);
+    const uint32_t blocks = ConvWeightRows(inChannels, kernelH, kernelW).kSteps();
     return ceilDiv(outChannels, kVec) * (kWeightQuantWords + blocks * kArrayRows) * kVec;
 }
 
@@ -72,27 +72,19 @@ std::vector<uint8_t> packConvWeights(const uint8_t* weights, uint32_t outChannel
                                      const std::vector<ChannelQuant>& quant) {
     std::vector<uint8_t> stream;
     stream.reserve(convWeightStreamBytes(outChannels, kernelH, kernelW, inChannels));
-    const uint8_t padding = static_cast<uint8_t>(weightZeroPoint);
-    const uint32_t inBlocks = wordsPerRow(inChannels);
+    const ConvWeightRows rows(inChannels, kernelH, kernelW);
+    const size_t blockBytes = size_t{rows.kSteps()} * kArrayRows * kArrayCols;
     for (uint32_t nb = 0; nb < ceilDiv(outChannels, kVec); ++nb) {
         appendQuantWords(stream, quant, nb * kVec);
-        // K steps in the feeder's order: kernel row, kernel column, input-channel word.
-        for (uint32_t ky = 0; ky < kernelH; ++ky) {
-            for (uint32_t kx = 0; kx < kernelW; ++kx) {
-                for (uint32_t cb = 0; cb < inBlocks; ++cb) {
-                    for (uint32_t r = 0; r < kArrayRows; ++r) {
-                        for (uint32_t c = 0; c < kArrayCols; ++c) {
-                            const uint32_t ic = cb * kVec + r;
-                            const uint32_t oc = nb * kVec + c;
-                            uint8_t value = padding;
-                            if (ic < inChannels && oc < outChannels) {
-                                value =
-                                    weights[((oc * kernelH + ky) * kernelW + kx) * inChannels + ic];
-                            }
-                            stream.push_back(value);
-                        }
-                    }
-                }
+        // Padding rows and columns hold the weight zero point.
+        const size_t block = stream.size();
+        stream.resize(block + blockBytes, static_cast<uint8_t>(weightZeroPoint));
+        for (uint32_t c = 0; c < kArrayCols && nb * kVec + c < outChannels; ++c) {
+            const uint8_t* filter = weights + size_t{nb * kVec + c} * rows.taps * inChannels;
+            for (uint32_t t = 0; t < rows.taps; ++t) {
+                for (uint32_t ic = 0; ic < inChannels; ++ic)
+                    stream[block + size_t{rows.row(t, ic)} * kArrayCols + c] =
+                        filter[t * inChannels + ic];
             }
         }
     }
@@ -374,9 +366,11 @@ uint64_t tileWeightWords(Opcode opcode, uint32_t flags, const DeviceTensor& inpu
                kVec;
     }
     if (opcode != Opcode::CONV) return 0;
-    const uint64_t words =
-        convWeightStreamBytes(output.c / size, g.kernelH, g.kernelW, input.c / size) / kVec;
-    return size == 1 ? words : words * kFloatWeightRowWords;  // binary32 rows
+    if (size == 1) return convWeightStreamBytes(output.c, g.kernelH, g.kernelW, input.c) / kVec;
+    // binary32 rows, a K step per tap and input block
+    const uint64_t kSteps = uint64_t{g.kernelH} * g.kernelW * ceilDiv(input.c / size, kArrayRows);
+    return uint64_t{ceilDiv(output.c / size, kVec)} *
+           (kWeightQuantWords + kSteps * kArrayRows * kFloatWeightRowWords);
 }
 
 }  // namespace
@@ -451,8 +445,11 @@ Status ChainBuilder::depthwisePointwise(const DeviceTensor& input, const ConvLay
 Status ChainBuilder::conv(const DeviceTensor& input, const DeviceTensor& output, uint32_t weights,
                           bool weightsSigned, int32_t weightZeroPoint, const ConvGeometry& geometry,
                           const OutputStage& stage, uint32_t tag) {
+    const bool pack = stage.format == static_cast<uint32_t>(Format::INT8) &&
+                      ConvWeightRows(input.c, geometry.kernelH, geometry.kernelW).packed;
     return windowOp(Opcode::CONV, input, output,
-                    {weights, weightsSigned, weightZeroPoint, geometry, stage}, 0, tag);
+                    {weights, weightsSigned, weightZeroPoint, geometry, stage},
+                    pack ? static_cast<uint32_t>(DescFlag::PACK) : 0, tag);
 }
 
 Status ChainBuilder::depthwise(const DeviceTensor& input, const DeviceTensor& output,

@@ -5,6 +5,7 @@
 // Tensors are NHWC bytes (uint8 for QUANT8_ASYMM, int8 for QUANT8_ASYMM_SIGNED) in device DRAM.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -144,6 +145,61 @@ inline uint32_t vectorWords(const Descriptor& d) {
     return op::usesArray(d.opcode) ? elementBytes(d) : 1;
 }
 inline constexpr uint32_t kFloatWeightRowWords = kArrayCols * 4 / kDramBusBytes;
+
+/// Kernel taps one K step of a PACK convolution over `inChannels` holds (rtl/npu_cmd.sv): as
+/// many as the array rows take, at most one per scratchpad read port.
+inline uint32_t packTaps(uint32_t inChannels) {
+    return inChannels == 0 ? 1 : std::min(kArrayRows / inChannels, kDwTapPorts);
+}
+
+/// K steps per output-channel block of a window descriptor (rtl/npu_cmd.sv's kt): one for TAPS,
+/// the taps' groups for PACK, every tap and input vector for CONV, every tap otherwise.
+inline uint64_t kernelSteps(const Descriptor& d) {
+    const uint64_t taps = uint64_t{d.kernelH} * d.kernelW;
+    const uint64_t vw = vectorWords(d);
+    if (d.flags & static_cast<uint32_t>(DescFlag::TAPS)) return 1;
+    if (d.flags & static_cast<uint32_t>(DescFlag::PACK)) {
+        const uint64_t perStep = packTaps(d.a.inner);
+        return (taps + perStep - 1) / perStep;
+    }
+    if (d.opcode != Opcode::CONV) return taps;
+    const uint64_t aWords = (uint64_t{d.a.inner} + kDramBusBytes - 1) / kDramBusBytes;
+    return taps * ((aWords + vw - 1) / vw);
+}
+
+/// The rows of an int8 CONV weight stream's blocks (packConvWeights): row r of K step k is row
+/// k * kArrayRows + r. A convolution over at most kArrayRows / 2 channels with more than one tap
+/// packs taps (DescFlag::PACK): tap t's channels are rows (t % P) * inChannels .. of K step
+/// t / P; otherwise K step t * words + c / kArrayRows holds channel c of tap t in row
+/// c % kArrayRows.
+struct ConvWeightRows {
+    uint32_t inChannels = 0, taps = 0;
+    bool packed = false;
+
+    /// The layout the driver packs for these sizes.
+    ConvWeightRows(uint32_t inChannels, uint32_t kernelH, uint32_t kernelW)
+        : inChannels(inChannels),
+          taps(kernelH * kernelW),
+          packed(inChannels <= kArrayRows / 2 && taps > 1) {}
+    /// The layout an int8 CONV descriptor reads (its PACK flag).
+    explicit ConvWeightRows(const Descriptor& d)
+        : inChannels(d.a.inner),
+          taps(d.kernelH * d.kernelW),
+          packed((d.flags & static_cast<uint32_t>(DescFlag::PACK)) != 0) {}
+
+    uint32_t words() const { return (inChannels + kArrayRows - 1) / kArrayRows; }
+    uint32_t kSteps() const {
+        return packed ? (taps + packTaps(inChannels) - 1) / packTaps(inChannels) : taps * words();
+    }
+    /// The row of channel c of tap t (ky * kernelW + kx).
+    uint32_t row(uint32_t t, uint32_t c) const {
+        if (packed) {
+            const uint32_t perStep = packTaps(inChannels);
+            return t / perStep * kArrayRows + t % perStep * inChannels + c;
+        }
+        return (t * words() + c / kArrayRows) * kArrayRows + c % kArrayRows;
+    }
+};
 
 /// binary32 bit patterns of the float formats' identities and unclamped bounds: -0 (of ADD, and
 /// the sign bit), -inf (of max) and +inf; [-inf, +inf] is a float clamp that clamps nothing

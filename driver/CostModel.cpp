@@ -27,10 +27,9 @@ uint64_t estimateWindowCycles(const npu::Descriptor& d) {
         pixels =
             std::max<uint64_t>(pixels, npu::kArrayRows * (vw > 1 ? npu::kFloatWeightRowWords : 1));
     const uint64_t blocks = ceilDiv(d.out.inner, npu::kArrayCols * vw);
-    const uint64_t taps = uint64_t{d.kernelH} * d.kernelW;
-    uint64_t steps = taps * words;  // pooling: every tap of every input word
-    if (d.opcode == npu::Opcode::CONV) steps = blocks * taps * ceilDiv(words, vw);
-    if (d.opcode == npu::Opcode::DWCONV) steps = blocks * (has(npu::DescFlag::TAPS) ? 1 : taps);
+    // Pooling: every tap of every input word; the array: every K step of every block.
+    uint64_t steps = uint64_t{d.kernelH} * d.kernelW * words;
+    if (npu::op::usesArray(d.opcode)) steps = blocks * npu::kernelSteps(d);
     return load + pixels * steps + 40;
 }
 

@@ -112,9 +112,9 @@ module npu_cmd
   logic [15:0] a_wpr, a_vecs, nb;
   logic [47:0] a_rows;
   logic [63:0] a_words;
-  logic [31:0] p_count, kt;
+  logic [31:0] p_count, kt, pack_taps;
   logic [47:0] w_words;
-  logic        bad_opcode, bad_field, taps, chain_out, chain_in;
+  logic        bad_opcode, bad_field, taps, pack, chain_out, chain_in;
   // The previous descriptor of the chain, for the CHAIN_IN rules.
   logic        prev_chain_out_q, prev_chain_out_d;
   logic [15:0] prev_out_inner_q, prev_out_count1_q, prev_out_count2_q;
@@ -140,9 +140,14 @@ module npu_cmd
     a_words = 64'(a_rows) * 64'(a_wpr);
     p_count = 32'(d.out.count1) * 32'(d.out.count2);
     taps      = d.flags[FlagTapsBit];
+    pack      = d.flags[FlagPackBit];
     chain_out = d.flags[FlagChainOutBit];
     chain_in  = d.flags[FlagChainInBit];
+    // PACK: as many taps per K step as there are rows for their channels, one read port each.
+    pack_taps = d.a.inner == '0 ? 32'd1 : 32'(ArrayRows) / 32'(d.a.inner);
+    if (pack_taps > DwTapPorts) pack_taps = DwTapPorts;
     kt      = taps ? 32'd1
+            : pack ? (32'(d.kernel_w) * 32'(d.kernel_h) + pack_taps - 1) / pack_taps
                    : 32'(d.kernel_w) * 32'(d.kernel_h) * (d.opcode == OpConv ? 32'(a_vecs) : 32'd1);
     w_words = d.opcode == OpLut  ? 48'(TableWords)
             : d.opcode == OpNorm ? (d.norm_l2[0] ? 48'd0 : 48'(ExpWords))
@@ -174,8 +179,12 @@ module npu_cmd
                      32'(d.kernel_h) * 32'(d.stride_w) > DwTapPorts ||
                      32'(d.kernel_h) * 32'(d.kernel_w) > ArrayRows || d.dilation_w != 8'd1;
       end
+      // PACK: at least two taps' channels in a K step's rows.
+      if (pack) begin
+        bad_field |= d.opcode != OpConv || 32'(d.a.inner) > ArrayRows / 2 || chain_in;
+      end
     end
-    if (taps && !op_is_window(d.opcode)) begin
+    if ((taps || pack) && !op_is_window(d.opcode)) begin
       bad_field = 1'b1;
     end
     // CHAIN_OUT keeps the tile in the next descriptor's buffer; that descriptor reads it as a
@@ -211,11 +220,11 @@ module npu_cmd
       bad_field |= !same_shape(d.a, d.out) || a_words > 64'(SpadWords) ||
                    d.format == 2'(FmtInt8);
     end
-    // Float formats: ADD, MUL, FUNC, pooling, and CONV / DWCONV without TAPS or chaining;
+    // Float formats: ADD, MUL, FUNC, pooling, and CONV / DWCONV without TAPS, PACK or chaining;
     // INT32: ADD and MUL without DIVIDE; both on whole elements.
     if (d.format != 2'(FmtInt8)) begin
       bad_field |= !(op_uses_b(d.opcode) || op_is_window(d.opcode) || d.opcode == OpFunc) ||
-                   taps || chain_out || chain_in ||
+                   taps || pack || chain_out || chain_in ||
                    (d.format == 2'(FmtFp16) ? d.a.inner[0] || d.out.inner[0]
                                             : d.a.inner[1:0] != '0 || d.out.inner[1:0] != '0);
     end
@@ -237,6 +246,7 @@ module npu_cmd
     decoded.a_vecs   = a_vecs;
     decoded.a_words  = a_words[31:0];
     decoded.kt_count = kt[15:0];
+    decoded.pack_taps = pack ? pack_taps[7:0] : 8'd1;
     decoded.nb_count = nb;
     decoded.p_count  = op_is_window(d.opcode) ? p_count : a_words[31:0];
     decoded.w_words  = w_words[31:0];

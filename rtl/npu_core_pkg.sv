@@ -30,6 +30,7 @@ package npu_core_pkg;
     logic [15:0]  a_vecs;     // array vectors per pixel of A: ceil(a_wpr / vec_words)
     logic [31:0]  a_words;    // scratchpad words of A: rows x a_wpr
     logic [15:0]  kt_count;   // K steps per output-channel block (conv: KH*KW*a_vecs, else KH*KW)
+    logic [7:0]   pack_taps;  // PACK: kernel taps per K step
     logic [15:0]  nb_count;   // output-channel blocks: ceil(OUT.INNER / (Vec * vec_words))
     logic [31:0]  p_count;    // output pixels of the tile (window ops) or words (element-wise)
     logic [31:0]  w_words;    // words of the weight / table stream

@@ -17,6 +17,11 @@
 // go down a delay line and row t reads entry t - kx / STRIDE_W of its port's line. Output rows
 // are extended by (KW-1) / STRIDE_W steps so the last pixels get their right-hand taps.
 //
+// CONV with the PACK flag (few input channels C) packs P = job.pack_taps kernel taps into a K
+// step: port j reads tap k*P + j's word of the output pixel, and array row j*C + c takes its byte
+// c. The taps' offsets are set per K step and travel with each vector through stage 1; the rows'
+// ports and bytes are set per descriptor.
+//
 // Float CONV and DWCONV (FORMAT FP32 or FP16): a vector is Vec elements, vec_words scratchpad
 // words (4 or 2) that ports 0 .. vec_words-1 read together; stage 3 widens them to binary32 for
 // the array's float mode, padding and lanes past the channel count +0.
@@ -82,7 +87,7 @@ module npu_feeder
   desc_t dq;
   assign dq = job_i.desc;
 
-  logic       is_array, is_pool, is_dw, is_taps, is_chain_in, is_fp;
+  logic       is_array, is_pool, is_dw, is_taps, is_pack, is_chain_in, is_fp;
   logic [2:0] vw;   // words per vector: the bytes of an element for float array operations
   logic [1:0] esh;  // log2(vw): bytes to elements
   assign is_array    = op_uses_array(dq.opcode);
@@ -93,6 +98,7 @@ module npu_feeder
   assign is_pool     = op_is_window(dq.opcode) && !op_uses_array(dq.opcode);
   assign is_dw       = dq.opcode != OpConv;  // the input word follows nb (DWCONV, pooling)
   assign is_taps     = dq.opcode == OpDwconv && dq.flags[FlagTapsBit];
+  assign is_pack     = dq.opcode == OpConv && dq.flags[FlagPackBit];
   assign is_chain_in = dq.flags[FlagChainInBit];
 
   if (DwTapPorts < 4) begin : gen_few_ports
@@ -129,14 +135,18 @@ module npu_feeder
 
   // The array changes mode (weight-stationary / TAPS / float) and pooling starts only on an empty
   // array.
-  // So does a TAPS shape (the ports' and rows' configuration) change.
+  // So does a TAPS shape (the ports' and rows' configuration) or the PACK rows' channel count
+  // change.
   logic        nb_go, same_array_mode, bank;
   logic        array_dw_q, array_dw_d, array_fp_q, array_fp_d, array_diag_q, array_diag_d;
+  logic        array_pack_q, array_pack_d;
   logic [23:0] taps_shape_q, taps_shape_d;  // KERNEL_H, KERNEL_W, STRIDE_W of the TAPS setup
+  logic [15:0] pack_c_q;                    // A.INNER of the PACK setup
   assign bank            = seq_q[0];
   assign same_array_mode = is_array && is_taps == array_dw_q && is_fp == array_fp_q &&
                            (is_fp && is_dw) == array_diag_q &&
-                           (!is_taps || taps_shape_q == {dq.kernel_h, dq.kernel_w, dq.stride_w});
+                           (!is_taps || taps_shape_q == {dq.kernel_h, dq.kernel_w, dq.stride_w}) &&
+                           is_pack == array_pack_q && (!is_pack || pack_c_q == dq.a.inner);
   assign nb_go           = state_q == FdNbStart && !bank_busy_i[bank] &&
                            (same_array_mode || inflight_q == '0);
 
@@ -197,7 +207,7 @@ module npu_feeder
               kt_d = kt_q + 1;
               if (!is_dw && cb_q + 1 != job_i.a_vecs) begin
                 cb_d = cb_q + 1;
-              end else begin
+              end else if (!is_pack) begin
                 cb_d = '0;
                 if (kx_q + 1 == 16'(dq.kernel_w)) begin
                   kx_d = '0;
@@ -290,6 +300,7 @@ module npu_feeder
   row_cfg_t  [ArrayRows-1:0]       row_cfg_q, row_cfg_d;
 
   assign array_dw_d = nb_go && is_array ? is_taps : array_dw_q;
+  assign array_pack_d = nb_go && is_array ? is_pack : array_pack_q;
   assign array_fp_d = nb_go && is_array ? is_fp : array_fp_q;
   assign array_diag_d = nb_go && is_array ? is_fp && is_dw : array_diag_q;
   assign taps_load  = nb_go && is_taps;
@@ -319,6 +330,68 @@ module npu_feeder
     end
   end
 
+  // PACK: the taps of ports 0 .. P-1 in the current K step (offsets from the window's corner; off
+  // past the last tap), set when a block starts and when a K step ends, and per descriptor each
+  // array row's port and byte.
+  typedef struct packed {
+    logic        on;
+    logic [15:0] dy;  // ky * DILATION_H
+    logic [15:0] dx;  // kx * DILATION_W
+  } pack_port_t;
+
+  typedef struct packed {
+    logic              on;
+    logic [PortW-1:0]  port;
+    logic [VecIdxW-1:0] lane;  // the channel: a byte of the port's word
+  } pack_row_t;
+
+  logic                        pack_step_load, pack_rows_load;
+  pack_port_t [DwTapPorts-1:0] pack_port_q, pack_port_d, s1_pack_port_q;
+  pack_row_t  [Vec-1:0]        pack_row_q, pack_row_d;
+  logic [7:0]                  pack_ky_q, pack_kx_q, pack_ky_d, pack_kx_d;  // the next step's tap
+  logic [15:0]                 pack_rows_q, pack_rows_d;  // rows holding taps in this K step
+  assign pack_step_load = is_pack && (nb_go || (issue && last_step && !last_kt));
+  assign pack_rows_load = is_pack && nb_go;
+
+  always_comb begin
+    logic [7:0] ky, kx;
+    ky          = nb_go ? '0 : pack_ky_q;
+    kx          = nb_go ? '0 : pack_kx_q;
+    pack_port_d = pack_port_q;
+    pack_rows_d = pack_rows_q;
+    if (pack_step_load) begin
+      pack_rows_d = '0;
+      for (int unsigned k = 0; k < DwTapPorts; k++) begin
+        pack_port_d[k] = '0;
+        if (k < 32'(job_i.pack_taps) && ky < dq.kernel_h) begin
+          pack_port_d[k] = '{on: 1'b1, dy: 16'(ky) * 16'(dq.dilation_h),
+                             dx: 16'(kx) * 16'(dq.dilation_w)};
+          pack_rows_d    = pack_rows_d + dq.a.inner;
+          if (kx + 1 == dq.kernel_w) begin
+            kx = '0;
+            ky = ky + 1;
+          end else begin
+            kx = kx + 1;
+          end
+        end
+      end
+    end
+    pack_ky_d = ky;
+    pack_kx_d = kx;
+  end
+
+  // Computed only while loading: the divisions would cost simulation time every cycle.
+  always_comb begin
+    pack_row_d = pack_row_q;
+    if (pack_rows_load) begin
+      for (int unsigned l = 0; l < Vec; l++) begin
+        pack_row_d[l].on   = l < 32'(job_i.pack_taps) * 32'(dq.a.inner);
+        pack_row_d[l].port = PortW'(l / 32'(dq.a.inner));
+        pack_row_d[l].lane = VecIdxW'(l % 32'(dq.a.inner));
+      end
+    end
+  end
+
   // ------------------------------------------------------------------------------------------
   // Stage 1: the input position; stage 2: the scratchpad read; stage 3: the vector.
   vec_meta_t          s1_q, s2_q, s3_q, s1_d, s2_d, s3_d;
@@ -329,6 +402,7 @@ module npu_feeder
   logic               s1_a_signed_q, s2_a_signed_q;
   logic signed [8:0]  s1_a_zero_q, s2_a_zero_q;
   logic [1:0]         s1_fmt_q, s2_fmt_q;  // float array vectors: the element format
+  logic               s1_pack_q, s2_pack_q;  // a PACK vector is in the stage
   act_lanes_t         s3_act_q, s3_act_d;
   word_lanes_t        s3_fp_q, s3_fp_d;
   logic               in_bounds;
@@ -371,6 +445,11 @@ module npu_feeder
       if (s2_q.valid) begin
         if (s2_q.pool) begin
           s3_act_d[l] = widen(spad_rdata_i[0][l*8 +: 8], s2_a_signed_q);
+        end else if (s2_pack_q) begin
+          if (pack_row_q[l].on && s2_inb_q[pack_row_q[l].port]) begin
+            s3_act_d[l] = widen(spad_rdata_i[pack_row_q[l].port][pack_row_q[l].lane*8 +: 8],
+                                s2_a_signed_q) - s2_a_zero_q;
+          end
         end else if (32'(l) < 32'(s2_lanes_q)) begin
           s3_act_d[l] = widen(spad_rdata_i[0][l*8 +: 8], s2_a_signed_q) - s2_a_zero_q;
         end
@@ -399,7 +478,8 @@ module npu_feeder
 
   // ------------------------------------------------------------------------------------------
   // TAPS words: one per kernel row and phase (port k = ky * STRIDE_W + f), through a delay line
-  // per port; array row r takes the word of its port delayed by its delay.
+  // per port; array row r takes the word of its port delayed by its delay. PACK words: one per
+  // tap of the K step, straight into stage 3.
   logic               s1_step_q, s1_tag_q, s2_tag_q, tw_tag_q;
   logic [15:0]        s2_word_lanes_q;
   logic [31:0]        tap_addr [DwTapPorts];
@@ -417,11 +497,14 @@ module npu_feeder
       ix          = '0;
       tap_addr[k] = '0;
       tap_inb[k]  = 1'b0;
-      if (array_dw_q) begin
-        iy          = s1_iy_q + 18'(32'(port_cfg_q[k].ky) * 32'(dq.dilation_h));
-        ix          = s1_ix_q + 18'(port_cfg_q[k].phase);
+      if (array_dw_q || s1_pack_q) begin
+        iy          = s1_iy_q + (s1_pack_q ? 18'(s1_pack_port_q[k].dy)
+                                           : 18'(32'(port_cfg_q[k].ky) * 32'(dq.dilation_h)));
+        ix          = s1_ix_q + (s1_pack_q ? 18'(s1_pack_port_q[k].dx)
+                                           : 18'(port_cfg_q[k].phase));
         tap_inb[k]  = !iy[17] && !ix[17] && iy < 18'(dq.a.count2) &&
-                      ix < 18'(dq.a.count1) && port_cfg_q[k].on;
+                      ix < 18'(dq.a.count1) &&
+                      (s1_pack_q ? s1_pack_port_q[k].on : port_cfg_q[k].on);
         tap_addr[k] = (32'(iy) * 32'(dq.a.count1) + 32'(ix)) * 32'(job_i.a_wpr) +
                       32'(s1_word_q);
       end
@@ -480,6 +563,8 @@ module npu_feeder
       s1_q       <= '0;
       s2_q       <= '0;
       s3_q       <= '0;
+      s1_pack_q  <= 1'b0;
+      s2_pack_q  <= 1'b0;
     end else if (flush_i) begin
       state_q    <= FdIdle;
       block_q    <= '0;
@@ -488,6 +573,8 @@ module npu_feeder
       s1_q       <= '0;
       s2_q       <= '0;
       s3_q       <= '0;
+      s1_pack_q  <= 1'b0;
+      s2_pack_q  <= 1'b0;
     end else begin
       state_q    <= state_d;
       nb_q       <= nb_d;
@@ -505,6 +592,8 @@ module npu_feeder
       s1_q       <= s1_d;
       s2_q       <= s2_d;
       s3_q       <= s3_d;
+      s1_pack_q  <= issue && is_pack;
+      s2_pack_q  <= s1_pack_q;
     end
   end
 
@@ -515,10 +604,12 @@ module npu_feeder
       array_dw_q   <= 1'b0;
       array_fp_q   <= 1'b0;
       array_diag_q <= 1'b0;
+      array_pack_q <= 1'b0;
     end else begin
       array_dw_q   <= array_dw_d;
       array_fp_q   <= array_fp_d;
       array_diag_q <= array_diag_d;
+      array_pack_q <= array_pack_d;
     end
   end
 
@@ -532,6 +623,7 @@ module npu_feeder
       s1_a_signed_q <= dq.a_signed;
       s1_a_zero_q   <= dq.a_zero_point;
       s1_fmt_q      <= is_fp ? dq.format : 2'(FmtInt8);
+      s1_pack_port_q <= pack_port_q;
     end
     s2_a_signed_q <= s1_a_signed_q;
     s2_a_zero_q   <= s1_a_zero_q;
@@ -555,6 +647,16 @@ module npu_feeder
       taps_shape_q <= taps_shape_d;
       port_cfg_q   <= port_cfg_d;
       row_cfg_q    <= row_cfg_d;
+    end
+    if (pack_step_load) begin
+      pack_port_q <= pack_port_d;
+      pack_ky_q   <= pack_ky_d;
+      pack_kx_q   <= pack_kx_d;
+      pack_rows_q <= pack_rows_d;
+    end
+    if (pack_rows_load) begin
+      pack_c_q   <= dq.a.inner;
+      pack_row_q <= pack_row_d;
     end
     if (array_dw_q) begin
       tw_tag_q <= s2_tag_q;
@@ -585,15 +687,17 @@ module npu_feeder
   assign fp_diag_o  = array_diag_q;
   assign fp_act_o   = s3_fp_q;
 
-  // Port 0 reads the window word (npu_compute lends it to element-wise operations); the others
-  // the TAPS words, or a float vector's further words.
+  // Port 0 reads the window word, or a PACK vector's first tap (npu_compute lends it to
+  // element-wise operations); the others the TAPS or PACK words, or a float vector's further
+  // words.
   always_comb begin
     spad_re_o[0]    = 1'b1;
-    spad_raddr_o[0] = (job_i.buf_sel ? SpadAw'(SpadWords) : '0) + SpadAw'(win_addr);
+    spad_raddr_o[0] = (job_i.buf_sel ? SpadAw'(SpadWords) : '0) +
+                      SpadAw'(s1_pack_q ? tap_addr[0] : win_addr);
     for (int unsigned k = 1; k < DwTapPorts; k++) begin
-      spad_re_o[k]    = array_dw_q ? tap_inb[k] : k < 32'(vw);
+      spad_re_o[k]    = array_dw_q || s1_pack_q ? tap_inb[k] : k < 32'(vw);
       spad_raddr_o[k] = (job_i.buf_sel ? SpadAw'(SpadWords) : '0) +
-                        SpadAw'(array_dw_q ? tap_addr[k] : win_addr + k);
+                        SpadAw'(array_dw_q || s1_pack_q ? tap_addr[k] : win_addr + k);
     end
   end
 
@@ -606,7 +710,8 @@ module npu_feeder
       if (is_taps) begin
         perf_macs_o = step_valid ? 16'(dq.kernel_h * dq.kernel_w) * out_lanes : '0;
       end else begin
-        perf_macs_o = dq.opcode == OpDwconv ? out_lanes : 16'(in_lanes * out_lanes);
+        perf_macs_o = dq.opcode == OpDwconv ? out_lanes
+                    : is_pack ? 16'(pack_rows_q * out_lanes) : 16'(in_lanes * out_lanes);
       end
     end
   end
@@ -614,10 +719,9 @@ module npu_feeder
   assign perf_stall_weight_o = state_q == FdStream && !block_ready;
   assign perf_stall_output_o = state_q == FdNbStart && !nb_go;
 
-  // Fields of the job other units use; the scratchpad index width drops the high bits; port 0
-  // of the TAPS address is the window address.
+  // Fields of the job other units use; the scratchpad index width drops the high bits.
   logic unused_signals;
-  assign unused_signals = ^{job_i, dq, win_addr[31:SpadAw], tap_addr[0], tap_inb[0]};
+  assign unused_signals = ^{job_i, dq, win_addr[31:SpadAw]};
 
 `ifndef SYNTHESIS
   // A CHAIN_IN consumer reads exactly the words its CHAIN_OUT producer's drain wrote: when it

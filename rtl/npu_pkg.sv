@@ -112,7 +112,8 @@ package npu_pkg;
     FlagFence = 8'd2,  // Start this descriptor's loads only after every earlier descriptor has stored its results (it reads what they wrote).
     FlagTaps = 8'd4,  // DWCONV only: kernel taps on array rows, channels on columns, one output pixel per cycle (KERNEL_H * STRIDE_W <= DwTapPorts, KERNEL_H * KERNEL_W <= ArrayRows, DILATION_W = 1). The weight stream holds one block per channel block, row t = tap t (ky * KERNEL_W + kx). Without it DWCONV uses diagonal blocks, one per tap.
     FlagChainOut = 8'd8,  // CONV or DWCONV: the results stay on chip: they are written into the scratchpad buffer of the next descriptor (OUT.ADDR and the strides are ignored; OUT's tile, rounded up to whole words per pixel, must fit one buffer). The next descriptor must have CHAIN_IN; LAST is not allowed. Used to fuse a depthwise layer with the pointwise layer after it.
-    FlagChainIn = 8'd16  // CONV 1x1, stride 1, no padding: A is the previous descriptor's CHAIN_OUT result (A.INNER, COUNT1 and COUNT2 equal to its OUT's; A.ADDR and the strides are ignored) and is not loaded. The array reads each word as soon as it is written, so the two overlap. Not combined with CHAIN_OUT.
+    FlagChainIn = 8'd16,  // CONV 1x1, stride 1, no padding: A is the previous descriptor's CHAIN_OUT result (A.INNER, COUNT1 and COUNT2 equal to its OUT's; A.ADDR and the strides are ignored) and is not loaded. The array reads each word as soon as it is written, so the two overlap. Not combined with CHAIN_OUT.
+    FlagPack = 8'd32  // INT8 CONV of at most ArrayRows / 2 input channels (A.INNER): a K step packs P = min(ArrayRows / A.INNER, DwTapPorts) kernel taps into the array rows, so a first layer of 3 channels fills 15 of 16. Row j * A.INNER + c of K step k is channel c of tap k * P + j (taps in ky * KERNEL_W + kx order; rows past the last tap are padding); the feeder reads the P taps' words on read ports 0 .. P-1. ceil(KERNEL_H * KERNEL_W / P) K steps, and the weight stream's rows follow the same order. Not with CHAIN_IN.
   } desc_flag_e;
 
   // Bit positions of the flags in FLAGS (desc.flags[FlagXxxBit]).
@@ -121,6 +122,7 @@ package npu_pkg;
   localparam int unsigned FlagTapsBit = 2;
   localparam int unsigned FlagChainOutBit = 3;
   localparam int unsigned FlagChainInBit = 4;
+  localparam int unsigned FlagPackBit = 5;
 
   // Per-opcode attributes (npu.json): which operands an opcode reads, which units it uses.
   // Functions of the descriptor's 8-bit OPCODE field; unknown opcodes have none.

@@ -195,16 +195,15 @@ ErrorCode validate(const Descriptor& d, const ChainContext& chain) {
     const uint64_t vw = usesArray ? npu::vectorWords(d) : 1;
     const uint64_t aWpr = wordsOf(d.a.inner);
     const uint64_t nb = (uint64_t{d.out.inner} + kBeat * vw - 1) / (kBeat * vw);
-    const uint64_t aVecs = (aWpr + vw - 1) / vw;
     const uint64_t aRows = uint64_t{d.a.count1} * d.a.count2 * d.a.count3;
     const uint64_t aWords = aRows * aWpr;
     const uint64_t pCount = uint64_t{d.out.count1} * d.out.count2;
     const bool taps = d.flags & flag(npu::DescFlag::TAPS);
+    const bool pack = d.flags & flag(npu::DescFlag::PACK);
     const bool chainOut = d.flags & flag(npu::DescFlag::CHAIN_OUT);
     const bool chainIn = d.flags & flag(npu::DescFlag::CHAIN_IN);
     const bool last = d.flags & flag(npu::DescFlag::LAST);
-    const uint64_t kt =
-        taps ? 1 : uint64_t{d.kernelW} * d.kernelH * (op == Opcode::CONV ? aVecs : 1);
+    const uint64_t kt = npu::kernelSteps(d);
     const uint64_t rowWords = vw == 1 ? 1 : npu::kFloatWeightRowWords;
     const uint64_t wWords = op == Opcode::LUT ? kTableBytes / kBeat
                             : op == Opcode::NORM
@@ -226,8 +225,10 @@ ErrorCode validate(const Descriptor& d, const ChainContext& chain) {
             bad |= op != Opcode::DWCONV || d.kernelH * d.strideW > npu::kDwTapPorts ||
                    d.kernelH * d.kernelW > npu::kArrayRows || d.dilationW != 1;
         }
+        // PACK: at least two taps' channels in a K step's rows.
+        if (pack) bad |= op != Opcode::CONV || d.a.inner > npu::kArrayRows / 2 || chainIn;
     }
-    if (taps && !window) bad = true;
+    if ((taps || pack) && !window) bad = true;
     if (chainOut) {
         bad |= !usesArray || chainIn || last || pCount * nb > npu::kSpadWords;
     }
@@ -256,12 +257,12 @@ ErrorCode validate(const Descriptor& d, const ChainContext& chain) {
         bad |= !sameShape(d.a, d.out) || aWords > npu::kSpadWords ||
                d.format == static_cast<uint32_t>(npu::Format::INT8);
     }
-    // Float formats: ADD, MUL, FUNC, pooling, and CONV / DWCONV without TAPS or chaining;
+    // Float formats: ADD, MUL, FUNC, pooling, and CONV / DWCONV without TAPS, PACK or chaining;
     // INT32: ADD and MUL without DIVIDE; both on whole elements.
     const auto format = static_cast<npu::Format>(d.format);
     if (format != npu::Format::INT8) {
         bad |= badOpcode || !(npu::op::usesB(op) || window || op == Opcode::FUNC) || taps ||
-               chainOut || chainIn || d.a.inner % npu::elementBytes(d) != 0 ||
+               pack || chainOut || chainIn || d.a.inner % npu::elementBytes(d) != 0 ||
                d.out.inner % npu::elementBytes(d) != 0;
     }
     if (format == npu::Format::INT32) bad |= !npu::op::usesB(op) || (op == Opcode::MUL && d.divide);
@@ -510,12 +511,12 @@ class Executor {
         // A block of output channels is kLanes elements, vw words (float array operations).
         const uint32_t vw = npu::vectorWords(d), blockBytes = kBeat * vw;
         const uint32_t channels = d.a.inner / vw;
-        const uint32_t aWpr = wordsOf(d.a.inner), aVecs = (aWpr + vw - 1) / vw;
+        const uint32_t aWpr = wordsOf(d.a.inner);
         const uint32_t outW = d.out.count1, outH = d.out.count2, outC = d.out.inner;
         const uint32_t nb = (outC + blockBytes - 1) / blockBytes;
         const uint32_t pixels = outW * outH;
         const uint32_t kTaps = d.kernelH * d.kernelW;
-        const uint32_t kt = taps ? 1 : kTaps * (conv ? aVecs : 1);
+        const uint64_t kt = npu::kernelSteps(d);
         const uint32_t rowWords = vw == 1 ? 1 : npu::kFloatWeightRowWords;
         const uint64_t blockWords =
             npu::kWeightQuantWords + uint64_t{kt} * npu::kArrayRows * rowWords;
@@ -544,7 +545,7 @@ class Executor {
             mCounts->macs += uint64_t{pixels} * kTaps * (conv ? channels : 1) * (outC / vw);
             const uint64_t steps =
                 taps ? uint64_t{outH} * (outW + (d.kernelW - 1) / d.strideW) : pixels;
-            mCounts->active += uint64_t{nb} * (taps ? 1 : kt) * steps;
+            mCounts->active += nb * kt * steps;
         }
         if (d.flags & flag(npu::DescFlag::CHAIN_OUT)) {
             *chainOut = std::move(out);
@@ -642,14 +643,15 @@ class Executor {
     void convolve(const std::vector<uint8_t>& weights, const uint8_t* input, uint32_t rowBytes,
                   uint8_t* out) const {
         const Descriptor& d = mD;
-        const uint32_t channels = d.a.inner, aWpr = wordsOf(channels);
+        const uint32_t channels = d.a.inner;
         const uint32_t kTaps = d.kernelH * d.kernelW;
         const uint32_t nb = wordsOf(d.out.inner);
         const uint32_t pixels = d.out.count1 * d.out.count2;
         const uint64_t k = uint64_t{kTaps} * channels;
         const uint64_t kEven = (k + 1) / 2 * 2;
+        const npu::ConvWeightRows rows(d);
         const uint64_t blockBytes =
-            (npu::kWeightQuantWords + uint64_t{kTaps} * aWpr * npu::kArrayRows) * kBeat;
+            (npu::kWeightQuantWords + uint64_t{rows.kSteps()} * npu::kArrayRows) * kBeat;
         // Weights of every block as k x lanes matrices (row = tap-major input channel), packed.
         std::vector<int16_t> packed(nb * kEven * kLanes), matrix(kEven * kLanes);
         std::vector<BlockQuant> quant(nb);
@@ -659,11 +661,8 @@ class Executor {
             std::fill(matrix.begin(), matrix.end(), 0);
             for (uint32_t t = 0; t < kTaps; ++t) {
                 for (uint32_t c = 0; c < channels; ++c) {
-                    const uint8_t* row =
-                        block + npu::kWeightQuantWords * kBeat +
-                        ((uint64_t{t} * aWpr + c / npu::kArrayRows) * npu::kArrayRows +
-                         c % npu::kArrayRows) *
-                            kBeat;
+                    const uint8_t* row = block + npu::kWeightQuantWords * kBeat +
+                                         uint64_t{rows.row(t, c)} * kBeat;
                     int16_t* dst = matrix.data() + (uint64_t{t} * channels + c) * kLanes;
                     for (uint32_t l = 0; l < kLanes; ++l)
                         dst[l] = static_cast<int16_t>(weight(row[l]));

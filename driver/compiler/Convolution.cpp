@@ -253,9 +253,9 @@ void scatterTaps(Lowering& lw, uint32_t filter, uint32_t stream, uint32_t channe
 void scatterExpandedDepthwise(Lowering& lw, uint32_t filter, uint32_t stream, uint32_t outC,
                               uint32_t inC, uint32_t kh, uint32_t kw, uint32_t m) {
     const npu::Descriptor d = identityCopy(lw);
-    const uint32_t cBlocks = ceilDiv(inC, npu::kArrayRows);
-    const uint32_t blockBytes = npu::kArrayRows * kLanes;
-    const uint32_t streamBlock = npu::kWeightQuantWords * kAlign + kh * kw * cBlocks * blockBytes;
+    const npu::ConvWeightRows rows(inC, kh, kw);
+    const uint32_t streamBlock =
+        npu::kWeightQuantWords * kAlign + rows.kSteps() * npu::kArrayRows * kLanes;
     const auto blockOf = [&](uint32_t o) { return o / m / npu::kArrayRows; };
     for (uint32_t ob = 0; ob < ceilDiv(outC, kLanes); ++ob) {
         for (uint32_t y = 0; y < kh; ++y) {
@@ -271,12 +271,10 @@ void scatterExpandedDepthwise(Lowering& lw, uint32_t filter, uint32_t stream, ui
                          n < kLanes && ob * kLanes + n < outC && blockOf(ob * kLanes + n) == cb;
                          n += m)
                         ++count;
-                    const uint32_t block = stream + ob * streamBlock +
-                                           npu::kWeightQuantWords * kAlign +
-                                           ((y * kw + x) * cBlocks + cb) * blockBytes;
                     npu::Descriptor t = d;
                     t.a = {filter + (y * kw + x) * outC + o0, 1, count, m, 1, 1, 0, 0};
-                    t.out = {block + (c0 - cb * npu::kArrayRows) * kLanes + n0,
+                    t.out = {stream + ob * streamBlock + npu::kWeightQuantWords * kAlign +
+                                 rows.row(y * kw + x, c0) * kLanes + n0,
                              1,
                              count,
                              kLanes + m,
@@ -518,8 +516,9 @@ Status lowerFused(Lowering& lw, uint32_t dwIndex, const Operation& pw) {
 // side: canvas pixel (Y, X), channel (i * s + j) * C + c is padded-input pixel (Y * s + i,
 // X * s + j), channel c, and tap (KY, KX) over that channel is the original tap (KY * s + i,
 // KX * s + j), or the weight zero point (contributing 0) past the kernel. The same products are
-// summed, so the result is bit-exact; 3 channels at stride 2 fill 12 of 16 array rows, and a 3x3
-// kernel needs 4 taps instead of 9.
+// summed, so the result is bit-exact; 1 channel at stride 2 fills 4 rows of a K step, and a 3x3
+// kernel needs 1 K step instead of 2. (A stem's 3 channels pack taps instead: DescFlag::PACK
+// puts 5 taps into a K step without a copy.)
 
 struct SpaceToDepth {
     uint32_t s = 1, kh = 1, kw = 1;
@@ -555,16 +554,15 @@ std::optional<SpaceToDepth> spaceToDepthOf(const ConvInfo& c) {
     const uint32_t inC = c.w.in[3], channels = t.s * t.s * inC;
     t.canvas = {c.w.in[0], c.w.out[1] + t.kh - 1, c.w.out[2] + t.kw - 1, channels};
     if (t.canvas[1] > kMaxCount || t.canvas[2] > kMaxCount) return std::nullopt;
-    // Worth it when the array passes saved (taps times channel blocks, per output pixel and
-    // block of output channels) outweigh the canvas's copy rows.
+    // Worth it when the array passes saved (K steps per output pixel and block of output
+    // channels) outweigh the canvas's copy rows.
     const uint64_t pixelBlocks =
         uint64_t{c.w.out[0]} * c.w.out[1] * c.w.out[2] * ceilDiv(c.w.out[3], kLanes);
-    const uint64_t before = uint64_t{c.kh} * c.kw * ceilDiv(inC, npu::kArrayRows) * pixelBlocks;
+    const uint64_t before = npu::ConvWeightRows(inC, c.kh, c.kw).kSteps() * pixelBlocks;
     const uint32_t runs = pixelRuns(c, t.s, t.canvas[2]).count();
     const uint64_t rows = uint64_t{c.w.in[0]} * c.w.in[1] * (runs + c.w.in[2] - t.s * runs);
-    const uint64_t after =
-        uint64_t{t.kh} * t.kw * ceilDiv(channels, npu::kArrayRows) * pixelBlocks +
-        kCopyRowCycles * rows;
+    const uint64_t after = npu::ConvWeightRows(channels, t.kh, t.kw).kSteps() * pixelBlocks +
+                           kCopyRowCycles * rows;
     if (after >= before) return std::nullopt;
     return t;
 }
@@ -1414,18 +1412,22 @@ Status lowerReduce(Lowering& lw, const Operation& op) {
 void scatterWeights(Lowering& lw, uint32_t filter, uint32_t stream, uint32_t outC, uint32_t inC,
                     uint32_t kh, uint32_t kw, bool depthwise, uint32_t filterC, uint32_t firstOut) {
     const npu::Descriptor d = identityCopy(lw);
-    const uint32_t cBlocks = depthwise ? 1 : ceilDiv(inC, npu::kArrayRows);
-    const uint32_t blockBytes = npu::kArrayRows * kLanes;
-    const uint32_t streamBlock = npu::kWeightQuantWords * kAlign + kh * kw * cBlocks * blockBytes;
+    const npu::ConvWeightRows rows(inC, kh, kw);
+    const uint32_t cBlocks = depthwise ? 1 : rows.words();
+    const uint32_t kSteps = depthwise ? kh * kw : rows.kSteps();
+    const uint32_t streamBlock =
+        npu::kWeightQuantWords * kAlign + kSteps * npu::kArrayRows * kLanes;
     const uint32_t rowStride = kh * kw * filterC;  // between output channels of the filter
     for (uint32_t ob = 0; ob < ceilDiv(outC, kLanes); ++ob) {
         const uint32_t nc = std::min(kLanes, outC - ob * kLanes);
         for (uint32_t y = 0; y < kh; ++y) {
             for (uint32_t x = 0; x < kw; ++x) {
                 for (uint32_t cb = 0; cb < cBlocks; ++cb) {
+                    // A diagonal block per tap, or the rows of the tap's channel block.
+                    const uint32_t row = depthwise ? (y * kw + x) * npu::kArrayRows
+                                                   : rows.row(y * kw + x, cb * npu::kArrayRows);
                     const uint32_t block = stream + ob * streamBlock +
-                                           npu::kWeightQuantWords * kAlign +
-                                           ((y * kw + x) * cBlocks + cb) * blockBytes;
+                                           npu::kWeightQuantWords * kAlign + row * kLanes;
                     npu::Descriptor t = d;
                     if (depthwise) {  // [1, kh, kw, C]: lane n on the block's diagonal
                         t.a = {filter + (y * kw + x) * filterC + ob * kLanes, 1, nc, 1, 1, 1, 0, 0};

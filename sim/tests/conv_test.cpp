@@ -221,6 +221,37 @@ TEST_CASE("sim_npu_conv_random") {
     }
 }
 
+TEST_CASE("sim_npu_conv_packed_taps") {
+    // Few input channels: the descriptors pack several taps into a K step (DescFlag::PACK), one
+    // read port per tap, padding and dilation per tap; kernels up to 7x7 as a ResNet stem's.
+    std::mt19937 rng(0x5eed2003);
+    for (int i = 0; i < 30; ++i) {
+        ConvCase c = randomCase(rng, 16, 8, 7);
+        c.inC = 1 + rng() % (npu::kArrayRows / 2);
+        if (c.g.kernelH * c.g.kernelW == 1) {  // one tap packs nothing
+            c.g.kernelW = 2;
+            c.w = std::max(c.w, 3u);
+            c.outW = windowOutput(c.w, 2, c.g.strideW, c.g.dilationW, c.g.padLeft, 0);
+        }
+        CAPTURE(i);
+        CAPTURE(c.h);
+        CAPTURE(c.w);
+        CAPTURE(c.inC);
+        CAPTURE(c.outC);
+        CAPTURE(c.g.kernelH);
+        CAPTURE(c.g.kernelW);
+        CAPTURE(c.g.strideH);
+        CAPTURE(c.g.strideW);
+        CAPTURE(c.g.dilationH);
+        CAPTURE(c.g.dilationW);
+        CAPTURE(c.g.padTop);
+        CAPTURE(c.g.padLeft);
+        REQUIRE(npu::ConvWeightRows(c.inC, c.g.kernelH, c.g.kernelW).packed);
+        const CaseResult r = runConv(c, 1, false, rng() % 2, rng);
+        CHECK(r.mismatches == 0);
+    }
+}
+
 TEST_CASE("sim_npu_conv_groups") {
     std::mt19937 rng(0x5eed2002);
     for (int i = 0; i < 12; ++i) {
