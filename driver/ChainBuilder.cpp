@@ -208,6 +208,8 @@ struct WindowTile {
 constexpr uint64_t kTileOverheadWords = 48;
 // And per output row of a tile (the window restarts at the row's first pixel).
 constexpr uint64_t kOutputRowOverheadWords = 16;
+// Output pixels a short first band of tiles keeps at least (windowTiles).
+constexpr uint32_t kFirstBandPixels = 2 * kArrayCols;
 
 // The output tiles of a window operation. A tile is as many output rows as the accumulators and
 // the scratchpad buffer hold, of the widest that fits (whole rows when they do) or of a narrower
@@ -268,13 +270,21 @@ Result<std::vector<WindowTile>> windowTiles(const DeviceTensor& input, const Dev
         if (cost(w, h) < cost(tileW, tileH)) tileW = w, tileH = h;
     }
 
+    // The first tile's load waits for the previous layer (FENCE) with the array idle, while
+    // later loads overlap earlier tiles' compute: a short first band of rows starts the array
+    // sooner. It costs one more weight stream, hidden behind that band's compute when each of
+    // its K steps has at least kFirstBandPixels pixels (and behind the next band's, at most
+    // half a band).
+    const uint32_t shortH = ceilDiv(kFirstBandPixels, tileW);
+    const uint32_t firstH = 2 * shortH <= std::min(tileH, output.h) ? shortH : tileH;
     std::vector<WindowTile> tiles;
-    for (uint32_t oy0 = 0; oy0 < output.h; oy0 += tileH) {
+    for (uint32_t oy0 = 0; oy0 < output.h; oy0 += oy0 == 0 ? firstH : tileH) {
+        const uint32_t bandH = oy0 == 0 ? firstH : tileH;
         for (uint32_t ox0 = 0; ox0 < output.w; ox0 += tileW) {
             WindowTile t;
             t.oy0 = oy0;
             t.ox0 = ox0;
-            t.th = std::min(tileH, output.h - oy0);
+            t.th = std::min(bandH, output.h - oy0);
             t.tw = std::min(tileW, output.w - ox0);
             const int64_t iy0 = int64_t{oy0} * g.strideH - g.padTop;
             const int64_t ix0 = int64_t{ox0} * g.strideW - g.padLeft;

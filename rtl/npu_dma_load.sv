@@ -4,9 +4,18 @@
 // scratchpad words with the row's first byte in lane 0 of its first word and a zero-filled tail,
 // starting at spad_base_i (B follows A). The request side issues one beat read per cycle; the
 // response side walks the same rows to realign the beats as they return in order.
+//
+// A row whose first beat is the beat the walk read last (rows of few bytes side by side, such as
+// an image's 3-channel pixels) reuses that beat instead of reading it again: both sides make the
+// same decision, so the response side takes the reused beat from its last data. Responses wait
+// in a FIFO (a reused beat may take the response side's cycle), and reads are issued only while
+// the FIFO has room for them.
 module npu_dma_load
   import npu_pkg::*;
   import npu_core_pkg::*;
+#(
+  parameter int unsigned RspDepth = 128
+)
 (
   input  logic               clk_i,
   input  logic               rst_ni,
@@ -33,6 +42,9 @@ module npu_dma_load
   tensor_t a_q, b_q;
   logic    two_q;
 
+  localparam int unsigned BeatW  = 32 - VecIdxW;
+  localparam int unsigned CountW = $clog2(RspDepth + 1);
+
   /* verilator lint_off UNUSEDSIGNAL */
   function automatic logic [16:0] beats_of(logic [31:0] row_addr, logic [15:0] inner);
     return 17'((32'(row_addr[VecIdxW-1:0]) + 32'(inner) + Vec - 1) >> VecIdxW);
@@ -41,16 +53,21 @@ module npu_dma_load
 
   // ------------------------------------------------------------------------------------------
   // Request side.
-  logic        req_active_q, req_second_q;
-  logic [16:0] req_beat_q;
-  logic [31:0] req_row;
-  logic        req_last_row, req_walk_start, req_walk_next;
-  logic [15:0] req_inner;
-  logic [16:0] req_beats;
-  tensor_t     req_walk_tensor;
+  logic              req_active_q, req_second_q;
+  logic [16:0]       req_beat_q;
+  logic [31:0]       req_row;
+  logic              req_last_row, req_walk_start, req_walk_next;
+  logic [15:0]       req_inner;
+  logic [16:0]       req_beats;
+  tensor_t           req_walk_tensor;
+  logic [BeatW-1:0]  req_beat_addr, req_last_beat_q;  // the beat of this step, of the last one
+  logic              req_last_valid_q, req_reuse, req_step;
+  logic [CountW-1:0] reads_q;  // reads issued whose responses the response side has not taken
 
-  assign req_inner = req_second_q ? b_q.inner : a_q.inner;
-  assign req_beats = beats_of(req_row, req_inner);
+  assign req_inner     = req_second_q ? b_q.inner : a_q.inner;
+  assign req_beats     = beats_of(req_row, req_inner);
+  assign req_beat_addr = req_row[31:VecIdxW] + BeatW'(req_beat_q);
+  assign req_reuse     = req_beat_q == '0 && req_last_valid_q && req_beat_addr == req_last_beat_q;
 
   npu_tensor_walk u_req_walk (
     .clk_i,
@@ -63,10 +80,11 @@ module npu_dma_load
   );
 
   logic req_fire, req_row_done;
-  assign req_valid_o  = req_active_q && !flush_i;
-  assign req_addr_o   = {req_row[31:VecIdxW], {VecIdxW{1'b0}}} + (32'(req_beat_q) << VecIdxW);
+  assign req_valid_o  = req_active_q && !flush_i && !req_reuse && 32'(reads_q) < RspDepth;
+  assign req_addr_o   = {req_beat_addr, {VecIdxW{1'b0}}};
   assign req_fire     = req_valid_o && req_ready_i;
-  assign req_row_done = req_fire && (req_beat_q + 17'd1 >= req_beats);
+  assign req_step     = req_fire || (req_active_q && !flush_i && req_reuse);
+  assign req_row_done = req_step && (req_beat_q + 17'd1 >= req_beats);
 
   assign req_walk_start  = start_i || (req_row_done && req_last_row && !req_second_q && two_q);
   assign req_walk_tensor = start_i ? a_i : b_q;
@@ -85,7 +103,7 @@ module npu_dma_load
       req_active_q <= 1'b1;
       req_second_q <= 1'b0;
       req_beat_q   <= '0;
-    end else if (req_fire) begin
+    end else if (req_step) begin
       if (!req_row_done) begin
         req_beat_q <= req_beat_q + 17'd1;
       end else begin
@@ -98,6 +116,22 @@ module npu_dma_load
           end
         end
       end
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      req_last_valid_q <= 1'b0;
+    end else if (flush_i || start_i) begin
+      req_last_valid_q <= 1'b0;
+    end else if (req_step) begin
+      req_last_valid_q <= 1'b1;
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (req_step) begin
+      req_last_beat_q <= req_beat_addr;
     end
   end
 
@@ -117,18 +151,44 @@ module npu_dma_load
   // Response side: the same walk, one row per beat group, realigning into words.
   logic               rsp_active_q, rsp_second_q;
   logic [16:0]        rsp_beat_q;
-  logic [VecBits-1:0] prev_q;
+  logic [VecBits-1:0] prev_q;  // the last beat's data
   logic [31:0]        rsp_row;
   logic               rsp_last_row, rsp_walk_start, rsp_walk_next;
   logic [15:0]        rsp_inner;
   logic [16:0]        rsp_beats, rsp_wpr;
   logic [VecIdxW-1:0] rsp_off;
   tensor_t            rsp_walk_tensor;
+  logic [BeatW-1:0]   rsp_beat_addr, rsp_last_beat_q;
+  logic               rsp_last_valid_q, rsp_reuse;
+  logic               fifo_valid, fifo_in_ready;
+  logic [VecBits-1:0] fifo_data, beat_data;
+  logic [CountW-1:0]  fifo_count;  // reads_q bounds it
+  logic               rsp_take, rsp_row_done;
 
-  assign rsp_inner = rsp_second_q ? b_q.inner : a_q.inner;
-  assign rsp_off   = rsp_row[VecIdxW-1:0];
-  assign rsp_beats = beats_of(rsp_row, rsp_inner);
-  assign rsp_wpr   = 17'((32'(rsp_inner) + Vec - 1) >> VecIdxW);
+  assign rsp_inner     = rsp_second_q ? b_q.inner : a_q.inner;
+  assign rsp_off       = rsp_row[VecIdxW-1:0];
+  assign rsp_beats     = beats_of(rsp_row, rsp_inner);
+  assign rsp_wpr       = 17'((32'(rsp_inner) + Vec - 1) >> VecIdxW);
+  assign rsp_beat_addr = rsp_row[31:VecIdxW] + BeatW'(rsp_beat_q);
+  assign rsp_reuse     = rsp_beat_q == '0 && rsp_last_valid_q && rsp_beat_addr == rsp_last_beat_q;
+  assign beat_data     = rsp_reuse ? prev_q : fifo_data;
+
+  // Responses of this load (those of an aborted one arrive after the flush and are dropped).
+  npu_fifo #(
+    .Width(VecBits),
+    .Depth(RspDepth)
+  ) u_rsp_fifo (
+    .clk_i,
+    .rst_ni,
+    .flush_i,
+    .in_valid_i (rsp_valid_i && rsp_active_q),
+    .in_ready_o (fifo_in_ready),
+    .in_data_i  (rsp_data_i),
+    .out_valid_o(fifo_valid),
+    .out_ready_i(rsp_take && !rsp_reuse),
+    .out_data_o (fifo_data),
+    .count_o    (fifo_count)
+  );
 
   npu_tensor_walk u_rsp_walk (
     .clk_i,
@@ -140,8 +200,7 @@ module npu_dma_load
     .last_row_o(rsp_last_row)
   );
 
-  logic rsp_take, rsp_row_done;
-  assign rsp_take     = rsp_valid_i && rsp_active_q;
+  assign rsp_take     = rsp_active_q && !flush_i && (rsp_reuse || fifo_valid);
   assign rsp_row_done = rsp_take && (rsp_beat_q + 17'd1 >= rsp_beats);
 
   assign rsp_walk_start  = start_i || (rsp_row_done && rsp_last_row && !rsp_second_q && two_q);
@@ -177,9 +236,27 @@ module npu_dma_load
     end
   end
 
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      rsp_last_valid_q <= 1'b0;
+      reads_q          <= '0;
+    end else if (flush_i) begin
+      rsp_last_valid_q <= 1'b0;
+      reads_q          <= '0;
+    end else begin
+      if (start_i) begin
+        rsp_last_valid_q <= 1'b0;
+      end else if (rsp_take) begin
+        rsp_last_valid_q <= 1'b1;
+      end
+      reads_q <= reads_q + CountW'(req_fire) - CountW'(rsp_take && !rsp_reuse);
+    end
+  end
+
   always_ff @(posedge clk_i) begin
     if (rsp_take) begin
-      prev_q <= rsp_data_i;
+      prev_q          <= beat_data;
+      rsp_last_beat_q <= rsp_beat_addr;
     end
   end
 
@@ -217,15 +294,15 @@ module npu_dma_load
     if (rsp_take) begin
       if (rsp_off == '0) begin
         emit_a = 1'b1;
-        word_a = realign('0, rsp_data_i, '0, rsp_beat_q, rsp_inner);
+        word_a = realign('0, beat_data, '0, rsp_beat_q, rsp_inner);
       end else begin
         if (rsp_beat_q != '0) begin
           emit_a = 1'b1;
-          word_a = realign(rsp_data_i, prev_q, rsp_off, rsp_beat_q - 17'd1, rsp_inner);
+          word_a = realign(beat_data, prev_q, rsp_off, rsp_beat_q - 17'd1, rsp_inner);
         end
         if (rsp_row_done && rsp_wpr == rsp_beats) begin
           emit_b = 1'b1;
-          word_b = realign('0, rsp_data_i, rsp_off, rsp_beat_q, rsp_inner);
+          word_b = realign('0, beat_data, rsp_off, rsp_beat_q, rsp_inner);
         end
       end
     end
@@ -277,7 +354,7 @@ module npu_dma_load
   // shifted pair is never selected.
   logic unused_signals;
   assign unused_signals = ^{a_q.addr, a_q.count1, a_q.stride1, a_q.count2, a_q.count3,
-                            a_q.stride2, a_q.stride3};
+                            a_q.stride2, a_q.stride3, fifo_in_ready, fifo_count};
 
   assign busy_o = req_active_q || rsp_active_q || fill_q != '0;
 

@@ -272,8 +272,10 @@ ErrorCode validate(const Descriptor& d, const ChainContext& chain) {
 }
 
 /// Loads a tensor as the load DMA does: every row ceil(INNER / Vec) words, zero-filled tails.
+/// A row whose first beat is the beat the load read last reuses it (`lastBeat`, kept from A to
+/// B): only its other beats are read.
 bool loadTensor(const DmaPort& port, const TensorDesc& t, std::vector<uint8_t>* buffer,
-                Counts* counts, uint32_t* faultAddr) {
+                Counts* counts, uint32_t* faultAddr, std::optional<uint32_t>* lastBeat) {
     const uint32_t rowBytes = wordsOf(t.inner) * kBeat;
     const uint64_t rows = uint64_t{t.count1} * t.count2 * t.count3;
     buffer->assign(rows * rowBytes, 0);
@@ -285,7 +287,10 @@ bool loadTensor(const DmaPort& port, const TensorDesc& t, std::vector<uint8_t>* 
             return false;
         }
         port.read(addr, t.inner, buffer->data() + uint64_t{row} * rowBytes);
-        counts->read += uint64_t{beatsOf(addr, t.inner)} * kBeat;
+        const uint32_t beats = beatsOf(addr, t.inner);
+        const bool reused = *lastBeat == addr / kBeat;
+        counts->read += uint64_t{beats - (reused ? 1 : 0)} * kBeat;
+        *lastBeat = addr / kBeat + beats - 1;
         return true;
     });
     return ok;
@@ -390,8 +395,10 @@ class Executor {
             mA = std::move(*chained);
             return true;
         }
-        if (!loadTensor(mPort, mD.a, &mA, mCounts, &addr) ||
-            (npu::op::usesB(mD.opcode) && !loadTensor(mPort, mD.b, &mB, mCounts, &addr))) {
+        std::optional<uint32_t> lastBeat;
+        if (!loadTensor(mPort, mD.a, &mA, mCounts, &addr, &lastBeat) ||
+            (npu::op::usesB(mD.opcode) &&
+             !loadTensor(mPort, mD.b, &mB, mCounts, &addr, &lastBeat))) {
             *fault = {ErrorCode::DMA_WINDOW, mIndex, addr};
             return false;
         }

@@ -1004,6 +1004,54 @@ Status lowerFloatMean(Lowering& lw, const Operation& op, const MeanImage& image,
     return okStatus();
 }
 
+// A map too large for TAPS (over 16 taps) would stream a diagonal block per tap and 16 channels
+// (a megabyte for MobileNet-v2's 7x7x1280). Its sums are a matrix product instead: the vector of
+// `count` kMeanWeight's times the map [count, C] as the weights. Per image one FULLY_CONNECTED
+// whose weight stream is the map itself, copied at run time into a stream of placeholders: row
+// p of a block's K steps is pixel p, 16 of its channels per row.
+Status meanByProduct(Lowering& lw, const Operation& op, const std::array<uint32_t, 4>& d,
+                     uint32_t inBase, uint32_t outBase, OperandType type,
+                     const npu::ChannelQuant& quant, int32_t max) {
+    const uint32_t count = d[1] * d[2], channels = d[3];
+    const std::vector<uint8_t> placeholders(size_t{channels} * count, 0);
+    const std::vector<uint8_t> stream = npu::packConvWeights(
+        placeholders.data(), channels, 1, 1, count, 0,
+        std::vector<npu::ChannelQuant>(channels, quant));
+    const uint32_t wAddr = lw.addConstant(stream.data(), stream.size());
+    const uint32_t blockBytes = static_cast<uint32_t>(stream.size()) / ceilDiv(channels, kLanes);
+    const uint32_t rows = wAddr + npu::kWeightQuantWords * kAlign;
+    const std::vector<uint8_t> weights(count, kMeanWeight);
+    npu::DeviceTensor vector;
+    vector.addr = lw.addConstant(weights.data(), weights.size());
+    vector.c = count;
+    const uint32_t whole = channels / kLanes, rest = channels % kLanes;
+    MoveEmitter move(lw, 1, 0);
+    for (uint32_t n = 0; n < d[0]; ++n) {
+        const uint32_t image = inBase + n * count * channels;
+        lw.fenceNext();  // the previous image's product has read the stream
+        if (whole > 0) {
+            NN_RETURN_IF_ERROR(move.block(
+                image, rows,
+                {{whole, kLanes, blockBytes}, {count, channels, kLanes}, {kLanes, 1, 1}}, false));
+        }
+        if (rest > 0) {
+            NN_RETURN_IF_ERROR(move.block(image + whole * kLanes, rows + whole * blockBytes,
+                                          {{count, channels, kLanes}, {rest, 1, 1}}, false));
+        }
+        npu::DeviceTensor output;
+        output.addr = outBase + n * channels;
+        output.c = channels;
+        output.isSigned = isSigned(type);
+        npu::ChainBuilder chain;
+        lw.fenceNext();
+        const Status st =
+            chain.fullyConnected(vector, output, wAddr, isSigned(type), 0, {0, typeMin(type), max});
+        if (!st.ok()) return lw.fail(op, st.message);
+        lw.emitChain(chain);
+    }
+    return okStatus();
+}
+
 Status lowerMean(Lowering& lw, const Operation& op) {
     const auto image = meanImageOf(lw.constants(), op, lw.dims(op.inputs[0]));
     if (!image) return lw.fail(op, "the reduced extent is no product of two windows");
@@ -1029,10 +1077,11 @@ Status lowerMean(Lowering& lw, const Operation& op) {
     const uint32_t outputs = d[0] * d[3];
     const uint32_t floors = sign ? lw.scratch().back() : lw.address(op.outputs[0]);
     const auto means = [&](bool up, uint32_t outBase, int32_t max) {
+        const npu::ChannelQuant channelQuant{meanBias(count, up), m->multiplier, m->shift};
+        if (!taps) return meanByProduct(lw, op, d, inBase, outBase, type, channelQuant, max);
         // Every slice has the same weights and quantization: one stream for the largest.
         const std::vector<uint8_t> weights(size_t{count} * slice, kMeanWeight);
-        const std::vector<npu::ChannelQuant> quant(slice,
-                                                   {meanBias(count, up), m->multiplier, m->shift});
+        const std::vector<npu::ChannelQuant> quant(slice, channelQuant);
         const std::vector<uint8_t> stream =
             npu::packDepthwiseWeights(weights.data(), slice, d[1], d[2], 0, quant, taps);
         const uint32_t wAddr = lw.addConstant(stream.data(), stream.size());
