@@ -261,8 +261,8 @@ ErrorCode validate(const Descriptor& d, const ChainContext& chain) {
     // INT32: ADD and MUL without DIVIDE; both on whole elements.
     const auto format = static_cast<npu::Format>(d.format);
     if (format != npu::Format::INT8) {
-        bad |= badOpcode || !(npu::op::usesB(op) || window || op == Opcode::FUNC) || taps ||
-               pack || chainOut || chainIn || d.a.inner % npu::elementBytes(d) != 0 ||
+        bad |= badOpcode || !(npu::op::usesB(op) || window || op == Opcode::FUNC) || taps || pack ||
+               chainOut || chainIn || d.a.inner % npu::elementBytes(d) != 0 ||
                d.out.inner % npu::elementBytes(d) != 0;
     }
     if (format == npu::Format::INT32) bad |= !npu::op::usesB(op) || (op == Opcode::MUL && d.divide);
@@ -668,8 +668,8 @@ class Executor {
             std::fill(matrix.begin(), matrix.end(), 0);
             for (uint32_t t = 0; t < kTaps; ++t) {
                 for (uint32_t c = 0; c < channels; ++c) {
-                    const uint8_t* row = block + npu::kWeightQuantWords * kBeat +
-                                         uint64_t{rows.row(t, c)} * kBeat;
+                    const uint8_t* row =
+                        block + npu::kWeightQuantWords * kBeat + uint64_t{rows.row(t, c)} * kBeat;
                     int16_t* dst = matrix.data() + (uint64_t{t} * channels + c) * kLanes;
                     for (uint32_t l = 0; l < kLanes; ++l)
                         dst[l] = static_cast<int16_t>(weight(row[l]));

@@ -1,9 +1,10 @@
 // The window operations on the NPU: CONV_2D, DEPTHWISE_CONV_2D, GROUPED_CONV_2D (CONV and
-// DWCONV descriptors, TAPS depthwise, depthwise -> pointwise fusion with CHAIN_OUT/CHAIN_IN;
-// float32 and float16 on the float CONV and DWCONV with binary32 weight streams),
-// AVERAGE_POOL_2D, MAX_POOL_2D, float L2_POOL_2D (pooling descriptors; L2 pools the squares and
-// takes the FUNC square root), MEAN (a DWCONV with a constant kernel over
-// height and width, or over the reduced axes copied outermost), REDUCE_MAX and REDUCE_MIN (a
+// DWCONV descriptors, PACK for few input channels, TAPS depthwise, depthwise -> pointwise
+// fusion with CHAIN_OUT/CHAIN_IN; float32 and float16 on the float CONV and DWCONV with binary32
+// weight streams), AVERAGE_POOL_2D, MAX_POOL_2D, float L2_POOL_2D (pooling descriptors; L2 pools
+// the squares and takes the FUNC square root), MEAN (a DWCONV with a constant kernel, or a
+// product with the map as the weights, over height and width, or over the reduced axes copied
+// outermost), REDUCE_MAX and REDUCE_MIN (a
 // MAXPOOL over the reduced axes), float REDUCE_SUM (a float DWCONV of ones over them) and
 // TRANSPOSE_CONV_2D (a CONV over the input spread out by the strides). NCHW operations run on
 // NHWC scratch copies that LUT identity copies fill and drain. Weights given as model inputs are
@@ -509,173 +510,12 @@ Status lowerFused(Lowering& lw, uint32_t dwIndex, const Operation& pw) {
     return okStatus();
 }
 
-// ---------------------------------------------------------------------------------------------
-// Few input channels. A strided convolution of an input with few channels (an image's 3) keeps
-// few array rows busy. Spread space-to-depth by its stride s, the padded input becomes a canvas
-// of s^2 times the channels and the layer a stride-1, VALID convolution with ceil(k / s) taps per
-// side: canvas pixel (Y, X), channel (i * s + j) * C + c is padded-input pixel (Y * s + i,
-// X * s + j), channel c, and tap (KY, KX) over that channel is the original tap (KY * s + i,
-// KX * s + j), or the weight zero point (contributing 0) past the kernel. The same products are
-// summed, so the result is bit-exact; 1 channel at stride 2 fills 4 rows of a K step, and a 3x3
-// kernel needs 1 K step instead of 2. (A stem's 3 channels pack taps instead: DescFlag::PACK
-// puts 5 taps into a K step without a copy.)
-
-struct SpaceToDepth {
-    uint32_t s = 1, kh = 1, kw = 1;
-    std::array<uint32_t, 4> canvas{};  // NHWC
-};
-
-// A row of a strided copy (its load and its store) costs about this many cycles, measured on
-// the canvases of the stems below.
-constexpr uint64_t kCopyRowCycles = 4;
-
-// The canvas columns [first, end) whose s input columns (s X + j - padLeft, j < s) all lie in
-// the input: each takes those s pixels, side by side in the input and in the canvas, as one
-// row. The columns at the edges take their pixels one by one.
-struct PixelRuns {
-    uint32_t first = 0, end = 0;
-    uint32_t count() const { return end > first ? end - first : 0; }
-};
-
-PixelRuns pixelRuns(const ConvInfo& c, uint32_t s, uint32_t canvasW) {
-    const uint32_t padL = c.geometry.padLeft, inW = c.w.in[2];
-    return {ceilDiv(padL, s), std::min(canvasW, (inW + padL) / s)};
-}
-
-std::optional<SpaceToDepth> spaceToDepthOf(const ConvInfo& c) {
-    const WindowParams& p = c.w.p;
-    if (c.dw || c.groups != 1 || p.nchw || !c.weights || c.stage.format != 0 ||
-        p.strideH != p.strideW || p.strideH < 2 || c.geometry.dilationH != 1 ||
-        c.geometry.dilationW != 1)
-        return std::nullopt;
-    SpaceToDepth t;
-    t.s = static_cast<uint32_t>(p.strideH);
-    t.kh = ceilDiv(c.kh, t.s), t.kw = ceilDiv(c.kw, t.s);
-    const uint32_t inC = c.w.in[3], channels = t.s * t.s * inC;
-    t.canvas = {c.w.in[0], c.w.out[1] + t.kh - 1, c.w.out[2] + t.kw - 1, channels};
-    if (t.canvas[1] > kMaxCount || t.canvas[2] > kMaxCount) return std::nullopt;
-    // Worth it when the array passes saved (K steps per output pixel and block of output
-    // channels) outweigh the canvas's copy rows.
-    const uint64_t pixelBlocks =
-        uint64_t{c.w.out[0]} * c.w.out[1] * c.w.out[2] * ceilDiv(c.w.out[3], kLanes);
-    const uint64_t before = npu::ConvWeightRows(inC, c.kh, c.kw).kSteps() * pixelBlocks;
-    const uint32_t runs = pixelRuns(c, t.s, t.canvas[2]).count();
-    const uint64_t rows = uint64_t{c.w.in[0]} * c.w.in[1] * (runs + c.w.in[2] - t.s * runs);
-    const uint64_t after = npu::ConvWeightRows(channels, t.kh, t.kw).kSteps() * pixelBlocks +
-                           kCopyRowCycles * rows;
-    if (after >= before) return std::nullopt;
-    return t;
-}
-
-std::vector<uint64_t> convScratch(const Lowering& lw, const Operation& op) {
-    auto c = convInfo(lw, op);
-    if (!c) return {};
-    if (auto t = spaceToDepthOf(*c))
-        return {uint64_t{t->canvas[0]} * t->canvas[1] * t->canvas[2] * t->canvas[3]};
-    return scratch(lw, op);
-}
-
-// The canvas: the input's zero point, then per row phase i (and column phase j) the input rows
-// and columns that land in it.
-Status spreadSpaceToDepth(Lowering& lw, const Operation& op, const ConvInfo& c,
-                          const SpaceToDepth& t, uint32_t canvasBase) {
-    const uint32_t s = t.s, inH = c.w.in[1], inW = c.w.in[2], inC = c.w.in[3];
-    const int64_t padT = c.geometry.padTop, padL = c.geometry.padLeft;
-    const int64_t pixel = t.canvas[3], row = int64_t{t.canvas[2]} * pixel;
-    const int64_t image = row * t.canvas[1];
-    MoveEmitter move(lw, 1, static_cast<uint8_t>(lw.operand(op.inputs[0]).zeroPoint));
-    NN_RETURN_IF_ERROR(move.block(
-        0, canvasBase, {{t.canvas[0] * t.canvas[1], 0, row}, {static_cast<uint32_t>(row), 1, 1}},
-        true));
-    lw.fenceNext();  // after the fill
-    // Input indices r = phase - pad + s * k with 0 <= r < size and canvas index k' < limit.
-    const auto phase = [s](uint32_t p, int64_t pad, uint32_t size, uint32_t limit) {
-        const int64_t first = ((int64_t{p} - pad) % s + s) % s;  // the first r of phase p
-        const int64_t k0 = (first + pad) / s;                    // its canvas index
-        int64_t count = first < size ? (int64_t{size} - 1 - first) / s + 1 : 0;
-        count = std::min<int64_t>(count, int64_t{limit} - k0);
-        return std::array<int64_t, 3>{first, k0, std::max<int64_t>(count, 0)};
-    };
-    const PixelRuns runs = pixelRuns(c, s, t.canvas[2]);
-    const uint32_t base = lw.address(op.inputs[0]);
-    const int64_t inRow = int64_t{inW} * inC;
-    // Canvas columns [x0, x0 + cols) of row phase i from input column s x0 + j - padL on, runs
-    // of `run` bytes.
-    const auto copy = [&](uint32_t i, uint32_t j, uint32_t x0, uint32_t cols, uint32_t run) {
-        const auto [r0, y0, rows] = phase(i, padT, inH, t.canvas[1]);
-        if (rows == 0 || cols == 0) return okStatus();
-        const int64_t x = int64_t{s} * x0 + j - padL;
-        const uint32_t src = base + static_cast<uint32_t>(r0 * inRow + x * inC);
-        const uint32_t dst =
-            canvasBase + static_cast<uint32_t>(y0 * row + x0 * pixel + (i * s + j) * inC);
-        return move.block(src, dst,
-                          {{c.w.in[0], inRow * inH, image},
-                           {static_cast<uint32_t>(rows), s * inRow, row},
-                           {cols, int64_t{s} * inC, pixel},
-                           {run, 1, 1}},
-                          false);
-    };
-    for (uint32_t i = 0; i < s; ++i) {
-        NN_RETURN_IF_ERROR(copy(i, 0, runs.first, runs.count(), s * inC));
-        // The edge columns, phase by phase where their input column exists.
-        for (uint32_t x0 = 0; x0 < t.canvas[2]; ++x0) {
-            if (x0 >= runs.first && x0 < runs.end) continue;
-            for (uint32_t j = 0; j < s; ++j) {
-                const int64_t x = int64_t{s} * x0 + j - padL;
-                if (x >= 0 && x < inW) NN_RETURN_IF_ERROR(copy(i, j, x0, 1, inC));
-            }
-        }
-    }
-    return okStatus();
-}
-
-Status lowerSpaceToDepthConv(Lowering& lw, const Operation& op, const ConvInfo& c,
-                             const SpaceToDepth& t) {
-    const uint32_t canvasBase = lw.scratch().at(0);
-    NN_RETURN_IF_ERROR(spreadSpaceToDepth(lw, op, c, t, canvasBase));
-    // The filter over the canvas's channels: [outC, kh', kw', s^2 C].
-    const uint32_t s = t.s, inC = c.w.in[3], outC = c.w.out[3];
-    std::vector<uint8_t> weights(size_t{outC} * t.kh * t.kw * t.canvas[3],
-                                 static_cast<uint8_t>(c.weightZero));
-    for (uint32_t o = 0; o < outC; ++o) {
-        for (uint32_t ky = 0; ky < c.kh; ++ky) {
-            for (uint32_t kx = 0; kx < c.kw; ++kx) {
-                const size_t tap = (size_t{o} * t.kh + ky / s) * t.kw + kx / s;
-                const uint32_t group = (ky % s) * s + kx % s;
-                std::memcpy(&weights[tap * t.canvas[3] + group * inC],
-                            c.weights + ((size_t{o} * c.kh + ky) * c.kw + kx) * inC, inC);
-            }
-        }
-    }
-    ConvInfo spread = c;
-    spread.weights = weights.data();
-    spread.kh = t.kh, spread.kw = t.kw;
-    spread.groupIn = t.canvas[3];
-    spread.w.in = t.canvas;
-    spread.geometry = {t.kh, t.kw, 1, 1, 1, 1, 0, 0};
-    const uint32_t stream = convWeights(lw, op, spread, 0);
-    lw.fenceNext();  // after the canvas
-    const Operand& in = lw.operand(op.inputs[0]);
-    const Operand& out = lw.operand(op.outputs[0]);
-    for (uint32_t n = 0; n < c.w.in[0]; ++n) {
-        npu::ChainBuilder chain;
-        const Status st =
-            chain.conv(imageOf(canvasBase, t.canvas, n, 0, t.canvas[3], in),
-                       imageOf(lw.address(op.outputs[0]), c.w.out, n, 0, outC, out), stream,
-                       c.weightsSigned, c.weightZero, spread.geometry, c.stage);
-        if (!st.ok()) return lw.fail(op, st.message);
-        lw.emitChain(chain);
-    }
-    return okStatus();
-}
-
 Status lowerConv(Lowering& lw, const Operation& op) {
     if (lw.isFusedIntoLater(lw.opIndex())) return okStatus();  // with its pointwise layer
     if (auto from = lw.fusedFrom(lw.opIndex())) return lowerFused(lw, *from, op);
     auto info = convInfo(lw, op);
     NN_RETURN_IF_ERROR(info.status());
     const ConvInfo& c = *info;
-    if (auto t = spaceToDepthOf(c)) return lowerSpaceToDepthConv(lw, op, c, *t);
     const Operand& in = lw.operand(op.inputs[0]);
     const Operand& out = lw.operand(op.outputs[0]);
     auto io = transposeIn(lw, op, c.w);
@@ -1014,9 +854,9 @@ Status meanByProduct(Lowering& lw, const Operation& op, const std::array<uint32_
                      const npu::ChannelQuant& quant, int32_t max) {
     const uint32_t count = d[1] * d[2], channels = d[3];
     const std::vector<uint8_t> placeholders(size_t{channels} * count, 0);
-    const std::vector<uint8_t> stream = npu::packConvWeights(
-        placeholders.data(), channels, 1, 1, count, 0,
-        std::vector<npu::ChannelQuant>(channels, quant));
+    const std::vector<uint8_t> stream =
+        npu::packConvWeights(placeholders.data(), channels, 1, 1, count, 0,
+                             std::vector<npu::ChannelQuant>(channels, quant));
     const uint32_t wAddr = lw.addConstant(stream.data(), stream.size());
     const uint32_t blockBytes = static_cast<uint32_t>(stream.size()) / ceilDiv(channels, kLanes);
     const uint32_t rows = wAddr + npu::kWeightQuantWords * kAlign;
@@ -1475,8 +1315,8 @@ void scatterWeights(Lowering& lw, uint32_t filter, uint32_t stream, uint32_t out
                     // A diagonal block per tap, or the rows of the tap's channel block.
                     const uint32_t row = depthwise ? (y * kw + x) * npu::kArrayRows
                                                    : rows.row(y * kw + x, cb * npu::kArrayRows);
-                    const uint32_t block = stream + ob * streamBlock +
-                                           npu::kWeightQuantWords * kAlign + row * kLanes;
+                    const uint32_t block =
+                        stream + ob * streamBlock + npu::kWeightQuantWords * kAlign + row * kLanes;
                     npu::Descriptor t = d;
                     if (depthwise) {  // [1, kh, kw, C]: lane n on the block's diagonal
                         t.a = {filter + (y * kw + x) * filterC + ob * kLanes, 1, nc, 1, 1, 1, 0, 0};
@@ -1583,7 +1423,7 @@ void planDepthwisePointwiseFusion(Lowering& lw) {
     }
 }
 
-extern const NpuOperation kConvolutionOperation{supported, outputShape, lowerConv, convScratch,
+extern const NpuOperation kConvolutionOperation{supported, outputShape, lowerConv, scratch,
                                                 {1, 2},    false,       nullptr,   true};
 extern const NpuOperation kPoolingOperation{supported, outputShape, lowerPool, scratch,
                                             {},        false,       nullptr,   true};

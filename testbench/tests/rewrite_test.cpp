@@ -835,12 +835,10 @@ TEST_CASE("npu_comparisons_and_pairs_match_golden") {
 }
 
 TEST_CASE("npu_few_channel_strided_convolutions_match_golden") {
-    // Strided convolutions of 3- and 2-channel inputs run space-to-depth (a canvas of s^2 times
-    // the channels, a stride-1 convolution of ceil(k / s) taps) where that saves cycles: 3x3 / 2
-    // with padding 0, 1 on an even width and padded 1 all round as PyTorch pads (runs of s pixels
-    // copied whole, the edge columns pixel by pixel), 7x7 / 2 with padding 3 on an odd width,
-    // 5x5 / 3 int8; on the functional model and the RTL. A 1x1 / 2 convolution gains nothing
-    // (one tap either way): run as it is.
+    // Strided convolutions of 3- and 2-channel inputs pack several kernel taps into each K step
+    // (DescFlag::PACK), straight from the input: 3x3 / 2 with padding 0, 1 on an even width and
+    // padded 1 all round as PyTorch pads, 7x7 / 2 with padding 3 on an odd width, 5x5 / 3 int8;
+    // on the functional model and the RTL. A 1x1 / 2 convolution has one tap: run as it is.
     std::mt19937 rng(17);
     const auto conv = [&rng](OperandType type, std::vector<uint32_t> in, uint32_t outC, uint32_t k,
                              int32_t stride, std::array<int32_t, 4> pad,
@@ -875,8 +873,10 @@ TEST_CASE("npu_few_channel_strided_convolutions_match_golden") {
         CHECK(claims(model) == std::vector<bool>{true});
         auto program = driver::compileModel(model, {});
         REQUIRE_MESSAGE(program.ok(), program.status().message);
-        // The canvas is written by LUT copies before the convolution.
-        CHECK(program->descriptors.front().opcode == npu::Opcode::LUT);
+        for (const npu::Descriptor& d : program->descriptors) {
+            CHECK(d.opcode == npu::Opcode::CONV);
+            CHECK((d.flags & static_cast<uint32_t>(npu::DescFlag::PACK)) != 0);
+        }
         for (auto npu : {sim::NpuImplementation::kFunctional, sim::NpuImplementation::kRtl})
             CHECK(runMatchingGolden(model, 19, npu).size() == 1);
     }
@@ -884,6 +884,7 @@ TEST_CASE("npu_few_channel_strided_convolutions_match_golden") {
         conv(kQ8, {1, 20, 24, 3}, 32, 1, 2, {0, 0, 0, 0}, {1, 10, 12, 32}), {});
     REQUIRE_MESSAGE(pointwise.ok(), pointwise.status().message);
     CHECK(pointwise->descriptors.front().opcode == npu::Opcode::CONV);
+    CHECK((pointwise->descriptors.front().flags & static_cast<uint32_t>(npu::DescFlag::PACK)) == 0);
 }
 
 TEST_CASE("rewrite_zoo_converter_style_through_the_cli") {
