@@ -216,10 +216,12 @@ constexpr uint32_t kFirstBandPixels = 2 * kArrayCols;
 // width: of those candidates, the one whose tiles read the fewest DRAM words in all (input
 // regions, whose halos overlap, and `weightWords`, the weight stream every tile repeats) wins,
 // ties going to fewer tiles. `chainWords` > 0: the tile's output (that many words per pixel)
-// stays on chip in a scratchpad buffer too.
+// stays on chip in a scratchpad buffer too. `maxRegionPixels`: a limit on the input region's
+// pixels (a region computed on chip fills an accumulator bank).
 Result<std::vector<WindowTile>> windowTiles(const DeviceTensor& input, const DeviceTensor& output,
                                             const ConvGeometry& g, uint32_t chainWords = 0,
-                                            uint64_t weightWords = 0) {
+                                            uint64_t weightWords = 0,
+                                            uint32_t maxRegionPixels = UINT32_MAX) {
     if (input.n != 1 || output.n != 1) {
         return invalidArgument("NPU window operations take one image at a time");
     }
@@ -245,16 +247,20 @@ Result<std::vector<WindowTile>> windowTiles(const DeviceTensor& input, const Dev
     const auto regionCols = [&](uint32_t tileW) {
         return std::min(input.w, (tileW - 1) * g.strideW + spanW);
     };
+    const auto fits = [&](uint32_t tileH, uint32_t tileW) {
+        const uint64_t pixels = uint64_t{regionRows(tileH)} * regionCols(tileW);
+        return pixels * inWords <= kSpadWords && pixels <= maxRegionPixels;
+    };
     uint32_t widest = std::min(output.w, maxPixels);
-    while (widest > 1 && regionRows(1) * regionCols(widest) * inWords > kSpadWords) {
+    while (widest > 1 && !fits(1, widest)) {
         widest = ceilDiv(widest, 2);
     }
-    if (regionRows(1) * regionCols(widest) * inWords > kSpadWords) {
+    if (!fits(1, widest)) {
         return invalidArgument("NPU: one output pixel's input window does not fit the scratchpad");
     }
     const auto rowsFor = [&](uint32_t tileW) {
         uint32_t tileH = std::min(output.h, maxPixels / tileW);
-        while (tileH > 1 && regionRows(tileH) * regionCols(tileW) * inWords > kSpadWords) {
+        while (tileH > 1 && !fits(tileH, tileW)) {
             --tileH;
         }
         return tileH;
@@ -399,15 +405,24 @@ Status ChainBuilder::windowOp(Opcode opcode, const DeviceTensor& input, const De
 namespace {
 
 // The tiles of a fused depthwise-pointwise pair: the depthwise layer's, its output kept on chip;
-// each tile streams both layers' weights.
+// each tile streams both layers' weights. With an expansion (from `expansionInput`) its result
+// over the tile's input region stays on chip too: the region fills an accumulator bank, and it
+// and the expansion's input (fewer channels) a buffer each.
 Result<std::vector<WindowTile>> fusedTiles(const DeviceTensor& input, const ConvGeometry& depthwise,
                                            const DeviceTensor& intermediate,
-                                           const DeviceTensor& output) {
-    const uint64_t weightBytes =
+                                           const DeviceTensor& output,
+                                           const DeviceTensor* expansionInput = nullptr) {
+    uint64_t weightBytes =
         depthwiseWeightStreamBytes(intermediate.c, depthwise.kernelH, depthwise.kernelW, true) +
         convWeightStreamBytes(output.c, 1, 1, intermediate.c);
+    if (expansionInput) {
+        if (expansionInput->c > input.c) {
+            return invalidArgument("NPU: an expansion fused before a depthwise layer must widen");
+        }
+        weightBytes += convWeightStreamBytes(input.c, 1, 1, expansionInput->c);
+    }
     return windowTiles(input, intermediate, depthwise, wordsPerRow(intermediate.c),
-                       weightBytes / kVec);
+                       weightBytes / kVec, expansionInput ? kAccDepth : UINT32_MAX);
 }
 
 }  // namespace
@@ -422,27 +437,68 @@ bool depthwisePointwisePays(const DeviceTensor& input, const ConvGeometry& depth
            uint64_t{intermediate.h} * intermediate.w >= uint64_t{tiles->size()} * kArrayCols;
 }
 
+bool expansionPays(const DeviceTensor& expansionInput, const DeviceTensor& input,
+                   const ConvGeometry& depthwise, const DeviceTensor& intermediate,
+                   const DeviceTensor& output) {
+    auto tiles = fusedTiles(input, depthwise, intermediate, output, &expansionInput);
+    if (!tiles.ok() || !depthwisePointwisePays(input, depthwise, intermediate, output)) {
+        return false;
+    }
+    uint64_t regionPixels = 0;
+    for (const WindowTile& t : *tiles) regionPixels += uint64_t{t.rows} * t.cols;
+    const uint64_t inWords = wordsPerRow(expansionInput.c), midWords = wordsPerRow(input.c);
+    const uint64_t outWords = wordsPerRow(output.c);
+    const uint64_t mapPixels = uint64_t{input.h} * input.w;
+    const uint64_t outPixels = uint64_t{output.h} * output.w;
+    // Array steps per pixel: the expansion's K steps times blocks; the depthwise layer's one per
+    // block (TAPS), and the pointwise layer's K steps times blocks, per output pixel.
+    const uint64_t expandSteps = inWords * midWords;
+    const uint64_t pairSteps = outPixels * (midWords + wordsPerRow(intermediate.c) * outWords);
+    const uint64_t apart = std::max(mapPixels * expandSteps, mapPixels * (inWords + midWords)) +
+                           std::max(pairSteps, mapPixels * midWords + outPixels * outWords);
+    const uint64_t fused = std::max(regionPixels * expandSteps + pairSteps,
+                                    regionPixels * inWords + outPixels * outWords);
+    return fused < apart;
+}
+
 Status ChainBuilder::depthwisePointwise(const DeviceTensor& input, const ConvLayer& depthwise,
                                         const DeviceTensor& intermediate,
                                         const ConvLayer& pointwise, const DeviceTensor& output,
-                                        uint32_t tag) {
+                                        const std::optional<Expansion>& expansion, uint32_t tag) {
     if (input.c != intermediate.c) {
         return invalidArgument("NPU DWCONV needs depth multiplier 1");
     }
-    const ConvGeometry& pg = pointwise.geometry;
-    if (pg.kernelH != 1 || pg.kernelW != 1 || pg.strideH != 1 || pg.strideW != 1 ||
-        pg.padTop != 0 || pg.padLeft != 0 || intermediate.h != output.h ||
+    const auto pointwiseOnly = [](const ConvGeometry& g) {
+        return g.kernelH == 1 && g.kernelW == 1 && g.strideH == 1 && g.strideW == 1 &&
+               g.padTop == 0 && g.padLeft == 0;
+    };
+    if (!pointwiseOnly(pointwise.geometry) || intermediate.h != output.h ||
         intermediate.w != output.w) {
         return invalidArgument(
             "NPU depthwise-pointwise: the second layer must be a 1x1 convolution, stride 1, no "
             "padding");
     }
-    auto tiles = fusedTiles(input, depthwise.geometry, intermediate, output);
+    if (expansion && (!pointwiseOnly(expansion->layer.geometry) || expansion->input.h != input.h ||
+                      expansion->input.w != input.w)) {
+        return invalidArgument(
+            "NPU depthwise-pointwise: the expansion must be a 1x1 convolution, stride 1, no "
+            "padding");
+    }
+    auto tiles = fusedTiles(input, depthwise.geometry, intermediate, output,
+                            expansion ? &expansion->input : nullptr);
     NN_RETURN_IF_ERROR(tiles.status());
     const uint32_t chainOut =
         static_cast<uint32_t>(DescFlag::CHAIN_OUT) |
-        (depthwiseUsesTaps(depthwise.geometry) ? static_cast<uint32_t>(DescFlag::TAPS) : 0);
+        (depthwiseUsesTaps(depthwise.geometry) ? static_cast<uint32_t>(DescFlag::TAPS) : 0) |
+        (expansion ? static_cast<uint32_t>(DescFlag::CHAIN_IN) : 0);
     for (const WindowTile& t : *tiles) {
+        if (expansion) {
+            // The expansion over the tile's input region, into the depthwise layer's buffer.
+            const WindowTile region{t.ry0, t.rx0,  t.rows, t.cols, t.ry0,
+                                    t.rx0, t.rows, t.cols, 0,      0};
+            append(tileDescriptor(Opcode::CONV, static_cast<uint32_t>(DescFlag::CHAIN_OUT), tag,
+                                  expansion->input, input, region, expansion->layer));
+        }
         append(tileDescriptor(Opcode::DWCONV, chainOut, tag, input, intermediate, t, depthwise));
         // The pointwise tile reads the depthwise tile from the scratchpad: same pixels.
         WindowTile same{t.oy0, t.ox0, t.th, t.tw, t.oy0, t.ox0, t.th, t.tw, 0, 0};

@@ -75,6 +75,13 @@ uint32_t convWeightStreamBytes(uint32_t outChannels, uint32_t kernelH, uint32_t 
 /// horizontal dilation 1). Otherwise it runs as diagonal blocks, one tap per K step.
 bool depthwiseUsesTaps(const ConvGeometry& geometry);
 
+/// A 1x1 expanding convolution fused before a depthwise-pointwise pair
+/// (ChainBuilder::depthwisePointwise): its input and its layer.
+struct Expansion {
+    DeviceTensor input;
+    ConvLayer layer;
+};
+
 /// Whether fusing this depthwise layer with the 1x1 convolution after it
 /// (ChainBuilder::depthwisePointwise) is faster than running them one after the other: the
 /// depthwise layer must run in TAPS mode (diagonal blocks are bound by the array, not by DRAM),
@@ -84,6 +91,16 @@ bool depthwiseUsesTaps(const ConvGeometry& geometry);
 /// `output` is the pointwise layer's.
 bool depthwisePointwisePays(const DeviceTensor& input, const ConvGeometry& depthwise,
                             const DeviceTensor& intermediate, const DeviceTensor& output);
+
+/// Whether fusing the expansion that writes `input` (from `expansionInput`) before a fused
+/// depthwise-pointwise pair saves time. The tiles recompute the expansion over the rows their
+/// regions share; in exchange the expanded tensor never goes to DRAM and back. In cycles, with
+/// one DRAM word or one array step per cycle: apart, each part takes the longer of its array
+/// steps and its DRAM words; fused, the longer of all the array steps (the expansion's
+/// recomputed) and the input and output words.
+bool expansionPays(const DeviceTensor& expansionInput, const DeviceTensor& input,
+                   const ConvGeometry& depthwise, const DeviceTensor& intermediate,
+                   const DeviceTensor& output);
 
 /// Bytes of the weight stream of a DWCONV over `channels` (`isFloat`: binary32 rows of
 /// kFloatWeightRowWords words).
@@ -245,10 +262,16 @@ class ChainBuilder {
     /// result, fused: per tile a DWCONV with CHAIN_OUT and a CONV with CHAIN_IN, so the
     /// intermediate tensor stays in the scratchpad and the two overlap on the array.
     /// `intermediate` gives the depthwise output's shape, type and zero point (its address is
-    /// unused).
+    /// unused). With an `expansion` (a 1x1 convolution, stride 1, no padding, whose result is
+    /// `input`, then only a shape) it runs first per tile over the tile's input region with
+    /// CHAIN_OUT and the DWCONV takes its result with CHAIN_IN: MobileNet-v2's inverted residual
+    /// block without DRAM traffic between its layers; neighbouring tiles recompute the rows their
+    /// regions share.
     Status depthwisePointwise(const DeviceTensor& input, const ConvLayer& depthwise,
                               const DeviceTensor& intermediate, const ConvLayer& pointwise,
-                              const DeviceTensor& output, uint32_t tag = 0);
+                              const DeviceTensor& output,
+                              const std::optional<Expansion>& expansion = std::nullopt,
+                              uint32_t tag = 0);
 
     /// Fully connected: input [batch][inSize] (input.n = batch, input.c = inSize), output
     /// [batch][units]; weights packed as a 1x1 convolution.

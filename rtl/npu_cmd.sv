@@ -187,18 +187,23 @@ module npu_cmd
     if ((taps || pack) && !op_is_window(d.opcode)) begin
       bad_field = 1'b1;
     end
-    // CHAIN_OUT keeps the tile in the next descriptor's buffer; that descriptor reads it as a
-    // 1x1 convolution's input of the same shape.
+    // CHAIN_OUT keeps the tile in the next descriptor's buffer; that descriptor reads it as its
+    // input of the same shape: a 1x1 convolution's, or a depthwise window's (which may pass its
+    // own result on).
     if (chain_out) begin
-      bad_field |= !op_uses_array(d.opcode) || chain_in || d.flags[FlagLastBit] ||
-                   64'(p_count) * 64'(nb) > 64'(SpadWords);
+      bad_field |= !op_uses_array(d.opcode) || (chain_in && d.opcode != OpDwconv) ||
+                   d.flags[FlagLastBit] || 64'(p_count) * 64'(nb) > 64'(SpadWords);
     end
     if (chain_in) begin
-      bad_field |= d.opcode != OpConv || !prev_chain_out_q || d.kernel_w != 8'd1 ||
-                   d.kernel_h != 8'd1 || d.stride_w != 8'd1 || d.stride_h != 8'd1 ||
-                   d.pad_top != '0 || d.pad_left != '0 || d.a.inner != prev_out_inner_q ||
-                   d.a.count1 != prev_out_count1_q || d.a.count2 != prev_out_count2_q ||
-                   d.out.count1 != d.a.count1 || d.out.count2 != d.a.count2;
+      bad_field |= !prev_chain_out_q || d.a.inner != prev_out_inner_q ||
+                   d.a.count1 != prev_out_count1_q || d.a.count2 != prev_out_count2_q;
+      if (d.opcode == OpConv) begin
+        bad_field |= d.kernel_w != 8'd1 || d.kernel_h != 8'd1 || d.stride_w != 8'd1 ||
+                     d.stride_h != 8'd1 || d.pad_top != '0 || d.pad_left != '0 ||
+                     d.out.count1 != d.a.count1 || d.out.count2 != d.a.count2;
+      end else if (d.opcode != OpDwconv) begin
+        bad_field = 1'b1;
+      end
     end else if (prev_chain_out_q) begin
       bad_field = 1'b1;  // the chained result would have no reader
     end
@@ -645,7 +650,8 @@ module npu_cmd
   a_chain_in_after_out: assert property (@(posedge clk_i) disable iff (!rst_ni)
       compute_start_o && compute_job_o.desc.flags[FlagChainInBit] |->
       started_chain_out_q && compute_job_o.buf_sel != started_buf_sel_q &&
-      compute_job_o.desc.opcode == OpConv && !compute_job_o.desc.flags[FlagChainOutBit])
+      ((compute_job_o.desc.opcode == OpConv && !compute_job_o.desc.flags[FlagChainOutBit]) ||
+       compute_job_o.desc.opcode == OpDwconv))
     else $error("CHAIN_IN descriptor %0d without a CHAIN_OUT producer before it",
                 compute_job_o.index);
   a_chain_out_consumed: assert property (@(posedge clk_i) disable iff (!rst_ni)

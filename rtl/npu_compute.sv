@@ -124,7 +124,7 @@ module npu_compute
   assign fd_start    = take && op_is_window(take_op);
   assign ld_start    = take && op_uses_array(take_op);
   assign el_start    = take && take_op != OpNop && !op_is_window(take_op);
-  assign chain_clear = take && job_i.desc.flags[FlagChainOutBit];
+  assign chain_clear = take && job_i.desc.flags[FlagChainOutBit];  // its target: !buf_sel
 
   // Weight / table stream jobs start with the descriptor.
   assign ws_start_o = take && op_uses_w(take_op);
@@ -138,7 +138,7 @@ module npu_compute
   bank_job_t                  claim_job;
   logic [15:0]                fd_seq, fd_block, ld_block;
   logic                       fd_block_end;
-  logic [31:0]                chain_written;
+  logic [1:0][31:0]           chain_written;  // per scratchpad buffer
   spad_re_t                   fd_spad_re;
   spad_addr_t                 fd_spad_raddr;
   act_vec_t                   act;
@@ -166,7 +166,7 @@ module npu_compute
     .block_o            (fd_block),
     .ld_block_i         (ld_block),
     .block_end_o        (fd_block_end),
-    .chain_written_i    (chain_written),
+    .chain_written_i    (chain_written[job_q.buf_sel]),
     .spad_re_o          (fd_spad_re),
     .spad_raddr_o       (fd_spad_raddr),
     .spad_rdata_i,
@@ -324,6 +324,7 @@ module npu_compute
     .chain_we_o,
     .chain_waddr_o,
     .chain_clear_i  (chain_clear),
+    .chain_clear_buf_i(!job_i.buf_sel),
     .chain_written_o(chain_written)
   );
 

@@ -50,13 +50,16 @@ module npu_drain
   output tensor_t            st_tensor_o,
   input  logic               st_busy_i,
 
-  // CHAIN_OUT: requantized words go to the scratchpad instead of the store; a CHAIN_OUT
-  // descriptor's start (chain_clear_i) restarts the count of words written.
+  // CHAIN_OUT: requantized words go to the scratchpad instead of the store. Words written are
+  // counted per scratchpad buffer: a CHAIN_OUT descriptor's start (chain_clear_i) restarts the
+  // count of the buffer it writes (chain_clear_buf_i) while its producer may still be writing
+  // the other (a depthwise layer between two pointwise ones).
   output logic               chain_o,
   output logic               chain_we_o,
   output logic [SpadAw-1:0]  chain_waddr_o,
   input  logic               chain_clear_i,
-  output logic [31:0]        chain_written_o
+  input  logic               chain_clear_buf_i,
+  output logic [1:0][31:0]   chain_written_o
 );
 
   typedef enum logic [2:0] {
@@ -73,7 +76,7 @@ module npu_drain
   logic [15:0]  rel_seq_q, rel_seq_d;          // banks released
   logic [31:0]  p_q, p_d;                      // entry to read
   logic         entry_valid_q, entry_valid_d;  // the read port holds an entry for the next stage
-  logic [31:0]  chain_written_q, chain_written_d;
+  logic [1:0][31:0] chain_written_q, chain_written_d;
   logic [SpadAw-1:0] cw_addr_q, cw_addr_d;
   // The drain keeps its own copy of the bank's job: the feeder reuses the bank (and its job) once
   // it is released, before the store has finished.
@@ -155,12 +158,18 @@ module npu_drain
     end
   end
 
+  logic chain_buf;  // the buffer the chained words go to
+  assign chain_buf = cw_addr_q >= SpadAw'(SpadWords);
+
   always_comb begin
     chain_written_d = chain_written_q;
+    if (chain_we_o) begin
+      chain_written_d[chain_buf] = chain_written_q[chain_buf] + 1;
+    end
     if (chain_clear_i) begin
-      chain_written_d = '0;  // the previous chain's reader has issued every word
-    end else if (chain_we_o) begin
-      chain_written_d = chain_written_q + 1;
+      // The previous chain's reader of that buffer has issued every word; the producer of a
+      // chained input is done with the other.
+      chain_written_d[chain_clear_buf_i] = '0;
     end
   end
 

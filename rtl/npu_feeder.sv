@@ -52,7 +52,7 @@ module npu_feeder
   input  logic [15:0]               ld_block_i,     // blocks whose weights are written
   output logic                      block_end_o,    // the current block's last vector issues
 
-  // CHAIN_IN: input words the producer's drain has written.
+  // CHAIN_IN: input words the producer's drain has written into this descriptor's buffer.
   input  logic [31:0]               chain_written_i,
 
   output spad_re_t                  spad_re_o,
@@ -130,7 +130,12 @@ module npu_feeder
   assign last_kt      = kt_q + 1 == job_i.kt_count;
   assign last_nb      = nb_q + 1 == job_i.nb_count;
   assign block_ready  = !is_array || ld_block_i != block_q;
-  assign chain_ready  = !is_chain_in || word_q < chain_written_i;
+  // A CONV reads the producer's words in the order its drain writes them; a DWCONV block reads
+  // one word of every pixel, which the producer writes as its block nb.
+  assign chain_ready  = !is_chain_in ||
+                        (is_dw ? (32'(nb_q) + 1) * 32'(dq.a.count1) * 32'(dq.a.count2) <=
+                                     chain_written_i
+                               : word_q < chain_written_i);
   assign issue        = state_q == FdStream && block_ready && chain_ready;
 
   // The array changes mode (weight-stationary / TAPS / float) and pooling starts only on an empty
@@ -728,10 +733,16 @@ module npu_feeder
   // issues the last input word of an output-channel block, every word has been written and no
   // more (the feeder only issues written words; a shape mismatch would leave some unread).
   a_chain_in_reads_all: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      issue && is_chain_in && last_step && last_kt && !flush_i |->
+      issue && is_chain_in && !is_dw && last_step && last_kt && !flush_i |->
       chain_written_i == word_q + 1)
     else $error("CHAIN_IN descriptor %0d read %0d words, its producer wrote %0d", job_i.index,
                 word_q + 1, chain_written_i);
+  // A DWCONV consumer's last block has every pixel's words of every block, and no more.
+  a_chain_in_window_reads_all: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      issue && is_chain_in && is_dw && last_step && last_kt && last_nb && !flush_i |->
+      chain_written_i == 32'(job_i.nb_count) * 32'(dq.a.count1) * 32'(dq.a.count2))
+    else $error("CHAIN_IN DWCONV descriptor %0d: its producer wrote %0d words", job_i.index,
+                chain_written_i);
 `endif
 
 endmodule

@@ -229,15 +229,22 @@ ErrorCode validate(const Descriptor& d, const ChainContext& chain) {
         if (pack) bad |= op != Opcode::CONV || d.a.inner > npu::kArrayRows / 2 || chainIn;
     }
     if ((taps || pack) && !window) bad = true;
+    // CHAIN_IN reads the previous CHAIN_OUT tile as a 1x1 convolution's input or a depthwise
+    // window's (which may pass its own result on).
     if (chainOut) {
-        bad |= !usesArray || chainIn || last || pCount * nb > npu::kSpadWords;
+        bad |= !usesArray || (chainIn && op != Opcode::DWCONV) || last ||
+               pCount * nb > npu::kSpadWords;
     }
     if (chainIn) {
-        bad |= op != Opcode::CONV || !chain.prevChainOut || d.kernelW != 1 || d.kernelH != 1 ||
-               d.strideW != 1 || d.strideH != 1 || d.padTop != 0 || d.padLeft != 0 ||
-               d.a.inner != chain.prevOutInner || d.a.count1 != chain.prevOutCount1 ||
-               d.a.count2 != chain.prevOutCount2 || d.out.count1 != d.a.count1 ||
-               d.out.count2 != d.a.count2;
+        bad |= !chain.prevChainOut || d.a.inner != chain.prevOutInner ||
+               d.a.count1 != chain.prevOutCount1 || d.a.count2 != chain.prevOutCount2;
+        if (op == Opcode::CONV) {
+            bad |= d.kernelW != 1 || d.kernelH != 1 || d.strideW != 1 || d.strideH != 1 ||
+                   d.padTop != 0 || d.padLeft != 0 || d.out.count1 != d.a.count1 ||
+                   d.out.count2 != d.a.count2;
+        } else if (op != Opcode::DWCONV) {
+            bad = true;
+        }
     } else if (chain.prevChainOut) {
         bad = true;  // the chained result would have no reader
     }

@@ -416,7 +416,7 @@ void NpuPlatform::writeGtkwSave(const std::string& dumpPath, uint32_t vecBytes) 
           "u_compute.u_requant.out_valid_o", "u_compute.u_requant.out_ready_i",
           "u_compute.u_requant.data_o" + range(vecBits), "u_compute.chain_we_o",
           "u_compute.chain_waddr_o" + range(spadAddrBits),
-          "u_compute.u_drain.chain_written_q" + range(32)}},
+          "u_compute.u_drain.chain_written_q" + range(64)}},  // per buffer
         {"Registers",
          {"csr_req_i", "csr_we_i", "csr_addr_i" + range(12), "csr_wdata_i" + range(32),
           "csr_rdata_o" + range(32), "u_csr.irq_status_q" + range(2)}},

@@ -483,29 +483,73 @@ npu::ConvLayer layerOf(const ConvInfo& c, uint32_t weights) {
     return layer;
 }
 
-// The depthwise operation `dwIndex` fused with the pointwise `pw` (the current operation):
-// weight streams of both, then per image and tile a DWCONV (TAPS, CHAIN_OUT) tagged with the
-// depthwise operation and a CONV (CHAIN_IN) tagged with the pointwise one.
+// The expansion `e` before a fused depthwise layer of input `dwInput` (a ConvInfo's window):
+// its ConvInfo when it is a 1x1 convolution, stride 1, no padding, NHWC, quantized, of one
+// group, whose result is that input.
+std::optional<ConvInfo> expansionInfo(Lowering& lw, uint32_t e,
+                                      const std::array<uint32_t, 4>& dwInput) {
+    const Operation& op = lw.model().main.operations[e];
+    if (op.type != OperationType::CONV_2D) return std::nullopt;
+    lw.setOpIndex(e);
+    auto x = convInfo(lw, op);
+    if (!x || x->w.p.nchw || x->kh != 1 || x->kw != 1 || x->groups != 1 || x->stage.format != 0 ||
+        x->w.p.strideH != 1 || x->w.p.strideW != 1 || x->w.p.padH.head || x->w.p.padH.tail ||
+        x->w.p.padW.head || x->w.p.padW.tail || x->w.out != dwInput)
+        return std::nullopt;
+    return std::move(*x);
+}
+
+// Image n of an expansion's input.
+npu::DeviceTensor expansionInput(const Lowering& lw, const Operation& e, const ConvInfo& x,
+                                 uint32_t n, uint32_t base) {
+    return imageOf(base, x.w.in, n, 0, x.w.in[3], lw.operand(e.inputs[0]));
+}
+
+// The depthwise operation `dwIndex` fused with the pointwise `pw` (the current operation), and
+// with the expansion before it when that is fused too: weight streams of all, then per image
+// and tile the expansion's CONV (CHAIN_OUT), a DWCONV (TAPS, CHAIN_OUT) and a CONV (CHAIN_IN),
+// each tagged with its operation.
 Status lowerFused(Lowering& lw, uint32_t dwIndex, const Operation& pw) {
-    const Operation& dw = lw.model().main.operations[dwIndex];
+    const auto& ops = lw.model().main.operations;
+    const Operation& dw = ops[dwIndex];
     const uint32_t pwIndex = lw.opIndex();
+    const std::optional<uint32_t> eIndex = lw.fusedFrom(dwIndex);
     lw.setOpIndex(dwIndex);
     auto a = convInfo(lw, dw);
     NN_RETURN_IF_ERROR(a.status());
+    std::optional<ConvInfo> x;
+    std::optional<npu::Expansion> expansion;
+    if (eIndex) {
+        x = expansionInfo(lw, *eIndex, a->w.in);
+        if (!x) return lw.fail(ops[*eIndex], "the fused expansion is not a 1x1 convolution");
+        expansion = npu::Expansion{{}, layerOf(*x, convWeights(lw, ops[*eIndex], *x, 0))};
+    }
+    lw.setOpIndex(dwIndex);
     const uint32_t dwWeights = convWeights(lw, dw, *a, 0);  // run-time weights: dw's copies
     lw.setOpIndex(pwIndex);
     auto b = convInfo(lw, pw);
     NN_RETURN_IF_ERROR(b.status());
     const uint32_t pwWeights = convWeights(lw, pw, *b, 0);
     lw.fenceNext();
-    const uint32_t inBase = lw.address(dw.inputs[0]), outBase = lw.address(pw.outputs[0]);
+    // A fused expansion's result, the depthwise input, stays on chip: no address.
+    const uint32_t inBase = eIndex ? 0 : lw.address(dw.inputs[0]);
+    const uint32_t outBase = lw.address(pw.outputs[0]);
     for (uint32_t n = 0; n < a->w.in[0]; ++n) {
         const FusedTensors t = fusedTensors(lw, dw, *a, pw, *b, n, inBase, outBase);
+        if (expansion) {
+            const Operation& e = ops[*eIndex];
+            expansion->input = expansionInput(lw, e, *x, n, lw.address(e.inputs[0]));
+        }
         npu::ChainBuilder chain;
         const Status st = chain.depthwisePointwise(t.input, layerOf(*a, dwWeights), t.intermediate,
-                                                   layerOf(*b, pwWeights), t.output);
+                                                   layerOf(*b, pwWeights), t.output, expansion);
         if (!st.ok()) return lw.fail(pw, st.message);
-        lw.emitChain(chain, dwIndex);
+        for (const npu::Descriptor& d : chain.descriptors()) {
+            const bool chainOut = d.flags & static_cast<uint32_t>(npu::DescFlag::CHAIN_OUT);
+            lw.emit(d, !chainOut                         ? std::nullopt
+                       : d.opcode == npu::Opcode::DWCONV ? std::optional(dwIndex)
+                                                         : eIndex);
+        }
     }
     return okStatus();
 }
@@ -1420,6 +1464,22 @@ void planDepthwisePointwiseFusion(Lowering& lw) {
                  .ok())
             continue;
         lw.fuse(i, j, dw.outputs[0]);
+        // The expansion before the pair, when only the depthwise layer reads its result and it
+        // is no fused pair's second layer itself.
+        uint32_t e = 0;
+        while (e < i && g.operations[e].outputs[0] != dw.inputs[0]) ++e;
+        if (e == i || uses[dw.inputs[0]] != 1 || lw.fusedFrom(e)) continue;
+        const auto x = expansionInfo(lw, e, a->w.in);
+        if (!x) continue;
+        const npu::DeviceTensor in = expansionInput(lw, g.operations[e], *x, 0, 0);
+        if (!npu::expansionPays(in, t.input, a->geometry, t.intermediate, t.output)) continue;
+        npu::ChainBuilder triple;
+        if (!triple
+                 .depthwisePointwise(t.input, layerOf(*a, 0), t.intermediate, layerOf(*b, 0),
+                                     t.output, npu::Expansion{in, layerOf(*x, 0)})
+                 .ok())
+            continue;
+        lw.fuse(e, i, dw.inputs[0]);
     }
 }
 

@@ -355,11 +355,8 @@ void Lowering::emit(npu::Descriptor d, std::optional<uint32_t> tag) {
     mProgram.descriptors.push_back(d);
 }
 
-void Lowering::emitChain(const npu::ChainBuilder& chain, std::optional<uint32_t> chainOutTag) {
-    for (const npu::Descriptor& d : chain.descriptors()) {
-        const bool chainOut = d.flags & static_cast<uint32_t>(npu::DescFlag::CHAIN_OUT);
-        emit(d, chainOut && chainOutTag ? chainOutTag : std::nullopt);
-    }
+void Lowering::emitChain(const npu::ChainBuilder& chain) {
+    for (const npu::Descriptor& d : chain.descriptors()) emit(d);
 }
 
 void Lowering::fuse(uint32_t first, uint32_t second, uint32_t intermediate) {

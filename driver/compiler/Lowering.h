@@ -312,9 +312,8 @@ class Lowering {
     /// Appends a descriptor tagged with `tag` (default: the current operation), adding its
     /// estimated cycles; the first one after fenceNext() waits for every earlier store.
     void emit(npu::Descriptor d, std::optional<uint32_t> tag = std::nullopt);
-    /// Appends a builder's chain (descriptors with CHAIN_OUT tagged with `chainOutTag`).
-    void emitChain(const npu::ChainBuilder& chain,
-                   std::optional<uint32_t> chainOutTag = std::nullopt);
+    /// Appends a builder's chain.
+    void emitChain(const npu::ChainBuilder& chain);
     void fenceNext() { mFenceNext = true; }
 
     // Fusion (graph passes): `first` is lowered with the later `second`; `intermediate`, which

@@ -1,6 +1,7 @@
 // Depthwise convolution on the NPU: the TAPS mapping (taps on array rows) for depth multiplier 1,
 // and the fusion of a depthwise layer with the 1x1 convolution that alone reads its result
-// (DWCONV with CHAIN_OUT, CONV with CHAIN_IN: the intermediate tensor stays on chip). Checked on
+// (DWCONV with CHAIN_OUT, CONV with CHAIN_IN: the intermediate tensor stays on chip), and with
+// the expansion before it. Checked on
 // the compiled descriptors and against the golden, on the behavioral NPU and on the RTL.
 #include <string>
 
@@ -39,6 +40,7 @@ struct DwPw {
     bool secondReader = false;      // a RELU reads the depthwise result too
     bool runtimeDwWeights = false;  // the depthwise filter is RELU(model input)
     bool nchw = false;
+    uint32_t expandFrom = 0;  // > 0: a 1x1 CONV_2D (RELU) from this many channels makes the input
 };
 
 // Input [batch, h, w, c] -> DEPTHWISE_CONV_2D 3x3 (SAME, multiplier 1, RELU) -> CONV_2D 1x1 ->
@@ -50,7 +52,21 @@ Model dwPwModel(const DwPw& o) {
         return o.nchw ? std::vector<uint32_t>{o.batch, c, h, w}
                       : std::vector<uint32_t>{o.batch, h, w, c};
     };
-    const uint32_t in = b.addInput(o.type, dims(o.h, o.w, o.c), 0.5f, sgn ? -3 : 3);
+    uint32_t in =
+        b.addInput(o.type, dims(o.h, o.w, o.expandFrom ? o.expandFrom : o.c), 0.5f, sgn ? -3 : 3);
+    if (o.expandFrom > 0) {
+        const uint32_t filter = b.addConstant(o.type, {o.c, 1, 1, o.expandFrom},
+                                              pattern(o.c * o.expandFrom, 3), 0.5f, sgn ? 1 : 90);
+        std::vector<int32_t> bias(o.c);
+        for (uint32_t i = 0; i < o.c; ++i) bias[i] = static_cast<int32_t>(i * 29 % 400) - 200;
+        const uint32_t biasOp = b.addConstant(OperandType::TENSOR_INT32, {o.c}, bias, 0.25f, 0);
+        const uint32_t expanded = b.addOperand(o.type, dims(o.h, o.w, o.c), 0.5f, sgn ? -3 : 3);
+        b.addOperation(
+            OperationType::CONV_2D,
+            {in, filter, biasOp, b.addInt32(1), b.addInt32(1), b.addInt32(1), b.addInt32(1)},
+            {expanded});
+        in = expanded;
+    }
     const std::vector<uint32_t> dwFilterDims{1, o.kernel, o.kernel, o.c};
     uint32_t dwFilter;
     if (o.runtimeDwWeights) {
@@ -253,6 +269,64 @@ TEST_CASE("driver_depthwise_pointwise_fused") {
     }
 }
 
+// MobileNet-v2's inverted residual block: an expansion whose result only the depthwise layer
+// reads fuses before the pair where the expanded tensor's trip through DRAM would cost more than
+// recomputing the rows the tiles share: per tile a CONV CHAIN_OUT (the expansion), a DWCONV
+// CHAIN_IN | CHAIN_OUT and a CONV CHAIN_IN, each tagged with its operation.
+DwPw invertedResidual(OperandType type) {
+    DwPw o;
+    o.type = type;
+    o.batch = 2;
+    o.h = o.w = 48;
+    o.expandFrom = 16;
+    o.c = 96;
+    o.outC = 24;
+    o.stride = 2;
+    return o;
+}
+
+TEST_CASE("driver_expansion_depthwise_pointwise_fused") {
+    auto device = makeTestDevice();
+    for (const auto type :
+         {OperandType::TENSOR_QUANT8_ASYMM, OperandType::TENSOR_QUANT8_ASYMM_SIGNED}) {
+        {
+            CAPTURE(static_cast<int>(type));
+            const DwPw o = invertedResidual(type);
+            const Model model = dwPwModel(o);
+            const Program p = compiled(model);
+            const Census c = census(p);
+            CHECK(c.dwconv > 1);
+            CHECK(c.conv == 2 * c.dwconv);
+            CHECK(c.chainOut == 2 * c.dwconv);
+            CHECK(c.chainIn == 2 * c.dwconv);
+            for (size_t i = 0; i < p.descriptors.size(); ++i) {
+                const auto& d = p.descriptors[i];
+                if (d.opcode != npu::Opcode::DWCONV) continue;
+                REQUIRE(i >= 1);
+                REQUIRE(i + 1 < p.descriptors.size());
+                const auto& expand = p.descriptors[i - 1];
+                CHECK(expand.opcode == npu::Opcode::CONV);
+                CHECK(expand.flags == kChainOut);
+                CHECK(expand.tag == 0);
+                CHECK(expand.out.inner == d.a.inner);
+                CHECK(expand.out.count1 == d.a.count1);
+                CHECK(expand.out.count2 == d.a.count2);
+                CHECK((d.flags & (kTaps | kChainOut | kChainIn)) == (kTaps | kChainOut | kChainIn));
+                CHECK(d.tag == 1);
+                CHECK(p.descriptors[i + 1].tag == 2);
+            }
+            CHECK(matchesGolden(*device.device, model) == "");
+        }
+    }
+    // A 1x1 convolution that does not widen is bound by the array, not by DRAM: only the pair
+    // fuses.
+    DwPw narrow = invertedResidual(OperandType::TENSOR_QUANT8_ASYMM);
+    narrow.expandFrom = narrow.c;
+    const Census c = census(compiled(dwPwModel(narrow)));
+    CHECK(c.chainOut == c.dwconv);
+    CHECK(matchesGolden(*device.device, dwPwModel(narrow)) == "");
+}
+
 TEST_CASE("driver_depthwise_pointwise_not_fused") {
     auto device = makeTestDevice();
     auto check = [&](const DwPw& o, const char* what) {
@@ -297,6 +371,9 @@ TEST_CASE("driver_rtl_depthwise_taps_and_fusion") {
         REQUIRE(census(compiled(model)).chainIn > 0);
         CHECK(matchesGolden(**device, model) == "");
     }
+    const Model block = dwPwModel(invertedResidual(OperandType::TENSOR_QUANT8_ASYMM_SIGNED));
+    REQUIRE(census(compiled(block)).chainIn > census(compiled(block)).dwconv);
+    CHECK(matchesGolden(**device, block) == "");
     // A layer large enough for several tiles per image (and 40 channels: three blocks).
     DwPw big;
     big.h = 40, big.w = 36, big.c = 40, big.outC = 48;

@@ -296,17 +296,36 @@ TEST_CASE("sim_npu_depthwise_random") {
     CHECK(tapsCases >= 5);
 }
 
-// A depthwise layer fused with the 1x1 convolution after it (CHAIN_OUT / CHAIN_IN): the
-// output must equal the two references applied one after the other, and the intermediate
-// tensor must never reach DRAM. Unfused (the intermediate through DRAM) runs the same layers as
-// two descriptor sequences, for comparison.
+// A depthwise layer fused with the 1x1 convolution after it (CHAIN_OUT / CHAIN_IN), and with
+// `expandFrom` > 0 with a 1x1 expansion from that many channels before it too: the output must
+// equal the references applied one after the other, and the intermediate tensors must never
+// reach DRAM. Unfused (the intermediates through DRAM) runs the same layers as descriptor
+// sequences of their own, for comparison.
 void runDepthwisePointwise(const ConvCase& dwCase, uint32_t outC, std::mt19937& rng,
-                           bool fused = true) {
+                           bool fused = true, uint32_t expandFrom = 0) {
     CAPTURE(fused);
+    CAPTURE(expandFrom);
     driver::HardwareAccess& hw = *testBench().npu;
     DeviceArena arena;
     const uint32_t c = dwCase.inC;
-    const std::vector<uint8_t> input = randomBytes(rng, size_t{dwCase.h} * dwCase.w * c);
+    // The expansion: from expandFrom channels to the depthwise layer's input.
+    ConvCase eCase{};
+    eCase.h = eCase.outH = dwCase.h;
+    eCase.w = eCase.outW = dwCase.w;
+    eCase.inC = std::max(expandFrom, 1u);
+    eCase.outC = c;
+    eCase.inSigned = eCase.wSigned = eCase.outSigned = dwCase.inSigned;
+    eCase.inZero = (eCase.inSigned ? -128 : 0) + static_cast<int32_t>(rng() % 256);
+    eCase.wZero = eCase.wSigned ? 0 : static_cast<int32_t>(rng() % 256);
+    eCase.stage = randomStage(rng, eCase.outSigned);
+    ConvCase dwIn = dwCase;  // the depthwise input's zero point is the expansion's output's
+    if (expandFrom > 0) dwIn.inZero = eCase.stage.zeroPoint;
+    const std::vector<uint8_t> eInput = randomBytes(rng, size_t{dwCase.h} * dwCase.w * eCase.inC);
+    const std::vector<uint8_t> eWeights = randomBytes(rng, size_t{c} * eCase.inC);
+    const std::vector<ChannelQuant> eQuant = randomQuant(rng, c, eCase.inC, rng() % 2);
+    const std::vector<uint8_t> input = expandFrom > 0
+                                           ? referenceConv(eCase, eInput, eWeights, eQuant, false)
+                                           : randomBytes(rng, size_t{dwCase.h} * dwCase.w * c);
     const std::vector<uint8_t> dwWeights =
         randomBytes(rng, size_t{dwCase.g.kernelH} * dwCase.g.kernelW * c);
     const std::vector<ChannelQuant> dwQuant =
@@ -325,11 +344,17 @@ void runDepthwisePointwise(const ConvCase& dwCase, uint32_t outC, std::mt19937& 
 
     const size_t outBytes = size_t{dwCase.outH} * dwCase.outW * outC;
     const size_t midBytes = size_t{dwCase.outH} * dwCase.outW * c;
-    // The fused intermediate has no address (0); a guard pattern there must stay untouched.
-    const std::vector<uint8_t> guard = randomBytes(rng, midBytes);
+    // The fused intermediates have no address (0); a guard pattern there must stay untouched.
+    const std::vector<uint8_t> guard = randomBytes(rng, std::max(midBytes, input.size()));
     REQUIRE(hw.writeMemory(0, guard.data(), guard.size()).ok());
     const uint32_t midAddr = fused ? 0 : arena.alloc(midBytes);
-    const uint32_t inAddr = arena.alloc(input.size());
+    const uint32_t inAddr = fused && expandFrom > 0 ? 0 : arena.alloc(input.size());
+    const uint32_t eInAddr = arena.alloc(eInput.size());
+    const std::vector<uint8_t> eStream =
+        npu::packConvWeights(eWeights.data(), c, 1, 1, eCase.inC, eCase.wZero, eQuant);
+    const uint32_t eAddr = arena.alloc(eStream.size());
+    REQUIRE(hw.writeMemory(eInAddr, eInput.data(), eInput.size()).ok());
+    REQUIRE(hw.writeMemory(eAddr, eStream.data(), eStream.size()).ok());
     const uint32_t outAddr = arena.alloc(outBytes);
     const bool taps = npu::depthwiseUsesTaps(dwCase.g);
     CAPTURE(taps);
@@ -339,14 +364,18 @@ void runDepthwisePointwise(const ConvCase& dwCase, uint32_t outC, std::mt19937& 
         npu::packConvWeights(pwWeights.data(), outC, 1, 1, c, pwCase.wZero, pwQuant);
     const uint32_t dwAddr = arena.alloc(dwStream.size());
     const uint32_t pwAddr = arena.alloc(pwStream.size());
-    REQUIRE(hw.writeMemory(inAddr, input.data(), input.size()).ok());
+    if (expandFrom == 0) REQUIRE(hw.writeMemory(inAddr, input.data(), input.size()).ok());
     REQUIRE(hw.writeMemory(dwAddr, dwStream.data(), dwStream.size()).ok());
     REQUIRE(hw.writeMemory(pwAddr, pwStream.data(), pwStream.size()).ok());
     const std::vector<uint8_t> poison(outBytes, 0xa5);
     REQUIRE(hw.writeMemory(outAddr, poison.data(), poison.size()).ok());
 
     npu::ChainBuilder program;
-    const DeviceTensor in{inAddr, 1, dwCase.h, dwCase.w, c, 0, dwCase.inSigned, dwCase.inZero};
+    const DeviceTensor in{inAddr, 1, dwCase.h, dwCase.w, c, 0, dwIn.inSigned, dwIn.inZero};
+    const DeviceTensor eIn{eInAddr,   1, dwCase.h,       dwCase.w,
+                           eCase.inC, 0, eCase.inSigned, eCase.inZero};
+    const npu::ConvLayer expansion{eAddr, eCase.wSigned, eCase.wZero, npu::ConvGeometry{},
+                                   eCase.stage};
     const DeviceTensor mid{midAddr, 1, dwCase.outH,      dwCase.outW,
                            c,       0, dwCase.outSigned, dwCase.stage.zeroPoint};
     const DeviceTensor out{outAddr, 1, dwCase.outH, dwCase.outW, outC, 0, pwCase.outSigned, 0};
@@ -354,8 +383,17 @@ void runDepthwisePointwise(const ConvCase& dwCase, uint32_t outC, std::mt19937& 
     const npu::ConvLayer pw{pwAddr, pwCase.wSigned, pwCase.wZero, npu::ConvGeometry{},
                             pwCase.stage};
     if (fused) {
-        REQUIRE(program.depthwisePointwise(in, dw, mid, pw, out).ok());
+        std::optional<npu::Expansion> before;
+        if (expandFrom > 0) before = npu::Expansion{eIn, expansion};
+        REQUIRE(program.depthwisePointwise(in, dw, mid, pw, out, before).ok());
     } else {
+        if (expandFrom > 0) {
+            REQUIRE(program
+                        .conv(eIn, in, expansion.weights, expansion.weightsSigned,
+                              expansion.weightZeroPoint, expansion.geometry, expansion.stage)
+                        .ok());
+            program.fence();
+        }
         REQUIRE(program
                     .depthwise(in, mid, dw.weights, dw.weightsSigned, dw.weightZeroPoint,
                                dw.geometry, dw.stage, taps)
@@ -370,8 +408,7 @@ void runDepthwisePointwise(const ConvCase& dwCase, uint32_t outC, std::mt19937& 
 
     std::vector<uint8_t> got(outBytes);
     REQUIRE(hw.readMemory(outAddr, got.data(), got.size()).ok());
-    const std::vector<uint8_t> intermediate =
-        referenceConv(dwCase, input, dwWeights, dwQuant, true);
+    const std::vector<uint8_t> intermediate = referenceConv(dwIn, input, dwWeights, dwQuant, true);
     const std::vector<uint8_t> want =
         referenceConv(pwCase, intermediate, pwWeights, pwQuant, false);
     size_t mismatches = 0;
@@ -419,6 +456,36 @@ TEST_CASE("sim_npu_depthwise_pointwise_chain") {
         std::mt19937 a(seed), b(seed);
         runDepthwisePointwise(c, outC, a, false);
         runDepthwisePointwise(c, outC, b, true);
+    }
+}
+
+TEST_CASE("sim_npu_expansion_depthwise_pointwise_chain") {
+    // An inverted residual block: a 1x1 expansion, the depthwise layer (TAPS) and a 1x1
+    // projection, fused into one chain per tile (the expansion recomputed over the rows the
+    // tiles' regions share) against the layers run apart; both strides, several tiles.
+    std::mt19937 rng(testSeed(0x5eed2008));
+    for (int i = 0; i < 10; ++i) {
+        ConvCase c = randomCase(rng, i < 2 ? 40 : 14, 48, 3);
+        c.g.dilationH = c.g.dilationW = 1;
+        c.g.strideH = c.g.strideW = 1 + i % 2;
+        c.g.padTop = std::min(c.g.padTop, c.g.kernelH - 1);
+        c.g.padLeft = std::min(c.g.padLeft, c.g.kernelW - 1);
+        c.outH = windowOutput(c.h, c.g.kernelH, c.g.strideH, 1, c.g.padTop, 0);
+        c.outW = windowOutput(c.w, c.g.kernelW, c.g.strideW, 1, c.g.padLeft, 0);
+        c.outC = c.inC;
+        const uint32_t expandFrom = 1 + rng() % c.inC, outC = 1 + rng() % 40;
+        CAPTURE(i);
+        CAPTURE(c.h);
+        CAPTURE(c.w);
+        CAPTURE(c.inC);
+        CAPTURE(outC);
+        CAPTURE(c.g.kernelH);
+        CAPTURE(c.g.kernelW);
+        CAPTURE(c.g.strideH);
+        const auto seed = rng();
+        std::mt19937 a(seed), b(seed);
+        runDepthwisePointwise(c, outC, a, false, expandFrom);
+        runDepthwisePointwise(c, outC, b, true, expandFrom);
     }
 }
 
