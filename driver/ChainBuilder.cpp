@@ -217,11 +217,13 @@ constexpr uint32_t kFirstBandPixels = 2 * kArrayCols;
 // regions, whose halos overlap, and `weightWords`, the weight stream every tile repeats) wins,
 // ties going to fewer tiles. `chainWords` > 0: the tile's output (that many words per pixel)
 // stays on chip in a scratchpad buffer too. `maxRegionPixels`: a limit on the input region's
-// pixels (a region computed on chip fills an accumulator bank).
+// pixels (a region computed on chip fills an accumulator bank). `residualWords`: words per
+// output pixel of a RESIDUAL B that share the input region's buffer.
 Result<std::vector<WindowTile>> windowTiles(const DeviceTensor& input, const DeviceTensor& output,
                                             const ConvGeometry& g, uint32_t chainWords = 0,
                                             uint64_t weightWords = 0,
-                                            uint32_t maxRegionPixels = UINT32_MAX) {
+                                            uint32_t maxRegionPixels = UINT32_MAX,
+                                            uint32_t residualWords = 0) {
     if (input.n != 1 || output.n != 1) {
         return invalidArgument("NPU window operations take one image at a time");
     }
@@ -249,7 +251,8 @@ Result<std::vector<WindowTile>> windowTiles(const DeviceTensor& input, const Dev
     };
     const auto fits = [&](uint32_t tileH, uint32_t tileW) {
         const uint64_t pixels = uint64_t{regionRows(tileH)} * regionCols(tileW);
-        return pixels * inWords <= kSpadWords && pixels <= maxRegionPixels;
+        return pixels * inWords + uint64_t{tileH} * tileW * residualWords <= kSpadWords &&
+               pixels <= maxRegionPixels;
     };
     uint32_t widest = std::min(output.w, maxPixels);
     while (widest > 1 && !fits(1, widest)) {
@@ -320,7 +323,8 @@ Result<std::vector<WindowTile>> windowTiles(const DeviceTensor& input, const Dev
 
 // The descriptor of one tile: its input region of `input`, its pixels of `output`.
 Descriptor tileDescriptor(Opcode opcode, uint32_t flags, uint32_t tag, const DeviceTensor& input,
-                          const DeviceTensor& output, const WindowTile& t, const ConvLayer& layer) {
+                          const DeviceTensor& output, const WindowTile& t, const ConvLayer& layer,
+                          const std::optional<ChainBuilder::Residual>& residual = std::nullopt) {
     Descriptor d;
     d.opcode = opcode;
     d.flags = flags;
@@ -349,7 +353,29 @@ Descriptor tileDescriptor(Opcode opcode, uint32_t flags, uint32_t tag, const Dev
     d.format = layer.stage.format;
     d.fpMin = layer.stage.fpMin;
     d.fpMax = layer.stage.fpMax;
+    if (residual) {
+        // B: the tile's pixels of the residual tensor; the layer's stage feeds the ADD.
+        const DeviceTensor& b = residual->tensor;
+        const ChainBuilder::ElementwiseParams& p = residual->params;
+        d.flags |= static_cast<uint32_t>(DescFlag::RESIDUAL);
+        d.b = rowsOf(b.addr + t.oy0 * b.rowBytes() + t.ox0 * b.pixelBytes(), b.c, t.tw,
+                     b.pixelBytes(), t.th, b.rowBytes());
+        d.midZeroPoint = residual->midZeroPoint;
+        d.resZeroPoint = b.zeroPoint;
+        d.leftShift = static_cast<uint32_t>(p.leftShift);
+        d.aMultiplier = p.aMultiplier, d.aShift = p.aShift;
+        d.bMultiplier = p.bMultiplier, d.bShift = p.bShift;
+        d.outMultiplier = p.outMultiplier, d.outShift = p.outShift;
+        d.outZeroPoint = p.stage.zeroPoint;
+        d.actMin = p.stage.actMin;
+        d.actMax = p.stage.actMax;
+    }
     return d;
+}
+
+// Words per output pixel a RESIDUAL B keeps beside a tile's input.
+uint32_t residualWords(const std::optional<ChainBuilder::Residual>& residual) {
+    return residual ? wordsPerRow(residual->tensor.c) : 0;
 }
 
 }  // namespace
@@ -392,12 +418,14 @@ uint64_t tileWeightWords(Opcode opcode, uint32_t flags, const DeviceTensor& inpu
 }  // namespace
 
 Status ChainBuilder::windowOp(Opcode opcode, const DeviceTensor& input, const DeviceTensor& output,
-                              const ConvLayer& layer, uint32_t flags, uint32_t tag) {
+                              const ConvLayer& layer, uint32_t flags, uint32_t tag,
+                              const std::optional<Residual>& residual) {
     auto tiles = windowTiles(input, output, layer.geometry, 0,
-                             tileWeightWords(opcode, flags, input, output, layer));
+                             tileWeightWords(opcode, flags, input, output, layer), UINT32_MAX,
+                             residualWords(residual));
     NN_RETURN_IF_ERROR(tiles.status());
     for (const WindowTile& t : *tiles) {
-        append(tileDescriptor(opcode, flags, tag, input, output, t, layer));
+        append(tileDescriptor(opcode, flags, tag, input, output, t, layer, residual));
     }
     return okStatus();
 }
@@ -407,11 +435,13 @@ namespace {
 // The tiles of a fused depthwise-pointwise pair: the depthwise layer's, its output kept on chip;
 // each tile streams both layers' weights. With an expansion (from `expansionInput`) its result
 // over the tile's input region stays on chip too: the region fills an accumulator bank, and it
-// and the expansion's input (fewer channels) a buffer each.
+// and the expansion's input (fewer channels) a buffer each. A RESIDUAL B (`residualWords` per
+// pixel) shares the pointwise layer's buffer with the depthwise result.
 Result<std::vector<WindowTile>> fusedTiles(const DeviceTensor& input, const ConvGeometry& depthwise,
                                            const DeviceTensor& intermediate,
                                            const DeviceTensor& output,
-                                           const DeviceTensor* expansionInput = nullptr) {
+                                           const DeviceTensor* expansionInput = nullptr,
+                                           uint32_t residualWords = 0) {
     uint64_t weightBytes =
         depthwiseWeightStreamBytes(intermediate.c, depthwise.kernelH, depthwise.kernelW, true) +
         convWeightStreamBytes(output.c, 1, 1, intermediate.c);
@@ -421,7 +451,7 @@ Result<std::vector<WindowTile>> fusedTiles(const DeviceTensor& input, const Conv
         }
         weightBytes += convWeightStreamBytes(input.c, 1, 1, expansionInput->c);
     }
-    return windowTiles(input, intermediate, depthwise, wordsPerRow(intermediate.c),
+    return windowTiles(input, intermediate, depthwise, wordsPerRow(intermediate.c) + residualWords,
                        weightBytes / kVec, expansionInput ? kAccDepth : UINT32_MAX);
 }
 
@@ -464,7 +494,8 @@ bool expansionPays(const DeviceTensor& expansionInput, const DeviceTensor& input
 Status ChainBuilder::depthwisePointwise(const DeviceTensor& input, const ConvLayer& depthwise,
                                         const DeviceTensor& intermediate,
                                         const ConvLayer& pointwise, const DeviceTensor& output,
-                                        const std::optional<Expansion>& expansion, uint32_t tag) {
+                                        const std::optional<Expansion>& expansion,
+                                        const std::optional<Residual>& residual, uint32_t tag) {
     if (input.c != intermediate.c) {
         return invalidArgument("NPU DWCONV needs depth multiplier 1");
     }
@@ -485,7 +516,7 @@ Status ChainBuilder::depthwisePointwise(const DeviceTensor& input, const ConvLay
             "padding");
     }
     auto tiles = fusedTiles(input, depthwise.geometry, intermediate, output,
-                            expansion ? &expansion->input : nullptr);
+                            expansion ? &expansion->input : nullptr, residualWords(residual));
     NN_RETURN_IF_ERROR(tiles.status());
     const uint32_t chainOut =
         static_cast<uint32_t>(DescFlag::CHAIN_OUT) |
@@ -503,19 +534,23 @@ Status ChainBuilder::depthwisePointwise(const DeviceTensor& input, const ConvLay
         // The pointwise tile reads the depthwise tile from the scratchpad: same pixels.
         WindowTile same{t.oy0, t.ox0, t.th, t.tw, t.oy0, t.ox0, t.th, t.tw, 0, 0};
         append(tileDescriptor(Opcode::CONV, static_cast<uint32_t>(DescFlag::CHAIN_IN), tag,
-                              intermediate, output, same, pointwise));
+                              intermediate, output, same, pointwise, residual));
     }
     return okStatus();
 }
 
 Status ChainBuilder::conv(const DeviceTensor& input, const DeviceTensor& output, uint32_t weights,
                           bool weightsSigned, int32_t weightZeroPoint, const ConvGeometry& geometry,
-                          const OutputStage& stage, uint32_t tag) {
+                          const OutputStage& stage, uint32_t tag,
+                          const std::optional<Residual>& residual) {
     const bool pack = stage.format == static_cast<uint32_t>(Format::INT8) &&
                       ConvWeightRows(input.c, geometry.kernelH, geometry.kernelW).packed;
+    if (residual && (pack || stage.format != static_cast<uint32_t>(Format::INT8))) {
+        return invalidArgument("NPU: a residual is added to 8-bit convolutions without PACK only");
+    }
     return windowOp(Opcode::CONV, input, output,
                     {weights, weightsSigned, weightZeroPoint, geometry, stage},
-                    pack ? static_cast<uint32_t>(DescFlag::PACK) : 0, tag);
+                    pack ? static_cast<uint32_t>(DescFlag::PACK) : 0, tag, residual);
 }
 
 Status ChainBuilder::depthwise(const DeviceTensor& input, const DeviceTensor& output,

@@ -238,6 +238,25 @@ struct StridedTensor {
 /// read a tensor an earlier descriptor writes must call fence() first.
 class ChainBuilder {
   public:
+    /// Element-wise parameters (model/FixedPoint.h's AddSubParams / MulParams fields).
+    struct ElementwiseParams {
+        int32_t leftShift = 20;
+        int32_t aMultiplier = 0, aShift = 0;  ///< ADD only
+        int32_t bMultiplier = 0, bShift = 0;  ///< ADD only (negated multiplier for SUB)
+        int32_t outMultiplier = 0, outShift = 0;
+        OutputStage stage;
+    };
+
+    /// A residual connection a convolution's drain adds (DescFlag::RESIDUAL): `tensor` (the
+    /// output's shape) added to the result as the quantized ADD `params` takes it (its stage is
+    /// the sum's), the convolution's result requantized with `midZeroPoint` and clamped to the
+    /// type's range only (the layer's own stage must clamp nothing else).
+    struct Residual {
+        DeviceTensor tensor;
+        int32_t midZeroPoint = 0;
+        ElementwiseParams params;
+    };
+
     const std::vector<Descriptor>& descriptors() const { return mDescriptors; }
     bool empty() const { return mDescriptors.empty(); }
 
@@ -249,7 +268,8 @@ class ChainBuilder {
     /// (packConvWeights, 16-byte aligned). Groups: call once per group with channel slices.
     Status conv(const DeviceTensor& input, const DeviceTensor& output, uint32_t weights,
                 bool weightsSigned, int32_t weightZeroPoint, const ConvGeometry& geometry,
-                const OutputStage& stage, uint32_t tag = 0);
+                const OutputStage& stage, uint32_t tag = 0,
+                const std::optional<Residual>& residual = std::nullopt);
 
     /// Depthwise convolution, depth multiplier 1 (input.c == output.c), in TAPS mode when
     /// `taps` (which requires depthwiseUsesTaps) with weights packed to match.
@@ -266,11 +286,12 @@ class ChainBuilder {
     /// `input`, then only a shape) it runs first per tile over the tile's input region with
     /// CHAIN_OUT and the DWCONV takes its result with CHAIN_IN: MobileNet-v2's inverted residual
     /// block without DRAM traffic between its layers; neighbouring tiles recompute the rows their
-    /// regions share.
+    /// regions share. A `residual` is added in the pointwise layer's drain.
     Status depthwisePointwise(const DeviceTensor& input, const ConvLayer& depthwise,
                               const DeviceTensor& intermediate, const ConvLayer& pointwise,
                               const DeviceTensor& output,
                               const std::optional<Expansion>& expansion = std::nullopt,
+                              const std::optional<Residual>& residual = std::nullopt,
                               uint32_t tag = 0);
 
     /// Fully connected: input [batch][inSize] (input.n = batch, input.c = inSize), output
@@ -284,15 +305,6 @@ class ChainBuilder {
     /// requires), its format says whether the elements are float.
     Status pool(bool average, const DeviceTensor& input, const DeviceTensor& output,
                 const ConvGeometry& geometry, const OutputStage& stage, uint32_t tag = 0);
-
-    /// Element-wise parameters (model/FixedPoint.h's AddSubParams / MulParams fields).
-    struct ElementwiseParams {
-        int32_t leftShift = 20;
-        int32_t aMultiplier = 0, aShift = 0;  ///< ADD only
-        int32_t bMultiplier = 0, bShift = 0;  ///< ADD only (negated multiplier for SUB)
-        int32_t outMultiplier = 0, outShift = 0;
-        OutputStage stage;
-    };
 
     /// ADD (mul false) or MUL of a and b into out: all three have out's shape; a dimension of
     /// size 1 in a or b is broadcast, except the channel dimension, which must match.
@@ -325,7 +337,8 @@ class ChainBuilder {
 
   private:
     Status windowOp(Opcode opcode, const DeviceTensor& input, const DeviceTensor& output,
-                    const ConvLayer& layer, uint32_t flags, uint32_t tag);
+                    const ConvLayer& layer, uint32_t flags, uint32_t tag,
+                    const std::optional<Residual>& residual = std::nullopt);
 
     std::vector<Descriptor> mDescriptors;
     bool mFenceNext = false;

@@ -16,8 +16,9 @@ uint64_t ceilDiv(uint64_t a, uint64_t b) {
 uint64_t estimateWindowCycles(const npu::Descriptor& d) {
     const auto has = [&](npu::DescFlag f) { return (d.flags & static_cast<uint32_t>(f)) != 0; };
     const uint64_t words = ceilDiv(d.a.inner, npu::kDramBusBytes);
-    const uint64_t load =
-        has(npu::DescFlag::CHAIN_IN) ? 0 : uint64_t{d.a.count1} * d.a.count2 * words;
+    uint64_t load = has(npu::DescFlag::CHAIN_IN) ? 0 : uint64_t{d.a.count1} * d.a.count2 * words;
+    if (has(npu::DescFlag::RESIDUAL))  // B, OUT's shape, loaded after A
+        load += uint64_t{d.out.count1} * d.out.count2 * ceilDiv(d.out.inner, npu::kDramBusBytes);
     // A float array operation's vector is vw words. The next weight block streams while the
     // array runs the pixels of this one: 16 rows of a word (int8) or kFloatWeightRowWords, so a
     // step takes at least that many cycles (a fully connected layer's one pixel waits for them).

@@ -124,6 +124,7 @@ enum class DescFlag : uint32_t {
     CHAIN_OUT = 8,  ///< CONV or DWCONV: the results stay on chip: they are written into the scratchpad buffer of the next descriptor (OUT.ADDR and the strides are ignored; OUT's tile, rounded up to whole words per pixel, must fit one buffer). The next descriptor must have CHAIN_IN; LAST is not allowed. Used to fuse a depthwise layer with the pointwise layer after it, and an expanding pointwise layer with the depthwise layer after it.
     CHAIN_IN = 16,  ///< CONV 1x1 (stride 1, no padding) or DWCONV: A is the previous descriptor's CHAIN_OUT result (A.INNER, COUNT1 and COUNT2 equal to its OUT's; A.ADDR and the strides are ignored) and is not loaded. A CONV reads each word as soon as it is written, a DWCONV each block of 16 channels once the producer has written it for every pixel, so the two overlap. Only a DWCONV combines it with CHAIN_OUT.
     PACK = 32,  ///< INT8 CONV of at most ArrayRows / 2 input channels (A.INNER): a K step packs P = min(ArrayRows / A.INNER, DwTapPorts) kernel taps into the array rows, so a first layer of 3 channels fills 15 of 16. Row j * A.INNER + c of K step k is channel c of tap k * P + j (taps in ky * KERNEL_W + kx order; rows past the last tap are padding); the feeder reads the P taps' words on read ports 0 .. P-1. ceil(KERNEL_H * KERNEL_W / P) K steps, and the weight stream's rows follow the same order. Not with CHAIN_IN.
+    RESIDUAL = 64,  ///< INT8 CONV without PACK or CHAIN_OUT: the drain adds B (OUT's shape) to each result as ADD does, so a residual connection costs no pass of its own. The convolution's result is requantized with MID_ZERO_POINT and clamped to OUT's type range, then ADD with it as A (MID_ZERO_POINT, A_MULTIPLIER, A_SHIFT), B (RES_ZERO_POINT, B_MULTIPLIER, B_SHIFT), LEFT_SHIFT, OUT_MULTIPLIER, OUT_SHIFT, OUT_ZERO_POINT and ACT_MIN/ACT_MAX. B is loaded after A into the buffer (after the chained words for CHAIN_IN), which must hold both.
 };
 
 /// Opcodes are consecutive from 0; anything from kOpcodeCount on is BAD_OPCODE.
@@ -416,6 +417,8 @@ struct Descriptor {
     int32_t aShift = 0;  ///< ADD: left-shift exponent of A's multiplier (signed, in [-31, 0]).
     int32_t bShift = 0;  ///< ADD: left-shift exponent of B's multiplier (signed, in [-31, 0]).
     int32_t outShift = 0;  ///< ADD, MUL: left-shift exponent of the output multiplier (signed, in [-31, 31]).
+    int32_t midZeroPoint = 0;  ///< RESIDUAL CONV: zero point of the convolution's result before the ADD (signed 9 bits).
+    int32_t resZeroPoint = 0;  ///< RESIDUAL CONV: zero point of B (signed 9 bits).
 
     DescriptorWords encode() const {
         DescriptorWords w{};
@@ -478,6 +481,8 @@ struct Descriptor {
         detail::put(w, 31, 0, 6, static_cast<uint32_t>(aShift));
         detail::put(w, 31, 8, 6, static_cast<uint32_t>(bShift));
         detail::put(w, 31, 16, 6, static_cast<uint32_t>(outShift));
+        detail::put(w, 27, 21, 9, static_cast<uint32_t>(midZeroPoint));
+        detail::put(w, 31, 22, 9, static_cast<uint32_t>(resZeroPoint));
         return w;
     }
 
@@ -542,6 +547,8 @@ struct Descriptor {
         d.aShift = detail::getSigned(w, 31, 0, 6);
         d.bShift = detail::getSigned(w, 31, 8, 6);
         d.outShift = detail::getSigned(w, 31, 16, 6);
+        d.midZeroPoint = detail::getSigned(w, 27, 21, 9);
+        d.resZeroPoint = detail::getSigned(w, 31, 22, 9);
         return d;
     }
 };

@@ -49,6 +49,7 @@ module npu_cmd
   input  logic                          load_busy_i,
 
   input  logic                          compute_ready_i,
+  input  logic [1:0]                    res_busy_i,  // a RESIDUAL descriptor still reads B there
   output logic                          compute_start_o,
   output job_t                          compute_job_o,
   input  logic                          compute_retire_i,
@@ -114,7 +115,7 @@ module npu_cmd
   logic [63:0] a_words;
   logic [31:0] p_count, kt, pack_taps;
   logic [47:0] w_words;
-  logic        bad_opcode, bad_field, taps, pack, chain_out, chain_in;
+  logic        bad_opcode, bad_field, taps, pack, residual, chain_out, chain_in;
   // The previous descriptor of the chain, for the CHAIN_IN rules.
   logic        prev_chain_out_q, prev_chain_out_d;
   logic [15:0] prev_out_inner_q, prev_out_count1_q, prev_out_count2_q;
@@ -141,6 +142,7 @@ module npu_cmd
     p_count = 32'(d.out.count1) * 32'(d.out.count2);
     taps      = d.flags[FlagTapsBit];
     pack      = d.flags[FlagPackBit];
+    residual  = d.flags[FlagResidualBit];
     chain_out = d.flags[FlagChainOutBit];
     chain_in  = d.flags[FlagChainInBit];
     // PACK: as many taps per K step as there are rows for their channels, one read port each.
@@ -186,6 +188,14 @@ module npu_cmd
     end
     if ((taps || pack) && !op_is_window(d.opcode)) begin
       bad_field = 1'b1;
+    end
+    // RESIDUAL: B has OUT's shape and follows A (or the chained words) in the buffer.
+    if (residual) begin
+      bad_field |= d.opcode != OpConv || pack || chain_out || d.format != 2'(FmtInt8) ||
+                   d.b.inner != d.out.inner || d.b.count1 != d.out.count1 ||
+                   d.b.count2 != d.out.count2 || d.b.count3 != 16'd1 ||
+                   a_words + 64'(p_count) * 64'(nb) > 64'(SpadWords) ||
+                   d.a_shift == 6'h20 || d.b_shift == 6'h20 || d.out_shift == 6'h20;
     end
     // CHAIN_OUT keeps the tile in the next descriptor's buffer; that descriptor reads it as its
     // input of the same shape: a 1x1 convolution's, or a depthwise window's (which may pass its
@@ -364,13 +374,18 @@ module npu_cmd
   logic        buf_toggle_q, buf_toggle_d;
   logic        load_take;
 
-  // A FENCE descriptor loads once every earlier descriptor has retired.
+  // A FENCE descriptor loads once every earlier descriptor has retired; none loads into a buffer
+  // whose RESIDUAL B is still being read.
   assign load_take = state_q == StRun && next_valid_q && load_state_q == LdEmpty &&
-                     (!next_q.desc.flags[FlagFenceBit] || desc_done_q == next_q.index);
+                     (!next_q.desc.flags[FlagFenceBit] || desc_done_q == next_q.index) &&
+                     !res_busy_i[buf_toggle_q];
 
-  logic needs_load;
-  // A CHAIN_IN descriptor's input is written into its buffer by the previous descriptor.
-  assign needs_load = op_uses_a(load_q.desc.opcode) && !load_q.desc.flags[FlagChainInBit];
+  logic needs_load, load_chain_in, load_residual;
+  // A CHAIN_IN descriptor's input is written into its buffer by the previous descriptor; a
+  // RESIDUAL one's B follows the input (loaded with it, or alone after the chained words).
+  assign load_chain_in = load_q.desc.flags[FlagChainInBit];
+  assign load_residual = load_q.desc.opcode == OpConv && load_q.desc.flags[FlagResidualBit];
+  assign needs_load    = op_uses_a(load_q.desc.opcode) && (!load_chain_in || load_residual);
 
   always_comb begin
     load_state_d = load_state_q;
@@ -419,10 +434,11 @@ module npu_cmd
   end
 
   assign load_start_o    = load_state_q == LdStart && needs_load;
-  assign load_a_o        = load_q.desc.a;
+  assign load_a_o        = load_chain_in ? load_q.desc.b : load_q.desc.a;
   assign load_b_o        = load_q.desc.b;
-  assign load_two_o      = op_uses_b(load_q.desc.opcode);
-  assign load_base_o     = load_q.buf_sel ? SpadAw'(SpadWords) : '0;
+  assign load_two_o      = op_uses_b(load_q.desc.opcode) || (load_residual && !load_chain_in);
+  assign load_base_o     = (load_q.buf_sel ? SpadAw'(SpadWords) : '0) +
+                           (load_chain_in ? SpadAw'(load_q.a_words) : '0);
   assign compute_start_o = state_q == StRun && load_state_q == LdLoaded && compute_ready_i;
   assign compute_job_o   = load_q;
 

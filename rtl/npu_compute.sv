@@ -11,7 +11,8 @@
 //   - npu_array: the weight-stationary systolic array;
 //   - npu_accum: two banks of AccDepth x Vec int32 that sum the K steps of one nb each;
 //   - npu_drain: a full bank through npu_requant (or the pooling finish, npu_pool) to the store
-//     DMA while the other bank fills; CHAIN_OUT banks drain into the scratchpad buffer of the
+//     DMA while the other bank fills (RESIDUAL banks through npu_residual, which adds B's
+//     words read from the scratchpad); CHAIN_OUT banks drain into the scratchpad buffer of the
 //     next descriptor instead, whose CHAIN_IN feeder issues each input word only once the drain
 //     has written it, so a depthwise layer and the pointwise layer after it overlap without DRAM
 //     traffic;
@@ -33,6 +34,7 @@ module npu_compute
   output logic                       idle_o,
   output logic [31:0]                weight_index_o,
   output logic [31:0]                store_index_o,
+  output logic [1:0]                 res_busy_o,     // a RESIDUAL descriptor reads B in buffer b
 
   output spad_re_t                   spad_re_o,
   output spad_addr_t                 spad_raddr_o,
@@ -291,6 +293,9 @@ module npu_compute
   logic               el_active;
   logic               rq_in_valid, rq_in_ready, rq_out_valid, rq_out_ready, rq_busy;
   logic [VecBits-1:0] rq_word;
+  logic               res_on, res_in_ready, res_re, res_out_valid, res_busy;  // npu_residual
+  logic [SpadAw-1:0]  res_raddr;
+  logic [VecBits-1:0] res_word;
 
   npu_drain u_drain (
     .clk_i,
@@ -312,7 +317,7 @@ module npu_compute
     .elem_active_i  (el_active),
     .rq_valid_o     (dr_rq_valid),
     .rq_ready_i     (rq_in_ready),
-    .rq_busy_i      (rq_busy),
+    .rq_busy_i      (rq_busy || res_busy),
     .rq_out_valid_i (rq_out_valid),
     .pool_valid_o   (pool_valid),
     .pool_ready_i   (pool_ready),
@@ -421,11 +426,60 @@ module npu_compute
   assign chain_wdata_o = rq_word;
 
   // ------------------------------------------------------------------------------------------
-  // Store stream: requantized words, pooled words or the element-wise unit's direct words.
+  // RESIDUAL: the drained block's requantized words plus B's, on the scratchpad's last port.
+  assign res_on = dj.res.on && !el_active;
+
+  npu_residual u_residual (
+    .clk_i,
+    .rst_ni,
+    .flush_i,
+    .res_i       (dj.res),
+    .start_i     (dr_st_start),
+    .in_valid_i  (rq_out_valid && res_on),
+    .in_ready_o  (res_in_ready),
+    .in_data_i   (rq_word),
+    .spad_re_o   (res_re),
+    .spad_raddr_o(res_raddr),
+    .spad_rdata_i(spad_rdata_i[ResPort]),
+    .out_valid_o (res_out_valid),
+    .out_ready_i (st_ready_i && res_on),
+    .out_data_o  (res_word),
+    .busy_o      (res_busy)
+  );
+
+  // A RESIDUAL descriptor's B stays in its buffer until it retires: the load stage does not
+  // load into that buffer before.
+  logic [1:0]  res_busy_q;
+  logic [31:0] res_index_q [2];
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      res_busy_q <= '0;
+    end else if (flush_i) begin
+      res_busy_q <= '0;
+    end else begin
+      for (int unsigned b = 0; b < 2; b++) begin
+        if (take && job_i.desc.flags[FlagResidualBit] && job_i.buf_sel == 1'(b)) begin
+          res_busy_q[b] <= 1'b1;
+        end else if (dr_retire && dj.index == res_index_q[b]) begin
+          res_busy_q[b] <= 1'b0;
+        end
+      end
+    end
+  end
+  always_ff @(posedge clk_i) begin
+    if (take) begin
+      res_index_q[job_i.buf_sel] <= job_i.index;
+    end
+  end
+  assign res_busy_o = res_busy_q;
+
+  // ------------------------------------------------------------------------------------------
+  // Store stream: requantized words (RESIDUAL: with B added), pooled words or the element-wise
+  // unit's direct words.
   always_comb begin
-    st_valid_o   = rq_out_valid && !chain_drain;
-    st_data_o    = rq_word;
-    rq_out_ready = st_ready_i || chain_drain;
+    st_valid_o   = res_on ? res_out_valid : rq_out_valid && !chain_drain;
+    st_data_o    = res_on ? res_word : rq_word;
+    rq_out_ready = res_on ? res_in_ready : st_ready_i || chain_drain;
     pool_ready   = 1'b0;
     if (el_active && el_direct) begin
       st_valid_o = el_res_valid;
@@ -450,6 +504,8 @@ module npu_compute
     if (el_reading) begin
       spad_raddr_o[0] = el_spad_raddr;
     end
+    spad_re_o[ResPort]    = res_re;
+    spad_raddr_o[ResPort] = res_raddr;
   end
 
   assign ws_ready_o = ld_ws_ready || el_ws_ready;
@@ -470,8 +526,8 @@ module npu_compute
   // descriptor, claimed bank or weight block, and no result word in the drain, the requantizer,
   // the pooling finish, the element-wise FIFO or on its way to the store or the CHAIN_OUT buffer.
   a_flush_empties: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      flush_i |=> idle_o && !rq_busy && !rq_in_valid && !pool_valid && !el_res_valid &&
-                  !st_valid_o && !chain_we_o)
+      flush_i |=> idle_o && !rq_busy && !res_busy && !rq_in_valid && !pool_valid &&
+                  !el_res_valid && !st_valid_o && !chain_we_o)
     else $error("compute stage holds work of a flushed job");
 `endif
 

@@ -49,9 +49,34 @@ package npu_core_pkg;
   typedef logic                       row_bits_t   [ArrayRows];
   typedef logic [31:0]                word_lanes_t [Vec];   // int32 per lane
   typedef logic [5:0]                 shift_lanes_t [Vec];
-  typedef logic                       spad_re_t    [DwTapPorts];
-  typedef logic [SpadAw-1:0]          spad_addr_t  [DwTapPorts];
-  typedef logic [VecBits-1:0]         spad_data_t  [DwTapPorts];
+  // Scratchpad read ports: the feeder's (TAPS reads one per kernel row and stride phase), and
+  // the RESIDUAL epilogue's.
+  localparam int unsigned SpadReadPorts = DwTapPorts + 1;
+  localparam int unsigned ResPort       = DwTapPorts;
+  typedef logic                       spad_re_t    [SpadReadPorts];
+  typedef logic [SpadAw-1:0]          spad_addr_t  [SpadReadPorts];
+  typedef logic [VecBits-1:0]         spad_data_t  [SpadReadPorts];
+
+  // RESIDUAL: what the drain's epilogue needs to add B to a block's requantized words
+  // (DescFlag RESIDUAL).
+  typedef struct packed {
+    logic              on;
+    logic [SpadAw-1:0] addr;            // B's word of pixel 0 of this block in the scratchpad
+    logic [15:0]       wpr;             // B's words per pixel
+    logic [8:0]        mid_zero_point;  // the requantized word's (ADD's input A)
+    logic [8:0]        zero_point;      // B's
+    logic              b_signed;
+    logic [4:0]        left_shift;
+    logic [31:0]       a_multiplier;
+    logic [31:0]       b_multiplier;
+    logic [31:0]       out_multiplier;
+    logic [5:0]        a_shift;
+    logic [5:0]        b_shift;
+    logic [5:0]        out_shift;
+    logic [8:0]        out_zero_point;  // the sum's output stage
+    logic [8:0]        act_min;
+    logic [8:0]        act_max;
+  } residual_t;
 
   // An output-channel block in an accumulator bank: what the drain needs to empty it. The feeder
   // fills one in when it claims the bank (npu_accum keeps it), the drain copies it when it starts.
@@ -70,6 +95,7 @@ package npu_core_pkg;
     logic              chain;       // CHAIN_OUT: drain into the next descriptor's buffer
     logic [SpadAw-1:0] chain_addr;  // there: the word of pixel 0 of this block
     logic [15:0]       chain_wpr;   // words per pixel there
+    residual_t         res;         // RESIDUAL (zero_point and the clamp are then the ADD's A's)
   } bank_job_t;
 
   // What travels with one vector from the feeder through the array (or past it, for pooling) to

@@ -271,6 +271,30 @@ module npu_feeder
     claim_job_o.zero_point = dq.out_zero_point;
     claim_job_o.act_min    = dq.act_min;
     claim_job_o.act_max    = dq.act_max;
+    claim_job_o.res        = '0;
+    // RESIDUAL: the convolution's words go to the ADD as A, clamped to the type's range only.
+    if (dq.opcode == OpConv && dq.flags[FlagResidualBit]) begin
+      claim_job_o.zero_point = dq.mid_zero_point;
+      claim_job_o.act_min    = dq.out_signed ? 9'h180 : 9'h000;  // -128 or 0
+      claim_job_o.act_max    = dq.out_signed ? 9'h07f : 9'h0ff;  // 127 or 255
+      claim_job_o.res        = '{on: 1'b1,
+                                 addr: (job_i.buf_sel ? SpadAw'(SpadWords) : '0) +
+                                       SpadAw'(job_i.a_words) + SpadAw'(nb_q),
+                                 wpr: job_i.nb_count,
+                                 mid_zero_point: dq.mid_zero_point,
+                                 zero_point: dq.res_zero_point,
+                                 b_signed: dq.out_signed,  // B has OUT's type
+                                 left_shift: dq.left_shift,
+                                 a_multiplier: dq.a_multiplier,
+                                 b_multiplier: dq.b_multiplier,
+                                 out_multiplier: dq.out_multiplier,
+                                 a_shift: dq.a_shift,
+                                 b_shift: dq.b_shift,
+                                 out_shift: dq.out_shift,
+                                 out_zero_point: dq.out_zero_point,
+                                 act_min: dq.act_min,
+                                 act_max: dq.act_max};
+    end
     claim_job_o.format     = dq.format;
     claim_job_o.fp_min     = dq.fp_min;
     claim_job_o.fp_max     = dq.fp_max;
@@ -452,7 +476,8 @@ module npu_feeder
           s3_act_d[l] = widen(spad_rdata_i[0][l*8 +: 8], s2_a_signed_q);
         end else if (s2_pack_q) begin
           if (pack_row_q[l].on && s2_inb_q[pack_row_q[l].port]) begin
-            s3_act_d[l] = widen(spad_rdata_i[pack_row_q[l].port][pack_row_q[l].lane*8 +: 8],
+            s3_act_d[l] = widen(spad_rdata_i[int'(pack_row_q[l].port)]
+                                            [pack_row_q[l].lane*8 +: 8],
                                 s2_a_signed_q) - s2_a_zero_q;
           end
         end else if (32'(l) < 32'(s2_lanes_q)) begin
@@ -704,6 +729,8 @@ module npu_feeder
       spad_raddr_o[k] = (job_i.buf_sel ? SpadAw'(SpadWords) : '0) +
                         SpadAw'(array_dw_q || s1_pack_q ? tap_addr[k] : win_addr + k);
     end
+    spad_re_o[ResPort]    = 1'b0;  // npu_compute's RESIDUAL epilogue reads it
+    spad_raddr_o[ResPort] = '0;
   end
 
   assign issue_o = issue;
@@ -726,7 +753,7 @@ module npu_feeder
 
   // Fields of the job other units use; the scratchpad index width drops the high bits.
   logic unused_signals;
-  assign unused_signals = ^{job_i, dq, win_addr[31:SpadAw]};
+  assign unused_signals = ^{job_i, dq, win_addr[31:SpadAw], spad_rdata_i[ResPort]};
 
 `ifndef SYNTHESIS
   // A CHAIN_IN consumer reads exactly the words its CHAIN_OUT producer's drain wrote: when it

@@ -113,7 +113,8 @@ package npu_pkg;
     FlagTaps = 8'd4,  // DWCONV only: kernel taps on array rows, channels on columns, one output pixel per cycle (KERNEL_H * STRIDE_W <= DwTapPorts, KERNEL_H * KERNEL_W <= ArrayRows, DILATION_W = 1). The weight stream holds one block per channel block, row t = tap t (ky * KERNEL_W + kx). Without it DWCONV uses diagonal blocks, one per tap.
     FlagChainOut = 8'd8,  // CONV or DWCONV: the results stay on chip: they are written into the scratchpad buffer of the next descriptor (OUT.ADDR and the strides are ignored; OUT's tile, rounded up to whole words per pixel, must fit one buffer). The next descriptor must have CHAIN_IN; LAST is not allowed. Used to fuse a depthwise layer with the pointwise layer after it, and an expanding pointwise layer with the depthwise layer after it.
     FlagChainIn = 8'd16,  // CONV 1x1 (stride 1, no padding) or DWCONV: A is the previous descriptor's CHAIN_OUT result (A.INNER, COUNT1 and COUNT2 equal to its OUT's; A.ADDR and the strides are ignored) and is not loaded. A CONV reads each word as soon as it is written, a DWCONV each block of 16 channels once the producer has written it for every pixel, so the two overlap. Only a DWCONV combines it with CHAIN_OUT.
-    FlagPack = 8'd32  // INT8 CONV of at most ArrayRows / 2 input channels (A.INNER): a K step packs P = min(ArrayRows / A.INNER, DwTapPorts) kernel taps into the array rows, so a first layer of 3 channels fills 15 of 16. Row j * A.INNER + c of K step k is channel c of tap k * P + j (taps in ky * KERNEL_W + kx order; rows past the last tap are padding); the feeder reads the P taps' words on read ports 0 .. P-1. ceil(KERNEL_H * KERNEL_W / P) K steps, and the weight stream's rows follow the same order. Not with CHAIN_IN.
+    FlagPack = 8'd32,  // INT8 CONV of at most ArrayRows / 2 input channels (A.INNER): a K step packs P = min(ArrayRows / A.INNER, DwTapPorts) kernel taps into the array rows, so a first layer of 3 channels fills 15 of 16. Row j * A.INNER + c of K step k is channel c of tap k * P + j (taps in ky * KERNEL_W + kx order; rows past the last tap are padding); the feeder reads the P taps' words on read ports 0 .. P-1. ceil(KERNEL_H * KERNEL_W / P) K steps, and the weight stream's rows follow the same order. Not with CHAIN_IN.
+    FlagResidual = 8'd64  // INT8 CONV without PACK or CHAIN_OUT: the drain adds B (OUT's shape) to each result as ADD does, so a residual connection costs no pass of its own. The convolution's result is requantized with MID_ZERO_POINT and clamped to OUT's type range, then ADD with it as A (MID_ZERO_POINT, A_MULTIPLIER, A_SHIFT), B (RES_ZERO_POINT, B_MULTIPLIER, B_SHIFT), LEFT_SHIFT, OUT_MULTIPLIER, OUT_SHIFT, OUT_ZERO_POINT and ACT_MIN/ACT_MAX. B is loaded after A into the buffer (after the chained words for CHAIN_IN), which must hold both.
   } desc_flag_e;
 
   // Bit positions of the flags in FLAGS (desc.flags[FlagXxxBit]).
@@ -123,6 +124,7 @@ package npu_pkg;
   localparam int unsigned FlagChainOutBit = 3;
   localparam int unsigned FlagChainInBit = 4;
   localparam int unsigned FlagPackBit = 5;
+  localparam int unsigned FlagResidualBit = 6;
 
   // Per-opcode attributes (npu.json): which operands an opcode reads, which units it uses.
   // Functions of the descriptor's 8-bit OPCODE field; unknown opcodes have none.
@@ -296,7 +298,8 @@ package npu_pkg;
 
   // Command descriptor; bit 32 * w + b is bit b of word w.
   typedef struct packed {
-    logic [9:0] reserved0;
+    logic [0:0] reserved0;
+    logic [8:0] res_zero_point;  // bits 1022:1014
     logic [5:0] out_shift;  // bits 1013:1008
     logic [1:0] reserved1;
     logic [5:0] b_shift;  // bits 1005:1000
@@ -305,7 +308,8 @@ package npu_pkg;
     logic [31:0] out_multiplier;  // bits 991:960
     logic [31:0] b_multiplier;  // bits 959:928
     logic [31:0] a_multiplier;  // bits 927:896
-    logic [10:0] reserved3;
+    logic [1:0] reserved3;
+    logic [8:0] mid_zero_point;  // bits 893:885
     logic [4:0] left_shift;  // bits 884:880
     logic [6:0] reserved4;
     logic [8:0] act_max;  // bits 872:864

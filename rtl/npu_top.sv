@@ -145,6 +145,7 @@ module npu_top
   tensor_t           load_a, load_b;
   logic [SpadAw-1:0] load_base;
   logic              compute_ready, compute_start, compute_retire, compute_idle;
+  logic [1:0]        res_busy;  // buffers a RESIDUAL descriptor reads B from
   job_t              compute_job;
   logic [31:0]       weight_index, store_index;
 
@@ -182,6 +183,7 @@ module npu_top
     .load_base_o      (load_base),
     .load_busy_i      (load_busy),
     .compute_ready_i  (compute_ready),
+    .res_busy_i       (res_busy),
     .compute_start_o  (compute_start),
     .compute_job_o    (compute_job),
     .compute_retire_i (compute_retire),
@@ -233,7 +235,7 @@ module npu_top
 
   npu_spad #(
     .Words    (2 * SpadWords),
-    .ReadPorts(DwTapPorts)
+    .ReadPorts(SpadReadPorts)
   ) u_spad (
     .clk_i,
     .we_i   (spad_we),
@@ -301,6 +303,7 @@ module npu_top
     .idle_o             (compute_idle),
     .weight_index_o     (weight_index),
     .store_index_o      (store_index),
+    .res_busy_o         (res_busy),
     .spad_re_o          (spad_re),
     .spad_raddr_o       (spad_raddr),
     .spad_rdata_i       (spad_rdata),
@@ -361,18 +364,19 @@ module npu_top
                                        mem_req_write_o ? mem_req_wdata_o : '0}))
     else $error("npu_top memory request with unknown fields");
 
-  // The scratchpad's two write ports (load DMA, CHAIN_OUT drain) never write the same buffer in
+  // The scratchpad's two write ports (load DMA, CHAIN_OUT drain) never write the same word in
   // one cycle: the load fills the next descriptor's buffer while a producer writes its
-  // consumer's.
+  // consumer's, or a RESIDUAL consumer's B beside the words its producer writes.
   // (Verilator 5.006 fails on unpacked array selects inside assertions: copy them out first.)
-  logic load_we, chain_we, load_buf, chain_buf;
-  assign load_we   = spad_we[0];
-  assign chain_we  = spad_we[1];
-  assign load_buf  = spad_waddr[0] >= SpadAw'(SpadWords);
-  assign chain_buf = spad_waddr[1] >= SpadAw'(SpadWords);
+  logic              load_we, chain_we;
+  logic [SpadAw-1:0] load_waddr, chain_waddr;
+  assign load_we     = spad_we[0];
+  assign chain_we    = spad_we[1];
+  assign load_waddr  = spad_waddr[0];
+  assign chain_waddr = spad_waddr[1];
   a_spad_ports_apart: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      load_we && chain_we |-> load_buf != chain_buf)
-    else $error("load DMA and CHAIN_OUT drain write the same scratchpad buffer");
+      load_we && chain_we |-> load_waddr != chain_waddr)
+    else $error("load DMA and CHAIN_OUT drain write the same scratchpad word");
 `endif
 
 endmodule

@@ -200,6 +200,7 @@ ErrorCode validate(const Descriptor& d, const ChainContext& chain) {
     const uint64_t pCount = uint64_t{d.out.count1} * d.out.count2;
     const bool taps = d.flags & flag(npu::DescFlag::TAPS);
     const bool pack = d.flags & flag(npu::DescFlag::PACK);
+    const bool residual = d.flags & flag(npu::DescFlag::RESIDUAL);
     const bool chainOut = d.flags & flag(npu::DescFlag::CHAIN_OUT);
     const bool chainIn = d.flags & flag(npu::DescFlag::CHAIN_IN);
     const bool last = d.flags & flag(npu::DescFlag::LAST);
@@ -229,6 +230,14 @@ ErrorCode validate(const Descriptor& d, const ChainContext& chain) {
         if (pack) bad |= op != Opcode::CONV || d.a.inner > npu::kArrayRows / 2 || chainIn;
     }
     if ((taps || pack) && !window) bad = true;
+    // RESIDUAL: B has OUT's shape and follows A (or the chained words) in the buffer.
+    if (residual) {
+        bad |= op != Opcode::CONV || pack || chainOut ||
+               d.format != static_cast<uint32_t>(npu::Format::INT8) || d.b.inner != d.out.inner ||
+               d.b.count1 != d.out.count1 || d.b.count2 != d.out.count2 || d.b.count3 != 1 ||
+               aWords + pCount * nb > npu::kSpadWords || minusThirtyTwo(d.aShift) ||
+               minusThirtyTwo(d.bShift) || minusThirtyTwo(d.outShift);
+    }
     // CHAIN_IN reads the previous CHAIN_OUT tile as a 1x1 convolution's input or a depthwise
     // window's (which may pass its own result on).
     if (chainOut) {
@@ -398,13 +407,11 @@ class Executor {
     bool load(std::vector<uint8_t>* chained, Fault* fault) {
         uint32_t addr = 0;
         if (!npu::op::usesA(mD.opcode)) return true;
-        if (mD.flags & flag(npu::DescFlag::CHAIN_IN)) {
-            mA = std::move(*chained);
-            return true;
-        }
+        const bool chainIn = mD.flags & flag(npu::DescFlag::CHAIN_IN);
+        if (chainIn) mA = std::move(*chained);
         std::optional<uint32_t> lastBeat;
-        if (!loadTensor(mPort, mD.a, &mA, mCounts, &addr, &lastBeat) ||
-            (npu::op::usesB(mD.opcode) &&
+        if ((!chainIn && !loadTensor(mPort, mD.a, &mA, mCounts, &addr, &lastBeat)) ||
+            ((npu::op::usesB(mD.opcode) || residual()) &&
              !loadTensor(mPort, mD.b, &mB, mCounts, &addr, &lastBeat))) {
             *fault = {ErrorCode::DMA_WINDOW, mIndex, addr};
             return false;
@@ -561,6 +568,7 @@ class Executor {
                 taps ? uint64_t{outH} * (outW + (d.kernelW - 1) / d.strideW) : pixels;
             mCounts->active += nb * kt * steps;
         }
+        if (residual()) addResidual(out.data(), out.size());
         if (d.flags & flag(npu::DescFlag::CHAIN_OUT)) {
             *chainOut = std::move(out);
             return true;
@@ -602,9 +610,46 @@ class Executor {
             }
             acc = faulty.data();
         }
-        datapath::requantizeRows(acc, count, kLanes, q, mD.outZeroPoint, mD.actMin, mD.actMax, out,
+        // RESIDUAL: the result is the ADD's input, clamped to the type's range only.
+        const bool res = residual();
+        const int32_t typeMin = mD.outSigned ? -128 : 0, typeMax = mD.outSigned ? 127 : 255;
+        datapath::requantizeRows(acc, count, kLanes, q, res ? mD.midZeroPoint : mD.outZeroPoint,
+                                 res ? typeMin : mD.actMin, res ? typeMax : mD.actMax, out,
                                  outRow);
         stickRequantBit(out, count, outRow);
+    }
+
+    bool residual() const {
+        return mD.opcode == Opcode::CONV && (mD.flags & flag(npu::DescFlag::RESIDUAL));
+    }
+
+    /// NNAPI's quantized ADD of a and b (rtl/npu_eltwise.sv), before its output requantization.
+    uint32_t addSum(uint8_t a, bool aSigned, int32_t aZero, uint8_t b, bool bSigned,
+                    int32_t bZero) const {
+        const Descriptor& d = mD;
+        const auto ac = static_cast<uint32_t>(datapath::widen(a, aSigned) - aZero);
+        const auto bc = static_cast<uint32_t>(datapath::widen(b, bSigned) - bZero);
+        return static_cast<uint32_t>(datapath::mulByQuantizedMultiplier(ac << d.leftShift,
+                                                                        d.aMultiplier,
+                                                                        shiftOf(d.aShift))) +
+               static_cast<uint32_t>(datapath::mulByQuantizedMultiplier(bc << d.leftShift,
+                                                                        d.bMultiplier,
+                                                                        shiftOf(d.bShift)));
+    }
+
+    static datapath::SplitShift shiftOf(int32_t shift) {
+        return datapath::splitShift(datapath::shiftBits(shift));
+    }
+
+    /// RESIDUAL (rtl/npu_residual.sv): B added to the requantized tile `out` (B's layout: pixel
+    /// major, a pixel's words side by side).
+    void addResidual(uint8_t* out, uint64_t bytes) const {
+        const Descriptor& d = mD;
+        for (uint64_t i = 0; i < bytes; ++i) {
+            out[i] = datapath::requantize(
+                addSum(out[i], d.outSigned, d.midZeroPoint, mB[i], d.outSigned, d.resZeroPoint), 0,
+                d.outMultiplier, shiftOf(d.outShift), d.outZeroPoint, d.actMin, d.actMax);
+        }
     }
 
     /// kStuckArrayWeightBit on a streamed weight block set: row r of a block's K step is
@@ -985,9 +1030,6 @@ class Executor {
     void quantizedElementwise(const std::vector<uint8_t>& table, uint8_t* out,
                               uint64_t bytes) const {
         const Descriptor& d = mD;
-        const datapath::SplitShift aShift = datapath::splitShift(datapath::shiftBits(d.aShift)),
-                                   bShift = datapath::splitShift(datapath::shiftBits(d.bShift)),
-                                   outShift = datapath::splitShift(datapath::shiftBits(d.outShift));
         for (uint64_t i = 0; i < bytes; ++i) {
             const uint8_t a = mA[i];
             if (d.opcode == Opcode::LUT) {
@@ -995,19 +1037,15 @@ class Executor {
                 continue;
             }
             const uint8_t b = mB[i];
-            const auto ac = static_cast<uint32_t>(datapath::widen(a, d.aSigned) - d.aZeroPoint);
-            const auto bc = static_cast<uint32_t>(datapath::widen(b, d.bSigned) - d.bZeroPoint);
             uint32_t value;
             if (d.opcode == Opcode::ADD) {
-                value = static_cast<uint32_t>(datapath::mulByQuantizedMultiplier(
-                            ac << d.leftShift, d.aMultiplier, aShift)) +
-                        static_cast<uint32_t>(datapath::mulByQuantizedMultiplier(
-                            bc << d.leftShift, d.bMultiplier, bShift));
+                value = addSum(a, d.aSigned, d.aZeroPoint, b, d.bSigned, d.bZeroPoint);
             } else {
-                value = ac * bc;
+                value = static_cast<uint32_t>(datapath::widen(a, d.aSigned) - d.aZeroPoint) *
+                        static_cast<uint32_t>(datapath::widen(b, d.bSigned) - d.bZeroPoint);
             }
-            out[i] = datapath::requantize(value, 0, d.outMultiplier, outShift, d.outZeroPoint,
-                                          d.actMin, d.actMax);
+            out[i] = datapath::requantize(value, 0, d.outMultiplier, shiftOf(d.outShift),
+                                          d.outZeroPoint, d.actMin, d.actMax);
         }
         // The requantizer's fault port: quantized ADD and MUL only.
         if (d.opcode != Opcode::LUT) stickRequantBit(out, bytes / kBeat, kBeat);

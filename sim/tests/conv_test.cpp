@@ -36,6 +36,12 @@ std::vector<ChannelQuant> randomQuant(std::mt19937& rng, uint32_t channels, uint
     return quant;
 }
 
+// NNCOSIM_TEST_SEED replaces a random test's fixed seed (to explore more cases by hand).
+uint32_t testSeed(uint32_t fixed) {
+    const char* seed = std::getenv("NNCOSIM_TEST_SEED");
+    return seed ? static_cast<uint32_t>(std::atoi(seed)) : fixed;
+}
+
 npu::OutputStage randomStage(std::mt19937& rng, bool isSigned) {
     npu::OutputStage s;
     const int32_t lo = isSigned ? -128 : 0;
@@ -296,15 +302,122 @@ TEST_CASE("sim_npu_depthwise_random") {
     CHECK(tapsCases >= 5);
 }
 
+// A residual connection (DescFlag::RESIDUAL) on a convolution of `pixels` x `channels` results
+// with zero point `midZero`: the tensor B at `addr`, random scales and clamp, the ADD's
+// parameters as the driver computes them.
+struct ResidualCase {
+    std::vector<uint8_t> b;
+    fixedpoint::AddSubParams params;
+    npu::ChainBuilder::Residual spec;
+
+    /// The ADD of the convolution's results `conv` (its words) and B, as the golden adds.
+    std::vector<uint8_t> added(const std::vector<uint8_t>& conv, bool isSigned) const {
+        std::vector<uint8_t> out(conv.size());
+        const auto value = [isSigned](uint8_t v) {
+            return isSigned ? int32_t{static_cast<int8_t>(v)} : int32_t{v};
+        };
+        for (size_t i = 0; i < conv.size(); ++i)
+            out[i] = static_cast<uint8_t>(
+                fixedpoint::addSubElement(value(conv[i]), value(b[i]), params));
+        return out;
+    }
+};
+
+ResidualCase randomResidual(std::mt19937& rng, uint32_t h, uint32_t w, uint32_t channels,
+                            bool isSigned, int32_t midZero, uint32_t addr) {
+    const int32_t lo = isSigned ? -128 : 0;
+    const auto scale = [&rng] { return 0.01f + static_cast<float>(rng() % 1000) / 2000.0f; };
+    ResidualCase r;
+    r.b = randomBytes(rng, size_t{h} * w * channels);
+    const int32_t bZero = lo + static_cast<int32_t>(rng() % 256);
+    const npu::OutputStage out = randomStage(rng, isSigned);
+    auto params =
+        fixedpoint::computeAddSubParams({scale(), midZero}, {scale(), bZero},
+                                        {scale(), out.zeroPoint}, {out.actMin, out.actMax}, false);
+    REQUIRE(params);
+    r.params = *params;
+    r.spec.tensor = DeviceTensor{addr, 1, h, w, channels, 0, isSigned, bZero};
+    r.spec.midZeroPoint = midZero;
+    r.spec.params = {fixedpoint::AddSubParams::kLeftShift,
+                     params->input1.multiplier,
+                     params->input1.shift,
+                     params->input2.multiplier,
+                     params->input2.shift,
+                     params->output.multiplier,
+                     params->output.shift,
+                     {params->outputOffset, params->range.min, params->range.max}};
+    return r;
+}
+
+TEST_CASE("sim_npu_conv_residual") {
+    // A convolution whose drain adds a residual tensor as ADD does (RESIDUAL): B loaded after
+    // the input region; kernels, strides, padding, both types, several tiles.
+    // The first case's tiles load one word per pixel and drain four blocks: the next tile but
+    // one loads into the buffer whose B the last blocks still read, unless the load waits.
+    std::mt19937 rng(testSeed(0x5eed2009));
+    for (int i = 0; i < 16; ++i) {
+        ConvCase c = randomCase(rng, i < 2 ? 48 : 14, 40, 3);
+        if (i == 0) {
+            c.g = npu::ConvGeometry{};
+            c.h = c.w = c.outH = c.outW = 40;
+            c.inC = npu::kArrayRows;
+            c.outC = 4 * npu::kArrayCols;
+        }
+        c.inC = std::max(c.inC, npu::kArrayRows / 2 + 1);  // no PACK
+        c.outSigned = c.inSigned;
+        c.stage = randomStage(rng, c.outSigned);
+        c.stage.actMin = c.outSigned ? -128 : 0;  // the ADD takes the result unclamped
+        c.stage.actMax = c.stage.actMin + 255;
+        CAPTURE(i);
+        CAPTURE(c.h);
+        CAPTURE(c.w);
+        CAPTURE(c.inC);
+        CAPTURE(c.outC);
+        CAPTURE(c.g.kernelH);
+        CAPTURE(c.g.strideH);
+        driver::HardwareAccess& hw = *testBench().npu;
+        DeviceArena arena;
+        const std::vector<uint8_t> input = randomBytes(rng, size_t{c.h} * c.w * c.inC);
+        const std::vector<uint8_t> weights =
+            randomBytes(rng, size_t{c.outC} * c.g.kernelH * c.g.kernelW * c.inC);
+        const std::vector<ChannelQuant> quant =
+            randomQuant(rng, c.outC, c.g.kernelH * c.g.kernelW * c.inC, rng() % 2);
+        const size_t outBytes = size_t{c.outH} * c.outW * c.outC;
+        const uint32_t inAddr = arena.alloc(input.size()), outAddr = arena.alloc(outBytes);
+        const ResidualCase res = randomResidual(rng, c.outH, c.outW, c.outC, c.outSigned,
+                                                c.stage.zeroPoint, arena.alloc(outBytes));
+        const std::vector<uint8_t> stream = npu::packConvWeights(
+            weights.data(), c.outC, c.g.kernelH, c.g.kernelW, c.inC, c.wZero, quant);
+        const uint32_t wAddr = arena.alloc(stream.size());
+        REQUIRE(hw.writeMemory(inAddr, input.data(), input.size()).ok());
+        REQUIRE(hw.writeMemory(res.spec.tensor.addr, res.b.data(), res.b.size()).ok());
+        REQUIRE(hw.writeMemory(wAddr, stream.data(), stream.size()).ok());
+        npu::ChainBuilder program;
+        REQUIRE(program
+                    .conv({inAddr, 1, c.h, c.w, c.inC, 0, c.inSigned, c.inZero},
+                          {outAddr, 1, c.outH, c.outW, c.outC, 0, c.outSigned, 0}, wAddr, c.wSigned,
+                          c.wZero, c.g, c.stage, 0, res.spec)
+                    .ok());
+        CHECK((program.descriptors().front().flags &
+               static_cast<uint32_t>(npu::DescFlag::RESIDUAL)) != 0);
+        runInArena(hw, program, arena);
+        std::vector<uint8_t> got(outBytes);
+        REQUIRE(hw.readMemory(outAddr, got.data(), got.size()).ok());
+        CHECK(got == res.added(referenceConv(c, input, weights, quant, false), c.outSigned));
+    }
+}
+
 // A depthwise layer fused with the 1x1 convolution after it (CHAIN_OUT / CHAIN_IN), and with
-// `expandFrom` > 0 with a 1x1 expansion from that many channels before it too: the output must
-// equal the references applied one after the other, and the intermediate tensors must never
-// reach DRAM. Unfused (the intermediates through DRAM) runs the same layers as descriptor
-// sequences of their own, for comparison.
+// `expandFrom` > 0 with a 1x1 expansion from that many channels before it too, and with
+// `residual` a residual tensor added in the 1x1 convolution's drain: the output must equal the
+// references applied one after the other, and the intermediate tensors must never reach DRAM.
+// Unfused (the intermediates through DRAM) runs the same layers as descriptor sequences of their
+// own, for comparison.
 void runDepthwisePointwise(const ConvCase& dwCase, uint32_t outC, std::mt19937& rng,
-                           bool fused = true, uint32_t expandFrom = 0) {
+                           bool fused = true, uint32_t expandFrom = 0, bool residual = false) {
     CAPTURE(fused);
     CAPTURE(expandFrom);
+    CAPTURE(residual);
     driver::HardwareAccess& hw = *testBench().npu;
     DeviceArena arena;
     const uint32_t c = dwCase.inC;
@@ -339,6 +452,10 @@ void runDepthwisePointwise(const ConvCase& dwCase, uint32_t outC, std::mt19937& 
     pwCase.inZero = dwCase.stage.zeroPoint;
     pwCase.wZero = pwCase.wSigned ? 0 : static_cast<int32_t>(rng() % 256);
     pwCase.stage = randomStage(rng, pwCase.outSigned);
+    if (residual) {  // the ADD takes the result unclamped
+        pwCase.stage.actMin = pwCase.outSigned ? -128 : 0;
+        pwCase.stage.actMax = pwCase.stage.actMin + 255;
+    }
     const std::vector<uint8_t> pwWeights = randomBytes(rng, size_t{outC} * c);
     const std::vector<ChannelQuant> pwQuant = randomQuant(rng, outC, c, rng() % 2);
 
@@ -365,6 +482,14 @@ void runDepthwisePointwise(const ConvCase& dwCase, uint32_t outC, std::mt19937& 
     const uint32_t dwAddr = arena.alloc(dwStream.size());
     const uint32_t pwAddr = arena.alloc(pwStream.size());
     if (expandFrom == 0) REQUIRE(hw.writeMemory(inAddr, input.data(), input.size()).ok());
+    std::optional<ResidualCase> res;
+    std::optional<npu::ChainBuilder::Residual> added;
+    if (residual) {
+        res = randomResidual(rng, dwCase.outH, dwCase.outW, outC, pwCase.outSigned,
+                             pwCase.stage.zeroPoint, arena.alloc(outBytes));
+        REQUIRE(hw.writeMemory(res->spec.tensor.addr, res->b.data(), res->b.size()).ok());
+        added = res->spec;
+    }
     REQUIRE(hw.writeMemory(dwAddr, dwStream.data(), dwStream.size()).ok());
     REQUIRE(hw.writeMemory(pwAddr, pwStream.data(), pwStream.size()).ok());
     const std::vector<uint8_t> poison(outBytes, 0xa5);
@@ -385,7 +510,7 @@ void runDepthwisePointwise(const ConvCase& dwCase, uint32_t outC, std::mt19937& 
     if (fused) {
         std::optional<npu::Expansion> before;
         if (expandFrom > 0) before = npu::Expansion{eIn, expansion};
-        REQUIRE(program.depthwisePointwise(in, dw, mid, pw, out, before).ok());
+        REQUIRE(program.depthwisePointwise(in, dw, mid, pw, out, before, added).ok());
     } else {
         if (expandFrom > 0) {
             REQUIRE(program
@@ -401,7 +526,7 @@ void runDepthwisePointwise(const ConvCase& dwCase, uint32_t outC, std::mt19937& 
         program.fence();
         REQUIRE(program
                     .conv(mid, out, pw.weights, pw.weightsSigned, pw.weightZeroPoint, pw.geometry,
-                          pw.stage)
+                          pw.stage, 0, added)
                     .ok());
     }
     runInArena(hw, program, arena);
@@ -409,8 +534,8 @@ void runDepthwisePointwise(const ConvCase& dwCase, uint32_t outC, std::mt19937& 
     std::vector<uint8_t> got(outBytes);
     REQUIRE(hw.readMemory(outAddr, got.data(), got.size()).ok());
     const std::vector<uint8_t> intermediate = referenceConv(dwIn, input, dwWeights, dwQuant, true);
-    const std::vector<uint8_t> want =
-        referenceConv(pwCase, intermediate, pwWeights, pwQuant, false);
+    std::vector<uint8_t> want = referenceConv(pwCase, intermediate, pwWeights, pwQuant, false);
+    if (res) want = res->added(want, pwCase.outSigned);
     size_t mismatches = 0;
     for (size_t i = 0; i < want.size(); ++i) {
         if (got[i] != want[i] && mismatches++ == 0) {
@@ -424,12 +549,6 @@ void runDepthwisePointwise(const ConvCase& dwCase, uint32_t outC, std::mt19937& 
         REQUIRE(hw.readMemory(0, low.data(), low.size()).ok());
         CHECK(low == guard);
     }
-}
-
-// NNCOSIM_TEST_SEED replaces a random test's fixed seed (to explore more cases by hand).
-uint32_t testSeed(uint32_t fixed) {
-    const char* seed = std::getenv("NNCOSIM_TEST_SEED");
-    return seed ? static_cast<uint32_t>(std::atoi(seed)) : fixed;
 }
 
 TEST_CASE("sim_npu_depthwise_pointwise_chain") {
@@ -486,6 +605,30 @@ TEST_CASE("sim_npu_expansion_depthwise_pointwise_chain") {
         std::mt19937 a(seed), b(seed);
         runDepthwisePointwise(c, outC, a, false, expandFrom);
         runDepthwisePointwise(c, outC, b, true, expandFrom);
+    }
+}
+
+TEST_CASE("sim_npu_inverted_residual_chain") {
+    // MobileNet-v2's block whole: expansion, depthwise and projection fused per tile, the block's
+    // input added in the projection's drain (B loaded beside the chained words), stride 1.
+    std::mt19937 rng(testSeed(0x5eed200a));
+    for (int i = 0; i < 6; ++i) {
+        ConvCase c = randomCase(rng, i < 2 ? 36 : 12, 48, 3);
+        c.g = npu::ConvGeometry{3, 3, 1, 1, 1, 1, 1, 1};
+        c.outH = c.h;
+        c.outW = c.w;
+        c.outC = c.inC;
+        const uint32_t expandFrom = 1 + rng() % c.inC, outC = 1 + rng() % 40;
+        CAPTURE(i);
+        CAPTURE(c.h);
+        CAPTURE(c.w);
+        CAPTURE(c.inC);
+        CAPTURE(outC);
+        const auto seed = rng();
+        std::mt19937 a(seed), b(seed), d(seed);
+        runDepthwisePointwise(c, outC, a, false, expandFrom, true);
+        runDepthwisePointwise(c, outC, b, true, expandFrom, true);
+        runDepthwisePointwise(c, outC, d, true, 0, true);
     }
 }
 
