@@ -163,6 +163,11 @@ inline uint32_t vectorWords(const Descriptor& d) {
 }
 inline constexpr uint32_t kFloatWeightRowWords = kArrayCols * 4 / kDramBusBytes;
 
+/// Whether `d` reads tensor B: ADD and MUL, and a RESIDUAL convolution.
+inline bool readsB(const Descriptor& d) {
+    return op::usesB(d.opcode) || (d.flags & static_cast<uint32_t>(DescFlag::RESIDUAL)) != 0;
+}
+
 /// Kernel taps one K step of a PACK convolution over `inChannels` holds (rtl/npu_cmd.sv): as
 /// many as the array rows take, at most one per scratchpad read port.
 inline uint32_t packTaps(uint32_t inChannels) {

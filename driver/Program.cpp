@@ -238,8 +238,10 @@ std::string dumpProgram(const Program& p) {
             << (has(d, npu::DescFlag::FENCE) ? " FENCE" : "")
             << (has(d, npu::DescFlag::LAST) ? " LAST" : "")
             << (has(d, npu::DescFlag::TAPS) ? " TAPS" : "")
+            << (has(d, npu::DescFlag::PACK) ? " PACK" : "")
             << (has(d, npu::DescFlag::CHAIN_OUT) ? " CHAIN_OUT" : "")
-            << (has(d, npu::DescFlag::CHAIN_IN) ? " CHAIN_IN" : "") << types << "\n";
+            << (has(d, npu::DescFlag::CHAIN_IN) ? " CHAIN_IN" : "")
+            << (has(d, npu::DescFlag::RESIDUAL) ? " RESIDUAL" : "") << types << "\n";
         if (d.opcode == npu::Opcode::NOP) continue;
         if (isFloat) {
             float lo, hi;
@@ -257,6 +259,9 @@ std::string dumpProgram(const Program& p) {
             out << "      A   " << tensorText(d.a) << "  zp " << d.aZeroPoint << "\n";
             if (npu::op::usesB(d.opcode))
                 out << "      B   " << tensorText(d.b) << "  zp " << d.bZeroPoint << "\n";
+            if (has(d, npu::DescFlag::RESIDUAL))  // added to the result, zero point MID
+                out << "      B   " << tensorText(d.b) << "  zp " << d.resZeroPoint << " mid zp "
+                    << d.midZeroPoint << "\n";
             out << "      OUT " << tensorText(d.out) << "  zp " << d.outZeroPoint << "  clamp ["
                 << d.actMin << ", " << d.actMax << "]\n";
         }
@@ -270,7 +275,9 @@ std::string dumpProgram(const Program& p) {
             out << "\n";
         }
         // The fields of the element-wise units, one set per opcode (none for float).
-        switch (isFloat ? npu::Opcode::NOP : d.opcode) {
+        switch (isFloat                           ? npu::Opcode::NOP
+                : has(d, npu::DescFlag::RESIDUAL) ? npu::Opcode::ADD
+                                                  : d.opcode) {
             case npu::Opcode::ADD:
                 out << "      left shift " << d.leftShift << " a " << d.aMultiplier << ">>"
                     << -d.aShift << " b " << d.bMultiplier << ">>" << -d.bShift << " out "

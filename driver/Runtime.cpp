@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "driver/ChainBuilder.h"
 #include "driver/NpuRegisters.h"
 
 namespace nncosim::driver {
@@ -128,7 +129,7 @@ JobOutcome Runtime::run(const Program& program, const std::vector<TensorData>& i
         if (d.opcode != npu::Opcode::NOP) {
             d.a.addr += b32;
             d.out.addr += b32;
-            if (npu::op::usesB(d.opcode)) d.b.addr += b32;
+            if (npu::readsB(d)) d.b.addr += b32;
             if (npu::op::usesW(d.opcode)) d.wAddr += b32;
         }
         const auto words = d.encode();

@@ -614,8 +614,7 @@ class Executor {
         const bool res = residual();
         const int32_t typeMin = mD.outSigned ? -128 : 0, typeMax = mD.outSigned ? 127 : 255;
         datapath::requantizeRows(acc, count, kLanes, q, res ? mD.midZeroPoint : mD.outZeroPoint,
-                                 res ? typeMin : mD.actMin, res ? typeMax : mD.actMax, out,
-                                 outRow);
+                                 res ? typeMin : mD.actMin, res ? typeMax : mD.actMax, out, outRow);
         stickRequantBit(out, count, outRow);
     }
 
@@ -629,12 +628,10 @@ class Executor {
         const Descriptor& d = mD;
         const auto ac = static_cast<uint32_t>(datapath::widen(a, aSigned) - aZero);
         const auto bc = static_cast<uint32_t>(datapath::widen(b, bSigned) - bZero);
-        return static_cast<uint32_t>(datapath::mulByQuantizedMultiplier(ac << d.leftShift,
-                                                                        d.aMultiplier,
-                                                                        shiftOf(d.aShift))) +
-               static_cast<uint32_t>(datapath::mulByQuantizedMultiplier(bc << d.leftShift,
-                                                                        d.bMultiplier,
-                                                                        shiftOf(d.bShift)));
+        return static_cast<uint32_t>(datapath::mulByQuantizedMultiplier(
+                   ac << d.leftShift, d.aMultiplier, shiftOf(d.aShift))) +
+               static_cast<uint32_t>(datapath::mulByQuantizedMultiplier(
+                   bc << d.leftShift, d.bMultiplier, shiftOf(d.bShift)));
     }
 
     static datapath::SplitShift shiftOf(int32_t shift) {

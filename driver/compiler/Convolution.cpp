@@ -483,6 +483,57 @@ npu::ConvLayer layerOf(const ConvInfo& c, uint32_t weights) {
     return layer;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Residual connections: an ADD of a convolution's result (which nothing else reads) and a
+// tensor ready before the convolution runs is done in the convolution's drain
+// (DescFlag::RESIDUAL), and the convolution writes the ADD's output.
+
+// The residual the drain of the convolution writing `convOutput` adds for `add`, image n of the
+// other input at `partnerBase` (0: a dry run); nullopt when the ADD has no exact parameters.
+std::optional<npu::ChainBuilder::Residual> drainResidual(const Lowering& lw, const Operation& add,
+                                                         uint32_t convOutput, uint32_t n,
+                                                         uint32_t partnerBase) {
+    const uint32_t partner = add.inputs[0] == convOutput ? add.inputs[1] : add.inputs[0];
+    const Operand& c = lw.operand(convOutput);
+    const Operand& p = lw.operand(partner);
+    const Operand& out = lw.operand(add.outputs[0]);
+    const auto act = lw.constants().scalar<int32_t>(add.inputs[2]);
+    const auto range = act ? activationRange(*act, out) : std::nullopt;
+    if (!range) return std::nullopt;
+    const auto params = fixedpoint::computeAddSubParams(
+        {c.scale, c.zeroPoint}, {p.scale, p.zeroPoint}, {out.scale, out.zeroPoint}, *range, false);
+    if (!params) return std::nullopt;
+    const auto& d = lw.dims(partner);
+    npu::ChainBuilder::Residual r;
+    r.tensor = imageOf(partnerBase, {d[0], d[1], d[2], d[3]}, n, 0, d[3], p);
+    r.midZeroPoint = c.zeroPoint;
+    r.params = {fixedpoint::AddSubParams::kLeftShift,
+                params->input1.multiplier,
+                params->input1.shift,
+                params->input2.multiplier,
+                params->input2.shift,
+                params->output.multiplier,
+                params->output.shift,
+                {params->outputOffset, range->min, range->max}};
+    return r;
+}
+
+// Image n of convolution `conv`'s residual and the output it then writes (the ADD's), or
+// nothing and `output` when no ADD is done in its drain.
+std::pair<std::optional<npu::ChainBuilder::Residual>, npu::DeviceTensor> drainAddOf(
+    Lowering& lw, uint32_t conv, uint32_t n, const npu::DeviceTensor& output) {
+    const auto addIndex = lw.drainAddOf(conv);
+    if (!addIndex) return {std::nullopt, output};
+    const auto& ops = lw.model().main.operations;
+    const Operation& add = ops[*addIndex];
+    const uint32_t convOutput = ops[conv].outputs[0];
+    const uint32_t partner = add.inputs[0] == convOutput ? add.inputs[1] : add.inputs[0];
+    npu::DeviceTensor sum = output;
+    const auto& d = lw.dims(add.outputs[0]);
+    sum.addr = lw.address(add.outputs[0]) + n * d[1] * d[2] * d[3];
+    return {drainResidual(lw, add, convOutput, n, lw.address(partner)), sum};
+}
+
 // The expansion `e` before a fused depthwise layer of input `dwInput` (a ConvInfo's window):
 // its ConvInfo when it is a 1x1 convolution, stride 1, no padding, NHWC, quantized, of one
 // group, whose result is that input.
@@ -533,16 +584,19 @@ Status lowerFused(Lowering& lw, uint32_t dwIndex, const Operation& pw) {
     lw.fenceNext();
     // A fused expansion's result, the depthwise input, stays on chip: no address.
     const uint32_t inBase = eIndex ? 0 : lw.address(dw.inputs[0]);
-    const uint32_t outBase = lw.address(pw.outputs[0]);
+    const uint32_t outBase = lw.address(pw.outputs[0]);  // 0 when an ADD in the drain writes
     for (uint32_t n = 0; n < a->w.in[0]; ++n) {
-        const FusedTensors t = fusedTensors(lw, dw, *a, pw, *b, n, inBase, outBase);
+        FusedTensors t = fusedTensors(lw, dw, *a, pw, *b, n, inBase, outBase);
+        const auto [residual, output] = drainAddOf(lw, pwIndex, n, t.output);
+        t.output = output;
         if (expansion) {
             const Operation& e = ops[*eIndex];
             expansion->input = expansionInput(lw, e, *x, n, lw.address(e.inputs[0]));
         }
         npu::ChainBuilder chain;
-        const Status st = chain.depthwisePointwise(t.input, layerOf(*a, dwWeights), t.intermediate,
-                                                   layerOf(*b, pwWeights), t.output, expansion);
+        const Status st =
+            chain.depthwisePointwise(t.input, layerOf(*a, dwWeights), t.intermediate,
+                                     layerOf(*b, pwWeights), t.output, expansion, residual);
         if (!st.ok()) return lw.fail(pw, st.message);
         for (const npu::Descriptor& d : chain.descriptors()) {
             const bool chainOut = d.flags & static_cast<uint32_t>(npu::DescFlag::CHAIN_OUT);
@@ -572,12 +626,15 @@ Status lowerConv(Lowering& lw, const Operation& op) {
         for (uint32_t n = 0; n < c.w.in[0]; ++n) {
             const auto input =
                 imageOf(io->inBase, c.w.in, n, c.dw ? 0 : g * c.groupIn, c.groupIn, in);
-            const auto output = imageOf(io->outBase, c.w.out, n, g * c.groupOut, c.groupOut, out);
+            // An ADD done in the drain (one group, NHWC) writes its output instead.
+            const auto [residual, output] =
+                drainAddOf(lw, lw.opIndex(), n,
+                           imageOf(io->outBase, c.w.out, n, g * c.groupOut, c.groupOut, out));
             npu::ChainBuilder chain;
             const Status st = c.useDw ? chain.depthwise(input, output, *weights, c.weightsSigned,
                                                         c.weightZero, c.geometry, c.stage, c.taps)
                                       : chain.conv(input, output, *weights, c.weightsSigned,
-                                                   c.weightZero, c.geometry, c.stage);
+                                                   c.weightZero, c.geometry, c.stage, 0, residual);
             if (!st.ok()) return lw.fail(op, st.message);
             lw.emitChain(chain);
         }
@@ -1480,6 +1537,93 @@ void planDepthwisePointwiseFusion(Lowering& lw) {
                  .ok())
             continue;
         lw.fuse(e, i, dw.inputs[0]);
+    }
+}
+
+// An ADD whose one input is a convolution's result that nothing else reads, the other ready
+// before the convolution runs (produced earlier, a model input or a constant), all of one shape:
+// done in the convolution's drain when the convolution is 8-bit, NHWC, of one group, without
+// PACK and clamps nothing (the ADD takes its result unclamped), and when the weight streams of
+// the tiles B's room in the buffers adds cost less than the ADD's pass (reading both inputs and
+// writing the sum, of which B's load remains: twice the output's words).
+void planResidualAdds(Lowering& lw) {
+    const auto& g = lw.model().main;
+    std::vector<uint32_t> uses(g.operands.size(), 0);
+    std::vector<std::optional<uint32_t>> producer(g.operands.size());
+    for (uint32_t i = 0; i < g.operations.size(); ++i) {
+        for (uint32_t k : g.operations[i].inputs) ++uses[k];
+        for (uint32_t k : g.operations[i].outputs) producer[k] = i;
+    }
+    for (uint32_t k : g.outputIndexes) ++uses[k];
+    for (uint32_t i = 0; i < g.operations.size(); ++i) {
+        const Operation& add = g.operations[i];
+        if (add.type != OperationType::ADD || !isQuant8(lw.operand(add.outputs[0]).type)) continue;
+        const auto& dims = lw.dims(add.outputs[0]);
+        if (dims.size() != 4 || lw.dims(add.inputs[0]) != dims || lw.dims(add.inputs[1]) != dims)
+            continue;
+        for (uint32_t side = 0; side < 2; ++side) {
+            const uint32_t convOutput = add.inputs[side], partner = add.inputs[1 - side];
+            const auto conv = producer[convOutput];
+            if (!conv || g.operations[*conv].type != OperationType::CONV_2D ||
+                uses[convOutput] != 1 || lw.isFusedIntoLater(*conv) ||
+                (producer[partner] && *producer[partner] >= *conv))
+                continue;
+            const Operation& op = g.operations[*conv];
+            lw.setOpIndex(*conv);
+            auto c = convInfo(lw, op);
+            const Operand& out = lw.operand(convOutput);
+            if (!c || c->w.p.nchw || c->groups != 1 || c->dw || c->stage.format != 0 ||
+                c->stage.actMin != typeMin(out.type) || c->stage.actMax != typeMax(out.type) ||
+                npu::ConvWeightRows(c->w.in[3], c->kh, c->kw).packed)
+                continue;
+            const auto residual = drainResidual(lw, add, convOutput, 0, 0);
+            if (!residual) continue;
+            // A dry run with and without B: the image's tiles (a fused pair's too), counted by
+            // the descriptors that store the output.
+            const auto tiles = [&](const std::optional<npu::ChainBuilder::Residual>& r) {
+                npu::ChainBuilder chain;
+                Status st;
+                if (auto dwIndex = lw.fusedFrom(*conv)) {
+                    const Operation& dw = g.operations[*dwIndex];
+                    lw.setOpIndex(*dwIndex);
+                    auto a = convInfo(lw, dw);
+                    lw.setOpIndex(*conv);
+                    if (!a) return size_t{0};
+                    const FusedTensors t = fusedTensors(lw, dw, *a, op, *c, 0, 0, 0);
+                    std::optional<npu::Expansion> expansion;
+                    if (auto e = lw.fusedFrom(*dwIndex)) {
+                        const auto x = expansionInfo(lw, *e, a->w.in);
+                        if (!x) return size_t{0};
+                        expansion = npu::Expansion{expansionInput(lw, g.operations[*e], *x, 0, 0),
+                                                   layerOf(*x, 0)};
+                    }
+                    st = chain.depthwisePointwise(t.input, layerOf(*a, 0), t.intermediate,
+                                                  layerOf(*c, 0), t.output, expansion, r);
+                } else {
+                    const auto image = [&](const std::array<uint32_t, 4>& d, uint32_t k) {
+                        return imageOf(0, d, 0, 0, d[3], lw.operand(k));
+                    };
+                    st = chain.conv(image(c->w.in, op.inputs[0]), image(c->w.out, convOutput), 0,
+                                    c->weightsSigned, c->weightZero, c->geometry, c->stage, 0, r);
+                }
+                if (!st.ok()) return uint64_t{0};
+                return static_cast<uint64_t>(std::count_if(
+                    chain.descriptors().begin(), chain.descriptors().end(),
+                    [](const npu::Descriptor& d) {
+                        return d.opcode == npu::Opcode::CONV &&
+                               !(d.flags & static_cast<uint32_t>(npu::DescFlag::CHAIN_OUT));
+                    }));
+            };
+            const uint64_t with = tiles(residual), without = tiles(std::nullopt);
+            const uint64_t weightWords =
+                npu::convWeightStreamBytes(c->w.out[3], c->kh, c->kw, c->w.in[3]) / kAlign;
+            const uint64_t outWords =
+                uint64_t{dims[1]} * dims[2] * ceilDiv(dims[3], kLanes);  // one image
+            if (with == 0 || (with - std::min(with, without)) * weightWords >= 2 * outWords)
+                continue;
+            lw.addInDrain(*conv, i, convOutput);
+            break;
+        }
     }
 }
 

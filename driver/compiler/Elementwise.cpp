@@ -132,6 +132,7 @@ Status emitStream(Lowering& lw, const Operation& op, const npu::Descriptor& d, u
 }
 
 Status lower(Lowering& lw, const Operation& op) {
+    if (lw.isAddedInDrain(lw.opIndex())) return okStatus();  // by its convolution
     const Operand& a = lw.operand(op.inputs[0]);
     const Operand& b = lw.operand(op.inputs[1]);
     const Operand& out = lw.operand(op.outputs[0]);

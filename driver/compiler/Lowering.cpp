@@ -192,6 +192,7 @@ Result<Program> Lowering::run() {
         NN_RETURN_IF_ERROR(inferShape(g.operations[i]));
     }
     planDepthwisePointwiseFusion(*this);
+    planResidualAdds(*this);
     NN_RETURN_IF_ERROR(planTensors());
     mProgram.constantsOffset = mTensorEnd;
     // Named per original operation: one folded away by a rewrite has no descriptors.
@@ -363,6 +364,18 @@ void Lowering::fuse(uint32_t first, uint32_t second, uint32_t intermediate) {
     mFusedInto[first] = second;
     mFusedFrom[second] = first;
     mOnChip.insert(intermediate);
+}
+
+void Lowering::addInDrain(uint32_t conv, uint32_t add, uint32_t convOutput) {
+    mDrainAdd[conv] = add;
+    mAddedInDrain.insert(add);
+    mOnChip.insert(convOutput);
+}
+
+std::optional<uint32_t> Lowering::drainAddOf(uint32_t conv) const {
+    auto it = mDrainAdd.find(conv);
+    if (it == mDrainAdd.end()) return std::nullopt;
+    return it->second;
 }
 
 std::optional<uint32_t> Lowering::fusedFrom(uint32_t op) const {

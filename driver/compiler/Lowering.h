@@ -263,6 +263,7 @@ class MoveEmitter {
 
 /// Passes over the whole graph that run before device memory is laid out.
 void planDepthwisePointwiseFusion(Lowering& lowering);
+void planResidualAdds(Lowering& lowering);
 
 /// The graph the lowering sees after the rewrites (Rewrite.cpp). Operands keep their indexes
 /// (new constants are appended); operations folded into others are gone.
@@ -321,6 +322,11 @@ class Lowering {
     void fuse(uint32_t first, uint32_t second, uint32_t intermediate);
     bool isFusedIntoLater(uint32_t op) const { return mFusedInto.count(op) != 0; }
     std::optional<uint32_t> fusedFrom(uint32_t op) const;
+    // Residual connections: the ADD `add` is done in the drain of convolution `conv`
+    // (DescFlag::RESIDUAL), whose result `convOutput` stays on chip.
+    void addInDrain(uint32_t conv, uint32_t add, uint32_t convOutput);
+    std::optional<uint32_t> drainAddOf(uint32_t conv) const;
+    bool isAddedInDrain(uint32_t add) const { return mAddedInDrain.count(add) != 0; }
 
   private:
     Status inferShape(const Operation& op);
@@ -343,7 +349,8 @@ class Lowering {
     std::map<uint32_t, uint32_t> mAlias;  // aliasing output -> its input
     uint32_t mTensorEnd = 0;
     std::map<uint32_t, std::vector<uint32_t>> mScratch;  // operation -> its scratch areas
-    std::map<uint32_t, uint32_t> mFusedInto, mFusedFrom;
+    std::map<uint32_t, uint32_t> mFusedInto, mFusedFrom, mDrainAdd;
+    std::set<uint32_t> mAddedInDrain;
     std::set<uint32_t> mOnChip;
     uint32_t mOpIndex = 0;
     bool mFenceNext = true;
