@@ -3,6 +3,7 @@
 // (DWCONV with CHAIN_OUT, CONV with CHAIN_IN: the intermediate tensor stays on chip), and with
 // the expansion before it. Checked on
 // the compiled descriptors and against the golden, on the behavioral NPU and on the RTL.
+#include <algorithm>
 #include <string>
 
 #include "driver/Compiler.h"
@@ -41,6 +42,7 @@ struct DwPw {
     bool runtimeDwWeights = false;  // the depthwise filter is RELU(model input)
     bool nchw = false;
     uint32_t expandFrom = 0;  // > 0: a 1x1 CONV_2D (RELU) from this many channels makes the input
+    bool residual = false;    // the output is ADD(the 1x1 convolution's result, the model input)
 };
 
 // Input [batch, h, w, c] -> DEPTHWISE_CONV_2D 3x3 (SAME, multiplier 1, RELU) -> CONV_2D 1x1 ->
@@ -54,6 +56,7 @@ Model dwPwModel(const DwPw& o) {
     };
     uint32_t in =
         b.addInput(o.type, dims(o.h, o.w, o.expandFrom ? o.expandFrom : o.c), 0.5f, sgn ? -3 : 3);
+    const uint32_t image = in;
     if (o.expandFrom > 0) {
         const uint32_t filter = b.addConstant(o.type, {o.c, 1, 1, o.expandFrom},
                                               pattern(o.c * o.expandFrom, 3), 0.5f, sgn ? 1 : 90);
@@ -103,7 +106,8 @@ Model dwPwModel(const DwPw& o) {
             b.addConstant(OperandType::TENSOR_INT32, {o.outC}, pwBias, 0.5f, 0);
         const uint32_t ph = (oh + o.pointwiseStride - 1) / o.pointwiseStride,
                        pw = (ow + o.pointwiseStride - 1) / o.pointwiseStride;
-        const uint32_t out = b.addOutput(o.type, dims(ph, pw, o.outC), 4.0f, sgn ? 10 : 10);
+        const uint32_t out = o.residual ? b.addOperand(o.type, dims(ph, pw, o.outC), 4.0f, 10)
+                                        : b.addOutput(o.type, dims(ph, pw, o.outC), 4.0f, 10);
         std::vector<uint32_t> pwIn{mid,
                                    pwFilter,
                                    pwBiasOp,
@@ -113,6 +117,10 @@ Model dwPwModel(const DwPw& o) {
                                    b.addInt32(0)};
         if (o.nchw) pwIn.push_back(b.addBool(true));
         b.addOperation(OperationType::CONV_2D, pwIn, {out});
+        if (o.residual) {
+            const uint32_t sum = b.addOutput(o.type, dims(ph, pw, o.outC), 2.0f, sgn ? -7 : 7);
+            b.addOperation(OperationType::ADD, {out, image, b.addInt32(1)}, {sum});  // RELU
+        }
     }
     if (o.secondReader) {
         const uint32_t relu = b.addOutput(o.type, dims(oh, ow, o.c), 1.0f, sgn ? -5 : 5);
@@ -325,6 +333,81 @@ TEST_CASE("driver_expansion_depthwise_pointwise_fused") {
     const Census c = census(compiled(dwPwModel(narrow)));
     CHECK(c.chainOut == c.dwconv);
     CHECK(matchesGolden(*device.device, dwPwModel(narrow)) == "");
+}
+
+// A residual connection: the ADD of a convolution's result and the block's input runs in the
+// convolution's drain (RESIDUAL descriptors, no ADD descriptor), after a plain convolution and
+// after a fused inverted residual block, both types; bit-exact with the golden. Not where the
+// convolution's result has another reader or the convolution clamps (its RELU before the ADD).
+Model convAddModel(OperandType type, bool secondReader, int32_t convActivation) {
+    ModelBuilder b;
+    const bool sgn = type == OperandType::TENSOR_QUANT8_ASYMM_SIGNED;
+    const uint32_t c = 24;
+    const uint32_t in = b.addInput(type, {1, 20, 22, c}, 0.5f, sgn ? -3 : 3);
+    const uint32_t filter =
+        b.addConstant(type, {c, 3, 3, c}, pattern(9 * c * c, 5), 0.05f, sgn ? 0 : 128);
+    std::vector<int32_t> bias(c);
+    for (uint32_t i = 0; i < c; ++i) bias[i] = static_cast<int32_t>(i * 41 % 500) - 250;
+    const uint32_t biasOp = b.addConstant(OperandType::TENSOR_INT32, {c}, bias, 0.025f, 0);
+    const uint32_t conv = b.addOperand(type, {1, 20, 22, c}, 1.0f, sgn ? 4 : 130);
+    b.addOperation(OperationType::CONV_2D,
+                   {in, filter, biasOp, b.addInt32(1), b.addInt32(1), b.addInt32(1),
+                    b.addInt32(convActivation)},
+                   {conv});
+    const uint32_t sum = b.addOutput(type, {1, 20, 22, c}, 1.5f, sgn ? -1 : 127);
+    b.addOperation(OperationType::ADD, {in, conv, b.addInt32(0)}, {sum});
+    if (secondReader) {
+        const uint32_t relu = b.addOutput(type, {1, 20, 22, c}, 1.0f, sgn ? 4 : 130);
+        b.addOperation(OperationType::RELU, {conv}, {relu});
+    }
+    return b.build();
+}
+
+size_t residualDescriptors(const Program& p) {
+    size_t n = 0;
+    for (const auto& d : p.descriptors) {
+        n += (d.flags & static_cast<uint32_t>(npu::DescFlag::RESIDUAL)) != 0;
+        CHECK(d.opcode != npu::Opcode::ADD);
+    }
+    return n;
+}
+
+TEST_CASE("driver_residual_add_in_the_drain") {
+    auto device = makeTestDevice();
+    auto rtl = rtlDevice();
+    REQUIRE_MESSAGE(rtl.ok(), rtl.status().message);
+    for (const auto type :
+         {OperandType::TENSOR_QUANT8_ASYMM, OperandType::TENSOR_QUANT8_ASYMM_SIGNED}) {
+        CAPTURE(static_cast<int>(type));
+        const Model plain = convAddModel(type, false, 0);
+        CHECK(residualDescriptors(compiled(plain)) > 0);
+        DwPw block = invertedResidual(type);
+        block.stride = 1;
+        block.outC = block.expandFrom;
+        block.residual = true;
+        const Model inverted = dwPwModel(block);
+        const Program p = compiled(inverted);
+        const auto projections =
+            std::count_if(p.descriptors.begin(), p.descriptors.end(), [](const auto& d) {
+                return d.opcode == npu::Opcode::CONV && (d.flags & kChainIn) != 0;
+            });
+        CHECK(projections > 0);
+        CHECK(residualDescriptors(p) == static_cast<size_t>(projections));
+        for (const Model* m : {&plain, &inverted}) {
+            CHECK(matchesGolden(*device.device, *m) == "");
+            CHECK(matchesGolden(**rtl, *m) == "");
+        }
+    }
+    for (const auto& [model, what] :
+         {std::pair{convAddModel(OperandType::TENSOR_QUANT8_ASYMM, true, 0), "a second reader"},
+          std::pair{convAddModel(OperandType::TENSOR_QUANT8_ASYMM, false, 1), "a RELU"}}) {
+        CAPTURE(what);
+        const Program p = compiled(model);
+        CHECK(std::none_of(p.descriptors.begin(), p.descriptors.end(), [](const auto& d) {
+            return (d.flags & static_cast<uint32_t>(npu::DescFlag::RESIDUAL)) != 0;
+        }));
+        CHECK(matchesGolden(*device.device, model) == "");
+    }
 }
 
 TEST_CASE("driver_depthwise_pointwise_not_fused") {

@@ -169,6 +169,26 @@ class ChainGenerator {
                                          : static_cast<uint32_t>(range(1, 3));
                     return "bad format";
                 }
+                if (chance(30)) {
+                    // PACK and RESIDUAL where they do not apply.
+                    const bool conv = d.opcode == Opcode::CONV;
+                    switch (range(0, 2)) {
+                        case 0:
+                            d.flags |= static_cast<uint32_t>(DescFlag::PACK);
+                            if (conv && d.a.inner <= kArrayRows / 2) d.a.inner = kArrayRows;
+                            return "PACK where it does not apply";
+                        case 1:
+                            d.flags |= static_cast<uint32_t>(DescFlag::RESIDUAL);
+                            if (conv && !(d.flags & static_cast<uint32_t>(DescFlag::CHAIN_OUT)))
+                                d.b = d.out, d.b.count2 = d.out.count2 + 1;
+                            return "RESIDUAL where it does not apply";
+                        default:
+                            if (!conv) return "nothing";
+                            d.flags |= static_cast<uint32_t>(DescFlag::CHAIN_IN) |
+                                       static_cast<uint32_t>(DescFlag::CHAIN_OUT);
+                            return "CHAIN_IN and CHAIN_OUT on a CONV";
+                    }
+                }
                 if (d.opcode == Opcode::NOP) d.opcode = Opcode::LUT;
                 d.out.count1 = 0;
                 return "bad field";
@@ -323,11 +343,8 @@ class ChainGenerator {
 
     /// Bytes of an array descriptor's weight stream (the command processor's rule).
     static uint64_t weightBytes(const Descriptor& d) {
-        const uint32_t vw = vectorWords(d), taps = d.kernelH * d.kernelW;
-        const uint32_t vecs = ((d.a.inner + kVec - 1) / kVec + vw - 1) / vw;
-        const uint32_t kt = d.flags & static_cast<uint32_t>(DescFlag::TAPS)
-                                ? 1
-                                : taps * (d.opcode == Opcode::CONV ? vecs : 1);
+        const uint32_t vw = vectorWords(d);
+        const uint64_t kt = kernelSteps(d);
         const uint32_t nb = (d.out.inner + kVec * vw - 1) / (kVec * vw);
         const uint32_t rowWords = vw == 1 ? 1 : kFloatWeightRowWords;
         return uint64_t{nb} * (kWeightQuantWords + uint64_t{kt} * kVec * rowWords) * kVec;
@@ -341,8 +358,27 @@ class ChainGenerator {
         const uint32_t inW = range(1, 9), inH = range(1, 9);
         d.a = inputTensor(inner * elementBytes(d), inW, inH, 1);
         d.out = outputTensor(outC * elementBytes(d), outW, outH, 1);
+        if (d.format == 0 && inner <= kArrayRows / 2 && d.kernelH * d.kernelW > 1 && chance(60))
+            d.flags |= static_cast<uint32_t>(DescFlag::PACK);
+        if (d.format == 0 && !(d.flags & static_cast<uint32_t>(DescFlag::PACK)) && chance(25))
+            addResidual(d);
         d.wAddr = weightAddr(weightBytes(d));
         return d;
+    }
+
+    /// RESIDUAL: B of OUT's shape from the input area, random ADD parameters.
+    void addResidual(Descriptor& d) {
+        d.flags |= static_cast<uint32_t>(DescFlag::RESIDUAL);
+        d.b = inputTensor(d.out.inner, d.out.count1, d.out.count2, 1);
+        d.midZeroPoint = zeroPoint(d.outSigned);
+        d.resZeroPoint = zeroPoint(d.outSigned);
+        d.leftShift = chance(70) ? 20 : range(0, 31);
+        d.aMultiplier = range(1 << 29, INT32_MAX);
+        d.bMultiplier = chance(20) ? -range(1 << 29, INT32_MAX) : range(1 << 29, INT32_MAX);
+        d.outMultiplier = chance(90) ? range(1 << 30, INT32_MAX) : static_cast<int32_t>(mRng());
+        d.aShift = chance(80) ? range(-12, 0) : range(-31, 31);
+        d.bShift = chance(80) ? range(-12, 0) : range(-31, 31);
+        d.outShift = chance(80) ? range(-25, -10) : range(-31, 31);
     }
 
     Descriptor depthwise(uint32_t channels, uint32_t outW, uint32_t outH,
@@ -456,10 +492,26 @@ class ChainGenerator {
     }
 
     /// A CHAIN_OUT producer (CONV or DWCONV) and its CHAIN_IN 1x1 consumer.
+    /// Now and then a CONV producer, a DWCONV that takes its result and passes its own on, and
+    /// the consumer (an inverted residual block); the consumer sometimes adds a residual.
     std::vector<Descriptor> chainPair() {
         const uint32_t outW = range(1, 6), outH = range(1, 6);
-        Descriptor p = chance(50) ? depthwise(range(1, 40), outW, outH, false)
-                                  : conv(range(1, 40), range(1, 40), outW, outH, false);
+        std::vector<Descriptor> chain;
+        if (chance(30)) {
+            Descriptor e = conv(range(1, 40), range(1, 40), range(1, 9), range(1, 9), false);
+            e.flags &= ~static_cast<uint32_t>(DescFlag::RESIDUAL);
+            e.flags |= static_cast<uint32_t>(DescFlag::CHAIN_OUT);
+            Descriptor dw = depthwise(e.out.inner, outW, outH, false);
+            dw.aSigned = e.outSigned;
+            dw.a = inputTensor(e.out.inner, e.out.count1, e.out.count2, 1);
+            dw.flags |= static_cast<uint32_t>(DescFlag::CHAIN_IN);
+            chain = {e, dw};
+        } else {
+            chain.push_back(chance(50) ? depthwise(range(1, 40), outW, outH, false)
+                                       : conv(range(1, 40), range(1, 40), outW, outH, false));
+        }
+        Descriptor& p = chain.back();
+        p.flags &= ~static_cast<uint32_t>(DescFlag::RESIDUAL);
         p.flags |= static_cast<uint32_t>(DescFlag::CHAIN_OUT);
         Descriptor c;
         window(c, Opcode::CONV);
@@ -470,10 +522,12 @@ class ChainGenerator {
         c.flags |= static_cast<uint32_t>(DescFlag::CHAIN_IN);
         const uint32_t outC = range(1, 40);
         c.out = outputTensor(outC, outW, outH, 1);
+        if (chance(30)) addResidual(c);
         const uint32_t kt = (p.out.inner + kVec - 1) / kVec;
         c.wAddr =
             weightAddr(uint64_t{(outC + kVec - 1) / kVec} * (kWeightQuantWords + kt * kVec) * kVec);
-        return {p, c};
+        chain.push_back(c);
+        return chain;
     }
 
   public:
@@ -489,10 +543,7 @@ class ChainGenerator {
                 shapeFloat(d, arena);
                 continue;
             }
-            const bool taps = d.flags & static_cast<uint32_t>(DescFlag::TAPS);
-            const uint32_t wpr = (d.a.inner + kVec - 1) / kVec;
-            const uint32_t kt =
-                taps ? 1 : d.kernelH * d.kernelW * (d.opcode == Opcode::CONV ? wpr : 1);
+            const uint64_t kt = kernelSteps(d);
             const uint32_t nb = (d.out.inner + kVec - 1) / kVec;
             const uint64_t blockBytes = (kWeightQuantWords + uint64_t{kt} * kVec) * kVec;
             for (uint32_t b = 0; b < nb; ++b) {
