@@ -284,11 +284,16 @@ Result<std::vector<WindowTile>> windowTiles(const DeviceTensor& input, const Dev
     // sooner. It costs one more weight stream, hidden behind that band's compute when each of
     // its K steps has at least kFirstBandPixels pixels (and behind the next band's, at most
     // half a band).
+    // The rows after it are split into bands of equal height (within one), so that no band is
+    // left with a few rows, too few pixels to hide its weight streams.
     const uint32_t shortH = ceilDiv(kFirstBandPixels, tileW);
-    const uint32_t firstH = 2 * shortH <= std::min(tileH, output.h) ? shortH : tileH;
+    const uint32_t firstH = 2 * shortH <= std::min(tileH, output.h) ? shortH : 0;
+    const uint32_t rest = output.h - firstH, bands = ceilDiv(rest, tileH);
     std::vector<WindowTile> tiles;
-    for (uint32_t oy0 = 0; oy0 < output.h; oy0 += oy0 == 0 ? firstH : tileH) {
-        const uint32_t bandH = oy0 == 0 ? firstH : tileH;
+    for (uint32_t oy0 = 0, band = 0; oy0 < output.h; ++band) {
+        const uint32_t bandH = firstH > 0 && oy0 == 0
+                                   ? firstH
+                                   : rest / bands + (band - (firstH > 0) < rest % bands ? 1 : 0);
         for (uint32_t ox0 = 0; ox0 < output.w; ox0 += tileW) {
             WindowTile t;
             t.oy0 = oy0;
@@ -317,6 +322,7 @@ Result<std::vector<WindowTile>> windowTiles(const DeviceTensor& input, const Dev
             t.padLeft = static_cast<uint32_t>(rx0 - ix0);
             tiles.push_back(t);
         }
+        oy0 += bandH;
     }
     return tiles;
 }
@@ -488,7 +494,7 @@ bool expansionPays(const DeviceTensor& expansionInput, const DeviceTensor& input
                            std::max(pairSteps, mapPixels * midWords + outPixels * outWords);
     const uint64_t fused = std::max(regionPixels * expandSteps + pairSteps,
                                     regionPixels * inWords + outPixels * outWords);
-    return fused < apart;
+    return fused <= apart;  // equal: the expanded tensor's DRAM traffic is saved anyway
 }
 
 Status ChainBuilder::depthwisePointwise(const DeviceTensor& input, const ConvLayer& depthwise,
