@@ -280,12 +280,11 @@ Result<std::vector<WindowTile>> windowTiles(const DeviceTensor& input, const Dev
     }
 
     // The first tile's load waits for the previous layer (FENCE) with the array idle, while
-    // later loads overlap earlier tiles' compute: a short first band of rows starts the array
-    // sooner. It costs one more weight stream, hidden behind that band's compute when each of
-    // its K steps has at least kFirstBandPixels pixels (and behind the next band's, at most
-    // half a band).
-    // The rows after it are split into bands of equal height (within one), so that no band is
-    // left with a few rows, too few pixels to hide its weight streams.
+    // later loads overlap earlier tiles' compute: a short first band of rows (at most half a
+    // band) starts the array sooner. It costs one more weight stream, hidden behind that band's
+    // compute when each of its K steps has at least kFirstBandPixels pixels. The rows after it
+    // are split into bands of equal height (within one), so that no band is left with a few
+    // rows, too few pixels to hide its weight streams.
     const uint32_t shortH = ceilDiv(kFirstBandPixels, tileW);
     const uint32_t firstH = 2 * shortH <= std::min(tileH, output.h) ? shortH : 0;
     const uint32_t rest = output.h - firstH, bands = ceilDiv(rest, tileH);
@@ -453,7 +452,8 @@ Result<std::vector<WindowTile>> fusedTiles(const DeviceTensor& input, const Conv
         convWeightStreamBytes(output.c, 1, 1, intermediate.c);
     if (expansionInput) {
         if (expansionInput->c > input.c) {
-            return invalidArgument("NPU: an expansion fused before a depthwise layer must widen");
+            return invalidArgument(
+                "NPU: an expansion fused before a depthwise layer must not narrow the channels");
         }
         weightBytes += convWeightStreamBytes(input.c, 1, 1, expansionInput->c);
     }

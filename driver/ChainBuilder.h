@@ -174,16 +174,19 @@ inline uint32_t packTaps(uint32_t inChannels) {
     return inChannels == 0 ? 1 : std::min(kArrayRows / inChannels, kDwTapPorts);
 }
 
+/// K steps of a PACK convolution of `taps` kernel taps over `inChannels`.
+inline uint32_t packSteps(uint32_t taps, uint32_t inChannels) {
+    return (taps + packTaps(inChannels) - 1) / packTaps(inChannels);
+}
+
 /// K steps per output-channel block of a window descriptor (rtl/npu_cmd.sv's kt): one for TAPS,
 /// the taps' groups for PACK, every tap and input vector for CONV, every tap otherwise.
 inline uint64_t kernelSteps(const Descriptor& d) {
     const uint64_t taps = uint64_t{d.kernelH} * d.kernelW;
     const uint64_t vw = vectorWords(d);
     if (d.flags & static_cast<uint32_t>(DescFlag::TAPS)) return 1;
-    if (d.flags & static_cast<uint32_t>(DescFlag::PACK)) {
-        const uint64_t perStep = packTaps(d.a.inner);
-        return (taps + perStep - 1) / perStep;
-    }
+    if (d.flags & static_cast<uint32_t>(DescFlag::PACK))
+        return packSteps(d.kernelH * d.kernelW, d.a.inner);
     if (d.opcode != Opcode::CONV) return taps;
     const uint64_t aWords = (uint64_t{d.a.inner} + kDramBusBytes - 1) / kDramBusBytes;
     return taps * ((aWords + vw - 1) / vw);
@@ -210,9 +213,7 @@ struct ConvWeightRows {
           packed((d.flags & static_cast<uint32_t>(DescFlag::PACK)) != 0) {}
 
     uint32_t words() const { return (inChannels + kArrayRows - 1) / kArrayRows; }
-    uint32_t kSteps() const {
-        return packed ? (taps + packTaps(inChannels) - 1) / packTaps(inChannels) : taps * words();
-    }
+    uint32_t kSteps() const { return packed ? packSteps(taps, inChannels) : taps * words(); }
     /// The row of channel c of tap t (ky * kernelW + kx).
     uint32_t row(uint32_t t, uint32_t c) const {
         if (packed) {

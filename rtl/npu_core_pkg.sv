@@ -65,7 +65,7 @@ package npu_core_pkg;
     logic [15:0]       wpr;             // B's words per pixel
     logic [8:0]        mid_zero_point;  // the requantized word's (ADD's input A)
     logic [8:0]        zero_point;      // B's
-    logic              b_signed;
+    logic              is_signed;       // OUT's type, B's and the word's
     logic [4:0]        left_shift;
     logic [31:0]       a_multiplier;
     logic [31:0]       b_multiplier;

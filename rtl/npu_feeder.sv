@@ -283,7 +283,7 @@ module npu_feeder
                                  wpr: job_i.nb_count,
                                  mid_zero_point: dq.mid_zero_point,
                                  zero_point: dq.res_zero_point,
-                                 b_signed: dq.out_signed,  // B has OUT's type
+                                 is_signed: dq.out_signed,
                                  left_shift: dq.left_shift,
                                  a_multiplier: dq.a_multiplier,
                                  b_multiplier: dq.b_multiplier,

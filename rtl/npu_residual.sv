@@ -89,9 +89,9 @@ module npu_residual
   always_comb begin
     for (int unsigned l = 0; l < Vec; l++) begin
       logic signed [31:0] a, b;
-      a          = 32'(widen(e2_a_q[l*8 +: 8], res_i.b_signed)) -
+      a          = 32'(widen(e2_a_q[l*8 +: 8], res_i.is_signed)) -
                    32'(signed'(res_i.mid_zero_point));
-      b          = 32'(widen(e2_b_q[l*8 +: 8], res_i.b_signed)) - 32'(signed'(res_i.zero_point));
+      b          = 32'(widen(e2_b_q[l*8 +: 8], res_i.is_signed)) - 32'(signed'(res_i.zero_point));
       sums[l]    = mul_by_quantized_multiplier(32'(a) << res_i.left_shift, res_i.a_multiplier,
                                                res_i.a_shift) +
                    mul_by_quantized_multiplier(32'(b) << res_i.left_shift, res_i.b_multiplier,
