@@ -520,7 +520,7 @@ std::optional<npu::ChainBuilder::Residual> drainResidual(const Lowering& lw, con
 
 // Image n of convolution `conv`'s residual and the output it then writes (the ADD's), or
 // nothing and `output` when no ADD is done in its drain.
-std::pair<std::optional<npu::ChainBuilder::Residual>, npu::DeviceTensor> drainAddOf(
+std::pair<std::optional<npu::ChainBuilder::Residual>, npu::DeviceTensor> residualAndSum(
     Lowering& lw, uint32_t conv, uint32_t n, const npu::DeviceTensor& output) {
     const auto addIndex = lw.drainAddOf(conv);
     if (!addIndex) return {std::nullopt, output};
@@ -587,7 +587,7 @@ Status lowerFused(Lowering& lw, uint32_t dwIndex, const Operation& pw) {
     const uint32_t outBase = lw.address(pw.outputs[0]);  // 0 when an ADD in the drain writes
     for (uint32_t n = 0; n < a->w.in[0]; ++n) {
         FusedTensors t = fusedTensors(lw, dw, *a, pw, *b, n, inBase, outBase);
-        const auto [residual, output] = drainAddOf(lw, pwIndex, n, t.output);
+        const auto [residual, output] = residualAndSum(lw, pwIndex, n, t.output);
         t.output = output;
         if (expansion) {
             const Operation& e = ops[*eIndex];
@@ -628,8 +628,8 @@ Status lowerConv(Lowering& lw, const Operation& op) {
                 imageOf(io->inBase, c.w.in, n, c.dw ? 0 : g * c.groupIn, c.groupIn, in);
             // An ADD done in the drain (one group, NHWC) writes its output instead.
             const auto [residual, output] =
-                drainAddOf(lw, lw.opIndex(), n,
-                           imageOf(io->outBase, c.w.out, n, g * c.groupOut, c.groupOut, out));
+                residualAndSum(lw, lw.opIndex(), n,
+                               imageOf(io->outBase, c.w.out, n, g * c.groupOut, c.groupOut, out));
             npu::ChainBuilder chain;
             const Status st = c.useDw ? chain.depthwise(input, output, *weights, c.weightsSigned,
                                                         c.weightZero, c.geometry, c.stage, c.taps)
