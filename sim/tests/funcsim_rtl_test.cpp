@@ -372,13 +372,19 @@ class ChainGenerator {
         d.b = inputTensor(d.out.inner, d.out.count1, d.out.count2, 1);
         d.midZeroPoint = zeroPoint(d.outSigned);
         d.resZeroPoint = zeroPoint(d.outSigned);
+        scaling(d, true);
+    }
+
+    /// The quantized ADD's (`add`) or MUL's shift and multipliers, mostly moderate.
+    void scaling(Descriptor& d, bool add) {
         d.leftShift = chance(70) ? 20 : range(0, 31);
         d.aMultiplier = range(1 << 29, INT32_MAX);
         d.bMultiplier = chance(20) ? -range(1 << 29, INT32_MAX) : range(1 << 29, INT32_MAX);
         d.outMultiplier = chance(90) ? range(1 << 30, INT32_MAX) : static_cast<int32_t>(mRng());
         d.aShift = chance(80) ? range(-12, 0) : range(-31, 31);
         d.bShift = chance(80) ? range(-12, 0) : range(-31, 31);
-        d.outShift = chance(80) ? range(-25, -10) : range(-31, 31);
+        d.outShift = add ? (chance(80) ? range(-25, -10) : range(-31, 31))
+                         : (chance(80) ? range(-14, -2) : range(-31, 31));
     }
 
     Descriptor depthwise(uint32_t channels, uint32_t outW, uint32_t outH,
@@ -477,14 +483,7 @@ class ChainGenerator {
             d.bZeroPoint = zeroPoint(d.bSigned);
             d.outZeroPoint = zeroPoint(d.outSigned);
             clamp(d);
-            d.leftShift = chance(70) ? 20 : range(0, 31);
-            d.aMultiplier = range(1 << 29, INT32_MAX);
-            d.bMultiplier = chance(20) ? -range(1 << 29, INT32_MAX) : range(1 << 29, INT32_MAX);
-            d.outMultiplier = chance(90) ? range(1 << 30, INT32_MAX) : static_cast<int32_t>(mRng());
-            d.aShift = chance(80) ? range(-12, 0) : range(-31, 31);
-            d.bShift = chance(80) ? range(-12, 0) : range(-31, 31);
-            d.outShift = d.opcode == Opcode::ADD ? (chance(80) ? range(-25, -10) : range(-31, 31))
-                                                 : (chance(80) ? range(-14, -2) : range(-31, 31));
+            scaling(d, d.opcode == Opcode::ADD);
             return d;
         }
         d.opcode = Opcode::NOP;
