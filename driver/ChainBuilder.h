@@ -192,6 +192,34 @@ inline uint64_t kernelSteps(const Descriptor& d) {
     return taps * ((aWords + vw - 1) / vw);
 }
 
+/// Words of the stream at W_ADDR that `d` reads: an array operation's weight blocks (each its
+/// quantization words, then kArrayRows rows per K step), a LUT's table, a softmax's
+/// exponentials; 0 for other opcodes.
+inline uint64_t weightStreamWords(const Descriptor& d) {
+    switch (d.opcode) {
+        case Opcode::CONV:
+        case Opcode::DWCONV: {
+            const uint64_t vw = vectorWords(d), rowWords = vw == 1 ? 1 : kFloatWeightRowWords;
+            const uint64_t blocks = (uint64_t{d.out.inner} + kDramBusBytes * vw - 1) /
+                                    (kDramBusBytes * vw);
+            return blocks * (kWeightQuantWords + kernelSteps(d) * kArrayRows * rowWords);
+        }
+        case Opcode::LUT:
+            return 256 / kDramBusBytes;
+        case Opcode::NORM:
+            return d.normL2 ? 0 : 256 * 4 / kDramBusBytes;
+        default:
+            return 0;
+    }
+}
+
+/// Sets FENCE and FENCE_SKIP on every descriptor of a chain from what each reads and writes in
+/// DRAM (the bounding byte ranges of A, B, the W stream and OUT): a descriptor waits for the
+/// latest earlier one that writes a byte it reads, or reads weights it overwrites, and for
+/// nothing after that one, so a layer's first tiles load while the previous layer's last ones
+/// still run. Other orders need no fence: loads, compute and stores each go in chain order.
+void placeFences(std::vector<Descriptor>& chain);
+
 /// The rows of an int8 CONV weight stream's blocks (packConvWeights): row r of K step k is row
 /// k * kArrayRows + r. A convolution over at most kArrayRows / 2 channels with more than one tap
 /// packs taps (DescFlag::PACK): tap t's channels are rows (t % P) * inChannels .. of K step
@@ -240,8 +268,9 @@ struct StridedTensor {
     bool rowOfCopies = false;
 };
 
-/// A chain under construction. Descriptors are appended in execution order; operations that
-/// read a tensor an earlier descriptor writes must call fence() first.
+/// A chain under construction. Descriptors are appended in execution order. A compiled
+/// program's fences come from placeFences; a chain built by hand calls fence() before an
+/// operation that reads a tensor an earlier descriptor writes.
 class ChainBuilder {
   public:
     /// Element-wise parameters (model/FixedPoint.h's AddSubParams / MulParams fields).

@@ -119,7 +119,7 @@ enum class Compare : uint32_t {
 /// Bits of HEADER.FLAGS.
 enum class DescFlag : uint32_t {
     LAST = 1,  ///< Last descriptor of the chain: the job completes after it.
-    FENCE = 2,  ///< Start this descriptor's loads only after every earlier descriptor has stored its results (it reads what they wrote).
+    FENCE = 2,  ///< Start this descriptor's loads only after the earlier descriptors it depends on (all but the last FENCE_SKIP) have stored their results.
     TAPS = 4,  ///< DWCONV only: kernel taps on array rows, channels on columns, one output pixel per cycle (KERNEL_H * STRIDE_W <= DwTapPorts, KERNEL_H * KERNEL_W <= ArrayRows, DILATION_W = 1). The weight stream holds one block per channel block, row t = tap t (ky * KERNEL_W + kx). Without it DWCONV uses diagonal blocks, one per tap.
     CHAIN_OUT = 8,  ///< CONV or DWCONV: the results stay on chip: they are written into the scratchpad buffer of the next descriptor (OUT.ADDR and the strides are ignored; OUT's tile, rounded up to whole words per pixel, must fit one buffer). The next descriptor must have CHAIN_IN; LAST is not allowed. Used to fuse a depthwise layer with the pointwise layer after it, and an expanding pointwise layer with the depthwise layer after it.
     CHAIN_IN = 16,  ///< CONV 1x1 (stride 1, no padding) or DWCONV: A is the previous descriptor's CHAIN_OUT result (A.INNER, COUNT1 and COUNT2 equal to its OUT's; A.ADDR and the strides are ignored) and is not loaded. A CONV reads each word as soon as it is written, a DWCONV each block of 16 channels once the producer has written it for every pixel, so the two overlap. Only a DWCONV combines it with CHAIN_OUT.
@@ -407,6 +407,7 @@ struct Descriptor {
     uint32_t fpMax = 0;  ///< Float formats: upper output clamp, a binary32 value (+Inf for none).
     int32_t aZeroPoint = 0;  ///< Zero point of A (signed 9 bits); subtracted at the array edge (padding contributes zero).
     int32_t bZeroPoint = 0;  ///< Zero point of B or the weights (signed 9 bits).
+    uint32_t fenceSkip = 0;  ///< FENCE: how many of the descriptors just before this one it does not wait for (they write nothing it reads). Its loads start once every descriptor before index - FENCE_SKIP has retired; 0 waits for all. Ignored without FENCE.
     int32_t outZeroPoint = 0;  ///< Output zero point (signed 9 bits).
     int32_t actMin = 0;  ///< Lower output clamp (signed 9 bits): fused activation and type range.
     int32_t actMax = 0;  ///< Upper output clamp (signed 9 bits).
@@ -471,6 +472,7 @@ struct Descriptor {
         detail::put(w, 24, 0, 32, fpMax);
         detail::put(w, 25, 0, 9, static_cast<uint32_t>(aZeroPoint));
         detail::put(w, 25, 16, 9, static_cast<uint32_t>(bZeroPoint));
+        detail::put(w, 25, 25, 7, fenceSkip);
         detail::put(w, 26, 0, 9, static_cast<uint32_t>(outZeroPoint));
         detail::put(w, 26, 16, 9, static_cast<uint32_t>(actMin));
         detail::put(w, 27, 0, 9, static_cast<uint32_t>(actMax));
@@ -537,6 +539,7 @@ struct Descriptor {
         d.fpMax = detail::get(w, 24, 0, 32);
         d.aZeroPoint = detail::getSigned(w, 25, 0, 9);
         d.bZeroPoint = detail::getSigned(w, 25, 16, 9);
+        d.fenceSkip = detail::get(w, 25, 25, 7);
         d.outZeroPoint = detail::getSigned(w, 26, 0, 9);
         d.actMin = detail::getSigned(w, 26, 16, 9);
         d.actMax = detail::getSigned(w, 27, 0, 9);

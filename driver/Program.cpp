@@ -235,7 +235,9 @@ std::string dumpProgram(const Program& p) {
                     : std::string(d.aSigned ? " a:s8" : " a:u8") + (d.bSigned ? " b:s8" : " b:u8") +
                           (d.outSigned ? " out:s8" : " out:u8");
         out << "  [" << i << "] " << npu::op::name(d.opcode)
-            << (has(d, npu::DescFlag::FENCE) ? " FENCE" : "")
+            << (has(d, npu::DescFlag::FENCE)
+                    ? " FENCE(after [" + std::to_string(i - 1 - d.fenceSkip) + "])"
+                    : "")
             << (has(d, npu::DescFlag::LAST) ? " LAST" : "")
             << (has(d, npu::DescFlag::TAPS) ? " TAPS" : "")
             << (has(d, npu::DescFlag::PACK) ? " PACK" : "")

@@ -109,7 +109,7 @@ package npu_pkg;
   // Bits of HEADER.FLAGS.
   typedef enum logic [7:0] {
     FlagLast = 8'd1,  // Last descriptor of the chain: the job completes after it.
-    FlagFence = 8'd2,  // Start this descriptor's loads only after every earlier descriptor has stored its results (it reads what they wrote).
+    FlagFence = 8'd2,  // Start this descriptor's loads only after the earlier descriptors it depends on (all but the last FENCE_SKIP) have stored their results.
     FlagTaps = 8'd4,  // DWCONV only: kernel taps on array rows, channels on columns, one output pixel per cycle (KERNEL_H * STRIDE_W <= DwTapPorts, KERNEL_H * KERNEL_W <= ArrayRows, DILATION_W = 1). The weight stream holds one block per channel block, row t = tap t (ky * KERNEL_W + kx). Without it DWCONV uses diagonal blocks, one per tap.
     FlagChainOut = 8'd8,  // CONV or DWCONV: the results stay on chip: they are written into the scratchpad buffer of the next descriptor (OUT.ADDR and the strides are ignored; OUT's tile, rounded up to whole words per pixel, must fit one buffer). The next descriptor must have CHAIN_IN; LAST is not allowed. Used to fuse a depthwise layer with the pointwise layer after it, and an expanding pointwise layer with the depthwise layer after it.
     FlagChainIn = 8'd16,  // CONV 1x1 (stride 1, no padding) or DWCONV: A is the previous descriptor's CHAIN_OUT result (A.INNER, COUNT1 and COUNT2 equal to its OUT's; A.ADDR and the strides are ignored) and is not loaded. A CONV reads each word as soon as it is written, a DWCONV each block of 16 channels once the producer has written it for every pixel, so the two overlap. Only a DWCONV combines it with CHAIN_OUT.
@@ -317,9 +317,9 @@ package npu_pkg;
     logic [8:0] act_min;  // bits 856:848
     logic [6:0] reserved6;
     logic [8:0] out_zero_point;  // bits 840:832
-    logic [6:0] reserved7;
+    logic [6:0] fence_skip;  // bits 831:825
     logic [8:0] b_zero_point;  // bits 824:816
-    logic [6:0] reserved8;
+    logic [6:0] reserved7;
     logic [8:0] a_zero_point;  // bits 808:800
     logic [31:0] fp_max;  // bits 799:768
     logic [7:0] pad_top;  // bits 767:760
@@ -336,7 +336,7 @@ package npu_pkg;
     tensor_t b;  // bits 447:256
     tensor_t a;  // bits 255:64
     logic [31:0] tag;  // bits 63:32
-    logic [2:0] reserved9;
+    logic [2:0] reserved8;
     logic [2:0] compare;  // bits 28:26
     logic [0:0] norm_l2;  // bits 25:25
     logic [0:0] divide;  // bits 24:24

@@ -23,8 +23,6 @@ constexpr uint32_t kBeat = npu::kDramBusBytes;
 constexpr uint32_t kLanes = npu::kArrayCols;
 constexpr uint32_t kDescriptorBytes = npu::kDescriptorWords * 4;
 constexpr uint32_t kRecordBytes = npu::kCompletionWords * 4;
-constexpr uint32_t kTableBytes = 256;
-constexpr uint32_t kExpTableBytes = 256 * 4;  // NORM softmax: 256 int32
 // Pixels whose im2col rows are built and multiplied at a time (bounds the model's memory).
 constexpr uint32_t kPixelChunk = 64;
 
@@ -205,11 +203,7 @@ ErrorCode validate(const Descriptor& d, const ChainContext& chain) {
     const bool chainIn = d.flags & flag(npu::DescFlag::CHAIN_IN);
     const bool last = d.flags & flag(npu::DescFlag::LAST);
     const uint64_t kt = npu::kernelSteps(d);
-    const uint64_t rowWords = vw == 1 ? 1 : npu::kFloatWeightRowWords;
-    const uint64_t wWords = op == Opcode::LUT ? kTableBytes / kBeat
-                            : op == Opcode::NORM
-                                ? (d.normL2 ? 0 : kExpTableBytes / kBeat)
-                                : nb * (npu::kWeightQuantWords + kt * kBeat * rowWords);
+    const uint64_t wWords = badOpcode ? 0 : npu::weightStreamWords(d);
     const auto minusThirtyTwo = [](int32_t shift) { return datapath::shiftBits(shift) == 0x20; };
 
     bool bad = false;
@@ -1101,11 +1095,8 @@ class Executor {
     bool elementwise(Fault* fault) {
         const Descriptor& d = mD;
         std::vector<uint8_t> table;
-        if (d.opcode == Opcode::LUT && !stream(d.wAddr, kTableBytes / kBeat, &table, fault))
-            return false;
-        if (d.opcode == Opcode::NORM && !d.normL2 &&
-            !stream(d.wAddr, kExpTableBytes / kBeat, &table, fault))
-            return false;
+        const uint64_t tableWords = npu::weightStreamWords(d);  // LUT's, softmax's
+        if (tableWords > 0 && !stream(d.wAddr, tableWords, &table, fault)) return false;
         const uint32_t rowBytes = wordsOf(d.a.inner) * kBeat;
         const uint64_t rows = uint64_t{d.a.count1} * d.a.count2 * d.a.count3;
         std::vector<uint8_t> out(rows * rowBytes);

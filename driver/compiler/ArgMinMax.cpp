@@ -92,7 +92,6 @@ Status lower(Lowering& lw, const Operation& op) {
         to.addr = dst;
         to.h = to.w = 1;
         npu::ChainBuilder chain;
-        lw.fenceNext();
         NN_RETURN_IF_ERROR(
             chain.pool(false, from, to, window, npu::OutputStage{0, typeMin(type), typeMax(type)}));
         lw.emitChain(chain);
@@ -104,14 +103,12 @@ Status lower(Lowering& lw, const Operation& op) {
     const std::array<uint32_t, 4> shape{1, 1, L, P};
     const auto dense = npu::ChainBuilder::denseStrides(shape);
     npu::ChainBuilder subtract;
-    lw.fenceNext();
     NN_RETURN_IF_ERROR(subtract.stream(addSubDescriptor(in, in, in.type, *sub), {ordered, dense},
                                        npu::StridedTensor{extrema, {0, 0, 0, 1}},
                                        {difference, dense}, shape));
     lw.emitChain(subtract);
 
     // The keys, line by line of the axis, then the largest.
-    lw.fenceNext();
     for (uint32_t l = 0; l < L; ++l) {
         const Table key = tableOf(in.type, [&](int32_t v) {
             return v == sub->outputOffset ? static_cast<int32_t>(kMaxAxis - l) : 0;
@@ -128,7 +125,6 @@ Status lower(Lowering& lw, const Operation& op) {
     const Table index = tableOf(OperandType::TENSOR_QUANT8_ASYMM,
                                 [](int32_t k) { return static_cast<int32_t>(kMaxAxis) - k; });
     MoveEmitter indexes(lw, 1, 0, index);
-    lw.fenceNext();  // after the pool and the fill
     return indexes.block(best, out, {{P, 1, 4}}, false);
 }
 

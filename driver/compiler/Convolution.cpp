@@ -170,7 +170,6 @@ npu::Descriptor identityCopy(Lowering& lw) {
 // with the destination's.
 Status transpose(Lowering& lw, const Operation& op, uint32_t size, uint32_t src, uint32_t dst,
                  uint32_t n, uint32_t a, uint32_t b) {
-    lw.fenceNext();
     if (size != 1) {
         MoveEmitter move(lw, size, 0);
         const int64_t plane = int64_t{a} * b * size;
@@ -189,7 +188,6 @@ Status transpose(Lowering& lw, const Operation& op, uint32_t size, uint32_t src,
     const uint32_t words = npu::kSpadWords / 2;
     const uint32_t aChunk = std::min(a, words);
     const uint32_t bChunk = std::max(1u, words / aChunk);
-    lw.fenceNext();
     const uint32_t plane = a * b;
     for (uint32_t i = 0; i < n; ++i) {
         for (uint32_t a0 = 0; a0 < a; a0 += aChunk) {
@@ -581,7 +579,6 @@ Status lowerFused(Lowering& lw, uint32_t dwIndex, const Operation& pw) {
     auto b = convInfo(lw, pw);
     NN_RETURN_IF_ERROR(b.status());
     const uint32_t pwWeights = convWeights(lw, pw, *b, 0);
-    lw.fenceNext();
     // A fused expansion's result, the depthwise input, stays on chip: no address.
     const uint32_t inBase = eIndex ? 0 : lw.address(dw.inputs[0]);
     const uint32_t outBase = lw.address(pw.outputs[0]);  // 0 when an ADD in the drain writes
@@ -622,7 +619,6 @@ Status lowerConv(Lowering& lw, const Operation& op) {
         auto weights = c.stage.format != 0 ? floatConvWeights(lw, op, c, g)
                                            : Result<uint32_t>(convWeights(lw, op, c, g));
         NN_RETURN_IF_ERROR(weights.status());
-        lw.fenceNext();
         for (uint32_t n = 0; n < c.w.in[0]; ++n) {
             const auto input =
                 imageOf(io->inBase, c.w.in, n, c.dw ? 0 : g * c.groupIn, c.groupIn, in);
@@ -669,14 +665,12 @@ Status lowerPool(Lowering& lw, const Operation& op) {
         poolIn = lw.scratch().back();
         stage = unclampedFloatStage(*floatFormat(in.type));
         npu::ChainBuilder squares;
-        lw.fenceNext();
         const Status st = squares.stream(
             floatDescriptor(npu::Opcode::MUL, stage), {io->inBase, {0, 0, 0, 1}},
             npu::StridedTensor{io->inBase, {0, 0, 0, 1}}, {poolIn, {0, 0, 0, 1}}, {1, 1, 1, count});
         if (!st.ok()) return lw.fail(op, st.message);
         lw.emitChain(squares);
     }
-    lw.fenceNext();
     const npu::ConvGeometry geometry{w->g.filterH,
                                      w->g.filterW,
                                      static_cast<uint32_t>(w->p.strideH),
@@ -698,7 +692,6 @@ Status lowerPool(Lowering& lw, const Operation& op) {
         sqrt.floatFn = static_cast<uint32_t>(npu::Function::SQRT);
         const auto count = static_cast<uint32_t>(elementCount(lw.dims(op.outputs[0])));
         npu::ChainBuilder roots;
-        lw.fenceNext();
         const Status st = roots.stream(sqrt, {io->outBase, {0, 0, 0, 1}}, std::nullopt,
                                        {io->outBase, {0, 0, 0, 1}}, {1, 1, 1, count});
         if (!st.ok()) return lw.fail(op, st.message);
@@ -930,7 +923,6 @@ Status lowerFloatMean(Lowering& lw, const Operation& op, const MeanImage& image,
         NN_RETURN_IF_ERROR(move.box(inBase, lw.scratch().at(0), image.copy->axes));
         inBase = lw.scratch().at(0);
     }
-    lw.fenceNext();
     const npu::OutputStage stage = floatStage(format, static_cast<int32_t>(FusedActivation::NONE));
     for (uint32_t n = 0; n < d[0]; ++n) {
         for (uint32_t first = 0; first < d[3]; first += slice) {
@@ -969,7 +961,6 @@ Status meanByProduct(Lowering& lw, const Operation& op, const std::array<uint32_
     MoveEmitter move(lw, 1, 0);
     for (uint32_t n = 0; n < d[0]; ++n) {
         const uint32_t image = inBase + n * count * channels;
-        lw.fenceNext();  // the previous image's product has read the stream
         if (whole > 0) {
             NN_RETURN_IF_ERROR(move.block(
                 image, rows,
@@ -984,7 +975,6 @@ Status meanByProduct(Lowering& lw, const Operation& op, const std::array<uint32_
         output.c = channels;
         output.isSigned = isSigned(type);
         npu::ChainBuilder chain;
-        lw.fenceNext();
         const Status st =
             chain.fullyConnected(vector, output, wAddr, isSigned(type), 0, {0, typeMin(type), max});
         if (!st.ok()) return lw.fail(op, st.message);
@@ -1026,7 +1016,6 @@ Status lowerMean(Lowering& lw, const Operation& op) {
         const std::vector<uint8_t> stream =
             npu::packDepthwiseWeights(weights.data(), slice, d[1], d[2], 0, quant, taps);
         const uint32_t wAddr = lw.addConstant(stream.data(), stream.size());
-        lw.fenceNext();
         for (uint32_t n = 0; n < d[0]; ++n) {
             for (uint32_t first = 0; first < d[3]; first += slice) {
                 auto [input, output] =
@@ -1053,7 +1042,6 @@ Status lowerMean(Lowering& lw, const Operation& op) {
     out.addr = lw.address(op.outputs[0]);
     out.h = 1;
     npu::ChainBuilder chain;
-    lw.fenceNext();
     const Status st =
         chain.pool(false, pair, out, {2, 1, 1, 1, 1, 1, 0, 0}, {0, typeMin(type), typeMax(type)});
     if (!st.ok()) return lw.fail(op, st.message);
@@ -1178,7 +1166,6 @@ Status spreadInput(Lowering& lw, const Operation& op, const TransposeConvWindow&
                                  {static_cast<uint32_t>(wCount), s[2], p.strideW * pixel},
                                  {g.inC, s[3], size}};
     if (size > 1) dims.push_back({size, 1, 1});
-    lw.fenceNext();  // after the fill
     return move.block(lw.address(op.inputs[0]) + static_cast<uint32_t>(from),
                       canvasBase + static_cast<uint32_t>(to), dims, false);
 }
@@ -1233,7 +1220,6 @@ Status lowerTransposeConv(Lowering& lw, const Operation& op) {
     // One convolution per image over the canvas.
     const auto convolve = [&](uint32_t weightAddr, bool weightsSigned, int32_t weightZero,
                               const npu::OutputStage& stage) -> Status {
-        lw.fenceNext();  // after the canvas
         for (uint32_t n = 0; n < g.batches; ++n) {
             npu::ChainBuilder chain;
             const Status st = chain.conv(imageOf(canvasBase, canvasOf(g), n, 0, inC, in),
@@ -1271,13 +1257,11 @@ Status lowerTransposeConv(Lowering& lw, const Operation& op) {
         const uint32_t turnedBase = lw.scratch().back();
         const int64_t c = inC, tap = int64_t{kw} * inC;
         MoveEmitter move(lw, 1, 0);
-        lw.fenceNext();  // after the filter's producer
         NN_RETURN_IF_ERROR(move.block(
             lw.address(op.inputs[1]) +
                 static_cast<uint32_t>((int64_t{kh} - 1) * tap + (kw - 1) * c),
             turnedBase, {{outC, kh * tap, kh * tap}, {kh, -tap, tap}, {kw, -c, c}, {inC, 1, 1}},
             false));
-        lw.fenceNext();
         scatterWeights(lw, turnedBase, weightAddr, outC, inC, kh, kw, false, inC, 0);
     }
     return convolve(weightAddr, weightsSigned, weightZero, {out.zeroPoint, range->min, range->max});
@@ -1355,7 +1339,6 @@ Status lowerReduce(Lowering& lw, const Operation& op) {
     const uint32_t ordered = lw.scratch().at(0);
     NN_RETURN_IF_ERROR(move.box(lw.address(op.inputs[0]), ordered, layout->axes));
     if (minimum && format) {
-        lw.fenceNext();  // after the copy
         NN_RETURN_IF_ERROR(negateFloats(lw, op, *format, ordered, ordered,
                                         static_cast<uint32_t>(elementCount(dims))));
     }
@@ -1370,7 +1353,6 @@ Status lowerReduce(Lowering& lw, const Operation& op) {
     const npu::ConvGeometry geometry{layout->windowH, layout->windowW, 1, 1, 1, 1, 0, 0};
     const npu::OutputStage stage = format ? unclampedFloatStage(*format)
                                           : npu::OutputStage{0, typeMin(in.type), typeMax(in.type)};
-    lw.fenceNext();  // after the copy
     npu::ChainBuilder chain;
     Status st = okStatus();
     if (op.type == OperationType::REDUCE_SUM) {
@@ -1386,7 +1368,6 @@ Status lowerReduce(Lowering& lw, const Operation& op) {
     if (!st.ok()) return lw.fail(op, st.message);
     lw.emitChain(chain);
     if (!minimum) return okStatus();
-    lw.fenceNext();  // after the pool
     if (format)
         return negateFloats(lw, op, *format, pooled.addr, lw.address(op.outputs[0]), layout->kept);
     MoveEmitter back(lw, 1, 0, complement);
@@ -1456,7 +1437,6 @@ Status scatterFloatWeights(Lowering& lw, const Operation& op, uint32_t stream, u
     const int64_t streamBlock = npu::kWeightQuantWords * kAlign + kh * kw * cBlocks * kBlock;
     const int64_t rowStride = int64_t{kh} * kw * filterC * 4;  // between output channels
     MoveEmitter move(lw, 4, 0);
-    lw.fenceNext();  // after the filter's and the bias's producers
     for (uint32_t ob = 0; ob < ceilDiv(outC, kLanes); ++ob) {
         const uint32_t nc = std::min(kLanes, outC - ob * kLanes), o0 = firstOut + ob * kLanes;
         const auto at = [&](int64_t offset) { return static_cast<uint32_t>(offset); };

@@ -260,7 +260,6 @@ Status lowerComparison(Lowering& lw, const Operation& op) {
         d.compare = static_cast<uint32_t>(compareOf(op.type));
         const uint32_t results = lw.scratch().at(0);
         NN_RETURN_IF_ERROR(emitStream(lw, op, d, results));
-        lw.fenceNext();
         MoveEmitter move(lw, 1, 0);
         return move.block(results, lw.address(op.outputs[0]),
                           {{count, static_cast<int64_t>(npu::formatBytes(d.format)), 1}}, false);
@@ -273,7 +272,6 @@ Status lowerComparison(Lowering& lw, const Operation& op) {
     const Table table = tableOf(a.type, [&](int32_t v) {
         return holds(op.type, v < middle ? -1 : v > middle ? 1 : 0) ? 1 : 0;
     });
-    lw.fenceNext();  // after the difference
     MoveEmitter move(lw, 1, 0, table);
     return move.block(difference, lw.address(op.outputs[0]), {{count, 1, 1}}, false);
 }

@@ -60,7 +60,6 @@ Status lowerFloat(Lowering& lw, const Operation& op, npu::Format format) {
     if (!w || !b) {
         NN_RETURN_IF_ERROR(
             scatterFloatWeights(lw, op, wAddr, units, inSize, 1, 1, false, inSize, 0));
-        lw.fenceNext();
     }
     npu::DeviceTensor input, output;
     input.addr = lw.address(op.inputs[0]);
@@ -103,7 +102,6 @@ Status lower(Lowering& lw, const Operation& op) {
     const uint32_t wAddr = lw.addConstant(stream.data(), stream.size());
     if (!w) {
         scatterWeights(lw, lw.address(op.inputs[1]), wAddr, units, inSize, 1, 1, false, inSize, 0);
-        lw.fenceNext();
     }
     npu::DeviceTensor input, output;
     input.addr = lw.address(op.inputs[0]);

@@ -423,7 +423,6 @@ Status lowerMaxMin(Lowering& lw, const Operation& op) {
         NN_RETURN_IF_ERROR(move.block(lw.address(op.inputs[k]), stack + k * n, moves, false));
     }
     if (format && minimum) {
-        lw.fenceNext();  // after both copies
         NN_RETURN_IF_ERROR(negateFloats(lw, op, *format, stack, stack, 2 * count));
     }
     npu::DeviceTensor pair;
@@ -438,13 +437,11 @@ Status lowerMaxMin(Lowering& lw, const Operation& op) {
     if (format) {
         stage = unclampedFloatStage(*format);
     }
-    lw.fenceNext();  // after the copies
     npu::ChainBuilder chain;
     const Status st = chain.pool(false, pair, larger, {2, 1, 1, 1, 1, 1, 0, 0}, stage);
     if (!st.ok()) return lw.fail(op, st.message);
     lw.emitChain(chain);
     if (!minimum) return okStatus();
-    lw.fenceNext();  // after the pool
     if (format) return negateFloats(lw, op, *format, larger.addr, lw.address(op.outputs[0]), count);
     MoveEmitter back(lw, 1, 0, tableOf(out.type, [](int32_t v) { return ~v; }));
     return back.block(larger.addr, lw.address(op.outputs[0]), {{n, 1, 1}}, false);
@@ -535,10 +532,8 @@ Status lowerPrelu(Lowering& lw, const Operation& op) {
             lw, op, floatDescriptor(npu::Opcode::ADD, atLeastZero), x, positive, count, minusZero));
         NN_RETURN_IF_ERROR(streamWithConstant(lw, op, floatDescriptor(npu::Opcode::ADD, atMostZero),
                                               x, negative, count, minusZero));
-        lw.fenceNext();
         NN_RETURN_IF_ERROR(stream(floatDescriptor(npu::Opcode::MUL, unclampedFloatStage(*format)),
                                   negative, alphaRows, negative));
-        lw.fenceNext();
         return stream(floatDescriptor(npu::Opcode::ADD, unclampedFloatStage(*format)), positive,
                       npu::StridedTensor{negative, dense}, lw.address(op.outputs[0]));
     }
@@ -563,10 +558,8 @@ Status lowerPrelu(Lowering& lw, const Operation& op) {
     negativeBranch.outMultiplier = params.negative.multiplier;
     negativeBranch.outShift = params.negative.shift;
     negativeBranch.actMin = lo, negativeBranch.actMax = hi;
-    lw.fenceNext();
     NN_RETURN_IF_ERROR(stream(negativeBranch, clamped, alphaRows, stack + count));
     // The pair in parts of at most 16-bit channel counts, its two rows `count` bytes apart.
-    lw.fenceNext();
     npu::ChainBuilder chain;
     for (uint32_t first = 0; first < count; first += kMaxCount) {
         npu::DeviceTensor pair;

@@ -202,9 +202,9 @@ Result<Program> Lowering::run() {
     }
     for (size_t i = 0; i < g.operations.size(); ++i) {
         mOpIndex = static_cast<uint32_t>(i);
-        mFenceNext = true;
         NN_RETURN_IF_ERROR(mOps[i]->lower(*this, g.operations[i]));
     }
+    npu::placeFences(mProgram.descriptors);
     if (mProgram.descriptors.empty()) {  // e.g. a lone RESHAPE: the data is already in place
         npu::Descriptor nop;
         mProgram.descriptors.push_back(nop);
@@ -349,9 +349,6 @@ const std::vector<uint32_t>& Lowering::scratch() const {
 
 void Lowering::emit(npu::Descriptor d, std::optional<uint32_t> tag) {
     d.tag = mOrigin[tag.value_or(mOpIndex)];
-    if (mFenceNext && !mProgram.descriptors.empty())
-        d.flags |= static_cast<uint32_t>(npu::DescFlag::FENCE);
-    mFenceNext = false;
     mProgram.estimatedCycles += estimateDescriptorCycles(d);
     mProgram.descriptors.push_back(d);
 }

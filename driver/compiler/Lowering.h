@@ -311,11 +311,10 @@ class Lowering {
 
     // Descriptors.
     /// Appends a descriptor tagged with `tag` (default: the current operation), adding its
-    /// estimated cycles; the first one after fenceNext() waits for every earlier store.
+    /// estimated cycles. Fences are placed once the program is complete (npu::placeFences).
     void emit(npu::Descriptor d, std::optional<uint32_t> tag = std::nullopt);
     /// Appends a builder's chain.
     void emitChain(const npu::ChainBuilder& chain);
-    void fenceNext() { mFenceNext = true; }
 
     // Fusion (graph passes): `first` is lowered with the later `second`; `intermediate`, which
     // only `second` reads, stays on chip.
@@ -353,7 +352,6 @@ class Lowering {
     std::set<uint32_t> mAddedInDrain;
     std::set<uint32_t> mOnChip;
     uint32_t mOpIndex = 0;
-    bool mFenceNext = true;
     Program mProgram;
 };
 

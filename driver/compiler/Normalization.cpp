@@ -92,7 +92,6 @@ class FlatSteps {
     npu::OutputStage unclamped() const { return unclampedFloatStage(mFormat); }
 
     Status function(npu::Function f, uint32_t src, uint32_t dst) {
-        mLw.fenceNext();
         return streamFlat(mLw, mOp, functionDescriptor(f, unclamped()), src, std::nullopt, dst,
                           mCount);
     }
@@ -100,7 +99,6 @@ class FlatSteps {
     // dst = src op value, clamped to `stage`.
     Status constant(npu::Opcode opcode, uint32_t src, uint32_t dst, float value,
                     std::optional<npu::OutputStage> stage = std::nullopt) {
-        mLw.fenceNext();
         return streamWithConstant(mLw, mOp, floatDescriptor(opcode, stage.value_or(unclamped())),
                                   src, dst, mCount, floatBits(mFormat, value));
     }
@@ -113,13 +111,11 @@ class FlatSteps {
         for (size_t i = 0; i < values.size(); i += size) std::memcpy(&values[i], &bits, size);
         npu::Descriptor divide = floatDescriptor(npu::Opcode::MUL, unclamped());
         divide.divide = true;
-        mLw.fenceNext();
         return streamFlat(mLw, mOp, divide, mLw.addConstant(values.data(), values.size()), src, dst,
                           mCount);
     }
 
     Status add(uint32_t a, uint32_t b, uint32_t dst) {
-        mLw.fenceNext();
         return streamFlat(mLw, mOp, floatDescriptor(npu::Opcode::ADD, unclamped()), a, b, dst,
                           mCount);
     }
@@ -336,7 +332,6 @@ class AxisLowering {
         if (!mPlan.transposed) return okStatus();
         const int64_t z = mPlan.size, inner = mPlan.p / mPlan.rows;
         MoveEmitter move(mLw, mPlan.size, 0);
-        mLw.fenceNext();
         return move.block(src, mPlan.out,
                           {{mPlan.rows, inner * z, mPlan.axis * inner * z},
                            {mPlan.axis, mPlan.p * z, inner * z},
@@ -356,7 +351,6 @@ class AxisLowering {
         const std::array<uint32_t, 4> dense{n * p, n * p, p, 1}, row{0, 0, 0, 1};
         std::optional<npu::StridedTensor> bTensor;
         if (b) bTensor = npu::StridedTensor{*b, bRow ? row : dense};
-        mLw.fenceNext();
         npu::ChainBuilder chain;
         const Status st = chain.stream(d, {a, dense}, bTensor, {dst, dense}, {1, 1, n, p});
         if (!st.ok()) return mLw.fail(mOp, st.message);
@@ -376,7 +370,6 @@ class AxisLowering {
 
     // `d` (a FUNC) over the row, in place.
     Status rowFunction(const npu::Descriptor& d) {
-        mLw.fenceNext();
         return streamFlat(mLw, mOp, d, mPlan.row, std::nullopt, mPlan.row, mPlan.p);
     }
 
@@ -384,7 +377,6 @@ class AxisLowering {
     Status maxOverAxis(uint32_t src, uint32_t dst) {
         const npu::ConvGeometry g{mPlan.windowH, mPlan.windowW, 1, 1, 1, 1, 0, 0};
         npu::ChainBuilder chain;
-        mLw.fenceNext();
         const Status st = chain.pool(false, image(src, mPlan.windowH, mPlan.windowW),
                                      image(dst, 1, 1), g, mStage);
         if (!st.ok()) return mLw.fail(mOp, st.message);
@@ -407,7 +399,6 @@ class AxisLowering {
         const auto stream = npu::packFloatDepthwiseWeights(ones.data(), zeros.data(), mPlan.p,
                                                            g.kernelH, g.kernelW);
         npu::ChainBuilder chain;
-        mLw.fenceNext();
         const Status st = chain.depthwise(in, out, mLw.addConstant(stream.data(), stream.size()),
                                           false, 0, g, mStage, false);
         if (!st.ok()) return mLw.fail(mOp, st.message);
@@ -534,7 +525,6 @@ Status lowerQuantNormalization(Lowering& lw, const Operation& op) {
     }
     const uint32_t perRow = ceilDiv(k, npu::kDramBusBytes);
     const uint32_t chunk = std::min(kMaxCount, npu::kSpadWords / perRow);
-    lw.fenceNext();
     for (uint32_t r = 0; r < rows; r += chunk) {
         const uint32_t n = std::min(chunk, rows - r);
         npu::Descriptor t = d;
@@ -544,7 +534,6 @@ Status lowerQuantNormalization(Lowering& lw, const Operation& op) {
     }
     if (!moved) return okStatus();
     MoveEmitter back(lw, 1, 0);
-    lw.fenceNext();
     return back.block(
         dst, lw.address(op.outputs[0]),
         {{static_cast<uint32_t>(s.outer), plane, plane}, {k, 1, inner}, {inner, k, 1}}, false);

@@ -144,7 +144,6 @@ Status lowerDyadicUpsampling(Lowering& lw, const Operation& op, const Bilinear& 
     const int64_t inImage = inRow * b.inH, padImage = padRow * (b.inH + 1);
     const int64_t outRow = int64_t{b.outW} * c, outImage = outRow * b.outH;
     MoveEmitter copy(lw, 1, 0);
-    lw.fenceNext();
     if (b.inH == 1 && b.inW == 1)  // the pixel everywhere
         return copy.block(in, out, {{b.n, c, outImage}, {b.outH * b.outW, 0, c}, {c, 1, 1}}, false);
     NN_RETURN_IF_ERROR(copy.block(
@@ -154,7 +153,6 @@ Status lowerDyadicUpsampling(Lowering& lw, const Operation& op, const Bilinear& 
     NN_RETURN_IF_ERROR(
         copy.block(in + static_cast<uint32_t>(inRow - c), padded + static_cast<uint32_t>(inRow),
                    {{b.n, inImage, padImage}, {b.inH, inRow, padRow}, {c, 1, 1}}, false));
-    lw.fenceNext();  // the last row, its repeated column included
     NN_RETURN_IF_ERROR(
         copy.block(padded + static_cast<uint32_t>(padRow * (b.inH - 1)),
                    padded + static_cast<uint32_t>(padRow * b.inH),
@@ -173,7 +171,6 @@ Status lowerDyadicUpsampling(Lowering& lw, const Operation& op, const Bilinear& 
             const auto stream = npu::packDepthwiseWeights(
                 weights.data(), c, 2, 2, 0, std::vector<npu::ChannelQuant>(c, quant), false);
             const uint32_t weightStream = lw.addConstant(stream.data(), stream.size());
-            lw.fenceNext();  // after the copy that read the last phase's tile
             for (uint32_t i = 0; i < b.n; ++i) {
                 npu::DeviceTensor source, tile;
                 source.addr = padded + static_cast<uint32_t>(i * padImage);
@@ -186,7 +183,6 @@ Status lowerDyadicUpsampling(Lowering& lw, const Operation& op, const Bilinear& 
                 if (!st.ok()) return lw.fail(op, st.message);
                 lw.emitChain(chain);
             }
-            lw.fenceNext();
             NN_RETURN_IF_ERROR(
                 copy.block(phase, out + static_cast<uint32_t>((int64_t{py} * b.outW + px) * c),
                            {{b.n, inImage, outImage},
@@ -260,7 +256,6 @@ Status lower(Lowering& lw, const Operation& op) {
             stridedAxis(b.n, in[0]), stridedAxis(b.inH, in[1]), {}, stridedAxis(b.c, in[3])};
         for (const BilinearSample& s : b.xs) axes[2].push_back((right ? s.hi : s.lo) * in[2]);
         MoveEmitter move(lw, size, 0);
-        lw.fenceNext();
         NN_RETURN_IF_ERROR(move.box(source, columns[right], axes));
     }
     // Neighbour (row lo/hi, column lo/hi) of every output pixel, gathered into `dst` from the
@@ -271,14 +266,12 @@ Status lower(Lowering& lw, const Operation& op) {
             stridedAxis(b.n, columnRow * b.inH), {}, stridedAxis(b.outW, b.c), stridedAxis(b.c, 1)};
         for (const BilinearSample& s : b.ys) axes[1].push_back((bottom ? s.hi : s.lo) * columnRow);
         MoveEmitter move(lw, size, 0);
-        lw.fenceNext();  // after the reads of `dst`'s last use
         return move.box(columns[right], dst, axes);
     };
     // One float MUL or ADD over the output's shape (no clamp: infinities stay).
     const auto arithmetic = [&](npu::Opcode opcode, npu::StridedTensor a, npu::StridedTensor c,
                                 npu::StridedTensor out) {
         const npu::Descriptor d = floatDescriptor(opcode, unclampedFloatStage(format));
-        lw.fenceNext();  // after the tensors it reads
         npu::ChainBuilder chain;
         NN_RETURN_IF_ERROR(chain.stream(d, a, c, out, shape));
         lw.emitChain(chain);
@@ -311,19 +304,16 @@ Status lower(Lowering& lw, const Operation& op) {
     NN_RETURN_IF_ERROR(arithmetic(npu::Opcode::ADD, total, next, total));
     npu::Descriptor trunc = floatDescriptor(npu::Opcode::FUNC, unclampedFloatStage(format));
     trunc.floatFn = static_cast<uint32_t>(npu::Function::TRUNC);
-    lw.fenceNext();
     npu::ChainBuilder truncation;
     NN_RETURN_IF_ERROR(truncation.stream(trunc, total, std::nullopt, total, shape));
     lw.emitChain(truncation);
     const uint32_t count = b.n * outPlane * b.c;
     constexpr uint32_t kIntegerInLowByte = 0x4b400000;  // 1.5 * 2^23
-    lw.fenceNext();
     NN_RETURN_IF_ERROR(
         streamWithConstant(lw, op, floatDescriptor(npu::Opcode::ADD, unclampedFloatStage(format)),
                            sum, sum, count, kIntegerInLowByte));
     // The low bytes, NHWC -> the output's layout.
     MoveEmitter move(lw, 1, 0);
-    lw.fenceNext();
     const int64_t image = int64_t{outPlane} * b.c;
     return b.nchw
                ? move.block(sum, lw.address(op.outputs[0]),

@@ -1,11 +1,12 @@
 // Depthwise convolution on the NPU: the TAPS mapping (taps on array rows) for depth multiplier 1,
 // and the fusion of a depthwise layer with the 1x1 convolution that alone reads its result
 // (DWCONV with CHAIN_OUT, CONV with CHAIN_IN: the intermediate tensor stays on chip), and with
-// the expansion before it. Checked on
+// the expansion before it; and the fences between layers. Checked on
 // the compiled descriptors and against the golden, on the behavioral NPU and on the RTL.
 #include <algorithm>
 #include <string>
 
+#include "driver/ChainBuilder.h"
 #include "driver/Compiler.h"
 #include "driver/tests/TestUtil.h"
 #include "golden/Executor.h"
@@ -156,10 +157,59 @@ std::vector<DwPw> fusedPairs() {
     return pairs;
 }
 
+// The fences of a chain against a brute-force reading of its DRAM footprints (the bounding
+// byte ranges of what each descriptor reads and writes): a descriptor waits exactly for the
+// latest earlier one that writes a byte it reads or reads weights it overwrites (FENCE_SKIP at
+// most 127: then at least that long), and nothing else carries a FENCE.
+void checkFences(const std::vector<npu::Descriptor>& chain) {
+    struct Range {
+        uint64_t begin = 0, end = 0;
+        bool meets(const Range& o) const {
+            return begin < end && o.begin < o.end && begin < o.end && o.begin < end;
+        }
+    };
+    const auto rangeOf = [](const npu::TensorDesc& t) {
+        const uint64_t last = uint64_t{t.count1 - 1} * t.stride1 +
+                              uint64_t{t.count2 - 1} * t.stride2 +
+                              uint64_t{t.count3 - 1} * t.stride3;
+        return Range{t.addr, t.addr + last + t.inner};
+    };
+    const auto has = [](const npu::Descriptor& d, npu::DescFlag f) {
+        return (d.flags & static_cast<uint32_t>(f)) != 0;
+    };
+    const auto weights = [](const npu::Descriptor& d) {
+        return Range{d.wAddr, d.wAddr + npu::weightStreamWords(d) * npu::kDramBusBytes};
+    };
+    const auto writes = [&](const npu::Descriptor& d) {
+        return d.opcode != npu::Opcode::NOP && !has(d, npu::DescFlag::CHAIN_OUT);
+    };
+    for (size_t i = 0; i < chain.size(); ++i) {
+        const npu::Descriptor& d = chain[i];
+        std::vector<Range> reads;
+        if (d.opcode != npu::Opcode::NOP) {
+            if (npu::op::usesA(d.opcode) && !has(d, npu::DescFlag::CHAIN_IN))
+                reads.push_back(rangeOf(d.a));
+            if (npu::readsB(d)) reads.push_back(rangeOf(d.b));
+            reads.push_back(weights(d));
+        }
+        std::optional<size_t> producer;
+        for (size_t j = 0; j < i; ++j) {
+            const npu::Descriptor& e = chain[j];
+            bool dependent = writes(d) && weights(e).meets(rangeOf(d.out));
+            for (const Range& r : reads) dependent |= writes(e) && rangeOf(e.out).meets(r);
+            if (dependent) producer = j;
+        }
+        CAPTURE(i);
+        REQUIRE(has(d, npu::DescFlag::FENCE) == producer.has_value());
+        if (producer) CHECK(d.fenceSkip == std::min<size_t>(i - 1 - *producer, 127));
+    }
+}
+
 Program compiled(const Model& model) {
     REQUIRE(validateModel(model).ok());
     auto program = compileModel(model, {});
     REQUIRE_MESSAGE(program.ok(), program.status().message);
+    checkFences(program->descriptors);
     return *program;
 }
 
@@ -438,6 +488,74 @@ TEST_CASE("driver_depthwise_pointwise_not_fused") {
     check(o, "tiles below kArrayCols pixels: fusing does not pay");
 }
 
+// A layer's tiles wait only for the tiles of earlier layers that wrote what they read: the first
+// tiles of a layer load while the previous layer's last ones still run.
+DwPw afterExpansion() {
+    DwPw o;  // the expansion does not widen: it runs as a layer of its own
+    o.h = 96;
+    o.w = 40;
+    o.expandFrom = o.c = 32;
+    return o;
+}
+
+TEST_CASE("driver_fences_wait_for_the_tiles_read") {
+    // By hand: table lookups of 16 bytes (A, OUT) through a 256-byte table (W).
+    const auto lut = [](uint32_t a, uint32_t out, uint32_t table) {
+        npu::Descriptor d;
+        d.opcode = npu::Opcode::LUT;
+        d.flags = static_cast<uint32_t>(npu::DescFlag::FENCE);  // placeFences decides
+        d.a = {a, 16, 1, 0, 1, 1, 0, 0};
+        d.out = {out, 16, 1, 0, 1, 1, 0, 0};
+        d.wAddr = table;
+        return d;
+    };
+    std::vector<npu::Descriptor> chain{
+        lut(0x1000, 0x2000, 0x100), lut(0x1000, 0x3000, 0x100),
+        lut(0x2008, 0x4000, 0x100),  // reads what [0] wrote
+        lut(0x1000, 0x0180, 0x200),  // overwrites the table [0..2] read
+        lut(0x5000, 0x6000, 0x100),  // reads that table
+        lut(0x5000, 0x7000, 0x200)};
+    for (uint32_t k = 0; k < 130; ++k) chain.push_back(lut(0x1000, 0x10000 + 16 * k, 0x200));
+    chain.push_back(lut(0x3000, 0x8000, 0x200));  // reads what [1] wrote, 134 back
+    npu::placeFences(chain);
+    const auto waitsFor = [&](size_t i) -> std::optional<size_t> {
+        if (!(chain[i].flags & static_cast<uint32_t>(npu::DescFlag::FENCE))) return std::nullopt;
+        return i - 1 - chain[i].fenceSkip;
+    };
+    CHECK(!waitsFor(0));
+    CHECK(!waitsFor(1));
+    CHECK(waitsFor(2) == 0u);
+    CHECK(waitsFor(3) == 2u);
+    CHECK(waitsFor(4) == 3u);
+    CHECK(!waitsFor(5));
+    CHECK(waitsFor(chain.size() - 1) == chain.size() - 1 - 1 - 127);  // FENCE_SKIP's limit
+    checkFences(chain);
+
+    auto device = makeTestDevice();
+    for (const bool runtime : {false, true}) {
+        CAPTURE(runtime);
+        DwPw o = afterExpansion();
+        o.runtimeDwWeights = runtime;  // RELU writes the filter, a scatter the weight stream
+        const Model model = dwPwModel(o);
+        const Program p = compiled(model);  // checkFences
+        if (!runtime) {
+            // The first depthwise tile waits for an expansion tile before the last one.
+            size_t lastExpansion = 0, firstDepthwise = p.descriptors.size();
+            for (size_t i = 0; i < p.descriptors.size(); ++i) {
+                if (p.descriptors[i].tag == 0) lastExpansion = i;
+                if (p.descriptors[i].opcode == npu::Opcode::DWCONV)
+                    firstDepthwise = std::min(firstDepthwise, i);
+            }
+            REQUIRE(firstDepthwise == lastExpansion + 1);
+            const npu::Descriptor& first = p.descriptors[firstDepthwise];
+            REQUIRE((first.flags & static_cast<uint32_t>(npu::DescFlag::FENCE)) != 0);
+            CHECK(first.fenceSkip > 0);
+            CHECK(dumpProgram(p).find("FENCE(after [") != std::string::npos);
+        }
+        CHECK(matchesGolden(*device.device, model) == "");
+    }
+}
+
 // The same on the Verilated NPU: TAPS and the fused pair, bit-exact with the golden.
 TEST_CASE("driver_rtl_depthwise_taps_and_fusion") {
     auto device = rtlDevice();
@@ -454,6 +572,7 @@ TEST_CASE("driver_rtl_depthwise_taps_and_fusion") {
         REQUIRE(census(compiled(model)).chainIn > 0);
         CHECK(matchesGolden(**device, model) == "");
     }
+    CHECK(matchesGolden(**device, dwPwModel(afterExpansion())) == "");
     const Model block = dwPwModel(invertedResidual(OperandType::TENSOR_QUANT8_ASYMM_SIGNED));
     REQUIRE(census(compiled(block)).chainIn > census(compiled(block)).dwconv);
     CHECK(matchesGolden(**device, block) == "");

@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <string>
 
@@ -754,6 +755,88 @@ TEST_CASE("sim_npu_back_to_back_descriptors") {
                                : referenceConv(l.c, l.input, l.weights, l.quant, l.kind != kConv);
         CHECK(got == want);
     }
+}
+
+TEST_CASE("sim_npu_fence_waits_only_for_its_producers") {
+    // Three steps: P writes X, Q copies T to Y, R copies X's last row to Z (identity table).
+    // placeFences lets R wait for P alone (FENCE_SKIP 1). With P a convolution, whose drain
+    // outlasts Q, R must still see P's last row (poison there before); with P a short copy and Q a
+    // long one, R runs beside Q instead of after it.
+    driver::HardwareAccess& hw = *testBench().npu;
+    std::mt19937 rng(testSeed(0x5eedfe9c));
+    std::array<uint8_t, 256> identity{};
+    for (int v = 0; v < 256; ++v) identity[v] = static_cast<uint8_t>(v);
+    const auto run = [&](bool convP, uint32_t qPixels, bool fenceAll) {
+        DeviceArena arena;
+        const uint32_t table = arena.alloc(256);
+        REQUIRE(hw.writeMemory(table, identity.data(), 256).ok());
+        ConvCase c{};  // P: a 1x1 convolution, 16 -> 64 channels over 16x16 pixels
+        c.h = c.w = c.outH = c.outW = 16;
+        c.inC = 16;
+        c.outC = convP ? 64 : 16;
+        c.inZero = 3;
+        c.wZero = 5;
+        c.stage = randomStage(rng, false);
+        const std::vector<uint8_t> input = randomBytes(rng, size_t{c.h} * c.w * c.inC);
+        const std::vector<uint8_t> weights = randomBytes(rng, size_t{c.outC} * c.inC);
+        const std::vector<ChannelQuant> quant = randomQuant(rng, c.outC, c.inC, true);
+        const std::vector<uint8_t> stream =
+            npu::packConvWeights(weights.data(), c.outC, 1, 1, c.inC, c.wZero, quant);
+        const size_t xBytes = size_t{c.outH} * c.outW * c.outC;
+        const uint32_t inAddr = arena.alloc(input.size()), wAddr = arena.alloc(stream.size());
+        const uint32_t xAddr = arena.alloc(xBytes), zAddr = arena.alloc(xBytes);
+        const std::vector<uint8_t> t = randomBytes(rng, size_t{qPixels} * 16);
+        const uint32_t tAddr = arena.alloc(t.size()), yAddr = arena.alloc(t.size());
+        REQUIRE(hw.writeMemory(inAddr, input.data(), input.size()).ok());
+        REQUIRE(hw.writeMemory(wAddr, stream.data(), stream.size()).ok());
+        REQUIRE(hw.writeMemory(tAddr, t.data(), t.size()).ok());
+        const std::vector<uint8_t> poison(xBytes, 0xa5);
+        REQUIRE(hw.writeMemory(xAddr, poison.data(), poison.size()).ok());
+
+        const DeviceTensor in{inAddr, 1, c.h, c.w, c.inC, 0, false, c.inZero};
+        const DeviceTensor x{xAddr, 1, c.outH, c.outW, c.outC, 0, false, 0};
+        // R copies X's last row, which P's drain writes last.
+        const uint32_t rowBytes = c.outW * c.outC;
+        const DeviceTensor lastRow{xAddr + xBytes - rowBytes, 1, 1, c.outW, c.outC, 0, false, 0};
+        const DeviceTensor z{zAddr, 1, 1, c.outW, c.outC, 0, false, 0};
+        npu::ChainBuilder built;
+        if (convP) {
+            REQUIRE(built.conv(in, x, wAddr, false, c.wZero, c.g, c.stage).ok());
+        } else {
+            REQUIRE(built.lookup(in, x, table).ok());
+        }
+        const size_t pEnd = built.descriptors().size();
+        REQUIRE(built.lookup({tAddr, 1, 1, qPixels, 16, 0, false, 0},
+                             {yAddr, 1, 1, qPixels, 16, 0, false, 0}, table)
+                    .ok());
+        const size_t qEnd = built.descriptors().size();
+        REQUIRE(built.lookup(lastRow, z, table).ok());
+        std::vector<npu::Descriptor> chain = built.descriptors();
+        npu::placeFences(chain);
+        npu::ChainBuilder program;
+        for (size_t i = 0; i < chain.size(); ++i) {
+            CAPTURE(i);
+            const bool fenced = chain[i].flags & static_cast<uint32_t>(npu::DescFlag::FENCE);
+            CHECK(fenced == (i >= qEnd));  // only R reads what another wrote
+            if (fenced) CHECK(chain[i].fenceSkip == i - pEnd);  // after P, beside Q
+            if (fenced && fenceAll) chain[i].fenceSkip = 0;
+            program.append(chain[i]);
+        }
+        const uint64_t cycles = runInArena(hw, program, arena).cycles;
+
+        std::vector<uint8_t> got(rowBytes), y(t.size());
+        REQUIRE(hw.readMemory(zAddr, got.data(), got.size()).ok());
+        REQUIRE(hw.readMemory(yAddr, y.data(), y.size()).ok());
+        const std::vector<uint8_t> want =
+            convP ? referenceConv(c, input, weights, quant, false) : input;
+        CHECK(got == std::vector<uint8_t>(want.end() - rowBytes, want.end()));
+        CHECK(y == t);
+        return cycles;
+    };
+    run(true, 1, false);
+    const uint64_t beside = run(false, 4096, false), after = run(false, 4096, true);
+    CHECK(beside < after);
+    MESSAGE("R beside Q: " << beside << " cycles, after Q: " << after);
 }
 
 TEST_CASE("sim_npu_conv_tiled") {
