@@ -200,8 +200,8 @@ inline uint64_t weightStreamWords(const Descriptor& d) {
         case Opcode::CONV:
         case Opcode::DWCONV: {
             const uint64_t vw = vectorWords(d), rowWords = vw == 1 ? 1 : kFloatWeightRowWords;
-            const uint64_t blocks = (uint64_t{d.out.inner} + kDramBusBytes * vw - 1) /
-                                    (kDramBusBytes * vw);
+            const uint64_t blocks =
+                (uint64_t{d.out.inner} + kDramBusBytes * vw - 1) / (kDramBusBytes * vw);
             return blocks * (kWeightQuantWords + kernelSteps(d) * kArrayRows * rowWords);
         }
         case Opcode::LUT:

@@ -377,12 +377,15 @@ module npu_cmd
   // A FENCE descriptor loads once every descriptor before index - FENCE_SKIP has retired (the
   // ones after it write nothing it reads, so it may overlap them); none loads into a buffer
   // whose RESIDUAL B is still being read.
-  function automatic logic fence_clear(job_t job, logic [31:0] done);
-    return !job.desc.flags[FlagFenceBit] || 33'(done) + 33'(job.desc.fence_skip) >= 33'(job.index);
+  function automatic logic fence_clear(logic fence, logic [6:0] skip, logic [31:0] index,
+                                       logic [31:0] done);
+    return !fence || 33'(done) + 33'(skip) >= 33'(index);
   endfunction
 
   assign load_take = state_q == StRun && next_valid_q && load_state_q == LdEmpty &&
-                     fence_clear(next_q, desc_done_q) && !res_busy_i[buf_toggle_q];
+                     fence_clear(next_q.desc.flags[FlagFenceBit], next_q.desc.fence_skip,
+                                 next_q.index, desc_done_q) &&
+                     !res_busy_i[buf_toggle_q];
 
   logic needs_load, load_chain_in, load_residual;
   // A CHAIN_IN descriptor's input is written into its buffer by the previous descriptor; a
@@ -687,7 +690,9 @@ module npu_cmd
     else $error("job finished with a CHAIN_OUT result nobody read");
   // A FENCE descriptor's loads start only once the descriptors it waits for have retired.
   a_fence_waits: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      state_q == StRun && load_start_o |-> fence_clear(load_q, desc_done_q))
+      state_q == StRun && load_start_o |->
+      fence_clear(load_q.desc.flags[FlagFenceBit], load_q.desc.fence_skip, load_q.index,
+                  desc_done_q))
     else $error("FENCE descriptor %0d loads before the ones it waits for retired", load_q.index);
 `endif
 

@@ -806,8 +806,9 @@ TEST_CASE("sim_npu_fence_waits_only_for_its_producers") {
             REQUIRE(built.lookup(in, x, table).ok());
         }
         const size_t pEnd = built.descriptors().size();
-        REQUIRE(built.lookup({tAddr, 1, 1, qPixels, 16, 0, false, 0},
-                             {yAddr, 1, 1, qPixels, 16, 0, false, 0}, table)
+        REQUIRE(built
+                    .lookup({tAddr, 1, 1, qPixels, 16, 0, false, 0},
+                            {yAddr, 1, 1, qPixels, 16, 0, false, 0}, table)
                     .ok());
         const size_t qEnd = built.descriptors().size();
         REQUIRE(built.lookup(lastRow, z, table).ok());
@@ -817,7 +818,7 @@ TEST_CASE("sim_npu_fence_waits_only_for_its_producers") {
         for (size_t i = 0; i < chain.size(); ++i) {
             CAPTURE(i);
             const bool fenced = chain[i].flags & static_cast<uint32_t>(npu::DescFlag::FENCE);
-            CHECK(fenced == (i >= qEnd));  // only R reads what another wrote
+            CHECK(fenced == (i >= qEnd));                       // only R reads what another wrote
             if (fenced) CHECK(chain[i].fenceSkip == i - pEnd);  // after P, beside Q
             if (fenced && fenceAll) chain[i].fenceSkip = 0;
             program.append(chain[i]);
