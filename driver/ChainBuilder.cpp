@@ -280,14 +280,17 @@ Result<std::vector<WindowTile>> windowTiles(const DeviceTensor& input, const Dev
         if (cost(w, h) < cost(tileW, tileH)) tileW = w, tileH = h;
     }
 
-    // The first tile's load waits for the previous layer (FENCE) with the array idle, while
-    // later loads overlap earlier tiles' compute: a short first band of rows (at most half a
-    // band) starts the array sooner. It costs one more weight stream, hidden behind that band's
-    // compute when each of its K steps has at least kFirstBandPixels pixels. The rows after it
-    // are split into bands of equal height (within one), so that no band is left with a few
-    // rows, too few pixels to hide its weight streams.
+    // A tile loads once the previous layer's tiles that write what it reads have stored
+    // (placeFences), so the first tile of a layer of many bands loads while the previous layer
+    // still runs its last ones. With at most two bands, the first tile reads into the previous
+    // layer's last band (consecutive layers tile alike) and waits for its drain with the array
+    // idle: a short first band (at most half a band) starts the array sooner. It costs one more
+    // weight stream, hidden behind that band's compute when each of its K steps has at least
+    // kFirstBandPixels pixels. The rows after it are split into bands of equal height (within
+    // one), so that no band is left with a few rows, too few pixels to hide its weight streams.
     const uint32_t shortH = ceilDiv(kFirstBandPixels, tileW);
-    const uint32_t firstH = 2 * shortH <= std::min(tileH, output.h) ? shortH : 0;
+    const uint32_t firstH =
+        2 * shortH <= std::min(tileH, output.h) && ceilDiv(output.h, tileH) <= 2 ? shortH : 0;
     const uint32_t rest = output.h - firstH, bands = ceilDiv(rest, tileH);
     std::vector<WindowTile> tiles;
     for (uint32_t oy0 = 0, band = 0; oy0 < output.h; ++band) {
