@@ -203,7 +203,7 @@ ErrorCode validate(const Descriptor& d, const ChainContext& chain) {
     const bool chainIn = d.flags & flag(npu::DescFlag::CHAIN_IN);
     const bool last = d.flags & flag(npu::DescFlag::LAST);
     const uint64_t kt = npu::kernelSteps(d);
-    const uint64_t wWords = badOpcode ? 0 : npu::weightStreamWords(d);
+    const uint64_t wWords = npu::weightStreamWords(d);
     const auto minusThirtyTwo = [](int32_t shift) { return datapath::shiftBits(shift) == 0x20; };
 
     bool bad = false;
