@@ -759,9 +759,9 @@ TEST_CASE("sim_npu_back_to_back_descriptors") {
 
 TEST_CASE("sim_npu_fence_waits_only_for_its_producers") {
     // Three steps: P writes X, Q copies T to Y, R copies X's last row to Z (identity table).
-    // placeFences lets R wait for P alone (FENCE_SKIP 1). With P a convolution, whose drain
-    // outlasts Q, R must still see P's last row (poison there before); with P a short copy and Q a
-    // long one, R runs beside Q instead of after it.
+    // placeFences lets R wait for P alone (FENCE_SKIP: Q's descriptors). With P a convolution,
+    // whose drain outlasts Q, R must still see P's last row (poison there before); with P a short
+    // copy and Q a long one, R runs beside Q instead of after it.
     driver::HardwareAccess& hw = *testBench().npu;
     std::mt19937 rng(testSeed(0x5eedfe9c));
     std::array<uint8_t, 256> identity{};
@@ -770,7 +770,7 @@ TEST_CASE("sim_npu_fence_waits_only_for_its_producers") {
         DeviceArena arena;
         const uint32_t table = arena.alloc(256);
         REQUIRE(hw.writeMemory(table, identity.data(), 256).ok());
-        ConvCase c{};  // P: a 1x1 convolution, 16 -> 64 channels over 16x16 pixels
+        ConvCase c{};  // P: a 1x1 convolution, 16 -> 64 channels over 16x16 pixels, or a copy
         c.h = c.w = c.outH = c.outW = 16;
         c.inC = 16;
         c.outC = convP ? 64 : 16;
@@ -784,7 +784,8 @@ TEST_CASE("sim_npu_fence_waits_only_for_its_producers") {
             npu::packConvWeights(weights.data(), c.outC, 1, 1, c.inC, c.wZero, quant);
         const size_t xBytes = size_t{c.outH} * c.outW * c.outC;
         const uint32_t inAddr = arena.alloc(input.size()), wAddr = arena.alloc(stream.size());
-        const uint32_t xAddr = arena.alloc(xBytes), zAddr = arena.alloc(xBytes);
+        const uint32_t rowBytes = c.outW * c.outC;
+        const uint32_t xAddr = arena.alloc(xBytes), zAddr = arena.alloc(rowBytes);
         const std::vector<uint8_t> t = randomBytes(rng, size_t{qPixels} * 16);
         const uint32_t tAddr = arena.alloc(t.size()), yAddr = arena.alloc(t.size());
         REQUIRE(hw.writeMemory(inAddr, input.data(), input.size()).ok());
@@ -796,7 +797,6 @@ TEST_CASE("sim_npu_fence_waits_only_for_its_producers") {
         const DeviceTensor in{inAddr, 1, c.h, c.w, c.inC, 0, false, c.inZero};
         const DeviceTensor x{xAddr, 1, c.outH, c.outW, c.outC, 0, false, 0};
         // R copies X's last row, which P's drain writes last.
-        const uint32_t rowBytes = c.outW * c.outC;
         const DeviceTensor lastRow{xAddr + xBytes - rowBytes, 1, 1, c.outW, c.outC, 0, false, 0};
         const DeviceTensor z{zAddr, 1, 1, c.outW, c.outC, 0, false, 0};
         npu::ChainBuilder built;
