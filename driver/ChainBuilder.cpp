@@ -494,8 +494,14 @@ bool expansionPays(const DeviceTensor& expansionInput, const DeviceTensor& input
     // block (TAPS), and the pointwise layer's K steps times blocks, per output pixel.
     const uint64_t expandSteps = inWords * midWords;
     const uint64_t pairSteps = outPixels * (midWords + wordsPerRow(intermediate.c) * outWords);
+    // Apart, the array waits at the boundary between the two layers for the pair's first tile
+    // to load its expanded rows; fused, for the first tile's narrower expansion input instead.
+    const auto pairTiles = fusedTiles(input, depthwise, intermediate, output);
+    const WindowTile& first = pairTiles->front();  // depthwisePointwisePays: the pair tiles
+    const uint64_t boundary = uint64_t{first.rows} * first.cols * (midWords - inWords);
     const uint64_t apart = std::max(mapPixels * expandSteps, mapPixels * (inWords + midWords)) +
-                           std::max(pairSteps, mapPixels * midWords + outPixels * outWords);
+                           std::max(pairSteps, mapPixels * midWords + outPixels * outWords) +
+                           boundary;
     const uint64_t fused = std::max(regionPixels * expandSteps + pairSteps,
                                     regionPixels * inWords + outPixels * outWords);
     return fused <= apart;  // equal: the expanded tensor's DRAM traffic is saved anyway

@@ -96,8 +96,9 @@ bool depthwisePointwisePays(const DeviceTensor& input, const ConvGeometry& depth
 /// depthwise-pointwise pair saves time. The tiles recompute the expansion over the rows their
 /// regions share; in exchange the expanded tensor never goes to DRAM and back. In cycles, with
 /// one DRAM word or one array step per cycle: apart, each part takes the longer of its array
-/// steps and its DRAM words; fused, the longer of all the array steps (the expansion's
-/// recomputed) and the input and output words.
+/// steps and its DRAM words, and the array waits between them for the first pair tile's
+/// expanded rows (fused, for its expansion input: the difference counts); fused, the longer of
+/// all the array steps (the expansion's recomputed) and the input and output words.
 bool expansionPays(const DeviceTensor& expansionInput, const DeviceTensor& input,
                    const ConvGeometry& depthwise, const DeviceTensor& intermediate,
                    const DeviceTensor& output);

@@ -668,6 +668,22 @@ TEST_CASE("sim_program_fusion_pays") {
     npu::ChainBuilder program;
     REQUIRE(program.depthwisePointwise(in, {0, true, 0, dw2x2s2, {}}, mid, {}, out).ok());
     CHECK(program.descriptors().size() == 2 * 14);
+    // MobileNet-v2's stride-1 inverted residual blocks, as they measured on the RTL fused and
+    // apart (docs/npu.md): the 28x28 ones run faster fused, the 56x56 and 14x14 ones slower, and
+    // so does an expansion that does not widen.
+    if (npu::kArrayRows == 16) {
+        const npu::ConvGeometry dw3x3{3, 3, 1, 1, 1, 1, 1, 1};
+        const auto fuses = [&](uint32_t side, uint32_t in, uint32_t mid, uint32_t out) {
+            const DeviceTensor map{0, 1, side, side, mid};
+            return npu::expansionPays({0, 1, side, side, in}, map, dw3x3, map,
+                                      {0, 1, side, side, out});
+        };
+        CHECK(fuses(28, 32, 192, 32));
+        CHECK_FALSE(fuses(56, 24, 144, 24));
+        CHECK_FALSE(fuses(14, 64, 384, 64));
+        CHECK_FALSE(fuses(14, 96, 576, 96));
+        CHECK_FALSE(fuses(28, 96, 96, 24));
+    }
 }
 
 TEST_CASE("sim_npu_back_to_back_descriptors") {
