@@ -623,7 +623,7 @@ Status ChainBuilder::fullyConnected(const DeviceTensor& input, const DeviceTenso
                     {weights, weightsSigned, weightZeroPoint, ConvGeometry{}, stage}, 0, tag);
 }
 
-Status ChainBuilder::pool(bool average, const DeviceTensor& input, const DeviceTensor& output,
+Status ChainBuilder::pool(Pooling kind, const DeviceTensor& input, const DeviceTensor& output,
                           const ConvGeometry& geometry, const OutputStage& stage, uint32_t tag) {
     if (input.c != output.c) {
         return invalidArgument("NPU pooling keeps the channel count");
@@ -636,11 +636,16 @@ Status ChainBuilder::pool(bool average, const DeviceTensor& input, const DeviceT
     if (windowPixels * wordsPerRow(input.c) > kSpadWords) {
         slice = static_cast<uint32_t>(std::max<uint64_t>(1, kSpadWords / windowPixels)) * kVec;
     }
-    return forChannelSlices(input, output, slice,
-                            [&](const DeviceTensor& in, const DeviceTensor& out, uint32_t) {
-                                return windowOp(average ? Opcode::AVGPOOL : Opcode::MAXPOOL, in,
-                                                out, {0, false, 0, geometry, stage}, 0, tag);
-                            });
+    const size_t first = mDescriptors.size();
+    NN_RETURN_IF_ERROR(forChannelSlices(
+        input, output, slice, [&](const DeviceTensor& in, const DeviceTensor& out, uint32_t) {
+            return windowOp(kind == Pooling::MAX ? Opcode::MAXPOOL : Opcode::AVGPOOL, in, out,
+                            {0, false, 0, geometry, stage}, 0, tag);
+        }));
+    for (size_t i = first; i < mDescriptors.size(); ++i) {
+        mDescriptors[i].truncate = kind == Pooling::MEAN;
+    }
+    return okStatus();
 }
 
 namespace {

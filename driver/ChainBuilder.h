@@ -269,6 +269,11 @@ struct StridedTensor {
     bool rowOfCopies = false;
 };
 
+/// What a pooling window computes: its maximum, its average rounded half away from zero
+/// (AVERAGE_POOL_2D), or its average truncated toward zero (NNAPI's quantized MEAN; a float
+/// average is divided the one way).
+enum class Pooling { MAX, AVERAGE, MEAN };
+
 /// A chain under construction. Descriptors are appended in execution order. A compiled
 /// program's fences come from placeFences; a chain built by hand calls fence() before an
 /// operation that reads a tensor an earlier descriptor writes.
@@ -336,10 +341,10 @@ class ChainBuilder {
                           bool weightsSigned, int32_t weightZeroPoint, const OutputStage& stage,
                           uint32_t tag = 0);
 
-    /// Max or average pooling of one image (input.c == output.c, in bytes); the stage's clamp
-    /// is the fused activation (input and output share scale and zero point, as NNAPI
-    /// requires), its format says whether the elements are float.
-    Status pool(bool average, const DeviceTensor& input, const DeviceTensor& output,
+    /// Pooling of one image (input.c == output.c, in bytes); the stage's clamp is the fused
+    /// activation (input and output share scale and zero point, as NNAPI requires), its format
+    /// says whether the elements are float.
+    Status pool(Pooling kind, const DeviceTensor& input, const DeviceTensor& output,
                 const ConvGeometry& geometry, const OutputStage& stage, uint32_t tag = 0);
 
     /// ADD (mul false) or MUL of a and b into out: all three have out's shape; a dimension of

@@ -71,7 +71,7 @@ enum class Opcode : uint32_t {
     CONV = 1,  ///< Convolution tile on the array: any kernel, stride, dilation and padding; fully connected as a 1x1 convolution over batch rows. Grouped convolution is one descriptor per group.
     DWCONV = 2,  ///< Depthwise convolution tile (depth multiplier 1): each output channel uses its own input channel; weights are diagonal blocks.
     MAXPOOL = 3,  ///< Max pooling tile over valid (unpadded) input pixels.
-    AVGPOOL = 4,  ///< Average pooling tile over valid input pixels, rounding half away from zero.
+    AVGPOOL = 4,  ///< Average pooling tile over valid input pixels, rounding half away from zero (TRUNCATE: toward zero).
     ADD = 5,  ///< Element-wise addition (NNAPI ADD; SUB: quantized with a negated B multiplier, float with NEGATE_B).
     MUL = 6,  ///< Element-wise multiplication (NNAPI MUL), quantized or float; float with DIVIDE: A / B (NNAPI DIV).
     LUT = 7,  ///< 256-entry table lookup: out = table[in] (table index is the input byte).
@@ -390,6 +390,7 @@ struct Descriptor {
     bool divide = false;  ///< Float MUL: A is divided by B, correctly rounded (NNAPI DIV). Ignored otherwise.
     bool normL2 = false;  ///< NORM: L2 normalization, out = MBQM((x - A_ZERO_POINT) << LEFT_SHIFT, 1 / sqrt(sum of squares) as multiplier and shift, shift + OUT_SHIFT) + OUT_ZERO_POINT, clamped to ACT_MIN/ACT_MAX; 0: softmax, out = RDBPOT(SRDHM(1 / sum, e), bits + 23) + OUT_ZERO_POINT, clamped (docs/npu.md, Normalization). Ignored otherwise.
     uint32_t compare = 0;  ///< ADD in a float format or INT32: the comparison (Compare) that replaces the sum, a 0 or 1 per element (an integer of the element's size); NEGATE_B and the clamp do not apply. Must be NONE with any other opcode or INT8; 7 is invalid.
+    bool truncate = false;  ///< INT8 AVGPOOL: each average is truncated toward zero (NNAPI's quantized MEAN); 0: rounded half away from zero. Ignored otherwise.
     uint32_t tag = 0;  ///< Free for software (e.g. the operation index); ignored by the NPU.
     TensorDesc a;  ///< Input A. Convolution and pooling: the input region of the tile, rows = pixels (INNER = channels, COUNT1 = region width, COUNT2 = region height, COUNT3 = 1). Element-wise and LUT: the first operand.
     TensorDesc b;  ///< Input B of ADD and MUL, same INNER and counts as A (strides may differ, 0 broadcasts). Unused otherwise.
@@ -434,6 +435,7 @@ struct Descriptor {
         detail::put(w, 0, 24, 1, divide ? 1u : 0u);
         detail::put(w, 0, 25, 1, normL2 ? 1u : 0u);
         detail::put(w, 0, 26, 3, compare);
+        detail::put(w, 0, 29, 1, truncate ? 1u : 0u);
         detail::put(w, 1, 0, 32, tag);
         detail::put(w, 2, 0, 32, a.addr);
         detail::put(w, 3, 0, 16, a.inner);
@@ -501,6 +503,7 @@ struct Descriptor {
         d.divide = detail::get(w, 0, 24, 1) != 0;
         d.normL2 = detail::get(w, 0, 25, 1) != 0;
         d.compare = detail::get(w, 0, 26, 3);
+        d.truncate = detail::get(w, 0, 29, 1) != 0;
         d.tag = detail::get(w, 1, 0, 32);
         d.a.addr = detail::get(w, 2, 0, 32);
         d.a.inner = detail::get(w, 3, 0, 16);

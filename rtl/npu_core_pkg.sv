@@ -88,6 +88,7 @@ package npu_core_pkg;
     logic [8:0]        zero_point;
     logic [8:0]        act_min;
     logic [8:0]        act_max;
+    logic              truncate;    // TRUNCATE: AVGPOOL quotients toward zero
     logic [1:0]        format;      // FORMAT: pooling of binary32 or binary16 elements
     logic [31:0]       fp_min;      // float formats: the clamp
     logic [31:0]       fp_max;

@@ -215,6 +215,7 @@ module npu_drain
     .acc_i      (acc_rdata_i),
     .count_i    (acc_rcount_i),
     .max_i      (job_q.opcode == OpMaxpool),
+    .truncate_i (job_q.truncate),
     .act_min_i  (job_q.act_min),
     .act_max_i  (job_q.act_max),
     .format_i   (job_q.format),

@@ -271,6 +271,7 @@ module npu_feeder
     claim_job_o.zero_point = dq.out_zero_point;
     claim_job_o.act_min    = dq.act_min;
     claim_job_o.act_max    = dq.act_max;
+    claim_job_o.truncate   = dq.truncate[0];
     claim_job_o.res        = '0;
     // RESIDUAL: the convolution's words go to the ADD as A, clamped to the type's range only.
     if (dq.opcode == OpConv && dq.flags[FlagResidualBit]) begin

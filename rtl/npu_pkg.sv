@@ -57,7 +57,7 @@ package npu_pkg;
     OpConv = 8'd1,  // Convolution tile on the array: any kernel, stride, dilation and padding; fully connected as a 1x1 convolution over batch rows. Grouped convolution is one descriptor per group.
     OpDwconv = 8'd2,  // Depthwise convolution tile (depth multiplier 1): each output channel uses its own input channel; weights are diagonal blocks.
     OpMaxpool = 8'd3,  // Max pooling tile over valid (unpadded) input pixels.
-    OpAvgpool = 8'd4,  // Average pooling tile over valid input pixels, rounding half away from zero.
+    OpAvgpool = 8'd4,  // Average pooling tile over valid input pixels, rounding half away from zero (TRUNCATE: toward zero).
     OpAdd = 8'd5,  // Element-wise addition (NNAPI ADD; SUB: quantized with a negated B multiplier, float with NEGATE_B).
     OpMul = 8'd6,  // Element-wise multiplication (NNAPI MUL), quantized or float; float with DIVIDE: A / B (NNAPI DIV).
     OpLut = 8'd7,  // 256-entry table lookup: out = table[in] (table index is the input byte).
@@ -336,7 +336,8 @@ package npu_pkg;
     tensor_t b;  // bits 447:256
     tensor_t a;  // bits 255:64
     logic [31:0] tag;  // bits 63:32
-    logic [2:0] reserved8;
+    logic [1:0] reserved8;
+    logic [0:0] truncate;  // bits 29:29
     logic [2:0] compare;  // bits 28:26
     logic [0:0] norm_l2;  // bits 25:25
     logic [0:0] divide;  // bits 24:24

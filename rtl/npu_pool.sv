@@ -1,8 +1,8 @@
 // Pooling and float finish of the drain: turns one accumulator entry into output words.
 //
 // MAXPOOL clamps the maxima to the activation range. AVGPOOL divides each sum by the count of
-// valid taps, rounding half away from zero, one quotient bit per cycle (quotients stay below
-// 2^PoolQBits), then clamps. Float formats finish in one cycle: binary32 lanes divided by the
+// valid taps, rounding half away from zero (TRUNCATE: toward zero), one quotient bit per cycle
+// (quotients stay below 2^PoolQBits), then clamps. Float formats finish in one cycle: binary32 lanes divided by the
 // count (fp32_div_count, AVGPOOL) or, for CONV and DWCONV (add_bias_i), plus the bias, then
 // clamped to [FP_MIN, FP_MAX], packed as binary32 or rounded to binary16. A float CONV entry
 // holds Vec channels, up to 4 words (words_i); the others make one. One entry at a time:
@@ -21,6 +21,7 @@ module npu_pool
   input  word_lanes_t        acc_i,
   input  logic [15:0]        count_i,
   input  logic               max_i,       // MAXPOOL (else AVGPOOL)
+  input  logic               truncate_i,  // AVGPOOL: quotients toward zero (else rounded)
   input  logic [8:0]         act_min_i,   // signed; held until the word is taken
   input  logic [8:0]         act_max_i,
   input  logic [1:0]         format_i,    // held like the clamp
@@ -109,7 +110,7 @@ module npu_pool
   end
 
   // ------------------------------------------------------------------------------------------
-  // Datapath: magnitudes (plus half the divisor, for the rounding), signs, quotients, the word.
+  // Datapath: magnitudes (plus half the divisor, unless truncating), signs, quotients, the word.
   logic [31:0]          num_q [Vec];
   logic [31:0]          num_d [Vec];
   logic [PoolQBits-1:0] quo_q [Vec];
@@ -148,7 +149,7 @@ module npu_pool
       den_d = count_i;
       for (int unsigned l = 0; l < Vec; l++) begin
         magnitude            = acc_i[l][31] ? 32'(-acc_i[l]) : acc_i[l];
-        num_d[l]             = magnitude + 32'(count_i[15:1]);
+        num_d[l]             = magnitude + (truncate_i ? '0 : 32'(count_i[15:1]));
         neg_d[l]             = acc_i[l][31];
         word_d[l*8 +: 8]     = clamp_byte(acc_i[l], act_min_i, act_max_i);
       end

@@ -212,12 +212,12 @@ uint32_t fp32Log(uint32_t x) {
     return roundToFp32(total < 0, 134 - lt, mag << lt);
 }
 
-int32_t averageFinish(uint32_t sum, uint32_t count) {
+int32_t averageFinish(uint32_t sum, uint32_t count, bool truncate) {
     constexpr int kQuotientBits = 10;
     const bool negative = (sum >> 31) != 0;
     const uint32_t magnitude = negative ? 0u - sum : sum;
     const uint32_t den = count & 0xffffu;
-    uint64_t num = uint32_t{magnitude + (den >> 1)};
+    uint64_t num = uint32_t{magnitude + (truncate ? 0 : den >> 1)};
     uint32_t quotient = 0;
     if (den != 0 && num / den < (1u << kQuotientBits)) {
         quotient = static_cast<uint32_t>(num / den);

@@ -78,10 +78,11 @@ inline uint8_t requantize(uint32_t acc, uint32_t bias, int32_t multiplier, Split
     return clampByte(offset, actMin, actMax);
 }
 
-/// The average pooling finish of npu_compute.sv before the clamp: |sum| + count / 2 divided by
-/// count by a 10-bit restoring division (one quotient bit per cycle; a quotient that needs more
-/// bits, or a count of 0, gives what that divider gives), the sign of sum restored.
-int32_t averageFinish(uint32_t sum, uint32_t count);
+/// The average pooling finish of npu_pool.sv before the clamp: |sum| + count / 2 (|sum| when
+/// `truncate`) divided by count by a 10-bit restoring division (one quotient bit per cycle; a
+/// quotient that needs more bits, or a count of 0, gives what that divider gives), the sign of
+/// sum restored.
+int32_t averageFinish(uint32_t sum, uint32_t count, bool truncate);
 
 // The float datapath (rtl/npu_fp_pkg.sv) on binary32 bit patterns: the host's IEEE arithmetic
 // (round to nearest even, exact subnormals, signed zeros), every NaN result the canonical quiet

@@ -939,7 +939,8 @@ class Executor {
                 uint8_t* dst = out + uint64_t{p} * outRow + b * kBeat;
                 for (uint32_t l = 0; l < lanes; ++l) {
                     const int32_t value =
-                        maxpool ? best[l] : datapath::averageFinish(sum[l], count & 0xffffu);
+                        maxpool ? best[l]
+                                : datapath::averageFinish(sum[l], count & 0xffffu, d.truncate);
                     dst[l] = datapath::clampByte(value, d.actMin, d.actMax);
                 }
             }

@@ -93,7 +93,7 @@ Status lower(Lowering& lw, const Operation& op) {
         to.h = to.w = 1;
         npu::ChainBuilder chain;
         NN_RETURN_IF_ERROR(
-            chain.pool(false, from, to, window, npu::OutputStage{0, typeMin(type), typeMax(type)}));
+            chain.pool(npu::Pooling::MAX, from, to, window, npu::OutputStage{0, typeMin(type), typeMax(type)}));
         lw.emitChain(chain);
         return okStatus();
     };

@@ -2,9 +2,8 @@
 // DWCONV descriptors, PACK for few input channels, TAPS depthwise, depthwise -> pointwise
 // fusion with CHAIN_OUT/CHAIN_IN; float32 and float16 on the float CONV and DWCONV with binary32
 // weight streams), AVERAGE_POOL_2D, MAX_POOL_2D, float L2_POOL_2D (pooling descriptors; L2 pools
-// the squares and takes the FUNC square root), MEAN (a DWCONV with a constant kernel, or a
-// product with the map as the weights, over height and width, or over the reduced axes copied
-// outermost), REDUCE_MAX and REDUCE_MIN (a
+// the squares and takes the FUNC square root), MEAN (an average pool truncating toward zero,
+// over height and width, or over the reduced axes copied outermost), REDUCE_MAX and REDUCE_MIN (a
 // MAXPOOL over the reduced axes), float REDUCE_SUM (a float DWCONV of ones over them) and
 // TRANSPOSE_CONV_2D (a CONV over the input spread out by the strides). NCHW operations run on
 // NHWC scratch copies that LUT identity copies fill and drain. Weights given as model inputs are
@@ -682,7 +681,8 @@ Status lowerPool(Lowering& lw, const Operation& op) {
     for (uint32_t n = 0; n < w->in[0]; ++n) {
         npu::ChainBuilder chain;
         const Status st = chain.pool(
-            op.type != OperationType::MAX_POOL_2D, imageOf(poolIn, w->in, n, 0, w->in[3], in),
+            op.type == OperationType::MAX_POOL_2D ? npu::Pooling::MAX : npu::Pooling::AVERAGE,
+            imageOf(poolIn, w->in, n, 0, w->in[3], in),
             imageOf(io->outBase, w->out, n, 0, w->out[3], out), geometry, stage);
         if (!st.ok()) return lw.fail(op, st.message);
         lw.emitChain(chain);
@@ -743,85 +743,11 @@ std::optional<std::vector<bool>> reducedOf(const Constants& c, const Operation& 
 // ---------------------------------------------------------------------------------------------
 // MEAN over height and width.
 //
-// NNAPI's quantized MEAN sums the stored values and divides by their count, truncating; AVGPOOL
-// rounds, so it cannot stand in. A depthwise convolution over the whole map with every weight 4
-// (input zero point 0) and the bias -2(n - 1) accumulates 4S - 2(n - 1) from the sum S of n
-// values, and the requantization by 1/(4n) rounds that to floor(S / n): the fraction stays
-// 1/(2n) away from the rounding points, more than the multiplier's error; the bias +2(n - 1)
-// gives ceil(S / n) the same way. For QUANT8_ASYMM, S >= 0 and floor is the truncation. A
-// QUANT8_ASYMM_SIGNED sum truncates toward zero: that is max(floor, min(ceil, 0)), the floor
-// where it is not negative and the ceiling where it is, so a second DWCONV writes the ceiling
-// clamped to at most 0 beside the floor and a MAXPOOL of 2 x 1 picks. meanRequantization checks
-// every possible sum before the NPU claims one.
+// An average pool over the whole map: binary32 sums in row-major order for float, as the golden
+// sums, divided once; for 8-bit types the sum of the stored values divided by their count and
+// truncated toward zero (AVGPOOL with TRUNCATE), NNAPI's quantized MEAN.
 
-constexpr int32_t kMeanWeight = 4;
-
-// The bias that rounds a mean of `count` values down (or up).
-int32_t meanBias(uint32_t count, bool up = false) {
-    return (up ? 1 : -1) * kMeanWeight / 2 * (static_cast<int32_t>(count) - 1);
-}
-
-// The multiplier of a mean of `count` stored values of `type`, verified on every possible sum
-// for the floor (and for int8 the ceiling too); nullopt when it is not exact.
-std::optional<QuantizedMultiplier> meanRequantization(uint32_t count, OperandType type) {
-    auto m = fixedpoint::quantizeMultiplier(1.0 / (double{kMeanWeight} * count));
-    if (!m || m->shift < -31) return std::nullopt;
-    const int64_t lo = int64_t{typeMin(type)} * count, hi = int64_t{typeMax(type)} * count;
-    const fixedpoint::ActivationRange range{typeMin(type), typeMax(type)};
-    const bool sign = isSigned(type);
-    for (int64_t sum = lo; sum <= hi; ++sum) {
-        const auto acc = static_cast<int32_t>(kMeanWeight * sum);
-        const int64_t floor = sum >= 0 ? sum / count : -((-sum + count - 1) / count);
-        if (fixedpoint::requantize(acc, meanBias(count), *m, 0, range) != floor)
-            return std::nullopt;
-        if (sign && fixedpoint::requantize(acc, meanBias(count, true), *m, 0, range) !=
-                        (sum >= 0 ? (sum + count - 1) / count : -(-sum / count)))
-            return std::nullopt;
-    }
-    return m;
-}
-
-// Channels [first, first + channels) of the MEAN's NHWC input image n and of its [N, 1, 1, C]
-// output, as the DWCONV sees them.
-std::pair<npu::DeviceTensor, npu::DeviceTensor> meanImages(const std::array<uint32_t, 4>& in,
-                                                           uint32_t inBase, uint32_t outBase,
-                                                           uint32_t n, uint32_t first,
-                                                           uint32_t channels, uint32_t size) {
-    npu::DeviceTensor input, output;
-    input.addr = inBase + (n * in[1] * in[2] * in[3] + first) * size;
-    input.h = in[1], input.w = in[2], input.c = channels * size;
-    output.addr = outBase + (n * in[3] + first) * size;
-    output.c = channels * size;
-    input.pixelStride = output.pixelStride = channels == in[3] ? 0 : in[3] * size;
-    return {input, output};
-}
-
-npu::ConvGeometry meanGeometry(const std::array<uint32_t, 4>& in) {
-    return {in[1], in[2], 1, 1, 1, 1, 0, 0};
-}
-
-// The most channels one chain of the MEAN takes (a DWCONV; float: an AVGPOOL): all of them, or
-// the largest multiple of the lanes whose whole map fits the scratchpad (a dry run of the
-// builder); 0: none fits.
-uint32_t meanSliceChannels(const std::array<uint32_t, 4>& in, OperandType type) {
-    const npu::ConvGeometry geometry = meanGeometry(in);
-    const auto format = floatFormat(type);
-    uint32_t slice = in[3];
-    while (slice > 0) {
-        const auto [input, output] = meanImages(in, 0, 0, 0, 0, slice, elementSize(type));
-        npu::ChainBuilder chain;
-        const Status fits =
-            format ? chain.pool(true, input, output, geometry,
-                                floatStage(*format, static_cast<int32_t>(FusedActivation::NONE)))
-                   : chain.depthwise(input, output, 0, false, 0, geometry, {0, 0, 255},
-                                     npu::depthwiseUsesTaps(geometry));
-        if (fits.ok()) return slice;
-        slice = (slice - 1) / kLanes * kLanes;  // the next smaller multiple of the lanes
-    }
-    return 0;
-}
-
-// The [N, H, W, C] image a MEAN's DWCONV averages over H x W: the input itself when it reduces
+// The [N, H, W, C] image a MEAN averages over H x W: the input itself when it reduces
 // height and width of a 4-D tensor, else its copy with the reduced axes outermost (reduceLayout:
 // [1, Rh, Rw, kept]); nullopt when the reduced extent is no product of two 8-bit sides.
 struct MeanImage {
@@ -843,6 +769,24 @@ std::optional<MeanImage> meanImageOf(const Constants& c, const Operation& op,
     auto reduced = reducedOf(c, op, dims.size());
     if (!reduced) return std::nullopt;
     return meanImageOf(dims, *reduced);
+}
+
+// The MEAN's average pool over image n of the map `d` at inBase (pool() slices the channels of
+// a map too large for the scratchpad with all of them).
+Status meanPool(npu::ChainBuilder& chain, const std::array<uint32_t, 4>& d, uint32_t inBase,
+                uint32_t outBase, uint32_t n, OperandType type) {
+    const uint32_t size = elementSize(type);
+    npu::DeviceTensor input, output;
+    input.addr = inBase + n * d[1] * d[2] * d[3] * size;
+    input.h = d[1], input.w = d[2], input.c = d[3] * size;
+    output.addr = outBase + n * d[3] * size;
+    output.c = input.c;
+    input.isSigned = output.isSigned = isSigned(type);
+    const auto format = floatFormat(type);
+    const npu::OutputStage stage =
+        format ? floatStage(*format, static_cast<int32_t>(FusedActivation::NONE))
+               : npu::OutputStage{0, typeMin(type), typeMax(type)};
+    return chain.pool(npu::Pooling::MEAN, input, output, {d[1], d[2], 1, 1, 1, 1, 0, 0}, stage);
 }
 
 Status meanSupported(const Model& model, const Operation& op) {
@@ -879,9 +823,8 @@ Status meanSupported(const Model& model, const Operation& op) {
         const auto& d = image->d;
         if (d[1] > kMaxByteField || d[2] > kMaxByteField)
             return unsupported(op, "a map beyond the descriptor's 8-bit kernel");
-        if (!floatFormat(in.type) && !meanRequantization(d[1] * d[2], in.type))
-            return unsupported(op, "no exact requantization for this count");
-        if (meanSliceChannels(d, in.type) == 0)
+        npu::ChainBuilder dryRun;
+        if (!meanPool(dryRun, d, 0, 0, 0, in.type).ok())
             return unsupported(op, "the map of one channel block does not fit the scratchpad");
     }
     return okStatus();
@@ -895,157 +838,29 @@ Result<std::vector<uint32_t>> meanOutputShape(const Lowering& lw, const Operatio
     return reductionShape(in, *reduced, *keepDims > 0);
 }
 
-// The copied input, when the MEAN does not reduce height and width in place; an int8 MEAN's
-// floors and clamped ceilings, side by side.
+// The copied input, when the MEAN does not reduce height and width in place.
 std::vector<uint64_t> meanScratch(const Lowering& lw, const Operation& op) {
     const auto image = meanImageOf(lw.constants(), op, lw.dims(op.inputs[0]));
-    if (!image) return {};
-    const OperandType type = lw.operand(op.inputs[0]).type;
-    std::vector<uint64_t> areas;
-    if (image->copy) areas.push_back(elementCount(lw.dims(op.inputs[0])) * elementSize(type));
-    if (type == OperandType::TENSOR_QUANT8_ASYMM_SIGNED)
-        areas.push_back(2 * elementCount(lw.dims(op.outputs[0])));
-    return areas;
-}
-
-// A float MEAN is an average pool over the map: binary32 sums in row-major order, as the golden
-// sums, divided once by the count.
-Status lowerFloatMean(Lowering& lw, const Operation& op, const MeanImage& image,
-                      npu::Format format) {
-    const std::array<uint32_t, 4>& d = image.d;
-    const OperandType type = lw.operand(op.inputs[0]).type;
-    const uint32_t size = elementSize(type);
-    const uint32_t slice = meanSliceChannels(d, type);
-    if (slice == 0) return lw.fail(op, "the map of one channel block does not fit the scratchpad");
-    uint32_t inBase = lw.address(op.inputs[0]);
-    if (image.copy) {
-        MoveEmitter move(lw, size, 0);
-        NN_RETURN_IF_ERROR(move.box(inBase, lw.scratch().at(0), image.copy->axes));
-        inBase = lw.scratch().at(0);
-    }
-    const npu::OutputStage stage = floatStage(format, static_cast<int32_t>(FusedActivation::NONE));
-    for (uint32_t n = 0; n < d[0]; ++n) {
-        for (uint32_t first = 0; first < d[3]; first += slice) {
-            const auto [input, output] = meanImages(d, inBase, lw.address(op.outputs[0]), n, first,
-                                                    std::min(slice, d[3] - first), size);
-            npu::ChainBuilder chain;
-            const Status st = chain.pool(true, input, output, meanGeometry(d), stage);
-            if (!st.ok()) return lw.fail(op, st.message);
-            lw.emitChain(chain);
-        }
-    }
-    return okStatus();
-}
-
-// A map too large for TAPS (over 16 taps) would stream a diagonal block per tap and 16 channels
-// (a megabyte for MobileNet-v2's 7x7x1280). Its sums are a matrix product instead: the vector of
-// `count` kMeanWeight's times the map [count, C] as the weights. Per image one FULLY_CONNECTED
-// whose weight stream is the map itself, copied at run time into a stream of placeholders: row
-// p of a block's K steps is pixel p, 16 of its channels per row.
-Status meanByProduct(Lowering& lw, const Operation& op, const std::array<uint32_t, 4>& d,
-                     uint32_t inBase, uint32_t outBase, OperandType type,
-                     const npu::ChannelQuant& quant, int32_t max) {
-    const uint32_t count = d[1] * d[2], channels = d[3];
-    const std::vector<uint8_t> placeholders(size_t{channels} * count, 0);
-    const std::vector<uint8_t> stream =
-        npu::packConvWeights(placeholders.data(), channels, 1, 1, count, 0,
-                             std::vector<npu::ChannelQuant>(channels, quant));
-    const uint32_t wAddr = lw.addConstant(stream.data(), stream.size());
-    const uint32_t blockBytes = static_cast<uint32_t>(stream.size()) / ceilDiv(channels, kLanes);
-    const uint32_t rows = wAddr + npu::kWeightQuantWords * kAlign;
-    const std::vector<uint8_t> weights(count, kMeanWeight);
-    npu::DeviceTensor vector;
-    vector.addr = lw.addConstant(weights.data(), weights.size());
-    vector.c = count;
-    const uint32_t whole = channels / kLanes, rest = channels % kLanes;
-    MoveEmitter move(lw, 1, 0);
-    for (uint32_t n = 0; n < d[0]; ++n) {
-        const uint32_t image = inBase + n * count * channels;
-        if (whole > 0) {
-            NN_RETURN_IF_ERROR(move.block(
-                image, rows,
-                {{whole, kLanes, blockBytes}, {count, channels, kLanes}, {kLanes, 1, 1}}, false));
-        }
-        if (rest > 0) {
-            NN_RETURN_IF_ERROR(move.block(image + whole * kLanes, rows + whole * blockBytes,
-                                          {{count, channels, kLanes}, {rest, 1, 1}}, false));
-        }
-        npu::DeviceTensor output;
-        output.addr = outBase + n * channels;
-        output.c = channels;
-        output.isSigned = isSigned(type);
-        npu::ChainBuilder chain;
-        const Status st =
-            chain.fullyConnected(vector, output, wAddr, isSigned(type), 0, {0, typeMin(type), max});
-        if (!st.ok()) return lw.fail(op, st.message);
-        lw.emitChain(chain);
-    }
-    return okStatus();
+    if (!image || !image->copy) return {};
+    return {elementCount(lw.dims(op.inputs[0])) * elementSize(lw.operand(op.inputs[0]).type)};
 }
 
 Status lowerMean(Lowering& lw, const Operation& op) {
     const auto image = meanImageOf(lw.constants(), op, lw.dims(op.inputs[0]));
     if (!image) return lw.fail(op, "the reduced extent is no product of two windows");
-    if (auto format = floatFormat(lw.operand(op.inputs[0]).type))
-        return lowerFloatMean(lw, op, *image, *format);
-    const std::array<uint32_t, 4>& d = image->d;
-    const uint32_t count = d[1] * d[2];
     const OperandType type = lw.operand(op.inputs[0]).type;
-    const bool sign = isSigned(type);
-    const auto m = meanRequantization(count, type);
-    if (!m) return lw.fail(op, "no exact requantization for this count");
-    const uint32_t slice = meanSliceChannels(d, type);
-    if (slice == 0) return lw.fail(op, "the map of one channel block does not fit the scratchpad");
-    const npu::ConvGeometry geometry = meanGeometry(d);
-    const bool taps = npu::depthwiseUsesTaps(geometry);
     uint32_t inBase = lw.address(op.inputs[0]);
     if (image->copy) {
-        MoveEmitter move(lw, 1, 0);
+        MoveEmitter move(lw, elementSize(type), 0);
         NN_RETURN_IF_ERROR(move.box(inBase, lw.scratch().at(0), image->copy->axes));
         inBase = lw.scratch().at(0);
     }
-    // The floors (into the output, or for int8 beside the clamped ceilings).
-    const uint32_t outputs = d[0] * d[3];
-    const uint32_t floors = sign ? lw.scratch().back() : lw.address(op.outputs[0]);
-    const auto means = [&](bool up, uint32_t outBase, int32_t max) {
-        const npu::ChannelQuant channelQuant{meanBias(count, up), m->multiplier, m->shift};
-        if (!taps) return meanByProduct(lw, op, d, inBase, outBase, type, channelQuant, max);
-        // Every slice has the same weights and quantization: one stream for the largest.
-        const std::vector<uint8_t> weights(size_t{count} * slice, kMeanWeight);
-        const std::vector<npu::ChannelQuant> quant(slice, channelQuant);
-        const std::vector<uint8_t> stream =
-            npu::packDepthwiseWeights(weights.data(), slice, d[1], d[2], 0, quant, taps);
-        const uint32_t wAddr = lw.addConstant(stream.data(), stream.size());
-        for (uint32_t n = 0; n < d[0]; ++n) {
-            for (uint32_t first = 0; first < d[3]; first += slice) {
-                auto [input, output] =
-                    meanImages(d, inBase, outBase, n, first, std::min(slice, d[3] - first), 1);
-                input.isSigned = output.isSigned = sign;
-                npu::ChainBuilder chain;
-                const Status st = chain.depthwise(input, output, wAddr, false, 0, geometry,
-                                                  {0, typeMin(type), max}, taps);
-                if (!st.ok()) return lw.fail(op, st.message);
-                lw.emitChain(chain);
-            }
-        }
-        return okStatus();
-    };
-    NN_RETURN_IF_ERROR(means(false, floors, typeMax(type)));
-    if (!sign) return okStatus();
-    NN_RETURN_IF_ERROR(means(true, floors + outputs, 0));
-    // max(floor, min(ceiling, 0)): the two stacked as a 2 x 1 window.
-    npu::DeviceTensor pair;
-    pair.addr = floors;
-    pair.h = 2, pair.c = outputs;
-    pair.isSigned = true;
-    npu::DeviceTensor out = pair;
-    out.addr = lw.address(op.outputs[0]);
-    out.h = 1;
-    npu::ChainBuilder chain;
-    const Status st =
-        chain.pool(false, pair, out, {2, 1, 1, 1, 1, 1, 0, 0}, {0, typeMin(type), typeMax(type)});
-    if (!st.ok()) return lw.fail(op, st.message);
-    lw.emitChain(chain);
+    for (uint32_t n = 0; n < image->d[0]; ++n) {
+        npu::ChainBuilder chain;
+        const Status st = meanPool(chain, image->d, inBase, lw.address(op.outputs[0]), n, type);
+        if (!st.ok()) return lw.fail(op, st.message);
+        lw.emitChain(chain);
+    }
     return okStatus();
 }
 
@@ -1363,7 +1178,7 @@ Status lowerReduce(Lowering& lw, const Operation& op) {
         st = chain.depthwise(window, pooled, lw.addConstant(stream.data(), stream.size()), false, 0,
                              geometry, stage, false);
     } else {
-        st = chain.pool(false, window, pooled, geometry, stage);
+        st = chain.pool(npu::Pooling::MAX, window, pooled, geometry, stage);
     }
     if (!st.ok()) return lw.fail(op, st.message);
     lw.emitChain(chain);

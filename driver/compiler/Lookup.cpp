@@ -438,7 +438,7 @@ Status lowerMaxMin(Lowering& lw, const Operation& op) {
         stage = unclampedFloatStage(*format);
     }
     npu::ChainBuilder chain;
-    const Status st = chain.pool(false, pair, larger, {2, 1, 1, 1, 1, 1, 0, 0}, stage);
+    const Status st = chain.pool(npu::Pooling::MAX, pair, larger, {2, 1, 1, 1, 1, 1, 0, 0}, stage);
     if (!st.ok()) return lw.fail(op, st.message);
     lw.emitChain(chain);
     if (!minimum) return okStatus();
@@ -570,7 +570,7 @@ Status lowerPrelu(Lowering& lw, const Operation& op) {
         npu::DeviceTensor larger = pair;
         larger.addr = lw.address(op.outputs[0]) + first;
         larger.h = 1, larger.pixelStride = 0;
-        const Status st = chain.pool(false, pair, larger, {2, 1, 1, 1, 1, 1, 0, 0}, {0, lo, hi});
+        const Status st = chain.pool(npu::Pooling::MAX, pair, larger, {2, 1, 1, 1, 1, 1, 0, 0}, {0, lo, hi});
         if (!st.ok()) return lw.fail(op, st.message);
     }
     lw.emitChain(chain);

@@ -377,7 +377,7 @@ class AxisLowering {
     Status maxOverAxis(uint32_t src, uint32_t dst) {
         const npu::ConvGeometry g{mPlan.windowH, mPlan.windowW, 1, 1, 1, 1, 0, 0};
         npu::ChainBuilder chain;
-        const Status st = chain.pool(false, image(src, mPlan.windowH, mPlan.windowW),
+        const Status st = chain.pool(npu::Pooling::MAX, image(src, mPlan.windowH, mPlan.windowW),
                                      image(dst, 1, 1), g, mStage);
         if (!st.ok()) return mLw.fail(mOp, st.message);
         mLw.emitChain(chain);

@@ -155,7 +155,8 @@ inline std::vector<uint8_t> referenceConv(const ConvCase& c, const std::vector<u
 /// Pooling reference with golden's rules: windows cover valid pixels only; the average
 /// rounds half away from zero; then the clamp.
 inline std::vector<uint8_t> referencePool(const ConvCase& c, const std::vector<uint8_t>& in,
-                                          bool average) {
+                                          npu::Pooling kind) {
+    const bool average = kind != npu::Pooling::MAX;
     std::vector<uint8_t> out(size_t{c.outH} * c.outW * c.outC);
     for (uint32_t oy = 0; oy < c.outH; ++oy) {
         for (uint32_t ox = 0; ox < c.outW; ++ox) {
@@ -174,7 +175,9 @@ inline std::vector<uint8_t> referencePool(const ConvCase& c, const std::vector<u
                         ++count;
                     }
                 }
-                if (average) {
+                if (kind == npu::Pooling::MEAN) {
+                    acc /= count;  // C++ division truncates toward zero
+                } else if (average) {
                     acc = acc >= 0 ? (acc + count / 2) / count : (acc - count / 2) / count;
                 }
                 out[(static_cast<size_t>(oy) * c.outW + ox) * c.outC + ch] =

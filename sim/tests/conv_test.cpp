@@ -754,7 +754,8 @@ TEST_CASE("sim_npu_back_to_back_descriptors") {
             added = program.depthwise(in, out, wAddr, l.c.wSigned, l.c.wZero, l.c.g, l.c.stage,
                                       l.kind == kTaps, i);
         } else {
-            added = program.pool(l.kind == kAvgPool, in, out, l.c.g, l.c.stage, i);
+            added = program.pool(l.kind == kAvgPool ? npu::Pooling::AVERAGE : npu::Pooling::MAX, in,
+                                 out, l.c.g, l.c.stage, i);
         }
         REQUIRE(added.ok());
         layers.push_back(std::move(l));
@@ -767,8 +768,10 @@ TEST_CASE("sim_npu_back_to_back_descriptors") {
         std::vector<uint8_t> got(size_t{l.c.outH} * l.c.outW * l.c.outC);
         REQUIRE(hw.readMemory(l.outAddr, got.data(), got.size()).ok());
         const std::vector<uint8_t> want =
-            l.kind >= kMaxPool ? referencePool(l.c, l.input, l.kind == kAvgPool)
-                               : referenceConv(l.c, l.input, l.weights, l.quant, l.kind != kConv);
+            l.kind >= kMaxPool
+                ? referencePool(l.c, l.input,
+                                l.kind == kAvgPool ? npu::Pooling::AVERAGE : npu::Pooling::MAX)
+                : referenceConv(l.c, l.input, l.weights, l.quant, l.kind != kConv);
         CHECK(got == want);
     }
 }

@@ -204,8 +204,8 @@ TEST_CASE("sim_npu_lut_and_strided_copy") {
 TEST_CASE("sim_npu_pool_random") {
     std::mt19937 rng(0x5eed3003);
     driver::HardwareAccess& hw = *testBench().npu;
-    for (int i = 0; i < 24; ++i) {
-        const bool average = i % 2;
+    for (int i = 0; i < 30; ++i) {
+        const auto kind = static_cast<npu::Pooling>(i % 3);
         ConvCase c{};
         c.g.kernelH = 1 + rng() % 4;
         c.g.kernelW = 1 + rng() % 4;
@@ -230,15 +230,15 @@ TEST_CASE("sim_npu_pool_random") {
         REQUIRE(hw.writeMemory(inAddr, input.data(), input.size()).ok());
         npu::ChainBuilder program;
         REQUIRE(program
-                    .pool(average, {inAddr, 1, c.h, c.w, c.inC, 0, c.inSigned, 0},
+                    .pool(kind, {inAddr, 1, c.h, c.w, c.inC, 0, c.inSigned, 0},
                           {outAddr, 1, c.outH, c.outW, c.outC, 0, c.outSigned, 0}, c.g, c.stage)
                     .ok());
         CAPTURE(i);
-        CAPTURE(average);
+        CAPTURE(static_cast<int>(kind));
         runInArena(hw, program, arena, 4, 10'000'000);
         std::vector<uint8_t> got(size_t{c.outH} * c.outW * c.outC);
         REQUIRE(hw.readMemory(outAddr, got.data(), got.size()).ok());
-        CHECK(got == referencePool(c, input, average));
+        CHECK(got == referencePool(c, input, kind));
     }
 }
 

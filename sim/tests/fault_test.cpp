@@ -384,7 +384,7 @@ TEST_CASE("sim_fault_flush_clears_results_in_flight") {
         ConvGeometry g;
         g.kernelH = g.kernelW = g.strideH = g.strideW = 2;
         REQUIRE(first
-                    .pool(true, {inAddr, 1, 16, 16, 32, 0, true, 0},
+                    .pool(npu::Pooling::AVERAGE, {inAddr, 1, 16, 16, 32, 0, true, 0},
                           {outAddr, 1, 8, 8, 32, 0, true, 0}, g, {0, -128, 127})
                     .ok());
     }

@@ -419,6 +419,7 @@ class ChainGenerator {
         if (pick < 48) return depthwise(range(1, big ? 70 : 40), side(), side());
         if (pick < 64) {
             window(d, chance(50) ? Opcode::MAXPOOL : Opcode::AVGPOOL);
+            d.truncate = chance(50);
             if (chance(30)) {
                 d.format = static_cast<uint32_t>(chance(50) ? Format::FP32 : Format::FP16);
                 floatClamp(d);

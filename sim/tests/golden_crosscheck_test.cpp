@@ -262,7 +262,8 @@ TEST_CASE("sim_golden_pool2d") {
         const npu::ConvGeometry g{kh, kw, sh, sw, 1, 1, padT, padL};
         npu::ChainBuilder program;
         REQUIRE(program
-                    .pool(average, {inAddr, 1, h, w, c, 0, isSigned, zero},
+                    .pool(average ? npu::Pooling::AVERAGE : npu::Pooling::MAX,
+                          {inAddr, 1, h, w, c, 0, isSigned, zero},
                           {outAddr, 1, oh, ow, c, 0, isSigned, zero}, g,
                           {0, range->min, range->max})
                     .ok());

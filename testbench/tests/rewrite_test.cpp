@@ -466,11 +466,11 @@ TEST_CASE("npu_quant_resize_bilinear_is_the_golden_s") {
     }
 }
 
-TEST_CASE("rewrite_mean_sums_on_the_array") {
-    // MEAN over H and W on the NPU (truncating like NNAPI's: int8 sums toward zero) for map
-    // sizes whose count is odd, even, a power of two and 1, both keep_dims forms: a TAPS DWCONV
-    // up to 16 taps, else a product with the map as the weights (40 channels: two whole blocks
-    // and a part); extremes and random values.
+TEST_CASE("rewrite_mean_truncates_on_the_pool_unit") {
+    // MEAN over H and W on the NPU (an AVGPOOL truncating toward zero like NNAPI's) for map
+    // sizes whose count is odd, even, a power of two and 1, both keep_dims forms (40 channels:
+    // two whole blocks and a part; 40x40 pools its channels in slices); extremes and random
+    // values.
     struct Case {
         OperandType type;
         uint32_t h, w;

@@ -273,7 +273,9 @@ TEST_CASE("funcsim_float_pooling") {
         std::memcpy(&stage.fpMin, &lo, 4);
         std::memcpy(&stage.fpMax, &hi, 4);
         ChainBuilder program;
-        REQUIRE(program.pool(average, {kSrc, 1, 2, 2, 4}, {kDst, 1, outSide, outSide, 4}, g, stage)
+        REQUIRE(program
+                    .pool(average ? npu::Pooling::AVERAGE : npu::Pooling::MAX, {kSrc, 1, 2, 2, 4},
+                          {kDst, 1, outSide, outSide, 4}, g, stage)
                     .ok());
         auto job = runJob(npu, program, {kQueue, kRecord, 0, 0x100000}, 1, 1'000'000);
         REQUIRE(job.ok());
