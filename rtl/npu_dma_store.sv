@@ -3,6 +3,10 @@
 // Each tensor row takes ceil(INNER / Vec) words (the row's first byte in lane 0 of its first
 // word; lanes past INNER are ignored) and is written at its row address with byte strobes, one
 // beat per cycle; a row starting off a beat boundary takes one beat more than it has words.
+// Write combining: a row's last beat that ends inside the beat is held back (except on the last
+// row) and merged into the next row's first beat when that is the same beat, so rows that follow
+// each other in DRAM share their beats (a transpose's 12-byte pixels: 3 beats per 4 pixels, not
+// 5). A held beat the next row does not touch is written first.
 module npu_dma_store
   import npu_pkg::*;
   import npu_core_pkg::*;
@@ -47,26 +51,35 @@ module npu_dma_store
   logic [16:0]        beats, wpr;
   logic               needs_word, fire, row_done;
 
+  // The beat of the row this cycle (beat_*), before write combining.
+  logic               beat_valid, beat_ready, beat_held_back;
+  logic [31:0]        beat_addr;
+  logic [VecBits-1:0] beat_data;
+  logic [Vec-1:0]     beat_strb;
+
   assign off        = row[VecIdxW-1:0];
   assign beats      = 17'((32'(off) + 32'(inner_q) + Vec - 1) >> VecIdxW);
   assign wpr        = 17'((32'(inner_q) + Vec - 1) >> VecIdxW);
   assign needs_word = beat_q < wpr;
 
-  assign req_valid_o = active_q && !flush_i && (!needs_word || in_valid_i);
-  assign in_ready_o  = active_q && !flush_i && needs_word && req_ready_i;
-  assign fire        = req_valid_o && req_ready_i;
-  assign row_done    = fire && (beat_q + 17'd1 >= beats);
-  assign walk_next   = row_done && !last_row;
+  assign beat_valid = active_q && !flush_i && (!needs_word || in_valid_i);
+  assign in_ready_o = active_q && !flush_i && needs_word && beat_ready;
+  assign fire       = beat_valid && beat_ready;
+  assign row_done   = fire && (beat_q + 17'd1 >= beats);
+  assign walk_next  = row_done && !last_row;
+  // The row's last beat, ending inside the beat, with a row after it.
+  assign beat_held_back = beat_q + 17'd1 >= beats && !last_row &&
+                          (VecIdxW'(32'(off) + 32'(inner_q)) != '0);
 
   // Beat b holds stream bytes [b * Vec - off, (b + 1) * Vec - off) of the row.
   logic [2*VecBits-1:0] both;
   logic [31:0]          first_byte;
-  assign both        = {needs_word ? in_data_i : '0, beat_q == '0 ? '0 : prev_q} >>
-                       (32'(Vec - 32'(off)) * 8);
-  assign req_wdata_o = both[VecBits-1:0];
+  assign both      = {needs_word ? in_data_i : '0, beat_q == '0 ? '0 : prev_q} >>
+                     (32'(Vec - 32'(off)) * 8);
+  assign beat_data = both[VecBits-1:0];
   logic unused_both;
   assign unused_both = ^both[2*VecBits-1:VecBits];
-  assign req_addr_o  = {row[31:VecIdxW], {VecIdxW{1'b0}}} + (32'(beat_q) << VecIdxW);
+  assign beat_addr   = {row[31:VecIdxW], {VecIdxW{1'b0}}} + (32'(beat_q) << VecIdxW);
   assign first_byte  = (32'(beat_q) << VecIdxW) - 32'(off);
 
   always_comb begin
@@ -74,7 +87,49 @@ module npu_dma_store
       logic [31:0] s;
       s = first_byte + l;
       // s wraps below zero for the lanes before the row's first byte.
-      req_wstrb_o[l] = !s[31] && s < 32'(inner_q);
+      beat_strb[l] = !s[31] && s < 32'(inner_q);
+    end
+  end
+
+  // Write combining: the held beat, and the beat merged with it (this beat's bytes over it).
+  logic               held_q, merge, held_alone;
+  logic [31:0]        held_addr_q;
+  logic [VecBits-1:0] held_data_q, merged_data;
+  logic [Vec-1:0]     held_strb_q;
+
+  assign merge = held_q && beat_addr == held_addr_q;
+  always_comb begin
+    for (int unsigned l = 0; l < Vec; l++) begin
+      merged_data[l*8 +: 8] = beat_strb[l] ? beat_data[l*8 +: 8] : held_data_q[l*8 +: 8];
+    end
+  end
+
+  // A held beat the row's beat does not merge with goes out first, alone; a beat held back
+  // goes nowhere yet.
+  assign held_alone  = held_q && !merge;
+  assign req_valid_o = !flush_i && (held_alone || (beat_valid && !beat_held_back));
+  assign req_addr_o  = held_alone ? held_addr_q : beat_addr;
+  assign req_wdata_o = held_alone ? held_data_q : merge ? merged_data : beat_data;
+  assign req_wstrb_o = held_alone ? held_strb_q : beat_strb | (merge ? held_strb_q : '0);
+  assign beat_ready  = !held_alone && (beat_held_back || req_ready_i);
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      held_q <= 1'b0;
+    end else if (flush_i) begin
+      held_q <= 1'b0;
+    end else if (fire) begin
+      held_q <= beat_held_back;
+    end else if (held_alone && req_ready_i) begin
+      held_q <= 1'b0;
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (fire && beat_held_back) begin
+      held_addr_q <= beat_addr;
+      held_data_q <= merge ? merged_data : beat_data;
+      held_strb_q <= beat_strb | (merge ? held_strb_q : '0);
     end
   end
 
@@ -108,7 +163,7 @@ module npu_dma_store
     end
   end
 
-  assign busy_o = active_q;
+  assign busy_o = active_q || held_q;
 
 `ifndef SYNTHESIS
   // The result stream holds a word until the store takes it (valid/ready).

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <thread>
 
 #include "driver/ChainBuilder.h"
@@ -446,7 +447,9 @@ class Executor {
         return true;
     }
 
-    /// Checks every store row of `rows` (addr, bytes), then writes them.
+    /// Checks every store row of `rows` (addr, bytes), then writes them. Rows of one store job
+    /// (an output-channel block of a window operation, all of an element-wise one) follow each
+    /// other; each block has its own `channel`.
     struct StoreRow {
         uint32_t addr, size;
         const uint8_t* data;
@@ -459,21 +462,30 @@ class Executor {
                 return false;
             }
         }
-        for (const StoreRow& r : rows) {
-            write(r);
-            mCounts->written += uint64_t{beatsOf(r.addr, r.size)} * kBeat;
+        // npu_dma_store's write combining: a row's last beat that ends inside the beat waits,
+        // unless the row is its job's last, and the next row's first beat merges into it when it
+        // is the same beat (one write beat for both).
+        std::optional<uint32_t> held;
+        for (size_t i = 0; i < rows.size(); ++i) {
+            const StoreRow& r = rows[i];
+            const bool merges = held == r.addr / kBeat;
+            write(r, merges);
+            mCounts->written += uint64_t{beatsOf(r.addr, r.size) - (merges ? 1 : 0)} * kBeat;
             if (mRecord) mTrace->writes.push_back({r.addr, r.size, r.row, r.channel});
+            const bool lastOfJob = i + 1 == rows.size() || rows[i + 1].channel != r.channel;
+            held.reset();
+            if (!lastOfJob && (r.addr + r.size) % kBeat != 0) held = (r.addr + r.size) / kBeat;
         }
         return true;
     }
 
     /// Writes one row through the write port's injected faults (a stuck data bit, a dropped
-    /// beat).
-    void write(const StoreRow& r) {
+    /// beat); `merges`: its first beat is the previous row's last (one beat of the port).
+    void write(const StoreRow& r, bool merges) {
         using Kind = FaultOptions::Kind;
         const uint32_t beats = beatsOf(r.addr, r.size);
-        const uint64_t first = *mWriteBeats;
-        *mWriteBeats += beats;
+        const uint64_t first = *mWriteBeats - (merges ? 1 : 0);
+        *mWriteBeats = first + beats;
         const uint8_t* data = r.data;
         std::vector<uint8_t> faulty;
         if (mFault.kind == Kind::kStuckWriteBit) {
