@@ -1,5 +1,7 @@
 #include "driver/EnergyModel.h"
 
+#include <algorithm>
+
 #include "driver/ChainBuilder.h"
 
 namespace nncosim::driver {
@@ -24,8 +26,11 @@ void Energy::add(const Energy& other) {
 
 Energy estimateEnergy(const EnergyCounters& c, uint64_t clockPeriodPs, const EnergyParameters& p) {
     Energy e;
-    e.macs = static_cast<double>(c.macs - c.floatMacs) * p.macPicojoules +
-             static_cast<double>(c.floatMacs) * p.floatMacPicojoules;
+    // An operation's MACs are sampled from PERF_MACS while its float MACs come from its
+    // descriptors: at a sampling boundary the first can fall short of the second.
+    const uint64_t floatMacs = std::min(c.floatMacs, c.macs);
+    e.macs = static_cast<double>(c.macs - floatMacs) * p.macPicojoules +
+             static_cast<double>(floatMacs) * p.floatMacPicojoules;
     e.scratchpad = static_cast<double>(c.scratchpadReads) * p.scratchpadReadPicojoules +
                    static_cast<double>(c.scratchpadWrites) * p.scratchpadWritePicojoules;
     e.dram = static_cast<double>(c.dmaBytesRead) * p.dramReadPicojoulesPerByte +

@@ -88,7 +88,8 @@ struct Energy {
 };
 
 /// The energy of `counters` at a clock period of `clockPeriodPs`:
-///   (macs - floatMacs) x macPicojoules + floatMacs x floatMacPicojoules
+///   (macs - floatMacs) x macPicojoules + floatMacs x floatMacPicojoules (floatMacs at most
+///   macs)
 ///   + scratchpadReads x scratchpadReadPicojoules + scratchpadWrites x scratchpadWritePicojoules
 ///   + dmaBytesRead x dramReadPicojoulesPerByte + dmaBytesWritten x dramWritePicojoulesPerByte
 ///   + cycles x (clockPicojoulesPerCycle + leakageMilliwatts x clockPeriodPs / 1000).

@@ -62,6 +62,10 @@ TEST_CASE("driver_energy_formula") {
     p.floatMacPicojoules = 4;
     c.floatMacs = 40000;  // of the 100,000
     CHECK(estimateEnergy(c, 2000, p).macs == doctest::Approx(60000.0 + 4 * 40000.0));
+    // An operation's sampled MACs short of its descriptors' float MACs: all of them float (this
+    // wrapped around to 5.5e18 MACs of int8 once).
+    c.floatMacs = 100100;
+    CHECK(estimateEnergy(c, 2000, p).macs == doctest::Approx(4 * 100000.0));
     c.floatMacs = 0;
     CHECK(e.scratchpad == doctest::Approx(500 * 2 + 64 * 3));
     CHECK(e.dram == doctest::Approx(4096 * 5 + 1024 * 7));
