@@ -92,8 +92,8 @@ Status lower(Lowering& lw, const Operation& op) {
         to.addr = dst;
         to.h = to.w = 1;
         npu::ChainBuilder chain;
-        NN_RETURN_IF_ERROR(
-            chain.pool(npu::Pooling::MAX, from, to, window, npu::OutputStage{0, typeMin(type), typeMax(type)}));
+        NN_RETURN_IF_ERROR(chain.pool(npu::Pooling::MAX, from, to, window,
+                                      npu::OutputStage{0, typeMin(type), typeMax(type)}));
         lw.emitChain(chain);
         return okStatus();
     };

@@ -570,7 +570,8 @@ Status lowerPrelu(Lowering& lw, const Operation& op) {
         npu::DeviceTensor larger = pair;
         larger.addr = lw.address(op.outputs[0]) + first;
         larger.h = 1, larger.pixelStride = 0;
-        const Status st = chain.pool(npu::Pooling::MAX, pair, larger, {2, 1, 1, 1, 1, 1, 0, 0}, {0, lo, hi});
+        const Status st =
+            chain.pool(npu::Pooling::MAX, pair, larger, {2, 1, 1, 1, 1, 1, 0, 0}, {0, lo, hi});
         if (!st.ok()) return lw.fail(op, st.message);
     }
     lw.emitChain(chain);
