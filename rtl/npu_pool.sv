@@ -2,11 +2,11 @@
 //
 // MAXPOOL clamps the maxima to the activation range. AVGPOOL divides each sum by the count of
 // valid taps, rounding half away from zero (TRUNCATE: toward zero), one quotient bit per cycle
-// (quotients stay below 2^PoolQBits), then clamps. Float formats finish in one cycle: binary32 lanes divided by the
-// count (fp32_div_count, AVGPOOL) or, for CONV and DWCONV (add_bias_i), plus the bias, then
-// clamped to [FP_MIN, FP_MAX], packed as binary32 or rounded to binary16. A float CONV entry
-// holds Vec channels, up to 4 words (words_i); the others make one. One entry at a time:
-// in_ready_o is low until its last word is taken.
+// (quotients stay below 2^PoolQBits), then clamps. Float formats finish in one cycle: binary32
+// lanes divided by the count (fp32_div_count, AVGPOOL) or, for CONV and DWCONV (add_bias_i),
+// plus the bias, then clamped to [FP_MIN, FP_MAX], packed as binary32 or rounded to binary16.
+// A float CONV entry holds Vec channels, up to 4 words (words_i); the others make one. One
+// entry at a time: in_ready_o is low until its last word is taken.
 module npu_pool
   import npu_pkg::*;
   import npu_core_pkg::*;
