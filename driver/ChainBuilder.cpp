@@ -465,25 +465,35 @@ Result<std::vector<WindowTile>> fusedTiles(const DeviceTensor& input, const Conv
                        weightBytes / kVec, expansionInput ? kAccDepth : UINT32_MAX);
 }
 
+// The tiles of a fused depthwise-pointwise pair where fusing it pays: a TAPS depthwise layer
+// (diagonal blocks are compute-bound: no DRAM time to save) with at least a row of the array's
+// pixels per tile; nullopt otherwise.
+std::optional<std::vector<WindowTile>> payingPairTiles(const DeviceTensor& input,
+                                                       const ConvGeometry& depthwise,
+                                                       const DeviceTensor& intermediate,
+                                                       const DeviceTensor& output) {
+    if (!depthwiseUsesTaps(depthwise)) return std::nullopt;
+    auto tiles = fusedTiles(input, depthwise, intermediate, output);
+    if (!tiles.ok() ||
+        uint64_t{intermediate.h} * intermediate.w < uint64_t{tiles->size()} * kArrayCols) {
+        return std::nullopt;
+    }
+    return std::move(*tiles);
+}
+
 }  // namespace
 
 bool depthwisePointwisePays(const DeviceTensor& input, const ConvGeometry& depthwise,
                             const DeviceTensor& intermediate, const DeviceTensor& output) {
-    if (!depthwiseUsesTaps(depthwise)) {
-        return false;  // diagonal blocks are compute-bound: no DRAM time to save
-    }
-    auto tiles = fusedTiles(input, depthwise, intermediate, output);
-    return tiles.ok() &&
-           uint64_t{intermediate.h} * intermediate.w >= uint64_t{tiles->size()} * kArrayCols;
+    return payingPairTiles(input, depthwise, intermediate, output).has_value();
 }
 
 bool expansionPays(const DeviceTensor& expansionInput, const DeviceTensor& input,
                    const ConvGeometry& depthwise, const DeviceTensor& intermediate,
                    const DeviceTensor& output) {
     auto tiles = fusedTiles(input, depthwise, intermediate, output, &expansionInput);
-    if (!tiles.ok() || !depthwisePointwisePays(input, depthwise, intermediate, output)) {
-        return false;
-    }
+    const auto pairTiles = payingPairTiles(input, depthwise, intermediate, output);
+    if (!tiles.ok() || !pairTiles) return false;
     uint64_t regionPixels = 0;
     for (const WindowTile& t : *tiles) regionPixels += uint64_t{t.rows} * t.cols;
     const uint64_t inWords = wordsPerRow(expansionInput.c), midWords = wordsPerRow(input.c);
@@ -496,8 +506,7 @@ bool expansionPays(const DeviceTensor& expansionInput, const DeviceTensor& input
     const uint64_t pairSteps = outPixels * (midWords + wordsPerRow(intermediate.c) * outWords);
     // Apart, the array waits at the boundary between the two layers for the pair's first tile
     // to load its expanded rows; fused, for the first tile's narrower expansion input instead.
-    const auto pairTiles = fusedTiles(input, depthwise, intermediate, output);
-    const WindowTile& first = pairTiles->front();  // depthwisePointwisePays: the pair tiles
+    const WindowTile& first = pairTiles->front();
     const uint64_t boundary = uint64_t{first.rows} * first.cols * (midWords - inWords);
     const uint64_t apart = std::max(mapPixels * expandSteps, mapPixels * (inWords + midWords)) +
                            std::max(pairSteps, mapPixels * midWords + outPixels * outWords) +
