@@ -95,9 +95,10 @@ module npu_dma_store
   logic               held_q, merge, held_alone;
   logic [31:0]        held_addr_q;
   logic [VecBits-1:0] held_data_q, merged_data;
-  logic [Vec-1:0]     held_strb_q;
+  logic [Vec-1:0]     held_strb_q, merged_strb;
 
-  assign merge = held_q && beat_addr == held_addr_q;
+  assign merge       = held_q && beat_addr == held_addr_q;
+  assign merged_strb = beat_strb | (merge ? held_strb_q : '0);
   always_comb begin
     for (int unsigned l = 0; l < Vec; l++) begin
       merged_data[l*8 +: 8] = beat_strb[l] ? beat_data[l*8 +: 8] : held_data_q[l*8 +: 8];
@@ -110,7 +111,7 @@ module npu_dma_store
   assign req_valid_o = !flush_i && (held_alone || (beat_valid && !beat_held_back));
   assign req_addr_o  = held_alone ? held_addr_q : beat_addr;
   assign req_wdata_o = held_alone ? held_data_q : merge ? merged_data : beat_data;
-  assign req_wstrb_o = held_alone ? held_strb_q : beat_strb | (merge ? held_strb_q : '0);
+  assign req_wstrb_o = held_alone ? held_strb_q : merged_strb;
   assign beat_ready  = !held_alone && (beat_held_back || req_ready_i);
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -129,7 +130,7 @@ module npu_dma_store
     if (fire && beat_held_back) begin
       held_addr_q <= beat_addr;
       held_data_q <= merge ? merged_data : beat_data;
-      held_strb_q <= beat_strb | (merge ? held_strb_q : '0);
+      held_strb_q <= merged_strb;
     end
   end
 

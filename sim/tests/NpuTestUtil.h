@@ -153,7 +153,7 @@ inline std::vector<uint8_t> referenceConv(const ConvCase& c, const std::vector<u
 }
 
 /// Pooling reference with golden's rules: windows cover valid pixels only; the average
-/// rounds half away from zero; then the clamp.
+/// rounds half away from zero (MEAN's truncates toward zero); then the clamp.
 inline std::vector<uint8_t> referencePool(const ConvCase& c, const std::vector<uint8_t>& in,
                                           npu::Pooling kind) {
     const bool average = kind != npu::Pooling::MAX;

@@ -698,6 +698,9 @@ TEST_CASE("sim_npu_back_to_back_descriptors") {
         std::vector<uint8_t> input, weights;
         std::vector<ChannelQuant> quant;
         uint32_t outAddr = 0;
+        npu::Pooling pooling() const {
+            return kind == kAvgPool ? npu::Pooling::AVERAGE : npu::Pooling::MAX;
+        }
     };
     std::mt19937 rng(testSeed(0x5eed2008));
     driver::HardwareAccess& hw = *testBench().npu;
@@ -754,8 +757,7 @@ TEST_CASE("sim_npu_back_to_back_descriptors") {
             added = program.depthwise(in, out, wAddr, l.c.wSigned, l.c.wZero, l.c.g, l.c.stage,
                                       l.kind == kTaps, i);
         } else {
-            added = program.pool(l.kind == kAvgPool ? npu::Pooling::AVERAGE : npu::Pooling::MAX, in,
-                                 out, l.c.g, l.c.stage, i);
+            added = program.pool(l.pooling(), in, out, l.c.g, l.c.stage, i);
         }
         REQUIRE(added.ok());
         layers.push_back(std::move(l));
@@ -768,10 +770,8 @@ TEST_CASE("sim_npu_back_to_back_descriptors") {
         std::vector<uint8_t> got(size_t{l.c.outH} * l.c.outW * l.c.outC);
         REQUIRE(hw.readMemory(l.outAddr, got.data(), got.size()).ok());
         const std::vector<uint8_t> want =
-            l.kind >= kMaxPool
-                ? referencePool(l.c, l.input,
-                                l.kind == kAvgPool ? npu::Pooling::AVERAGE : npu::Pooling::MAX)
-                : referenceConv(l.c, l.input, l.weights, l.quant, l.kind != kConv);
+            l.kind >= kMaxPool ? referencePool(l.c, l.input, l.pooling())
+                               : referenceConv(l.c, l.input, l.weights, l.quant, l.kind != kConv);
         CHECK(got == want);
     }
 }
@@ -816,7 +816,8 @@ TEST_CASE("sim_npu_fence_waits_only_for_its_producers") {
         const DeviceTensor in{inAddr, 1, c.h, c.w, c.inC, 0, false, c.inZero};
         const DeviceTensor x{xAddr, 1, c.outH, c.outW, c.outC, 0, false, 0};
         // R copies X's last row, which P's drain writes last.
-        const DeviceTensor lastRow{xAddr + xBytes - rowBytes, 1, 1, c.outW, c.outC, 0, false, 0};
+        const DeviceTensor lastRow{
+            static_cast<uint32_t>(xAddr + xBytes - rowBytes), 1, 1, c.outW, c.outC, 0, false, 0};
         const DeviceTensor z{zAddr, 1, 1, c.outW, c.outC, 0, false, 0};
         npu::ChainBuilder built;
         if (convP) {
