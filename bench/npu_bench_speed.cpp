@@ -70,12 +70,15 @@ class BareNpu {
         m.csr_we_i = mCsrPending && mCsrWrite;
         m.csr_addr_i = mCsrOffset;
         m.csr_wdata_i = mCsrValue;
+        // One lane, a fixed latency: responses fall due in order, one a cycle at most.
         const bool respond = !mResponses.empty() && mResponses.front().due <= mCycle;
-        m.mem_rsp_valid_i = respond;
+        m.mem_rsp_valid_i = respond ? 1u << mResponses.front().client : 0;
         if (respond) {
-            sim::writePortBytes(m.mem_rsp_data_i, mResponses.front().data);
+            sim::writePortBytes(m.mem_rsp_data_i, mResponses.front().data,
+                                mResponses.front().client);
             mResponses.pop_front();
         }
+        m.mem_lanes_i = 1;
         m.mem_req_ready_i = 1;
         m.clk_i = 0;
         m.eval();
@@ -83,13 +86,13 @@ class BareNpu {
             mCsrResult = m.csr_rdata_o;
             mCsrPending = false;
         }
-        if (m.mem_req_valid_o) {
-            const uint32_t addr = m.mem_req_addr_o;
+        if (m.mem_req_valid_o & 1) {
+            const uint32_t addr = sim::portElement(m.mem_req_addr_o, 0, 32);
             uint8_t* at = mMemory.data() + (addr < mMemory.size() ? addr : 0);
-            if (m.mem_req_write_o) {
+            if (m.mem_req_write_o & 1) {
                 uint8_t data[kVec];
                 sim::readPortBytes(m.mem_req_wdata_o, data);
-                const uint32_t strobes = m.mem_req_wstrb_o;
+                const uint32_t strobes = sim::portElement(m.mem_req_wstrb_o, 0, kVec);
                 for (uint32_t b = 0; b < kVec; ++b) {
                     if ((strobes >> b) & 1) {
                         at[b] = data[b];
@@ -98,6 +101,7 @@ class BareNpu {
             } else {
                 Response r;
                 r.due = mCycle + mLatency;
+                r.client = m.mem_req_id_o & (sim::kMemClients - 1);
                 std::memcpy(r.data, at, kVec);
                 mResponses.push_back(r);
             }
@@ -109,6 +113,7 @@ class BareNpu {
 
     struct Response {
         uint64_t due;
+        uint32_t client;
         uint8_t data[kVec];
     };
     std::unique_ptr<VerilatedContext> mContext;

@@ -6,6 +6,7 @@
 // zoo networks in the form converters write them (the converter-style MobileNet-v2 and the
 // DeepLab- and SSD-like heads) through the driver and the host runtime, as an application would:
 // NPU cycles of all its jobs, utilization over them, partitions. Prints figures; asserts nothing.
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <random>
 #include <string>
@@ -114,8 +115,9 @@ Measured runProgram(driver::HardwareAccess& hw, const npu::ChainBuilder& program
 
 constexpr double kPes = double(npu::kArrayRows) * npu::kArrayCols;
 
-int runNetwork(driver::HardwareAccess& hw, const char* name, const std::vector<LayerShape>& layers,
-               Summary& summary, std::vector<double>& layerCycles) {
+int runNetwork(driver::HardwareAccess& hw, uint32_t dramBytesPerCycle, const char* name,
+               const std::vector<LayerShape>& layers, Summary& summary,
+               std::vector<double>& layerCycles) {
     std::printf("\n%s\n", name);
     std::printf("%-18s %-22s %9s %10s %7s %7s %7s %7s %7s %7s %7s %5s\n", "layer", "shape", "MMAC",
                 "cycles", "util%", "ctr%", "dram%", "wait_w", "wait_o", "wait_i", "fetch", "tiles");
@@ -140,7 +142,7 @@ int runNetwork(driver::HardwareAccess& hw, const char* name, const std::vector<L
         std::snprintf(shape, sizeof(shape), "%ux%ux%u->%ux%ux%u", l.h, l.w, l.inC, l.outH(),
                       l.outW(), l.outC);
         const double dramBytes = static_cast<double>(c.dmaBytesRead + c.dmaBytesWritten);
-        const double util = macs / (pe * cycles), dram = dramBytes / (npu::kDramBusBytes * cycles);
+        const double util = macs / (pe * cycles), dram = dramBytes / (dramBytesPerCycle * cycles);
         if (util < 0.5 && dram < 0.9) unbound += (unbound.empty() ? "" : ", ") + l.name;
         std::printf("%-18s %-22s %9.2f %10.0f %7.1f %7.1f %7.1f %7.1f %7.1f %7.1f %7.1f %5zu\n",
                     l.name.c_str(), shape, macs / 1e6, cycles, 100 * util,
@@ -226,8 +228,8 @@ int runZooNetworks(const std::shared_ptr<NpuContext>& npu) {
     std::printf(
         "\nWhole networks, 224x224 quant8, through the driver's compiler and the host runtime "
         "(the zoo's, then converter style: NCHW input + TRANSPOSE, explicit PADs, MEAN)\n");
-    std::printf("%-34s %9s %10s %7s %11s %5s %s\n", "network", "MMAC", "NPU cycles", "util%",
-                "partitions", "NPU", "on the CPU");
+    std::printf("%-34s %9s %10s %7s %7s %11s %5s %s\n", "network", "MMAC", "NPU cycles", "util%",
+                "dram%", "partitions", "NPU", "on the CPU");
     const std::pair<zoo::Network, bool> networks[] = {{zoo::Network::kMobileNetV1, false},
                                                       {zoo::Network::kResNet18, false},
                                                       {zoo::Network::kMobileNetV2, true},
@@ -268,16 +270,22 @@ int runZooNetworks(const std::shared_ptr<NpuContext>& npu) {
         // Every multiply-accumulating layer runs on the NPU.
         const double macs = static_cast<double>(zoo::countMacs(*model));
         const double cycles = static_cast<double>(record.npuCycles);
-        std::printf("%-34s %9.2f %10.0f %7.1f %11zu %5zu %s\n", zoo::modelName(config).c_str(),
-                    macs / 1e6, cycles, 100 * macs / (kPes * cycles),
+        NpuCounters jobs;
+        for (const PartitionRecord& p : record.partitions) {
+            if (p.job) jobs.add(p.job->total);
+        }
+        std::printf("%-34s %9.2f %10.0f %7.1f %7.1f %11zu %5zu %s\n",
+                    zoo::modelName(config).c_str(), macs / 1e6, cycles,
+                    100 * macs / (kPes * cycles),
+                    100 * jobs.dramUtilization(npu->dramBytesPerCycle),
                     (*runtime)->partitions().size(), npuPartitions, cpu.c_str());
     }
     return 0;
 }
 
-int run() {
+int run(uint32_t dramBytesPerCycle) {
     sim::PlatformConfig config;
-    config.dramBytesPerCycle = 16;
+    config.dramBytesPerCycle = dramBytesPerCycle;
     config.dramLatencyCycles = 100;
     // One platform (SystemC elaborates once) with the driver on it, for the whole networks; the
     // layer tables program it directly (the profiler passes everything through).
@@ -296,8 +304,8 @@ int run() {
     Summary s;
     std::vector<double> mobilenetCycles, resnetCycles;
     Totals fusedDepthwise, fusedDepthwiseStride1;
-    if (runNetwork(hw, "MobileNet-v1", mobilenetV1(), s, mobilenetCycles) != 0 ||
-        runNetwork(hw, "ResNet-18", resnet18(), s, resnetCycles) != 0 ||
+    if (runNetwork(hw, dramBytesPerCycle, "MobileNet-v1", mobilenetV1(), s, mobilenetCycles) != 0 ||
+        runNetwork(hw, dramBytesPerCycle, "ResNet-18", resnet18(), s, resnetCycles) != 0 ||
         runFusedMobilenet(hw, mobilenetV1(), mobilenetCycles, fusedDepthwise,
                           fusedDepthwiseStride1) != 0) {
         return 1;
@@ -327,6 +335,13 @@ int run() {
 }  // namespace
 }  // namespace nncosim::bench
 
-int main() {
-    return nncosim::bench::run();
+int main(int argc, char** argv) {
+    CLI::App app("Array utilization of the NPU on layer tables and whole networks (RTL)");
+    uint32_t dramBytesPerCycle = 16;
+    app.add_option("--dram-bytes-per-cycle", dramBytesPerCycle,
+                   "Bandwidth of the platform's DRAM (16, 32, 48 or 64: 1 to 4 memory lanes)")
+        ->check(CLI::IsMember({16u, 32u, 48u, 64u}))
+        ->capture_default_str();
+    CLI11_PARSE(app, argc, argv);
+    return nncosim::bench::run(dramBytesPerCycle);
 }

@@ -42,10 +42,15 @@ inline constexpr uint32_t kAccDepth = NNCOSIM_NPU_ACC_DEPTH;
 /// Words of the weight-stream FIFO between DMA and array; covers DRAM latency.
 inline constexpr uint32_t kWeightFifoWords = NNCOSIM_NPU_WEIGHT_FIFO_WORDS;
 #ifndef NNCOSIM_NPU_MAX_OUTSTANDING_READS
-#define NNCOSIM_NPU_MAX_OUTSTANDING_READS 256
+#define NNCOSIM_NPU_MAX_OUTSTANDING_READS 512
 #endif
-/// DRAM read beats the DMA may have in flight.
+/// DRAM read beats the DMA may have in flight, over all lanes: enough for three clients streaming through 100 cycles of latency on 64 B/cycle.
 inline constexpr uint32_t kMaxOutstandingReads = NNCOSIM_NPU_MAX_OUTSTANDING_READS;
+#ifndef NNCOSIM_NPU_MEM_LANES
+#define NNCOSIM_NPU_MEM_LANES 4
+#endif
+/// Request lanes of the memory port: beats it can issue in one cycle, each for a different client. The memory system says how many it has (mem_lanes_i): DRAM bytes per cycle / DramBusBytes.
+inline constexpr uint32_t kMemLanes = NNCOSIM_NPU_MEM_LANES;
 #ifndef NNCOSIM_NPU_DW_TAP_PORTS
 #define NNCOSIM_NPU_DW_TAP_PORTS 8
 #endif

@@ -19,6 +19,9 @@ package npu_core_pkg;
   localparam int unsigned ClientLoad   = 1;  // tensor loads into the scratchpad
   localparam int unsigned ClientWeight = 2;  // weight / table stream
   localparam int unsigned ClientStore  = 3;  // output stores
+  localparam int unsigned ClientW      = $clog2(NumClients);
+  // Width of a count of memory lanes (0 to MemLanes).
+  localparam int unsigned LaneCountW   = $clog2(MemLanes + 1);
 
   /* verilator lint_on UNUSEDPARAM */
 

@@ -40,8 +40,8 @@ module npu_csr
 
   // Performance events of this cycle.
   input  logic [15:0]            perf_macs_i,
-  input  logic                   perf_rd_beat_i,
-  input  logic                   perf_wr_beat_i,
+  input  logic [LaneCountW-1:0]  perf_rd_beats_i,
+  input  logic [LaneCountW-1:0]  perf_wr_beats_i,
   input  logic                   perf_stall_input_i,
   input  logic                   perf_stall_weight_i,
   input  logic                   perf_stall_output_i,
@@ -140,8 +140,8 @@ module npu_csr
 
   assign perf_inc = {16'(perf_array_active_i), 16'(perf_stall_fetch_i),
                      16'(perf_stall_output_i), 16'(perf_stall_weight_i),
-                     16'(perf_stall_input_i), 16'(perf_wr_beat_i) << VecIdxW,
-                     16'(perf_rd_beat_i) << VecIdxW, perf_macs_i, 16'(busy_i)};
+                     16'(perf_stall_input_i), 16'(perf_wr_beats_i) << VecIdxW,
+                     16'(perf_rd_beats_i) << VecIdxW, perf_macs_i, 16'(busy_i)};
   assign perf_clear = reset_done_i || (wr && csr_addr_i == NPU_CONTROL_OFFSET &&
                                        csr_wdata_i[NPU_CONTROL_PERF_CLEAR_LSB]);
 

@@ -1,13 +1,18 @@
-// DMA master port: round-robin arbitration of the NPU's memory clients onto one valid/ready
-// request channel, the job's DMA window enforced on every beat, and in-order read responses
-// routed back to the client that asked.
+// DMA master port: round-robin arbitration of the NPU's memory clients onto up to MemLanes
+// valid/ready request lanes, the job's DMA window enforced on every beat, and read responses
+// returned per client.
 //
 // Requests are beat-sized and beat-aligned (Vec bytes); writes carry byte strobes and get no
-// response (the memory applies them in order with reads). A request outside
-// [window_base_i, window_limit_i) is never issued: it raises fault_o and stays pending until the
-// command processor flushes the clients. A request the memory does not take at once stays on the
-// port, unchanged, until it does (valid/ready): the grant holds while the memory stalls.
+// response. Each lane carries a different client's beat in a cycle, tagged with the client
+// (mem_req_id_o); the memory answers a read on that client's response port, in order per client,
+// and applies beats in lane order. How many lanes the memory system has is a strap (lanes_i, 1
+// to MemLanes: its bandwidth in beats per cycle); with one lane the port is a single channel.
+// A request outside [window_base_i, window_limit_i) is never issued: it raises fault_o and stays
+// pending until the command processor flushes the clients. A request the memory does not take at
+// once stays on its lane, unchanged, until it does (valid/ready): the lane keeps its client while
+// the memory stalls.
 module npu_mem_arb
+  import npu_pkg::*;
   import npu_core_pkg::*;
 #(
   parameter int unsigned MaxReads = 256
@@ -15,6 +20,7 @@ module npu_mem_arb
   input  logic                               clk_i,
   input  logic                               rst_ni,
   input  logic                               flush_i,
+  input  logic [LaneCountW-1:0]              lanes_i,
 
   input  logic [NumClients-1:0]              req_valid_i,
   output logic [NumClients-1:0]              req_ready_o,
@@ -24,129 +30,140 @@ module npu_mem_arb
   input  logic [NumClients-1:0][Vec-1:0]     req_wstrb_i,
 
   output logic [NumClients-1:0]              rsp_valid_o,
-  output logic [VecBits-1:0]                 rsp_data_o,
+  output logic [NumClients-1:0][VecBits-1:0] rsp_data_o,
 
   input  logic [31:0]                        window_base_i,
   input  logic [31:0]                        window_limit_i,
   output logic                               fault_o,
-  output logic [$clog2(NumClients)-1:0]      fault_client_o,
+  output logic [ClientW-1:0]                 fault_client_o,
   output logic [31:0]                        fault_addr_o,
 
-  output logic                               mem_req_valid_o,
-  input  logic                               mem_req_ready_i,
-  output logic                               mem_req_write_o,
-  output logic [31:0]                        mem_req_addr_o,
-  output logic [VecBits-1:0]                 mem_req_wdata_o,
-  output logic [Vec-1:0]                     mem_req_wstrb_o,
-  input  logic                               mem_rsp_valid_i,
-  input  logic [VecBits-1:0]                 mem_rsp_data_i,
+  output logic [MemLanes-1:0]                mem_req_valid_o,
+  input  logic [MemLanes-1:0]                mem_req_ready_i,
+  output logic [MemLanes-1:0]                mem_req_write_o,
+  output logic [MemLanes-1:0][ClientW-1:0]   mem_req_id_o,
+  output logic [MemLanes-1:0][31:0]          mem_req_addr_o,
+  output logic [MemLanes-1:0][VecBits-1:0]   mem_req_wdata_o,
+  output logic [MemLanes-1:0][Vec-1:0]       mem_req_wstrb_o,
+  input  logic [NumClients-1:0]              mem_rsp_valid_i,
+  input  logic [NumClients-1:0][VecBits-1:0] mem_rsp_data_i,
 
   output logic                               reads_pending_o,
-  output logic                               rd_beat_o,
-  output logic                               wr_beat_o
+  output logic [LaneCountW-1:0]              rd_beats_o,
+  output logic [LaneCountW-1:0]              wr_beats_o
 );
 
-  localparam int unsigned ClientW = $clog2(NumClients);
+  localparam int unsigned ReadsW = $clog2(MaxReads + 1);
 
-  // Clients that may go: writes always, reads while a routing slot is free.
-  logic                  route_ready;
+  // Reads outstanding; a cycle may issue one per lane, so reads go only while all lanes fit.
+  logic [ReadsW-1:0] reads_q;
+  logic              reads_fit;
+  assign reads_fit = 32'(reads_q) + 32'(lanes_i) <= MaxReads;
+
+  // Clients that may go: writes always, reads while the read budget has room.
   logic [NumClients-1:0] eligible;
-  assign eligible = req_valid_i & (req_write_i | {NumClients{route_ready}});
+  assign eligible = req_valid_i & (req_write_i | {NumClients{reads_fit}});
 
-  // Round robin starting at rr_q; while the memory stalls a request, its client keeps the grant.
-  logic [ClientW-1:0] rr_q, rr_d, rr_grant, grant;
-  logic               rr_any, any;
-  logic               lock_q, lock_d;
-  logic [ClientW-1:0] lock_client_q;
+  // Lane assignment: a lane the memory stalled keeps its client; the others take the eligible
+  // clients in round-robin order from rr_q, one client per lane, lowest lane first.
+  logic [ClientW-1:0]                rr_q, rr_d;
+  logic [MemLanes-1:0]               lock_q, lane_any;
+  logic [MemLanes-1:0][ClientW-1:0]  lock_client_q, lane_client;
 
   always_comb begin
-    rr_grant = rr_q;
-    rr_any   = 1'b0;
-    for (int unsigned k = 0; k < NumClients; k++) begin
-      logic [ClientW-1:0] c;
-      c = ClientW'((32'(rr_q) + k) % NumClients);
-      if (!rr_any && eligible[c]) begin
-        rr_grant = c;
-        rr_any   = 1'b1;
+    logic [NumClients-1:0] taken;
+    logic [ClientW-1:0]    c;
+    taken = '0;
+    c     = '0;
+    for (int unsigned l = 0; l < MemLanes; l++) begin
+      if (lock_q[l]) taken[lock_client_q[l]] = 1'b1;
+    end
+    for (int unsigned l = 0; l < MemLanes; l++) begin
+      lane_client[l] = lock_q[l] ? lock_client_q[l] : rr_q;
+      lane_any[l]    = lock_q[l] && eligible[lock_client_q[l]];
+      if (!lock_q[l] && l < 32'(lanes_i)) begin
+        for (int unsigned k = 0; k < NumClients; k++) begin
+          c = ClientW'((32'(rr_q) + k) % NumClients);
+          if (!lane_any[l] && eligible[c] && !taken[c]) begin
+            lane_client[l] = c;
+            lane_any[l]    = 1'b1;
+          end
+        end
+        if (lane_any[l]) taken[lane_client[l]] = 1'b1;
       end
     end
   end
 
-  assign grant = lock_q ? lock_client_q : rr_grant;
-  assign any   = lock_q ? eligible[lock_client_q] : rr_any;
+  // Window check on each lane's beat (16-byte granularity registers, beat-aligned addresses).
+  logic [MemLanes-1:0] in_window, accepted;
+  for (genvar l = 0; l < MemLanes; l++) begin : gen_lane
+    logic [31:0] addr;
+    logic [32:0] addr_end;
+    assign addr         = {req_addr_i[lane_client[l]][31:VecIdxW], {VecIdxW{1'b0}}};
+    assign addr_end     = {1'b0, addr} + 33'(Vec);
+    assign in_window[l] = (addr >= window_base_i) && (addr_end <= {1'b0, window_limit_i});
 
-  // Window check on the chosen beat (16-byte granularity registers, beat-aligned addresses).
-  logic [31:0] addr;
-  logic [32:0] addr_end;
-  logic        in_window;
-  assign addr      = {req_addr_i[grant][31:VecIdxW], {VecIdxW{1'b0}}};
-  assign addr_end  = {1'b0, addr} + 33'(Vec);
-  assign in_window = (addr >= window_base_i) && (addr_end <= {1'b0, window_limit_i});
-
-  assign mem_req_valid_o = any && in_window && !flush_i;
-  assign mem_req_write_o = req_write_i[grant];
-  assign mem_req_addr_o  = addr;
-  assign mem_req_wdata_o = req_wdata_i[grant];
-  assign mem_req_wstrb_o = req_wstrb_i[grant];
-
-  logic accepted;
-  assign accepted = mem_req_valid_o && mem_req_ready_i;
-
-  always_comb begin
-    req_ready_o = '0;
-    req_ready_o[grant] = accepted;
+    assign mem_req_valid_o[l] = lane_any[l] && in_window[l] && !flush_i;
+    assign mem_req_write_o[l] = req_write_i[lane_client[l]];
+    assign mem_req_id_o[l]    = lane_client[l];
+    assign mem_req_addr_o[l]  = addr;
+    assign mem_req_wdata_o[l] = req_wdata_i[lane_client[l]];
+    assign mem_req_wstrb_o[l] = req_wstrb_i[lane_client[l]];
+    assign accepted[l]        = mem_req_valid_o[l] && mem_req_ready_i[l];
   end
 
-  assign fault_o        = any && !in_window;
-  assign fault_client_o = grant;
-  assign fault_addr_o   = addr;
-
-  assign rr_d   = accepted ? ClientW'((32'(grant) + 1) % NumClients) : rr_q;
-  assign lock_d = mem_req_valid_o && !mem_req_ready_i;
-
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      rr_q          <= '0;
-      lock_q        <= 1'b0;
-      lock_client_q <= '0;
-    end else begin
-      rr_q          <= rr_d;
-      lock_q        <= lock_d;
-      lock_client_q <= grant;
+  // The fault (lowest faulting lane), the clients' ready, beat counts and the next round-robin
+  // start: after the client of the highest lane taken.
+  always_comb begin
+    fault_o        = 1'b0;
+    fault_client_o = '0;
+    fault_addr_o   = '0;
+    req_ready_o    = '0;
+    rd_beats_o     = '0;
+    wr_beats_o     = '0;
+    rr_d           = rr_q;
+    for (int l = MemLanes - 1; l >= 0; l--) begin
+      if (lane_any[l] && !in_window[l]) begin
+        fault_o        = 1'b1;
+        fault_client_o = lane_client[l];
+        fault_addr_o   = mem_req_addr_o[l];
+      end
+    end
+    for (int unsigned l = 0; l < MemLanes; l++) begin
+      if (accepted[l]) begin
+        req_ready_o[lane_client[l]] = 1'b1;
+        rd_beats_o += LaneCountW'(!mem_req_write_o[l]);
+        wr_beats_o += LaneCountW'(mem_req_write_o[l]);
+        rr_d = ClientW'((32'(lane_client[l]) + 1) % NumClients);
+      end
     end
   end
 
-  // Which client each outstanding read belongs to, oldest first. Never flushed: responses of
-  // aborted reads still arrive and are dropped by the flushed clients.
-  logic [ClientW-1:0]           route_client;
-  logic                         route_valid;
-  logic [$clog2(MaxReads+1)-1:0] route_count;
-
-  npu_fifo #(
-    .Width(ClientW),
-    .Depth(MaxReads)
-  ) u_route (
-    .clk_i,
-    .rst_ni,
-    .flush_i    (1'b0),
-    .in_valid_i (accepted && !req_write_i[grant]),
-    .in_ready_o (route_ready),
-    .in_data_i  (grant),
-    .out_valid_o(route_valid),
-    .out_ready_i(mem_rsp_valid_i),
-    .out_data_o (route_client),
-    .count_o    (route_count)
-  );
-
+  logic [LaneCountW-1:0] responses;
   always_comb begin
-    rsp_valid_o = '0;
-    rsp_valid_o[route_client] = mem_rsp_valid_i && route_valid && !flush_i;
+    responses = '0;
+    for (int unsigned c = 0; c < NumClients; c++) responses += LaneCountW'(mem_rsp_valid_i[c]);
   end
-  assign rsp_data_o = mem_rsp_data_i;
 
-  assign reads_pending_o = route_count != '0;
-  assign rd_beat_o       = accepted && !req_write_i[grant];
-  assign wr_beat_o       = accepted && req_write_i[grant];
+  // Outstanding reads are never flushed: responses of aborted reads still arrive and are dropped
+  // by the flushed clients.
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      rr_q          <= '0;
+      lock_q        <= '0;
+      lock_client_q <= '0;
+      reads_q       <= '0;
+    end else begin
+      rr_q          <= rr_d;
+      lock_q        <= mem_req_valid_o & ~mem_req_ready_i;
+      lock_client_q <= lane_client;
+      reads_q       <= reads_q + ReadsW'(rd_beats_o) - ReadsW'(responses);
+    end
+  end
+
+  assign rsp_valid_o     = flush_i ? '0 : mem_rsp_valid_i;
+  assign rsp_data_o      = mem_rsp_data_i;
+  assign reads_pending_o = reads_q != '0;
 
 `ifndef SYNTHESIS
   // Every client holds a request, unchanged, until the arbiter takes it; only a flush or a window
@@ -160,16 +177,22 @@ module npu_mem_arb
       else $error("memory client %0d changed or dropped a request before it was taken", c);
   end
 
-  // The memory port: a request stays valid, unchanged, until the memory takes it (unless the
-  // clients are flushed).
-  a_mem_req_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      mem_req_valid_o && !mem_req_ready_i |=> flush_i ||
-      (mem_req_valid_o && $stable(mem_req_write_o) && $stable(mem_req_addr_o) &&
-       (!mem_req_write_o || ($stable(mem_req_wdata_o) && $stable(mem_req_wstrb_o)))))
-    else $error("memory request dropped or changed before the memory took it");
-  // Read responses come in order, one per read the memory took.
+  // Each lane: a request stays valid, unchanged, until the memory takes it (unless the clients
+  // are flushed).
+  for (genvar l = 0; l < MemLanes; l++) begin : gen_lane_asserts
+    a_mem_req_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
+        mem_req_valid_o[l] && !mem_req_ready_i[l] |=> flush_i ||
+        (mem_req_valid_o[l] && $stable(mem_req_write_o[l]) && $stable(mem_req_id_o[l]) &&
+         $stable(mem_req_addr_o[l]) &&
+         (!mem_req_write_o[l] || ($stable(mem_req_wdata_o[l]) && $stable(mem_req_wstrb_o[l])))))
+      else $error("memory request on lane %0d dropped or changed before the memory took it", l);
+  end
+  a_lanes_strap: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      lanes_i >= 1 && 32'(lanes_i) <= MemLanes)
+    else $error("mem_lanes_i must be 1 to %0d", MemLanes);
+  // Every read response belongs to an outstanding read.
   a_rsp_has_read: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      mem_rsp_valid_i |-> route_valid)
+      ReadsW'(responses) <= reads_q)
     else $error("read response without an outstanding read");
 `endif
 

@@ -34,9 +34,13 @@ package npu_pkg;
 `endif
   localparam int unsigned WeightFifoWords = `NPU_WEIGHT_FIFO_WORDS;  // Words of the weight-stream FIFO between DMA and array; covers DRAM latency.
 `ifndef NPU_MAX_OUTSTANDING_READS
-`define NPU_MAX_OUTSTANDING_READS 256
+`define NPU_MAX_OUTSTANDING_READS 512
 `endif
-  localparam int unsigned MaxOutstandingReads = `NPU_MAX_OUTSTANDING_READS;  // DRAM read beats the DMA may have in flight.
+  localparam int unsigned MaxOutstandingReads = `NPU_MAX_OUTSTANDING_READS;  // DRAM read beats the DMA may have in flight, over all lanes: enough for three clients streaming through 100 cycles of latency on 64 B/cycle.
+`ifndef NPU_MEM_LANES
+`define NPU_MEM_LANES 4
+`endif
+  localparam int unsigned MemLanes = `NPU_MEM_LANES;  // Request lanes of the memory port: beats it can issue in one cycle, each for a different client. The memory system says how many it has (mem_lanes_i): DRAM bytes per cycle / DramBusBytes.
 `ifndef NPU_DW_TAP_PORTS
 `define NPU_DW_TAP_PORTS 8
 `endif

@@ -2,8 +2,8 @@
 // input scratchpad and compute stage (systolic array, accumulators, requantization, element-wise
 // and pooling units).
 //
-// Ports: a register bus (npu_csr), one valid/ready memory master carrying Vec-byte beats with
-// in-order read responses (npu_mem_arb), and the interrupt line.
+// Ports: a register bus (npu_csr), a valid/ready memory master of one to MemLanes lanes carrying
+// Vec-byte beats, read responses in order per client (npu_mem_arb), and the interrupt line.
 module npu_top
   import npu_pkg::*;
   import npu_core_pkg::*;
@@ -17,14 +17,18 @@ module npu_top
   input  logic [31:0]            csr_wdata_i,
   output logic [31:0]            csr_rdata_o,
 
-  output logic                   mem_req_valid_o,
-  input  logic                   mem_req_ready_i,
-  output logic                   mem_req_write_o,
-  output logic [31:0]            mem_req_addr_o,
-  output logic [VecBits-1:0]     mem_req_wdata_o,
-  output logic [Vec-1:0]         mem_req_wstrb_o,
-  input  logic                   mem_rsp_valid_i,
-  input  logic [VecBits-1:0]     mem_rsp_data_i,
+  // Memory: MemLanes request lanes, of which the memory system has mem_lanes_i (a strap), each
+  // tagged with its client; read responses come back on the client's port, in order per client.
+  input  logic [LaneCountW-1:0]              mem_lanes_i,
+  output logic [MemLanes-1:0]                mem_req_valid_o,
+  input  logic [MemLanes-1:0]                mem_req_ready_i,
+  output logic [MemLanes-1:0]                mem_req_write_o,
+  output logic [MemLanes-1:0][ClientW-1:0]   mem_req_id_o,
+  output logic [MemLanes-1:0][31:0]          mem_req_addr_o,
+  output logic [MemLanes-1:0][VecBits-1:0]   mem_req_wdata_o,
+  output logic [MemLanes-1:0][Vec-1:0]       mem_req_wstrb_o,
+  input  logic [NumClients-1:0]              mem_rsp_valid_i,
+  input  logic [NumClients-1:0][VecBits-1:0] mem_rsp_data_i,
 
   output logic                   irq_o,
   output logic                   error_o,  // STATUS.ERROR, for waveform triggers
@@ -53,7 +57,8 @@ module npu_top
   logic [31:0] job_tag, desc_done, error_desc, error_addr;
   logic [7:0]  error_code;
   logic [15:0] perf_macs;
-  logic        perf_rd_beat, perf_wr_beat, perf_stall_input, perf_stall_weight;
+  logic [LaneCountW-1:0] perf_rd_beats, perf_wr_beats;
+  logic        perf_stall_input, perf_stall_weight;
   logic        perf_stall_output, perf_stall_fetch, perf_array_active;
 
   npu_csr u_csr (
@@ -84,8 +89,8 @@ module npu_top
     .irq_done_i         (irq_done),
     .irq_error_i        (irq_error),
     .perf_macs_i        (perf_macs),
-    .perf_rd_beat_i     (perf_rd_beat),
-    .perf_wr_beat_i     (perf_wr_beat),
+    .perf_rd_beats_i    (perf_rd_beats),
+    .perf_wr_beats_i    (perf_wr_beats),
     .perf_stall_input_i (perf_stall_input),
     .perf_stall_weight_i(perf_stall_weight),
     .perf_stall_output_i(perf_stall_output),
@@ -102,9 +107,9 @@ module npu_top
   logic [NumClients-1:0][31:0]        req_addr;
   logic [NumClients-1:0][VecBits-1:0] req_wdata;
   logic [NumClients-1:0][Vec-1:0]     req_wstrb;
-  logic [VecBits-1:0]                 rsp_data;
+  logic [NumClients-1:0][VecBits-1:0] rsp_data;
   logic                               flush, reads_pending, fault;
-  logic [$clog2(NumClients)-1:0]      fault_client;
+  logic [ClientW-1:0]                 fault_client;
   logic [31:0]                        fault_addr;
 
   npu_mem_arb #(
@@ -113,6 +118,7 @@ module npu_top
     .clk_i,
     .rst_ni,
     .flush_i        (flush),
+    .lanes_i        (mem_lanes_i),
     .req_valid_i    (req_valid),
     .req_ready_o    (req_ready),
     .req_write_i    (req_write),
@@ -129,14 +135,15 @@ module npu_top
     .mem_req_valid_o,
     .mem_req_ready_i,
     .mem_req_write_o,
+    .mem_req_id_o,
     .mem_req_addr_o,
     .mem_req_wdata_o,
     .mem_req_wstrb_o,
     .mem_rsp_valid_i,
     .mem_rsp_data_i,
     .reads_pending_o(reads_pending),
-    .rd_beat_o      (perf_rd_beat),
-    .wr_beat_o      (perf_wr_beat)
+    .rd_beats_o     (perf_rd_beats),
+    .wr_beats_o     (perf_wr_beats)
   );
 
   // ------------------------------------------------------------------------------------------
@@ -197,7 +204,7 @@ module npu_top
     .req_wdata_o      (req_wdata[ClientCmd]),
     .req_wstrb_o      (req_wstrb[ClientCmd]),
     .rsp_valid_i      (rsp_valid[ClientCmd]),
-    .rsp_data_i       (rsp_data)
+    .rsp_data_i       (rsp_data[ClientCmd])
   );
 
   // ------------------------------------------------------------------------------------------
@@ -224,7 +231,7 @@ module npu_top
     .req_ready_i (req_ready[ClientLoad]),
     .req_addr_o  (req_addr[ClientLoad]),
     .rsp_valid_i (rsp_valid[ClientLoad]),
-    .rsp_data_i  (rsp_data),
+    .rsp_data_i  (rsp_data[ClientLoad]),
     .spad_we_o   (spad_we[0]),
     .spad_waddr_o(spad_waddr[0]),
     .spad_wdata_o(spad_wdata[0])
@@ -267,7 +274,7 @@ module npu_top
     .req_ready_i(req_ready[ClientWeight]),
     .req_addr_o (req_addr[ClientWeight]),
     .rsp_valid_i(rsp_valid[ClientWeight]),
-    .rsp_data_i (rsp_data),
+    .rsp_data_i (rsp_data[ClientWeight]),
     .out_valid_o(ws_valid),
     .out_ready_i(ws_ready),
     .out_data_o (ws_data),
@@ -351,7 +358,7 @@ module npu_top
 
   // The store only writes; the weight stream's busy flag is for debug views.
   logic unused_signals;
-  assign unused_signals = ^{rsp_valid[ClientStore], ws_busy};
+  assign unused_signals = ^{rsp_valid[ClientStore], rsp_data[ClientStore], ws_busy};
 
 `ifndef SYNTHESIS
   // Outputs are never unknown after reset. (Verilator simulates two states, where $isunknown is
@@ -359,10 +366,13 @@ module npu_top
   a_outputs_known: assert property (@(posedge clk_i) disable iff (!rst_ni)
       !$isunknown({mem_req_valid_o, irq_o, error_o, csr_rdata_o}))
     else $error("npu_top output unknown");
-  a_mem_req_known: assert property (@(posedge clk_i) disable iff (!rst_ni)
-      mem_req_valid_o |-> !$isunknown({mem_req_write_o, mem_req_addr_o, mem_req_wstrb_o,
-                                       mem_req_write_o ? mem_req_wdata_o : '0}))
-    else $error("npu_top memory request with unknown fields");
+  for (genvar l = 0; l < MemLanes; l++) begin : gen_lane_asserts
+    a_mem_req_known: assert property (@(posedge clk_i) disable iff (!rst_ni)
+        mem_req_valid_o[l] |-> !$isunknown({mem_req_write_o[l], mem_req_id_o[l],
+                                            mem_req_addr_o[l], mem_req_wstrb_o[l],
+                                            mem_req_write_o[l] ? mem_req_wdata_o[l] : '0}))
+      else $error("npu_top memory request on lane %0d with unknown fields", l);
+  end
 
   // The scratchpad's two write ports (load DMA, CHAIN_OUT drain) never write the same word in
   // one cycle: the load fills the next descriptor's buffer while a producer writes its

@@ -27,6 +27,10 @@ namespace nncosim::sim {
 namespace {
 
 constexpr uint32_t kVec = npu::kDramBusBytes;
+constexpr uint32_t kClientIdBits = 2;  // a lane's client ID: log2(kMemClients)
+static_assert(sizeof(Vnpu_top::mem_rsp_data_i) == kMemClients * kVec &&
+                  1u << kClientIdBits == kMemClients,
+              "the NPU's memory clients do not match kMemClients");
 // fst2vcd converts a dump of a few GB in minutes; beyond this it is stuck.
 constexpr double kFst2VcdTimeoutSeconds = 1800;
 
@@ -93,6 +97,7 @@ NpuPlatform::NpuPlatform(const sc_core::sc_module_name& name, const PlatformConf
       mDram(std::make_unique<DramModel>("dram", config.dramBytes, mPeriod, config.dramLatencyCycles,
                                         config.dramBytesPerCycle)),
       mContext(std::make_unique<VerilatedContext>()),
+      mLanes(config.dramBytesPerCycle > kVec ? config.dramBytesPerCycle / kVec : 1),
       mBeat(kVec),
       mStrobes(kVec) {
     socket.bind(mDram->socket);
@@ -150,7 +155,9 @@ void NpuPlatform::hardReset() {
     mInReset = true;
     run(4, false);
     mInReset = false;
-    mResponses.clear();
+    for (auto& responses : mResponses) {
+        responses.clear();
+    }
     mChannelFreeCycle = mCycle;
     mDram->resetTiming();
     run(1, false);
@@ -199,15 +206,21 @@ void NpuPlatform::runCycle() {
     m.csr_we_i = csr && mCsr.write;
     m.csr_addr_i = mCsr.offset;
     m.csr_wdata_i = mCsr.value;
-    const bool respond = !mResponses.empty() && mResponses.front().dueCycle <= mCycle;
-    m.mem_rsp_valid_i = respond;
-    if (respond) {
-        writePortBytes(m.mem_rsp_data_i, mResponses.front().data.data());
-        mResponses.pop_front();
+    // Each client gets at most one due read response a cycle, its oldest.
+    uint32_t responding = 0;
+    for (uint32_t c = 0; c < kMemClients; ++c) {
+        std::deque<ReadResponse>& responses = mResponses[c];
+        if (!responses.empty() && responses.front().dueCycle <= mCycle) {
+            writePortBytes(m.mem_rsp_data_i, responses.front().data.data(), c);
+            responses.pop_front();
+            responding |= 1u << c;
+        }
     }
-    // One beat per cycle at most; fewer when the channel is backed up (bandwidth below a beat
-    // per cycle).
-    m.mem_req_ready_i = mChannelFreeCycle <= mCycle + 1;
+    m.mem_rsp_valid_i = responding;
+    // A beat per lane and cycle at most; none when the channel is backed up (bandwidth below a
+    // beat per cycle).
+    m.mem_lanes_i = mLanes;
+    m.mem_req_ready_i = mChannelFreeCycle <= mCycle + 1 ? (1u << mLanes) - 1 : 0;
 
     m.clk_i = 0;
     m.eval();
@@ -215,8 +228,11 @@ void NpuPlatform::runCycle() {
         mCsr.result = m.csr_rdata_o;
         mCsr.pending = false;
     }
-    if (m.mem_req_valid_o && m.mem_req_ready_i && !mInReset) {
-        issueMemoryRequest();
+    const uint32_t accepted = m.mem_req_valid_o & m.mem_req_ready_i;
+    for (uint32_t lane = 0; lane < mLanes && !mInReset; ++lane) {
+        if ((accepted >> lane) & 1) {
+            issueMemoryRequest(lane);
+        }
     }
     const bool doorbell = csr && mCsr.write && mCsr.offset == npu::reg::kDoorbell;
     if (doorbell) {
@@ -262,33 +278,33 @@ void NpuPlatform::runCycle() {
     }
 }
 
-void NpuPlatform::issueMemoryRequest() {
+void NpuPlatform::issueMemoryRequest(uint32_t lane) {
     Vnpu_top& m = *mModel;
-    const bool write = m.mem_req_write_o;
+    const bool write = (m.mem_req_write_o >> lane) & 1;
+    const uint32_t address = portElement(m.mem_req_addr_o, lane, 32);
+    const uint32_t wstrb = portElement(m.mem_req_wstrb_o, lane, kVec);
     mPayload.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
-    mPayload.set_address(m.mem_req_addr_o);
+    mPayload.set_address(address);
     mPayload.set_data_ptr(mBeat.data());
     mPayload.set_data_length(kVec);
     mPayload.set_byte_enable_ptr(nullptr);
     mPayload.set_byte_enable_length(0);
     mPayload.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
     if (write) {
-        readPortBytes(m.mem_req_wdata_o, mBeat.data());
+        readPortBytes(m.mem_req_wdata_o, mBeat.data(), lane);
         // Fault injection (FaultOptions): a dropped beat keeps its timing but writes nothing.
         const FaultOptions& fault = mConfig.fault;
         const bool dropped =
             fault.kind == FaultOptions::Kind::kDropWriteBeat && mWriteBeatsInJob == fault.beat;
         ++mWriteBeatsInJob;
-        if (fault.kind == FaultOptions::Kind::kStuckWriteBit &&
-            m.mem_req_addr_o != mCompletionAddr) {
+        if (fault.kind == FaultOptions::Kind::kStuckWriteBit && address != mCompletionAddr) {
             const uint8_t mask = static_cast<uint8_t>(1u << (fault.bit % 8));
             uint8_t& byte = mBeat[(fault.bit / 8) % kVec];
             byte = fault.value ? byte | mask : byte & static_cast<uint8_t>(~mask);
         }
-        const uint32_t strobes = dropped ? 0 : static_cast<uint32_t>(m.mem_req_wstrb_o);
+        const uint32_t strobes = dropped ? 0 : wstrb;
         if (mObserver) {
-            mObserver->wrote(mCycle, m.mem_req_addr_o, mBeat.data(),
-                             static_cast<uint32_t>(m.mem_req_wstrb_o), strobes);
+            mObserver->wrote(mCycle, address, mBeat.data(), wstrb, strobes);
         }
         for (uint32_t b = 0; b < kVec; ++b) {
             mStrobes[b] = (strobes >> b) & 1 ? TLM_BYTE_ENABLED : TLM_BYTE_DISABLED;
@@ -310,7 +326,7 @@ void NpuPlatform::issueMemoryRequest() {
     } else {
         mChannelFreeCycle = done - mConfig.dramLatencyCycles +
                             (kVec + mConfig.dramBytesPerCycle - 1) / mConfig.dramBytesPerCycle;
-        mResponses.push_back({done, mBeat});
+        mResponses[portElement(m.mem_req_id_o, lane, kClientIdBits)].push_back({done, mBeat});
     }
 }
 
@@ -385,6 +401,7 @@ void NpuPlatform::writeGtkwSave(const std::string& dumpPath, uint32_t vecBytes) 
     };
     const uint32_t spadAddrBits = bitsFor(2 * npu::kSpadWords);
     const uint32_t fifoCountBits = bitsFor(npu::kWeightFifoWords + 1);
+    const uint32_t lanes = npu::kMemLanes;
     const auto range = [](uint32_t bits) {
         return bits == 1 ? std::string() : "[" + std::to_string(bits - 1) + ":0]";
     };
@@ -399,8 +416,10 @@ void NpuPlatform::writeGtkwSave(const std::string& dumpPath, uint32_t vecBytes) 
           "u_cmd.load_state_q" + range(2), "u_cmd.desc_done_q" + range(32),
           "u_cmd.error_code_q" + range(8), "u_cmd.flush_o", "irq_o"}},
         {"DMA",
-         {"mem_req_valid_o", "mem_req_ready_i", "mem_req_write_o", "mem_req_addr_o" + range(32),
-          "mem_req_wstrb_o" + range(vecBytes), "mem_rsp_valid_i", "mem_rsp_data_i" + range(vecBits),
+         {"mem_req_valid_o" + range(lanes), "mem_req_ready_i" + range(lanes),
+          "mem_req_write_o" + range(lanes), "mem_req_id_o" + range(kClientIdBits * lanes),
+          "mem_req_addr_o" + range(32 * lanes), "mem_req_wstrb_o" + range(vecBytes * lanes),
+          "mem_rsp_valid_i" + range(kMemClients), "mem_rsp_data_i" + range(vecBits * kMemClients),
           "u_dma_load.busy_o", "u_dma_load.spad_we_o",
           "u_dma_load.spad_waddr_o" + range(spadAddrBits),
           "u_weight_stream.count_o" + range(fifoCountBits), "u_dma_store.busy_o",

@@ -14,6 +14,7 @@
 // Verilated headers before <systemc>.
 #include "verilated.h"
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -26,6 +27,7 @@
 
 #include "driver/NpuRegisters.h"
 #include "sim/Platform.h"
+#include "sim/VerilatedPorts.h"
 
 class Vnpu_top;
 
@@ -104,7 +106,7 @@ class NpuPlatform : public sc_core::sc_module {
     void clockThread();
     void runCycle();
     bool hasWork() const;
-    void issueMemoryRequest();
+    void issueMemoryRequest(uint32_t lane);
     void startTrace();
     void stopTrace();
     void traceCycle(bool doorbell, bool irqRose, bool errorRose);
@@ -135,7 +137,8 @@ class NpuPlatform : public sc_core::sc_module {
     uint32_t mSeenDescDone = 0;
 
     CsrOp mCsr;
-    std::deque<ReadResponse> mResponses;
+    uint32_t mLanes = 1;  // request lanes the DRAM serves a cycle (bytes per cycle / beat)
+    std::array<std::deque<ReadResponse>, kMemClients> mResponses;  // per client, in order
     uint64_t mChannelFreeCycle = 0;
     // Fault injection (PlatformConfig::fault).
     uint64_t mWriteBeatsInJob = 0;

@@ -154,6 +154,15 @@ Result<std::shared_ptr<driver::HardwareAccess>> createSystemCPlatform(
                 "createSystemCPlatform: clock period, DRAM size and bandwidth "
                 "must be positive");
         }
+        if (config.dramBytesPerCycle > npu::kDramBusBytes &&
+            (config.dramBytesPerCycle % npu::kDramBusBytes != 0 ||
+             config.dramBytesPerCycle > npu::kDramBusBytes * npu::kMemLanes)) {
+            return invalidArgument("createSystemCPlatform: DRAM bandwidth " +
+                                   std::to_string(config.dramBytesPerCycle) +
+                                   " B/cycle: above a beat (" + std::to_string(npu::kDramBusBytes) +
+                                   " B) it must be a whole number of beats, at most " +
+                                   std::to_string(npu::kMemLanes) + " (the NPU's memory lanes)");
+        }
         // Cycle times are whole picoseconds; another SystemC user may have set this already.
         sc_core::sc_report_handler::set_actions(sc_core::SC_ID_SET_TIME_RESOLUTION_,
                                                 sc_core::SC_DO_NOTHING);

@@ -714,12 +714,13 @@ nlohmann::json energyJson(const driver::Energy& e) {
             {"clock_and_leakage", e.clockAndLeakage * 1e-6}};
 }
 
-nlohmann::json countersJson(const NpuCounters& c, uint64_t clockPeriodPs) {
+nlohmann::json countersJson(const NpuCounters& c, const RunReport& r) {
+    const uint64_t clockPeriodPs = r.clockPeriodPs;
     const driver::Energy energy = c.energy(clockPeriodPs);
     return {{"cycles", c.cycles},
             {"macs", c.macs},
             {"utilization", c.utilization()},
-            {"dram_utilization", c.dramUtilization()},
+            {"dram_utilization", c.dramUtilization(r.dramBytesPerCycle)},
             {"dma_bytes_read", c.dmaBytesRead},
             {"dma_bytes_written", c.dmaBytesWritten},
             {"scratchpad_reads", c.scratchpadReads},
@@ -884,6 +885,7 @@ Result<RunReport> runModel(const std::string& name, const Model& model,
             report.clockPeriodPs = (*npu)->hardware->clockPeriodPs();
             report.npu = sim::nameOf((*npu)->implementation);
             report.cyclesEstimated = (*npu)->cyclesEstimated();
+            report.dramBytesPerCycle = (*npu)->dramBytesPerCycle;
         }
     }
     if (options.compareGolden) {
@@ -1002,7 +1004,7 @@ std::string formatReport(const RunReport& r) {
             const NpuCounters& c = *op.counters;
             out << std::setw(13) << withCommas(c.cycles) << std::setw(15) << withCommas(c.macs)
                 << std::setw(8) << percent(c.utilization()) << std::setw(8)
-                << percent(c.dramUtilization()) << std::setw(13)
+                << percent(c.dramUtilization(r.dramBytesPerCycle)) << std::setw(13)
                 << withCommas(c.dmaBytesRead + c.dmaBytesWritten) << std::setw(11)
                 << microjoules(c.energy(r.clockPeriodPs).microjoules());
         } else if (op.npu) {
@@ -1025,9 +1027,9 @@ std::string formatReport(const RunReport& r) {
             npuTotal.add(c);
             out << ": " << withCommas(c.cycles) << " cycles, " << withCommas(c.macs)
                 << " MACs, utilization " << percent(c.utilization()) << ", DRAM busy "
-                << percent(c.dramUtilization()) << ", DMA read " << withCommas(c.dmaBytesRead)
-                << " B, written " << withCommas(c.dmaBytesWritten) << " B, energy "
-                << microjoules(c.energy(r.clockPeriodPs).microjoules()) << " uJ";
+                << percent(c.dramUtilization(r.dramBytesPerCycle)) << ", DMA read "
+                << withCommas(c.dmaBytesRead) << " B, written " << withCommas(c.dmaBytesWritten)
+                << " B, energy " << microjoules(c.energy(r.clockPeriodPs).microjoules()) << " uJ";
         }
         out << "; host " << std::fixed << std::setprecision(3) << pr.seconds << " s\n";
         out.unsetf(std::ios::fixed);
@@ -1128,7 +1130,8 @@ std::string formatReport(const RunReport& r) {
             << std::fixed << std::setprecision(3)
             << static_cast<double>(rec.npuCycles) * static_cast<double>(r.clockPeriodPs) * 1e-9
             << " ms at " << std::setprecision(0) << 1e6 / static_cast<double>(r.clockPeriodPs)
-            << " MHz, utilization " << percent(npuTotal.utilization()) << ", ";
+            << " MHz and " << r.dramBytesPerCycle << " B/cycle of DRAM, utilization "
+            << percent(npuTotal.utilization()) << ", ";
     }
     out << std::fixed << std::setprecision(3) << "CPU partitions " << rec.cpuSeconds << " s, wall "
         << r.wallSeconds << " s\n";
@@ -1163,7 +1166,7 @@ nlohmann::json reportJson(const RunReport& r) {
                             {"device", op.npu ? "npu" : "cpu"},
                             {"partition", op.partition}};
         if (!op.npu) o["cpu_reason"] = op.cpuReason;
-        if (op.counters) o["npu"] = countersJson(*op.counters, r.clockPeriodPs);
+        if (op.counters) o["npu"] = countersJson(*op.counters, r);
         if (op.fusedInto) o["fused_into"] = *op.fusedInto;
         ops.push_back(std::move(o));
     }
@@ -1175,7 +1178,7 @@ nlohmann::json reportJson(const RunReport& r) {
                             {"operations", pr.operations},
                             {"host_seconds", pr.seconds}};
         if (pr.job) {
-            p["npu"] = countersJson(pr.job->total, r.clockPeriodPs);
+            p["npu"] = countersJson(pr.job->total, r);
             p["npu"]["start_cycle"] = pr.job->startCycle;
             npuTotal.add(pr.job->total);
         }
@@ -1191,6 +1194,7 @@ nlohmann::json reportJson(const RunReport& r) {
         {"device_time_ns",
          static_cast<double>(rec.npuCycles) * static_cast<double>(r.clockPeriodPs) * 1e-3},
         {"clock_period_ps", r.clockPeriodPs},
+        {"dram_bytes_per_cycle", r.dramBytesPerCycle},
         {"cycles_estimated", r.cyclesEstimated},
         {"macs", npuTotal.macs},
         {"utilization", npuTotal.utilization()},

@@ -122,9 +122,10 @@ struct RunReport {
     ExecutionPreference preference = kDefaultExecutionPreference;
     ExecutionRecord record;
     double wallSeconds = 0.0;
-    uint64_t clockPeriodPs = 0;    ///< 0 when the NPU was not used
-    std::string npu;               ///< "rtl" or "func" when the NPU was used
-    bool cyclesEstimated = false;  ///< the functional model's cycles: cost-model estimates
+    uint64_t clockPeriodPs = 0;      ///< 0 when the NPU was not used
+    uint32_t dramBytesPerCycle = 0;  ///< the NPU platform's DRAM bandwidth; 0: not used
+    std::string npu;                 ///< "rtl" or "func" when the NPU was used
+    bool cyclesEstimated = false;    ///< the functional model's cycles: cost-model estimates
     bool compared = false;
     std::vector<TensorCheck> outputs;
     /// The values of the main graph's outputs, in order: the device's, and the golden's when

@@ -56,10 +56,10 @@ double NpuCounters::utilization() const {
            (static_cast<double>(cycles) * npu::kArrayRows * npu::kArrayCols);
 }
 
-double NpuCounters::dramUtilization() const {
+double NpuCounters::dramUtilization(uint32_t bytesPerCycle) const {
     if (cycles == 0) return 0.0;
     return static_cast<double>(dmaBytesRead + dmaBytesWritten) /
-           (static_cast<double>(cycles) * npu::kDramBusBytes);
+           (static_cast<double>(cycles) * bytesPerCycle);
 }
 
 NpuProfiler::NpuProfiler(std::shared_ptr<driver::HardwareAccess> inner)

@@ -36,10 +36,10 @@ struct NpuCounters {
     /// MACs over what the array could issue in `cycles` (rows x columns per cycle); 0 when no
     /// cycles.
     double utilization() const;
-    /// DMA bytes over what the DRAM's data channel could move in `cycles` (one bus beat per
-    /// cycle, shared by reads and writes): near 1, the operation is at its DRAM bound and more
-    /// array utilization would need more memory bandwidth. 0 when no cycles.
-    double dramUtilization() const;
+    /// DMA bytes over what a DRAM of `bytesPerCycle` (shared by reads and writes) could move in
+    /// `cycles`: near 1, the operation is at its DRAM bound and more array utilization would
+    /// need more memory bandwidth. 0 when no cycles.
+    double dramUtilization(uint32_t bytesPerCycle) const;
     /// What the energy model reads.
     driver::EnergyCounters energyCounters() const;
     /// The energy model over these counters (driver::estimateEnergy, default parameters).

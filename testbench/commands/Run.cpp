@@ -37,6 +37,7 @@ struct RunCommandOptions {
     uint64_t traceStart = 0;
     uint64_t memoryLimitBytes = kDefaultMemoryLimitBytes;
     std::string npu = "rtl";
+    uint32_t dramBytesPerCycle = 16;
     bool cosim = false;
     std::string rtlFrom;
 };
@@ -131,6 +132,12 @@ int runRun(const RunCommandOptions& options) {
     // The platform is configured once per process: faults and the trace window go in first.
     sim::PlatformConfig platform = platformFor(options.npu);
     const bool functional = platform.npu == sim::NpuImplementation::kFunctional;
+    if (functional && options.dramBytesPerCycle != 16) {
+        std::cerr << "nncosim run: --dram-bytes-per-cycle sets the RTL platform's DRAM: it needs "
+                     "--npu rtl (the functional model estimates cycles at 16 B/cycle)\n";
+        return 2;
+    }
+    platform.dramBytesPerCycle = options.dramBytesPerCycle;
     if (functional && (options.cosim || !options.rtlFrom.empty())) {
         std::cerr << "nncosim run: " << (options.cosim ? "--cosim" : "--rtl-from")
                   << " runs the RTL beside the functional model: it needs --npu rtl\n";
@@ -180,6 +187,8 @@ int runRun(const RunCommandOptions& options) {
                      "--sample-cycles",
                      std::to_string(options.sampleCycles)};
     run.rerunArgs.insert(run.rerunArgs.end(), inputArgs.begin(), inputArgs.end());
+    // The waves' child process sees the same memory system.
+    run.childArgs = {"--dram-bytes-per-cycle", std::to_string(options.dramBytesPerCycle)};
     // The waves of a divergence come from the RTL (a child process): the functional model's
     // estimated cycles cannot place a window inside a repetition of this run.
     if (functional) run.rerunArgs.clear();
@@ -190,7 +199,7 @@ int runRun(const RunCommandOptions& options) {
             return 2;
         }
         platform.fault = *fault;
-        run.childArgs = {"--fault", options.fault};
+        run.childArgs.insert(run.childArgs.end(), {"--fault", options.fault});
     }
     if (!options.tracePath.empty()) {
         if (run.placement == Placement::kGolden) {
@@ -300,6 +309,11 @@ void addRunCommand(CLI::App& app) {
     cmd->add_option("--seed", options->seed, "Seed of random inputs")->capture_default_str();
     addMemoryLimitOption(*cmd, options->memoryLimitBytes);
     addNpuOption(*cmd, options->npu);
+    cmd->add_option("--dram-bytes-per-cycle", options->dramBytesPerCycle,
+                    "Bandwidth of the RTL platform's DRAM: below 16 one beat every few cycles; "
+                    "16, 32, 48 or 64 give the NPU's memory port 1 to 4 lanes")
+        ->check(CLI::Range(1u, 64u))
+        ->capture_default_str();
     cmd->add_flag("--cosim", options->cosim,
                   "Lockstep co-simulation: the RTL and the functional model run the same jobs, "
                   "compared after every retired descriptor; the first difference is reported "

@@ -24,8 +24,9 @@ Result<std::shared_ptr<NpuContext>> makeNpuContext(const sim::PlatformConfig& co
     auto profiler = std::make_shared<NpuProfiler>(*platform);
     auto device = driver::makeNpuDevice(profiler, deviceOptions);
     if (!device) return device.status();
-    return std::make_shared<NpuContext>(NpuContext{
-        profiler, *device, config.npu, std::dynamic_pointer_cast<sim::CosimPlatform>(*platform)});
+    return std::make_shared<NpuContext>(
+        NpuContext{profiler, *device, config.npu, config.dramBytesPerCycle,
+                   std::dynamic_pointer_cast<sim::CosimPlatform>(*platform)});
 }
 
 Result<std::shared_ptr<NpuContext>> openNpu(const sim::PlatformConfig& config) {

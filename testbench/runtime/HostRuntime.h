@@ -28,6 +28,7 @@ struct NpuContext {
     std::shared_ptr<NpuProfiler> hardware;
     driver::SharedDevice device;
     sim::NpuImplementation implementation = sim::NpuImplementation::kRtl;
+    uint32_t dramBytesPerCycle = 16;  ///< the platform's DRAM bandwidth
     /// Co-simulation (sim::PlatformConfig::cosim): the platform under the profiler.
     std::shared_ptr<sim::CosimPlatform> cosim;
     /// The functional model's cycles are the cost model's estimates, not measurements.
