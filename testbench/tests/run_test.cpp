@@ -484,3 +484,35 @@ TEST_CASE("run_rtl_from_and_its_errors") {
     usage("--cosim --backend golden", "--cosim needs the NPU");
     std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("run_on_a_wider_dram") {
+    // The sample ADD on a platform of 32 B/cycle (two memory lanes): the same result, the
+    // bandwidth in the report and in its DRAM figures; bandwidths the port cannot have and the
+    // functional model are refused, naming why.
+    const std::string dir = makeTempDir("nncosim-dram-");
+    REQUIRE_FALSE(dir.empty());
+    const std::string sample = std::string(NNCOSIM_SOURCE_DIR) + "/testbench/samples/add.json";
+    CliResult r =
+        cli(dir, "run " + sample + " --backend npu --dram-bytes-per-cycle 32 --json r.json");
+    CHECK_MESSAGE(r.status == 0, r.output);
+    CHECK(r.output.find("32 B/cycle of DRAM") != std::string::npos);
+    const nlohmann::json report = readJson(dir + "/r.json");
+    CHECK(report["verdict"] == "pass");
+    CHECK(report["totals"]["dram_bytes_per_cycle"] == 32);
+    const nlohmann::json& job = report["partitions"][0]["npu"];
+    const double bytes =
+        job["dma_bytes_read"].get<double>() + job["dma_bytes_written"].get<double>();
+    CHECK(job["dram_utilization"].get<double>() ==
+          doctest::Approx(bytes / (32.0 * job["cycles"].get<double>())));
+
+    r = cli(dir, "run " + sample + " --dram-bytes-per-cycle 24");
+    CHECK(r.status == 2);
+    CHECK(r.output.find("DRAM bandwidth 24 B/cycle: above a beat (16 B) it must be a whole "
+                        "number of beats, at most 4") != std::string::npos);
+    r = cli(dir, "run " + sample + " --npu func --dram-bytes-per-cycle 32");
+    CHECK(r.status == 2);
+    CHECK(
+        r.output.find("--dram-bytes-per-cycle sets the RTL platform's DRAM: it needs --npu rtl") !=
+        std::string::npos);
+    std::filesystem::remove_all(dir);
+}
