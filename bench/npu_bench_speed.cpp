@@ -87,12 +87,14 @@ class BareNpu {
             mCsrPending = false;
         }
         if (m.mem_req_valid_o & 1) {
-            const uint32_t addr = sim::portElement(m.mem_req_addr_o, 0, 32);
+            // Lane 0 names the client; the request's fields are on the client's port.
+            const uint32_t client = m.mem_req_id_o & (sim::kMemClients - 1);
+            const uint32_t addr = sim::portElement(m.mem_req_addr_o, client, 32);
             uint8_t* at = mMemory.data() + (addr < mMemory.size() ? addr : 0);
-            if (m.mem_req_write_o & 1) {
+            if ((m.mem_req_write_o >> client) & 1) {
                 uint8_t data[kVec];
-                sim::readPortBytes(m.mem_req_wdata_o, data);
-                const uint32_t strobes = sim::portElement(m.mem_req_wstrb_o, 0, kVec);
+                sim::readPortBytes(m.mem_req_wdata_o, data, client);
+                const uint32_t strobes = sim::portElement(m.mem_req_wstrb_o, client, kVec);
                 for (uint32_t b = 0; b < kVec; ++b) {
                     if ((strobes >> b) & 1) {
                         at[b] = data[b];
@@ -101,7 +103,7 @@ class BareNpu {
             } else {
                 Response r;
                 r.due = mCycle + mLatency;
-                r.client = m.mem_req_id_o & (sim::kMemClients - 1);
+                r.client = client;
                 std::memcpy(r.data, at, kVec);
                 mResponses.push_back(r);
             }

@@ -20,8 +20,9 @@ package npu_core_pkg;
   localparam int unsigned ClientWeight = 2;  // weight / table stream
   localparam int unsigned ClientStore  = 3;  // output stores
   localparam int unsigned ClientW      = $clog2(NumClients);
-  // Width of a count of memory lanes (0 to MemLanes).
+  // Width of a count of memory lanes (0 to MemLanes), and of a lane index.
   localparam int unsigned LaneCountW   = $clog2(MemLanes + 1);
+  localparam int unsigned LaneW        = MemLanes > 1 ? $clog2(MemLanes) : 1;
 
   /* verilator lint_on UNUSEDPARAM */
 

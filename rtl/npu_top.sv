@@ -17,16 +17,18 @@ module npu_top
   input  logic [31:0]            csr_wdata_i,
   output logic [31:0]            csr_rdata_o,
 
-  // Memory: MemLanes request lanes, of which the memory system has mem_lanes_i (a strap), each
-  // tagged with its client; read responses come back on the client's port, in order per client.
+  // Memory: MemLanes request lanes, of which the memory system has mem_lanes_i (a strap); lane l
+  // grants the request of client mem_req_id_o[l], whose fields are on that client's request port
+  // (mem_req_write_o .. mem_req_wstrb_o); read responses come back on the client's response port,
+  // in order per client.
   input  logic [LaneCountW-1:0]              mem_lanes_i,
   output logic [MemLanes-1:0]                mem_req_valid_o,
   input  logic [MemLanes-1:0]                mem_req_ready_i,
-  output logic [MemLanes-1:0]                mem_req_write_o,
   output logic [MemLanes-1:0][ClientW-1:0]   mem_req_id_o,
-  output logic [MemLanes-1:0][31:0]          mem_req_addr_o,
-  output logic [MemLanes-1:0][VecBits-1:0]   mem_req_wdata_o,
-  output logic [MemLanes-1:0][Vec-1:0]       mem_req_wstrb_o,
+  output logic [NumClients-1:0]              mem_req_write_o,
+  output logic [NumClients-1:0][31:0]        mem_req_addr_o,
+  output logic [NumClients-1:0][VecBits-1:0] mem_req_wdata_o,
+  output logic [NumClients-1:0][Vec-1:0]     mem_req_wstrb_o,
   input  logic [NumClients-1:0]              mem_rsp_valid_i,
   input  logic [NumClients-1:0][VecBits-1:0] mem_rsp_data_i,
 
@@ -134,8 +136,8 @@ module npu_top
     .fault_addr_o   (fault_addr),
     .mem_req_valid_o,
     .mem_req_ready_i,
-    .mem_req_write_o,
     .mem_req_id_o,
+    .mem_req_write_o,
     .mem_req_addr_o,
     .mem_req_wdata_o,
     .mem_req_wstrb_o,
@@ -368,9 +370,11 @@ module npu_top
     else $error("npu_top output unknown");
   for (genvar l = 0; l < MemLanes; l++) begin : gen_lane_asserts
     a_mem_req_known: assert property (@(posedge clk_i) disable iff (!rst_ni)
-        mem_req_valid_o[l] |-> !$isunknown({mem_req_write_o[l], mem_req_id_o[l],
-                                            mem_req_addr_o[l], mem_req_wstrb_o[l],
-                                            mem_req_write_o[l] ? mem_req_wdata_o[l] : '0}))
+        mem_req_valid_o[l] |-> !$isunknown(mem_req_id_o[l]) &&
+            !$isunknown({mem_req_write_o[mem_req_id_o[l]], mem_req_addr_o[mem_req_id_o[l]],
+                         mem_req_wstrb_o[mem_req_id_o[l]],
+                         mem_req_write_o[mem_req_id_o[l]] ? mem_req_wdata_o[mem_req_id_o[l]]
+                                                          : '0}))
       else $error("npu_top memory request on lane %0d with unknown fields", l);
   end
 

@@ -280,9 +280,11 @@ void NpuPlatform::runCycle() {
 
 void NpuPlatform::issueMemoryRequest(uint32_t lane) {
     Vnpu_top& m = *mModel;
-    const bool write = (m.mem_req_write_o >> lane) & 1;
-    const uint32_t address = portElement(m.mem_req_addr_o, lane, 32);
-    const uint32_t wstrb = portElement(m.mem_req_wstrb_o, lane, kVec);
+    // The lane names the client; the request's fields are on the client's port.
+    const uint32_t client = portElement(m.mem_req_id_o, lane, kClientIdBits);
+    const bool write = (m.mem_req_write_o >> client) & 1;
+    const uint32_t address = portElement(m.mem_req_addr_o, client, 32);
+    const uint32_t wstrb = portElement(m.mem_req_wstrb_o, client, kVec);
     mPayload.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
     mPayload.set_address(address);
     mPayload.set_data_ptr(mBeat.data());
@@ -291,7 +293,7 @@ void NpuPlatform::issueMemoryRequest(uint32_t lane) {
     mPayload.set_byte_enable_length(0);
     mPayload.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
     if (write) {
-        readPortBytes(m.mem_req_wdata_o, mBeat.data(), lane);
+        readPortBytes(m.mem_req_wdata_o, mBeat.data(), client);
         // Fault injection (FaultOptions): a dropped beat keeps its timing but writes nothing.
         const FaultOptions& fault = mConfig.fault;
         const bool dropped =
@@ -326,7 +328,9 @@ void NpuPlatform::issueMemoryRequest(uint32_t lane) {
     } else {
         mChannelFreeCycle = done - mConfig.dramLatencyCycles +
                             (kVec + mConfig.dramBytesPerCycle - 1) / mConfig.dramBytesPerCycle;
-        mResponses[portElement(m.mem_req_id_o, lane, kClientIdBits)].push_back({done, mBeat});
+        ReadResponse& response = mResponses[client].emplace_back();
+        response.dueCycle = done;
+        std::memcpy(response.data.data(), mBeat.data(), kVec);
     }
 }
 
@@ -417,11 +421,11 @@ void NpuPlatform::writeGtkwSave(const std::string& dumpPath, uint32_t vecBytes) 
           "u_cmd.error_code_q" + range(8), "u_cmd.flush_o", "irq_o"}},
         {"DMA",
          {"mem_req_valid_o" + range(lanes), "mem_req_ready_i" + range(lanes),
-          "mem_req_write_o" + range(lanes), "mem_req_id_o" + range(kClientIdBits * lanes),
-          "mem_req_addr_o" + range(32 * lanes), "mem_req_wstrb_o" + range(vecBytes * lanes),
-          "mem_rsp_valid_i" + range(kMemClients), "mem_rsp_data_i" + range(vecBits * kMemClients),
-          "u_dma_load.busy_o", "u_dma_load.spad_we_o",
-          "u_dma_load.spad_waddr_o" + range(spadAddrBits),
+          "mem_req_id_o" + range(kClientIdBits * lanes), "mem_req_write_o" + range(kMemClients),
+          "mem_req_addr_o" + range(32 * kMemClients),
+          "mem_req_wstrb_o" + range(vecBytes * kMemClients), "mem_rsp_valid_i" + range(kMemClients),
+          "mem_rsp_data_i" + range(vecBits * kMemClients), "u_dma_load.busy_o",
+          "u_dma_load.spad_we_o", "u_dma_load.spad_waddr_o" + range(spadAddrBits),
           "u_weight_stream.count_o" + range(fifoCountBits), "u_dma_store.busy_o",
           "u_mem_arb.fault_o"}},
         {"Array edges",

@@ -93,7 +93,7 @@ class NpuPlatform : public sc_core::sc_module {
   private:
     struct ReadResponse {
         uint64_t dueCycle;
-        std::vector<uint8_t> data;
+        std::array<uint8_t, npu::kDramBusBytes> data;  // no allocation per beat
     };
     struct CsrOp {
         bool pending = false;
