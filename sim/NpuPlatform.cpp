@@ -27,9 +27,7 @@ namespace nncosim::sim {
 namespace {
 
 constexpr uint32_t kVec = npu::kDramBusBytes;
-constexpr uint32_t kClientIdBits = 2;  // a lane's client ID: log2(kMemClients)
-static_assert(sizeof(Vnpu_top::mem_rsp_data_i) == kMemClients * kVec &&
-                  1u << kClientIdBits == kMemClients,
+static_assert(sizeof(Vnpu_top::mem_rsp_data_i) == kMemClients * kVec,
               "the NPU's memory clients do not match kMemClients");
 // fst2vcd converts a dump of a few GB in minutes; beyond this it is stuck.
 constexpr double kFst2VcdTimeoutSeconds = 1800;
@@ -281,7 +279,7 @@ void NpuPlatform::runCycle() {
 void NpuPlatform::issueMemoryRequest(uint32_t lane) {
     Vnpu_top& m = *mModel;
     // The lane names the client; the request's fields are on the client's port.
-    const uint32_t client = portElement(m.mem_req_id_o, lane, kClientIdBits);
+    const uint32_t client = portElement(m.mem_req_id_o, lane, kMemClientIdBits);
     const bool write = (m.mem_req_write_o >> client) & 1;
     const uint32_t address = portElement(m.mem_req_addr_o, client, 32);
     const uint32_t wstrb = portElement(m.mem_req_wstrb_o, client, kVec);
@@ -421,7 +419,7 @@ void NpuPlatform::writeGtkwSave(const std::string& dumpPath, uint32_t vecBytes) 
           "u_cmd.error_code_q" + range(8), "u_cmd.flush_o", "irq_o"}},
         {"DMA",
          {"mem_req_valid_o" + range(lanes), "mem_req_ready_i" + range(lanes),
-          "mem_req_id_o" + range(kClientIdBits * lanes), "mem_req_write_o" + range(kMemClients),
+          "mem_req_id_o" + range(kMemClientIdBits * lanes), "mem_req_write_o" + range(kMemClients),
           "mem_req_addr_o" + range(32 * kMemClients),
           "mem_req_wstrb_o" + range(vecBytes * kMemClients), "mem_rsp_valid_i" + range(kMemClients),
           "mem_rsp_data_i" + range(vecBits * kMemClients), "u_dma_load.busy_o",

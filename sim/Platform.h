@@ -100,7 +100,10 @@ struct PlatformConfig {
     uint64_t clockPeriodPs = 1000;      ///< 1 GHz
     uint64_t dramBytes = 256ull << 20;  ///< device DRAM size
     uint32_t dramLatencyCycles = 100;   ///< request to first data
-    uint32_t dramBytesPerCycle = 16;    ///< sustained bandwidth (reads and writes share it)
+    /// Sustained bandwidth, reads and writes sharing it: below a beat (16 B) the memory port
+    /// stalls between beats; 16 x n (n = 1 to npu::kMemLanes) gives the port n lanes
+    /// (docs/npu.md, Memory lanes); other values fail with INVALID_ARGUMENT.
+    uint32_t dramBytesPerCycle = 16;
     TraceOptions trace;
     FaultOptions fault;
 };

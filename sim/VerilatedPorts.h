@@ -14,6 +14,8 @@ namespace nncosim::sim {
 /// Clients of the NPU's memory port (npu_core_pkg::NumClients): a request lane's ID names one,
 /// and each has its own read-response port.
 inline constexpr uint32_t kMemClients = 4;
+inline constexpr uint32_t kMemClientIdBits = 2;  // width of a lane's client ID
+static_assert(1u << kMemClientIdBits == kMemClients);
 
 /// Writes beat `element` of a packed array of beats.
 template <typename Port>
