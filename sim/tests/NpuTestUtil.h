@@ -35,6 +35,14 @@ class DeviceArena {
 /// Runs `program` with its queue and completion record placed after what `arena` holds, the DMA
 /// window covering everything from address 0 up to them, and requires it to complete without
 /// an error.
+/// Soft reset (CONTROL.SOFT_RESET), waiting until STATUS reads 0: a halted device usable again.
+inline void softReset(driver::HardwareAccess& hw) {
+    hw.writeRegister(npu::reg::kControl, npu::field::kControlSoftReset);
+    for (int i = 0; i < 1000 && hw.readRegister(npu::reg::kStatus) != 0; ++i) {
+        hw.advance(10);
+    }
+}
+
 inline npu::JobResult runInArena(driver::HardwareAccess& hw, const npu::ChainBuilder& program,
                                  DeviceArena& arena, uint32_t tag = 1,
                                  uint64_t timeoutCycles = 50'000'000) {

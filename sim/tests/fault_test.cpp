@@ -56,13 +56,6 @@ bool deviceWorks(driver::HardwareAccess& hw) {
     return true;
 }
 
-void softReset(driver::HardwareAccess& hw) {
-    hw.writeRegister(reg::kControl, field::kControlSoftReset);
-    for (int i = 0; i < 1000 && hw.readRegister(reg::kStatus) != 0; ++i) {
-        hw.advance(10);
-    }
-}
-
 // The driver's soft reset (driver::Runtime::softReset): wait while RESETTING, clear the
 // interrupts.
 void driverSoftReset(driver::HardwareAccess& hw) {

@@ -9,6 +9,7 @@
 // for bit with the C++ reference.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <array>
 #include <random>
 #include <vector>
@@ -166,6 +167,53 @@ DRAM_TEST("sim_npu_copy_dram_bandwidth") {
         // lane cannot do (about 1.25 beats: the copy's first load and last store run alone).
         CHECK(bytes > uint64_t{npu::kDramBusBytes} * job.cycles);
     }
+}
+
+DRAM_TEST("sim_npu_store_fault_dram_bandwidth") {
+    // A copy whose output runs past the DMA window while the load streams beside the store (on
+    // another lane from 32 B/cycle): the job stops with DMA_WINDOW at the first beat outside,
+    // every beat before it written, none from it on; after a soft reset the copy runs whole.
+    driver::HardwareAccess& hw = platform();
+    constexpr uint32_t kRows = 256, kRow = 128, kInside = 96 * kRow;
+    std::mt19937 rng(0xfa17);
+    DeviceArena arena;
+    std::array<uint8_t, 256> table{};
+    for (int v = 0; v < 256; ++v) table[v] = static_cast<uint8_t>(v);
+    const uint32_t tableAddr = arena.alloc(256);
+    REQUIRE(hw.writeMemory(tableAddr, table.data(), 256).ok());
+    const std::vector<uint8_t> src = randomBytes(rng, kRows * kRow);
+    const uint32_t srcAddr = arena.alloc(src.size());
+    REQUIRE(hw.writeMemory(srcAddr, src.data(), src.size()).ok());
+    const uint32_t dstAddr = arena.alloc(src.size());
+    const std::vector<uint8_t> before = randomBytes(rng, src.size());
+    REQUIRE(hw.writeMemory(dstAddr, before.data(), before.size()).ok());
+    npu::ChainBuilder program;
+    REQUIRE(program
+                .lookup({srcAddr, 1, 1, kRows, kRow, 0, false, 0},
+                        {dstAddr, 1, 1, kRows, kRow, 0, false, 0}, tableAddr)
+                .ok());
+
+    // The queue and the completion record below the copy's output, the window ending inside it.
+    DeviceArena low(0x10000);
+    const uint32_t queue = low.alloc(program.descriptors().size() * npu::kDescriptorWords * 4);
+    const uint32_t record = low.alloc(npu::kCompletionWords * 4);
+    const uint32_t limit = dstAddr + kInside;
+    auto job = npu::runJob(hw, program, {queue, record, 0, limit}, 1, 50'000'000);
+    REQUIRE(job.ok());
+    CHECK(job->interrupted);
+    CHECK(job->errorCode == static_cast<uint32_t>(npu::ErrorCode::DMA_WINDOW));
+    CHECK(job->errorAddr == limit);
+    std::vector<uint8_t> got(src.size());
+    REQUIRE(hw.readMemory(dstAddr, got.data(), got.size()).ok());
+    CHECK(std::equal(got.begin(), got.begin() + kInside, src.begin()));
+    CHECK(std::equal(got.begin() + kInside, got.end(), before.begin() + kInside));
+
+    softReset(hw);
+    CHECK(hw.readRegister(npu::reg::kStatus) == 0);
+    hw.writeRegister(npu::reg::kIrqStatus, 0xffffffff);
+    runInArena(hw, program, arena);
+    REQUIRE(hw.readMemory(dstAddr, got.data(), got.size()).ok());
+    CHECK(got == src);
 }
 
 }  // namespace
