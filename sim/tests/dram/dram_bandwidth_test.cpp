@@ -127,6 +127,22 @@ DRAM_TEST("sim_npu_conv_dram_bandwidth") {
     }
 }
 
+// A copy of `rows` rows of `row` bytes from `src` to `dst`: the LUT with the identity table,
+// which it writes into `arena`.
+npu::ChainBuilder copyProgram(driver::HardwareAccess& hw, DeviceArena& arena, uint32_t src,
+                              uint32_t dst, uint32_t rows, uint32_t row) {
+    std::array<uint8_t, 256> table{};
+    for (int v = 0; v < 256; ++v) table[v] = static_cast<uint8_t>(v);
+    const uint32_t tableAddr = arena.alloc(table.size());
+    REQUIRE(hw.writeMemory(tableAddr, table.data(), table.size()).ok());
+    npu::ChainBuilder program;
+    REQUIRE(program
+                .lookup({src, 1, 1, rows, row, 0, false, 0}, {dst, 1, 1, rows, row, 0, false, 0},
+                        tableAddr)
+                .ok());
+    return program;
+}
+
 DRAM_TEST("sim_npu_copy_dram_bandwidth") {
     // A 64 KiB copy (the LUT with the identity table): the load and the store each stream a beat
     // a cycle, so with two lanes or more they overlap and the DRAM moves more than a beat a
@@ -135,20 +151,11 @@ DRAM_TEST("sim_npu_copy_dram_bandwidth") {
     constexpr uint32_t kRows = 512, kRow = 128;
     std::mt19937 rng(0xc0b1);
     DeviceArena arena;
-    std::array<uint8_t, 256> table{};
-    for (int v = 0; v < 256; ++v) table[v] = static_cast<uint8_t>(v);
-    const uint32_t tableAddr = arena.alloc(256);
-    REQUIRE(hw.writeMemory(tableAddr, table.data(), 256).ok());
     const std::vector<uint8_t> src = randomBytes(rng, kRows * kRow);
     const uint32_t srcAddr = arena.alloc(src.size());
     const uint32_t dstAddr = arena.alloc(src.size());
     REQUIRE(hw.writeMemory(srcAddr, src.data(), src.size()).ok());
-
-    npu::ChainBuilder program;
-    REQUIRE(program
-                .lookup({srcAddr, 1, 1, kRows, kRow, 0, false, 0},
-                        {dstAddr, 1, 1, kRows, kRow, 0, false, 0}, tableAddr)
-                .ok());
+    const npu::ChainBuilder program = copyProgram(hw, arena, srcAddr, dstAddr, kRows, kRow);
     const driver::PerformanceCounters before = hw.performanceCounters();
     const npu::JobResult job = runInArena(hw, program, arena);
     const driver::PerformanceCounters after = hw.performanceCounters();
@@ -177,24 +184,16 @@ DRAM_TEST("sim_npu_store_fault_dram_bandwidth") {
     constexpr uint32_t kRows = 256, kRow = 128, kInside = 96 * kRow;
     std::mt19937 rng(0xfa17);
     DeviceArena arena;
-    std::array<uint8_t, 256> table{};
-    for (int v = 0; v < 256; ++v) table[v] = static_cast<uint8_t>(v);
-    const uint32_t tableAddr = arena.alloc(256);
-    REQUIRE(hw.writeMemory(tableAddr, table.data(), 256).ok());
     const std::vector<uint8_t> src = randomBytes(rng, kRows * kRow);
     const uint32_t srcAddr = arena.alloc(src.size());
     REQUIRE(hw.writeMemory(srcAddr, src.data(), src.size()).ok());
     const uint32_t dstAddr = arena.alloc(src.size());
     const std::vector<uint8_t> before = randomBytes(rng, src.size());
     REQUIRE(hw.writeMemory(dstAddr, before.data(), before.size()).ok());
-    npu::ChainBuilder program;
-    REQUIRE(program
-                .lookup({srcAddr, 1, 1, kRows, kRow, 0, false, 0},
-                        {dstAddr, 1, 1, kRows, kRow, 0, false, 0}, tableAddr)
-                .ok());
-
-    // The queue and the completion record below the copy's output, the window ending inside it.
+    // The table, the queue and the completion record below the copy's output, the window ending
+    // inside it.
     DeviceArena low(0x10000);
+    const npu::ChainBuilder program = copyProgram(hw, low, srcAddr, dstAddr, kRows, kRow);
     const uint32_t queue = low.alloc(program.descriptors().size() * npu::kDescriptorWords * 4);
     const uint32_t record = low.alloc(npu::kCompletionWords * 4);
     const uint32_t limit = dstAddr + kInside;
