@@ -2,6 +2,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <iostream>
 #include <string>
 
 #include "sim/Platform.h"
@@ -26,6 +27,30 @@ inline void addNpuOption(CLI::App& cmd, std::string& npu) {
                    "func (the functional model: identical results, estimated cycles)")
         ->check(CLI::IsMember({"rtl", "func"}))
         ->capture_default_str();
+}
+
+/// `--dram-bytes-per-cycle B`: the RTL platform's DRAM bandwidth (docs/npu.md, Memory lanes).
+inline void addDramOption(CLI::App& cmd, uint32_t& bytesPerCycle) {
+    cmd.add_option("--dram-bytes-per-cycle", bytesPerCycle,
+                   "Bandwidth of the RTL platform's DRAM: below 16 one beat every few cycles; "
+                   "16, 32, 48 or 64 give the NPU's memory port 1 to 4 lanes")
+        ->check(CLI::Range(1u, 64u))
+        ->capture_default_str();
+}
+
+/// Sets `config`'s DRAM bandwidth (addDramOption). False, with the reason on stderr after
+/// `command`, for another bandwidth than 16 on the functional model: its cycle estimates assume
+/// 16 B/cycle.
+inline bool setDramBandwidth(sim::PlatformConfig& config, uint32_t bytesPerCycle,
+                             const char* command) {
+    if (config.npu == sim::NpuImplementation::kFunctional && bytesPerCycle != 16) {
+        std::cerr << command
+                  << ": --dram-bytes-per-cycle sets the RTL platform's DRAM: it needs --npu rtl "
+                     "(the functional model estimates cycles at 16 B/cycle)\n";
+        return false;
+    }
+    config.dramBytesPerCycle = bytesPerCycle;
+    return true;
 }
 
 /// The platform configuration for an `--npu` value (checked by addNpuOption).

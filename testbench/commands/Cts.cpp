@@ -36,6 +36,7 @@ struct CtsOptions {
     std::string execution = "sync";  // npu backend: a HAL execution path, or all
     std::string memory = "shared";   // npu backend: shared, device, or all
     std::string npu = "rtl";
+    uint32_t dramBytesPerCycle = 16;
     std::string preference = "fast-single-answer";  // npu and auto backends
 };
 
@@ -101,7 +102,9 @@ int runCts(const CtsOptions& options) {
     }
     if (options.backend != "golden") {
         // The process's NPU, before any worker opens it.
-        if (auto npu = openNpu(platformFor(options.npu)); !npu) {
+        sim::PlatformConfig platform = platformFor(options.npu);
+        if (!setDramBandwidth(platform, options.dramBytesPerCycle, "nncosim cts")) return 2;
+        if (auto npu = openNpu(platform); !npu) {
             std::cerr << "nncosim cts: cannot open the NPU: " << npu.status().message << "\n";
             return 2;
         }
@@ -261,6 +264,7 @@ void addCtsCommand(CLI::App& app) {
         ->capture_default_str();
     addMemoryLimitOption(*cmd, options->memoryLimitBytes);
     addNpuOption(*cmd, options->npu);
+    addDramOption(*cmd, options->dramBytesPerCycle);
     cmd->add_flag("-v,--verbose", options->verbose, "Print every test's verdict");
     cmd->callback([options] { gExitStatus = runCts(*options); });
 }

@@ -132,12 +132,7 @@ int runRun(const RunCommandOptions& options) {
     // The platform is configured once per process: faults and the trace window go in first.
     sim::PlatformConfig platform = platformFor(options.npu);
     const bool functional = platform.npu == sim::NpuImplementation::kFunctional;
-    if (functional && options.dramBytesPerCycle != 16) {
-        std::cerr << "nncosim run: --dram-bytes-per-cycle sets the RTL platform's DRAM: it needs "
-                     "--npu rtl (the functional model estimates cycles at 16 B/cycle)\n";
-        return 2;
-    }
-    platform.dramBytesPerCycle = options.dramBytesPerCycle;
+    if (!setDramBandwidth(platform, options.dramBytesPerCycle, "nncosim run")) return 2;
     if (functional && (options.cosim || !options.rtlFrom.empty())) {
         std::cerr << "nncosim run: " << (options.cosim ? "--cosim" : "--rtl-from")
                   << " runs the RTL beside the functional model: it needs --npu rtl\n";
@@ -309,11 +304,7 @@ void addRunCommand(CLI::App& app) {
     cmd->add_option("--seed", options->seed, "Seed of random inputs")->capture_default_str();
     addMemoryLimitOption(*cmd, options->memoryLimitBytes);
     addNpuOption(*cmd, options->npu);
-    cmd->add_option("--dram-bytes-per-cycle", options->dramBytesPerCycle,
-                    "Bandwidth of the RTL platform's DRAM: below 16 one beat every few cycles; "
-                    "16, 32, 48 or 64 give the NPU's memory port 1 to 4 lanes")
-        ->check(CLI::Range(1u, 64u))
-        ->capture_default_str();
+    addDramOption(*cmd, options->dramBytesPerCycle);
     cmd->add_flag("--cosim", options->cosim,
                   "Lockstep co-simulation: the RTL and the functional model run the same jobs, "
                   "compared after every retired descriptor; the first difference is reported "

@@ -486,9 +486,9 @@ TEST_CASE("run_rtl_from_and_its_errors") {
 }
 
 TEST_CASE("run_on_a_wider_dram") {
-    // The sample ADD on a platform of 32 B/cycle (two memory lanes): the same result, the
-    // bandwidth in the report and in its DRAM figures; bandwidths the port cannot have and the
-    // functional model are refused, naming why.
+    // The sample ADD on a platform of 32 B/cycle (two memory lanes), with `run` and `cts`: the
+    // same result, the bandwidth in the report and in its DRAM figures; bandwidths the port
+    // cannot have and the functional model are refused, naming why.
     const std::string dir = makeTempDir("nncosim-dram-");
     REQUIRE_FALSE(dir.empty());
     const std::string sample = std::string(NNCOSIM_SOURCE_DIR) + "/testbench/samples/add.json";
@@ -509,10 +509,15 @@ TEST_CASE("run_on_a_wider_dram") {
     CHECK(r.status == 2);
     CHECK(r.output.find("DRAM bandwidth 24 B/cycle: above a beat (16 B) it must be a whole "
                         "number of beats, at most 4") != std::string::npos);
-    r = cli(dir, "run " + sample + " --npu func --dram-bytes-per-cycle 32");
-    CHECK(r.status == 2);
-    CHECK(
-        r.output.find("--dram-bytes-per-cycle sets the RTL platform's DRAM: it needs --npu rtl") !=
-        std::string::npos);
+    // The CTS runner takes the same option; both refuse it on the functional model.
+    r = cli(dir, "cts " + sample + " --backend npu --dram-bytes-per-cycle 32");
+    CHECK_MESSAGE(r.status == 0, r.output);
+    CHECK(r.output.find("2 tests, 2 passed, 0 failed") != std::string::npos);
+    for (const char* command : {"run ", "cts --backend npu "}) {
+        r = cli(dir, command + sample + " --npu func --dram-bytes-per-cycle 32");
+        CHECK(r.status == 2);
+        CHECK(r.output.find("--dram-bytes-per-cycle sets the RTL platform's DRAM: it needs "
+                            "--npu rtl") != std::string::npos);
+    }
     std::filesystem::remove_all(dir);
 }
