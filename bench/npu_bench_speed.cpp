@@ -38,6 +38,7 @@ class BareNpu {
           mLatency(latency) {
         std::memset(&mModel->fault_rq_mask_i, 0, sizeof(mModel->fault_rq_mask_i));  // no faults
         std::memset(&mModel->fault_rq_value_i, 0, sizeof(mModel->fault_rq_value_i));
+        mModel->mem_lanes_i = 1;  // one memory lane: 16 B/cycle
         mModel->rst_ni = 0;
         for (int i = 0; i < 4; ++i) {
             cycle();
@@ -78,7 +79,6 @@ class BareNpu {
                                 mResponses.front().client);
             mResponses.pop_front();
         }
-        m.mem_lanes_i = 1;
         m.mem_req_ready_i = 1;
         m.clk_i = 0;
         m.eval();

@@ -270,14 +270,10 @@ int runZooNetworks(const std::shared_ptr<NpuContext>& npu) {
         // Every multiply-accumulating layer runs on the NPU.
         const double macs = static_cast<double>(zoo::countMacs(*model));
         const double cycles = static_cast<double>(record.npuCycles);
-        NpuCounters jobs;
-        for (const PartitionRecord& p : record.partitions) {
-            if (p.job) jobs.add(p.job->total);
-        }
         std::printf("%-34s %9.2f %10.0f %7.1f %7.1f %11zu %5zu %s\n",
                     zoo::modelName(config).c_str(), macs / 1e6, cycles,
                     100 * macs / (kPes * cycles),
-                    100 * jobs.dramUtilization(npu->dramBytesPerCycle),
+                    100 * record.npuTotal().dramUtilization(npu->dramBytesPerCycle),
                     (*runtime)->partitions().size(), npuPartitions, cpu.c_str());
     }
     return 0;

@@ -108,6 +108,7 @@ NpuPlatform::NpuPlatform(const sc_core::sc_module_name& name, const PlatformConf
     CoverageFiles::add(mContext.get());
 #endif
     setFault(mConfig.fault);
+    mModel->mem_lanes_i = mLanes;  // a strap: the DRAM's lanes, fixed for the platform's life
     if (mConfig.trace.enabled) {
         mTrace = std::make_unique<NpuTrace>(*mModel);
         // Depth 0 means every level below the scope (Verilator counts levels literally).
@@ -217,7 +218,6 @@ void NpuPlatform::runCycle() {
     m.mem_rsp_valid_i = responding;
     // A beat per lane and cycle at most; none when the channel is backed up (bandwidth below a
     // beat per cycle).
-    m.mem_lanes_i = mLanes;
     m.mem_req_ready_i = mChannelFreeCycle <= mCycle + 1 ? (1u << mLanes) - 1 : 0;
 
     m.clk_i = 0;

@@ -715,8 +715,7 @@ nlohmann::json energyJson(const driver::Energy& e) {
 }
 
 nlohmann::json countersJson(const NpuCounters& c, const RunReport& r) {
-    const uint64_t clockPeriodPs = r.clockPeriodPs;
-    const driver::Energy energy = c.energy(clockPeriodPs);
+    const driver::Energy energy = c.energy(r.clockPeriodPs);
     return {{"cycles", c.cycles},
             {"macs", c.macs},
             {"utilization", c.utilization()},
@@ -727,7 +726,7 @@ nlohmann::json countersJson(const NpuCounters& c, const RunReport& r) {
             {"scratchpad_writes", c.scratchpadWrites},
             {"energy_uj", energy.microjoules()},
             {"energy_breakdown_uj", energyJson(energy)},
-            {"average_mw", driver::averageMilliwatts(energy, c.cycles, clockPeriodPs)}};
+            {"average_mw", driver::averageMilliwatts(energy, c.cycles, r.clockPeriodPs)}};
 }
 
 /// Microjoules with three decimals.
@@ -1017,14 +1016,13 @@ std::string formatReport(const RunReport& r) {
     }
 
     out << "\npartitions\n";
-    NpuCounters npuTotal;
+    const NpuCounters npuTotal = rec.npuTotal();
     for (size_t p = 0; p < rec.partitions.size(); ++p) {
         const PartitionRecord& pr = rec.partitions[p];
         out << "  " << p << " " << (pr.npu ? "NPU" : "CPU") << " operations "
             << ranges(pr.operations);
         if (pr.job) {
             const NpuCounters& c = pr.job->total;
-            npuTotal.add(c);
             out << ": " << withCommas(c.cycles) << " cycles, " << withCommas(c.macs)
                 << " MACs, utilization " << percent(c.utilization()) << ", DRAM busy "
                 << percent(c.dramUtilization(r.dramBytesPerCycle)) << ", DMA read "
@@ -1172,7 +1170,6 @@ nlohmann::json reportJson(const RunReport& r) {
     }
     j["operations"] = std::move(ops);
     nlohmann::json parts = nlohmann::json::array();
-    NpuCounters npuTotal;
     for (const PartitionRecord& pr : rec.partitions) {
         nlohmann::json p = {{"device", pr.npu ? "npu" : "cpu"},
                             {"operations", pr.operations},
@@ -1180,7 +1177,6 @@ nlohmann::json reportJson(const RunReport& r) {
         if (pr.job) {
             p["npu"] = countersJson(pr.job->total, r);
             p["npu"]["start_cycle"] = pr.job->startCycle;
-            npuTotal.add(pr.job->total);
         }
         parts.push_back(std::move(p));
     }
@@ -1188,6 +1184,7 @@ nlohmann::json reportJson(const RunReport& r) {
     nlohmann::json outs = nlohmann::json::array();
     for (const TensorCheck& c : r.outputs) outs.push_back(checkJson(c));
     j["outputs"] = std::move(outs);
+    const NpuCounters npuTotal = rec.npuTotal();
     const driver::Energy totalEnergy = npuTotal.energy(r.clockPeriodPs);
     j["totals"] = {
         {"npu_cycles", rec.npuCycles},

@@ -40,6 +40,14 @@ Result<std::shared_ptr<NpuContext>> openNpu(const sim::PlatformConfig& config) {
     return context;
 }
 
+NpuCounters ExecutionRecord::npuTotal() const {
+    NpuCounters total;
+    for (const PartitionRecord& p : partitions) {
+        if (p.job) total.add(p.job->total);
+    }
+    return total;
+}
+
 namespace {
 
 double secondsSince(std::chrono::steady_clock::time_point start) {

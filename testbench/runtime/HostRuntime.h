@@ -106,6 +106,9 @@ struct ExecutionRecord {
     /// outputs), by operand index; every operation's outputs with exposeIntermediates or
     /// onePartitionPerOperation.
     std::vector<std::optional<TensorData>> values;
+
+    /// The NPU partitions' job counters, summed.
+    NpuCounters npuTotal() const;
 };
 
 class HostRuntime {
