@@ -52,6 +52,7 @@ module npu_cmd
   input  logic [1:0]                    res_busy_i,  // a RESIDUAL descriptor still reads B there
   output logic                          compute_start_o,
   output job_t                          compute_job_o,
+  output logic                          compute_job_valid_o,  // compute_job_o is the next one
   input  logic                          compute_retire_i,
   input  logic                          compute_idle_i,
   input  logic [31:0]                   weight_index_i,
@@ -448,6 +449,7 @@ module npu_cmd
                            (load_chain_in ? SpadAw'(load_q.a_words) : '0);
   assign compute_start_o = state_q == StRun && load_state_q == LdLoaded && compute_ready_i;
   assign compute_job_o   = load_q;
+  assign compute_job_valid_o = state_q == StRun && load_state_q != LdEmpty;
 
   // ------------------------------------------------------------------------------------------
   // Job state, errors, watchdog, completion record.

@@ -30,6 +30,7 @@ module npu_compute
   output logic                       ready_o,
   input  logic                       start_i,
   input  job_t                       job_i,
+  input  logic                       job_valid_i,    // job_i is the next descriptor (loading)
   output logic                       retire_o,
   output logic                       idle_o,
   output logic [31:0]                weight_index_o,
@@ -46,6 +47,7 @@ module npu_compute
   output logic                       ws_start_o,
   output logic [31:0]                ws_addr_o,
   output logic [31:0]                ws_words_o,
+  input  logic                       ws_busy_i,      // the stream has reads left to issue
   input  logic                       ws_valid_i,
   output logic                       ws_ready_o,
   input  logic [VecBits-1:0]         ws_data_i,
@@ -128,10 +130,30 @@ module npu_compute
   assign el_start    = take && take_op != OpNop && !op_is_window(take_op);
   assign chain_clear = take && job_i.desc.flags[FlagChainOutBit];  // its target: !buf_sel
 
-  // Weight / table stream jobs start with the descriptor.
-  assign ws_start_o = take && op_uses_w(take_op);
-  assign ws_addr_o  = job_i.desc.w_addr;
-  assign ws_words_o = job_i.w_words;
+  // Weight / table streams are prefetched: the next descriptor's starts as soon as the stream
+  // before it has issued its last read (its loads have passed their fence, and the consumers
+  // take exactly a descriptor's words from the FIFO), else when the descriptor is taken.
+  logic        ws_prefetched_q, ws_prefetch;
+  logic [31:0] ws_index_q;  // the descriptor whose words the stream reads, for faults
+  assign ws_prefetch = job_valid_i && op_uses_w(take_op) && !ws_prefetched_q && !ws_busy_i &&
+                       !take;
+  assign ws_start_o  = ws_prefetch || (take && op_uses_w(take_op) && !ws_prefetched_q);
+  assign ws_addr_o   = job_i.desc.w_addr;
+  assign ws_words_o  = job_i.w_words;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      ws_prefetched_q <= 1'b0;
+      ws_index_q      <= '0;
+    end else if (flush_i) begin
+      ws_prefetched_q <= 1'b0;
+    end else begin
+      if (ws_start_o) begin
+        ws_index_q <= job_i.index;
+      end
+      ws_prefetched_q <= ws_prefetch || (ws_prefetched_q && !take);
+    end
+  end
 
   // ------------------------------------------------------------------------------------------
   // Feeder.
@@ -514,7 +536,7 @@ module npu_compute
   assign retire_o = dr_retire || el_done || (seq_state_q == SqNop && drain_idle);
   assign idle_o   = seq_state_q == SqIdle && drain_idle && ld_idle;
 
-  assign weight_index_o = job_q.index;
+  assign weight_index_o = ws_index_q;
   assign store_index_o  = el_active ? job_q.index : dj.index;
 
   // Fields of the job other operations use.
@@ -529,6 +551,11 @@ module npu_compute
       flush_i |=> idle_o && !rq_busy && !res_busy && !rq_in_valid && !pool_valid &&
                   !el_res_valid && !st_valid_o && !chain_we_o)
     else $error("compute stage holds work of a flushed job");
+
+  // A stream starts only once the one before it has issued every read (words stay in order).
+  a_ws_start_after_issue: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      ws_start_o |-> !ws_busy_i)
+    else $error("weight stream of descriptor %0d started while one is issuing", job_i.index);
 `endif
 
 `ifdef NPU_COVERAGE
@@ -540,6 +567,8 @@ module npu_compute
   requant_per_channel: cover property (@(posedge clk_i) rq_in_valid && rq_in_ready &&
                                        !el_active && (q_mult[0] != q_mult[1] ||
                                                       q_shift[0] != q_shift[1]));
+  // The next descriptor's weight stream starts while the current one computes.
+  ws_prefetched: cover property (@(posedge clk_i) ws_prefetch && seq_state_q != SqIdle);
 `endif
 
 endmodule

@@ -153,7 +153,7 @@ module npu_top
   logic              load_start, load_two, load_busy;
   tensor_t           load_a, load_b;
   logic [SpadAw-1:0] load_base;
-  logic              compute_ready, compute_start, compute_retire, compute_idle;
+  logic              compute_ready, compute_start, compute_job_valid, compute_retire, compute_idle;
   logic [1:0]        res_busy;  // buffers a RESIDUAL descriptor reads B from
   job_t              compute_job;
   logic [31:0]       weight_index, store_index;
@@ -195,6 +195,7 @@ module npu_top
     .res_busy_i       (res_busy),
     .compute_start_o  (compute_start),
     .compute_job_o    (compute_job),
+    .compute_job_valid_o(compute_job_valid),
     .compute_retire_i (compute_retire),
     .compute_idle_i   (compute_idle),
     .weight_index_i   (weight_index),
@@ -308,6 +309,7 @@ module npu_top
     .ready_o            (compute_ready),
     .start_i            (compute_start),
     .job_i              (compute_job),
+    .job_valid_i        (compute_job_valid),
     .retire_o           (compute_retire),
     .idle_o             (compute_idle),
     .weight_index_o     (weight_index),
@@ -322,6 +324,7 @@ module npu_top
     .ws_start_o         (ws_start),
     .ws_addr_o          (ws_addr),
     .ws_words_o         (ws_words),
+    .ws_busy_i          (ws_busy),
     .ws_valid_i         (ws_valid),
     .ws_ready_o         (ws_ready),
     .ws_data_i          (ws_data),
@@ -360,7 +363,7 @@ module npu_top
 
   // The store only writes; the weight stream's busy flag is for debug views.
   logic unused_signals;
-  assign unused_signals = ^{rsp_valid[ClientStore], rsp_data[ClientStore], ws_busy};
+  assign unused_signals = ^{rsp_valid[ClientStore], rsp_data[ClientStore]};
 
 `ifndef SYNTHESIS
   // Outputs are never unknown after reset. (Verilator simulates two states, where $isunknown is

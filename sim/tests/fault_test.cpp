@@ -224,6 +224,32 @@ TEST_CASE("sim_fault_dma_window") {
         CHECK(after == guard);
         checkFaultAndRecover(hw, job, ErrorCode::DMA_WINDOW, 0, 0x11000);
     }
+    SUBCASE("prefetched weight stream outside the window names its own descriptor") {
+        // The LUT's table streams while the convolution before it still computes (the weight
+        // stream is prefetched); the fault belongs to the LUT, not to the running descriptor.
+        DeviceArena arena(0x10000);
+        const uint32_t in = arena.alloc(32 * 32 * 32);
+        const uint32_t out = arena.alloc(32 * 32 * 32);
+        const uint32_t weights = arena.alloc(convWeightStreamBytes(32, 3, 3, 32));
+        const uint32_t limit = arena.used() + 0x1000;
+        ChainBuilder program;
+        ConvGeometry g;
+        g.kernelH = g.kernelW = 3;
+        g.padTop = g.padLeft = 1;
+        REQUIRE(
+            program
+                .conv({in, 1, 32, 32, 32}, {out, 1, 32, 32, 32}, weights, true, 0, g, OutputStage{})
+                .ok());
+        const uint32_t convs = static_cast<uint32_t>(program.descriptors().size());
+        REQUIRE(program.lookup({in, 1, 1, 1, 64}, {out, 1, 1, 1, 64}, limit + 0x100).ok());
+        const uint32_t queue = arena.alloc(program.descriptors().size() * 128);
+        const uint32_t record = arena.alloc(16);
+        REQUIRE(arena.used() <= limit);
+        auto job = runJob(hw, program, {queue, record, 0x10000, limit}, 1, kTimeout);
+        REQUIRE(job.ok());
+        CHECK(job->errorAddr == limit + 0x100);
+        checkFaultAndRecover(hw, job, ErrorCode::DMA_WINDOW, convs, record);
+    }
     SUBCASE("descriptor chain outside the window") {
         ChainBuilder program;
         program.append(nop());
