@@ -212,21 +212,19 @@ std::string dumpProgram(const Program& p) {
     uint32_t lastTag = UINT32_MAX;
     for (size_t i = 0; i < p.descriptors.size(); ++i) {
         const auto& d = p.descriptors[i];
-        // Fused operations (CHAIN_OUT into CHAIN_IN) alternate tags: one heading for the pair.
-        const bool chained =
-            has(d, npu::DescFlag::CHAIN_IN) || (has(d, npu::DescFlag::CHAIN_OUT) && i > 0 &&
-                                                has(p.descriptors[i - 1], npu::DescFlag::CHAIN_IN));
-        const npu::Descriptor* next =
-            i + 1 < p.descriptors.size() ? &p.descriptors[i + 1] : nullptr;
-        const bool fused = has(d, npu::DescFlag::CHAIN_OUT) && next && next->tag != d.tag;
-        if ((d.tag != lastTag || fused) && !chained) {
+        // One heading per operation, or per fused group (CHAIN_OUT into CHAIN_IN, tile by tile:
+        // a depthwise and pointwise pair, or an expansion, depthwise and projection triple).
+        if (!has(d, npu::DescFlag::CHAIN_IN) && d.tag != lastTag) {
             lastTag = d.tag;
-            if (fused) {
-                out << name(d.tag) << " fused with " << name(next->tag) << ": " << tiles[d.tag]
-                    << " + " << tiles[next->tag] << " descriptor(s)\n";
-            } else {
-                out << name(d.tag) << ": " << tiles[d.tag] << " descriptor(s)\n";
+            std::string names = name(d.tag), counts = std::to_string(tiles[d.tag]);
+            for (size_t j = i;
+                 j + 1 < p.descriptors.size() && has(p.descriptors[j], npu::DescFlag::CHAIN_OUT);
+                 ++j) {
+                const uint32_t tag = p.descriptors[j + 1].tag;
+                names += " fused with " + name(tag);
+                counts += " + " + std::to_string(tiles[tag]);
             }
+            out << names << ": " << counts << " descriptor(s)\n";
         }
         const bool isFloat = d.format != static_cast<uint32_t>(npu::Format::INT8);
         const std::string types =
