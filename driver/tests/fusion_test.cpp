@@ -373,6 +373,12 @@ TEST_CASE("driver_expansion_depthwise_pointwise_fused") {
                 CHECK(d.tag == 1);
                 CHECK(p.descriptors[i + 1].tag == 2);
             }
+            // One heading for the triple, the tile counts of its three operations.
+            const std::string dump = dumpProgram(p);
+            const std::string n = std::to_string(c.dwconv);
+            CHECK(dump.find("operation 0 (CONV_2D) fused with operation 1 (DEPTHWISE_CONV_2D) "
+                            "fused with operation 2 (CONV_2D): " +
+                            n + " + " + n + " + " + n + " descriptor(s)") != std::string::npos);
             CHECK(matchesGolden(*device.device, model) == "");
         }
     }
