@@ -224,12 +224,14 @@ constexpr uint32_t kGlobalPoolSlices = 4;
 // ties going to fewer tiles. `chainWords` > 0: the tile's output (that many words per pixel)
 // stays on chip in a scratchpad buffer too. `maxRegionPixels`: a limit on the input region's
 // pixels (a region computed on chip fills an accumulator bank). `residualWords`: words per
-// output pixel of a RESIDUAL B that share the input region's buffer.
+// output pixel of a RESIDUAL B that share the input region's buffer. `bufferWords`: the words the
+// input region may fill (both buffers for a WIDE descriptor).
 Result<std::vector<WindowTile>> windowTiles(const DeviceTensor& input, const DeviceTensor& output,
                                             const ConvGeometry& g, uint32_t chainWords = 0,
                                             uint64_t weightWords = 0,
                                             uint32_t maxRegionPixels = UINT32_MAX,
-                                            uint32_t residualWords = 0) {
+                                            uint32_t residualWords = 0,
+                                            uint32_t bufferWords = kSpadWords) {
     if (input.n != 1 || output.n != 1) {
         return invalidArgument("NPU window operations take one image at a time");
     }
@@ -257,7 +259,7 @@ Result<std::vector<WindowTile>> windowTiles(const DeviceTensor& input, const Dev
     };
     const auto fits = [&](uint32_t tileH, uint32_t tileW) {
         const uint64_t pixels = uint64_t{regionRows(tileH)} * regionCols(tileW);
-        return pixels * inWords + uint64_t{tileH} * tileW * residualWords <= kSpadWords &&
+        return pixels * inWords + uint64_t{tileH} * tileW * residualWords <= bufferWords &&
                pixels <= maxRegionPixels;
     };
     uint32_t widest = std::min(output.w, maxPixels);
@@ -293,9 +295,12 @@ Result<std::vector<WindowTile>> windowTiles(const DeviceTensor& input, const Dev
     // weight stream, hidden behind that band's compute when each of its K steps has at least
     // kFirstBandPixels pixels. The rows after it are split into bands of equal height (within
     // one), so that no band is left with a few rows, too few pixels to hide its weight streams.
+    // (WIDE tiles load only once the array is idle: no short band.)
     const uint32_t shortH = ceilDiv(kFirstBandPixels, tileW);
-    const uint32_t firstH =
-        2 * shortH <= std::min(tileH, output.h) && ceilDiv(output.h, tileH) <= 2 ? shortH : 0;
+    const uint32_t firstH = bufferWords == kSpadWords && 2 * shortH <= std::min(tileH, output.h) &&
+                                    ceilDiv(output.h, tileH) <= 2
+                                ? shortH
+                                : 0;
     const uint32_t rest = output.h - firstH, bands = ceilDiv(rest, tileH);
     std::vector<WindowTile> tiles;
     for (uint32_t oy0 = 0, band = 0; oy0 < output.h; ++band) {
@@ -434,10 +439,37 @@ uint64_t tileWeightWords(Opcode opcode, uint32_t flags, const DeviceTensor& inpu
 Status ChainBuilder::windowOp(Opcode opcode, const DeviceTensor& input, const DeviceTensor& output,
                               const ConvLayer& layer, uint32_t flags, uint32_t tag,
                               const std::optional<Residual>& residual) {
-    auto tiles = windowTiles(input, output, layer.geometry, 0,
-                             tileWeightWords(opcode, flags, input, output, layer), UINT32_MAX,
+    const uint64_t weightWords = tileWeightWords(opcode, flags, input, output, layer);
+    auto tiles = windowTiles(input, output, layer.geometry, 0, weightWords, UINT32_MAX,
                              residualWords(residual));
     NN_RETURN_IF_ERROR(tiles.status());
+    // A convolution whose tiles have fewer pixels than a weight block has words waits for its
+    // weight stream, which every tile repeats (binary32 pointwise layers of many channels): WIDE
+    // tiles fill both buffers, and pay for it with loads that no longer overlap the array. DRAM
+    // words decide, the WIDE tiles' input counted twice.
+    const uint32_t blockWords =
+        kArrayRows *
+        (layer.stage.format == static_cast<uint32_t>(Format::INT8) ? 1 : kFloatWeightRowWords);
+    const auto maxPixels = [](const std::vector<WindowTile>& ts) {
+        uint32_t m = 0;
+        for (const WindowTile& t : ts) m = std::max(m, t.th * t.tw);
+        return m;
+    };
+    const auto words = [&](const std::vector<WindowTile>& ts, uint64_t loadsCounted) {
+        uint64_t sum = 0;
+        for (const WindowTile& t : ts) {
+            sum += loadsCounted * t.rows * t.cols * wordsPerRow(input.c) + weightWords;
+        }
+        return sum;
+    };
+    if (opcode == Opcode::CONV && flags == 0 && !residual && maxPixels(*tiles) < blockWords) {
+        auto wide = windowTiles(input, output, layer.geometry, 0, weightWords, UINT32_MAX, 0,
+                                2 * kSpadWords);
+        if (wide.ok() && words(*wide, 2) < words(*tiles, 1)) {
+            tiles = std::move(wide);
+            flags = static_cast<uint32_t>(DescFlag::WIDE);
+        }
+    }
     for (const WindowTile& t : *tiles) {
         append(tileDescriptor(opcode, flags, tag, input, output, t, layer, residual));
     }

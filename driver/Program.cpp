@@ -209,22 +209,22 @@ std::string dumpProgram(const Program& p) {
     const auto has = [](const npu::Descriptor& d, npu::DescFlag f) {
         return (d.flags & static_cast<uint32_t>(f)) != 0;
     };
-    uint32_t lastTag = UINT32_MAX;
+    std::string lastHeading;
     for (size_t i = 0; i < p.descriptors.size(); ++i) {
         const auto& d = p.descriptors[i];
         // One heading per operation, or per fused group (CHAIN_OUT into CHAIN_IN, tile by tile:
         // a depthwise and pointwise pair, or an expansion, depthwise and projection triple).
-        if (!has(d, npu::DescFlag::CHAIN_IN) && d.tag != lastTag) {
-            lastTag = d.tag;
-            std::string names = name(d.tag), counts = std::to_string(tiles[d.tag]);
+        if (!has(d, npu::DescFlag::CHAIN_IN)) {
+            std::string heading = name(d.tag), counts = std::to_string(tiles[d.tag]);
             for (size_t j = i;
                  j + 1 < p.descriptors.size() && has(p.descriptors[j], npu::DescFlag::CHAIN_OUT);
                  ++j) {
                 const uint32_t tag = p.descriptors[j + 1].tag;
-                names += " fused with " + name(tag);
+                heading += " fused with " + name(tag);
                 counts += " + " + std::to_string(tiles[tag]);
             }
-            out << names << ": " << counts << " descriptor(s)\n";
+            if (heading != lastHeading) out << heading << ": " << counts << " descriptor(s)\n";
+            lastHeading = std::move(heading);
         }
         const bool isFloat = d.format != static_cast<uint32_t>(npu::Format::INT8);
         const std::string types =
@@ -241,7 +241,8 @@ std::string dumpProgram(const Program& p) {
             << (has(d, npu::DescFlag::PACK) ? " PACK" : "")
             << (has(d, npu::DescFlag::CHAIN_OUT) ? " CHAIN_OUT" : "")
             << (has(d, npu::DescFlag::CHAIN_IN) ? " CHAIN_IN" : "")
-            << (has(d, npu::DescFlag::RESIDUAL) ? " RESIDUAL" : "") << types << "\n";
+            << (has(d, npu::DescFlag::RESIDUAL) ? " RESIDUAL" : "")
+            << (has(d, npu::DescFlag::WIDE) ? " WIDE" : "") << types << "\n";
         if (d.opcode == npu::Opcode::NOP) continue;
         if (isFloat) {
             float lo, hi;

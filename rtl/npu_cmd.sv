@@ -116,7 +116,7 @@ module npu_cmd
   logic [63:0] a_words;
   logic [31:0] p_count, kt, pack_taps;
   logic [47:0] w_words;
-  logic        bad_opcode, bad_field, taps, pack, residual, chain_out, chain_in;
+  logic        bad_opcode, bad_field, taps, pack, residual, chain_out, chain_in, wide;
   // The previous descriptor of the chain, for the CHAIN_IN rules.
   logic        prev_chain_out_q, prev_chain_out_d;
   logic [15:0] prev_out_inner_q, prev_out_count1_q, prev_out_count2_q;
@@ -146,6 +146,7 @@ module npu_cmd
     residual  = d.flags[FlagResidualBit];
     chain_out = d.flags[FlagChainOutBit];
     chain_in  = d.flags[FlagChainInBit];
+    wide      = d.flags[FlagWideBit];
     // PACK: as many taps per K step as there are rows for their channels, one read port each.
     pack_taps = d.a.inner == '0 ? 32'd1 : 32'(ArrayRows) / 32'(d.a.inner);
     if (pack_taps > DwTapPorts) pack_taps = DwTapPorts;
@@ -167,7 +168,7 @@ module npu_cmd
       bad_field |= d.kernel_w == '0 || d.kernel_h == '0 || d.stride_w == '0 ||
                    d.stride_h == '0 || d.dilation_w == '0 || d.dilation_h == '0 ||
                    d.a.count3 != 16'd1 || d.out.count3 != 16'd1 ||
-                   p_count > AccDepth || a_words > 64'(SpadWords) ||
+                   p_count > AccDepth || a_words > (wide ? 64'd2 : 64'd1) * 64'(SpadWords) ||
                    kt > 32'hffff;
       if (d.opcode != OpConv) begin
         bad_field |= d.out.inner != d.a.inner;
@@ -189,6 +190,10 @@ module npu_cmd
     end
     if ((taps || pack) && !op_is_window(d.opcode)) begin
       bad_field = 1'b1;
+    end
+    // WIDE: a CONV tile in both buffers, loaded and computed alone.
+    if (wide) begin
+      bad_field |= d.opcode != OpConv || pack || residual || chain_out || chain_in;
     end
     // RESIDUAL: B has OUT's shape and follows A (or the chained words) in the buffer.
     if (residual) begin
@@ -383,10 +388,15 @@ module npu_cmd
     return !fence || 33'(done) + 33'(skip) >= 33'(index);
   endfunction
 
+  // A WIDE descriptor loads into both buffers once the compute stage has read its own (it is
+  // idle), and nothing loads while a WIDE descriptor computes.
+  logic next_wide, wide_computing_q;
+  assign next_wide = next_q.desc.flags[FlagWideBit];
   assign load_take = state_q == StRun && next_valid_q && load_state_q == LdEmpty &&
                      fence_clear(next_q.desc.flags[FlagFenceBit], next_q.desc.fence_skip,
                                  next_q.index, desc_done_q) &&
-                     !res_busy_i[buf_toggle_q];
+                     !res_busy_i[buf_toggle_q] && !wide_computing_q &&
+                     (!next_wide || (compute_ready_i && res_busy_i == '0));
 
   logic needs_load, load_chain_in, load_residual;
   // A CHAIN_IN descriptor's input is written into its buffer by the previous descriptor; a
@@ -436,7 +446,7 @@ module npu_cmd
       // The descriptor, in the buffer it loads into.
       if (load_take) begin
         load_q         <= next_q;
-        load_q.buf_sel <= buf_toggle_q;
+        load_q.buf_sel <= buf_toggle_q && !next_wide;
       end
     end
   end
@@ -448,6 +458,18 @@ module npu_cmd
   assign load_base_o     = (load_q.buf_sel ? SpadAw'(SpadWords) : '0) +
                            (load_chain_in ? SpadAw'(load_q.a_words) : '0);
   assign compute_start_o = state_q == StRun && load_state_q == LdLoaded && compute_ready_i;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      wide_computing_q <= 1'b0;
+    end else if (state_q != StRun) begin
+      wide_computing_q <= 1'b0;
+    end else if (compute_start_o) begin
+      wide_computing_q <= load_q.desc.flags[FlagWideBit];
+    end else if (compute_ready_i) begin
+      wide_computing_q <= 1'b0;  // its feeder has read the buffers
+    end
+  end
   assign compute_job_o   = load_q;
   assign compute_job_valid_o = state_q == StRun && load_state_q != LdEmpty;
 
@@ -687,6 +709,11 @@ module npu_cmd
       op_uses_array(compute_job_o.desc.opcode) && !compute_job_o.desc.flags[FlagLastBit])
     else $error("CHAIN_OUT descriptor %0d is LAST or not an array operation",
                 compute_job_o.index);
+  // A WIDE tile's load writes both buffers: the compute stage reads neither meanwhile.
+  a_wide_loads_alone: assert property (@(posedge clk_i) disable iff (!rst_ni)
+      state_q == StRun && load_q.desc.flags[FlagWideBit] &&
+      (load_state_q == LdStart || load_state_q == LdBusy) |-> compute_ready_i && res_busy_i == '0)
+    else $error("WIDE descriptor %0d loads while the compute stage reads", load_q.index);
   a_chain_out_not_dangling: assert property (@(posedge clk_i) disable iff (!rst_ni)
       state_q == StRun && job_finished |-> !started_chain_out_q)
     else $error("job finished with a CHAIN_OUT result nobody read");
@@ -855,6 +882,7 @@ module npu_cmd
   conv_padded: cover property (@(posedge clk_i) cov_accept && d.opcode == OpConv &&
                                d.pad_top != 8'd0 && d.pad_left != 8'd0);
   conv_chain_in: cover property (@(posedge clk_i) cov_accept && d.opcode == OpConv && chain_in);
+  conv_wide: cover property (@(posedge clk_i) cov_accept && d.opcode == OpConv && wide);
   dwconv_taps: cover property (@(posedge clk_i) cov_accept && d.opcode == OpDwconv && taps);
   dwconv_diagonal: cover property (@(posedge clk_i) cov_accept && d.opcode == OpDwconv &&
                                    !taps);

@@ -118,7 +118,8 @@ package npu_pkg;
     FlagChainOut = 8'd8,  // CONV or DWCONV: the results stay on chip: they are written into the scratchpad buffer of the next descriptor (OUT.ADDR and the strides are ignored; OUT's tile, rounded up to whole words per pixel, must fit one buffer). The next descriptor must have CHAIN_IN; LAST is not allowed. Used to fuse a depthwise layer with the pointwise layer after it, and an expanding pointwise layer with the depthwise layer after it.
     FlagChainIn = 8'd16,  // CONV 1x1 (stride 1, no padding) or DWCONV: A is the previous descriptor's CHAIN_OUT result (A.INNER, COUNT1 and COUNT2 equal to its OUT's; A.ADDR and the strides are ignored) and is not loaded. A CONV reads each word as soon as it is written, a DWCONV each block of 16 channels once the producer has written it for every pixel, so the two overlap. Only a DWCONV combines it with CHAIN_OUT.
     FlagPack = 8'd32,  // INT8 CONV of at most ArrayRows / 2 input channels (A.INNER): a K step packs P = min(ArrayRows / A.INNER, DwTapPorts) kernel taps into the array rows, so a first layer of 3 channels fills 15 of 16. Row j * A.INNER + c of K step k is channel c of tap k * P + j (taps in ky * KERNEL_W + kx order; rows past the last tap are padding); the feeder reads the P taps' words on read ports 0 .. P-1. ceil(KERNEL_H * KERNEL_W / P) K steps, and the weight stream's rows follow the same order. Not with CHAIN_IN.
-    FlagResidual = 8'd64  // INT8 CONV without PACK or CHAIN_OUT: the drain adds B (OUT's shape) to each result as ADD does, so a residual connection costs no pass of its own. The convolution's result is requantized with MID_ZERO_POINT and clamped to OUT's type range, then ADD with it as A (MID_ZERO_POINT, A_MULTIPLIER, A_SHIFT), B (RES_ZERO_POINT, B_MULTIPLIER, B_SHIFT), LEFT_SHIFT, OUT_MULTIPLIER, OUT_SHIFT, OUT_ZERO_POINT and ACT_MIN/ACT_MAX. B is loaded after A into the buffer (after the chained words for CHAIN_IN), which must hold both.
+    FlagResidual = 8'd64,  // INT8 CONV without PACK or CHAIN_OUT: the drain adds B (OUT's shape) to each result as ADD does, so a residual connection costs no pass of its own. The convolution's result is requantized with MID_ZERO_POINT and clamped to OUT's type range, then ADD with it as A (MID_ZERO_POINT, A_MULTIPLIER, A_SHIFT), B (RES_ZERO_POINT, B_MULTIPLIER, B_SHIFT), LEFT_SHIFT, OUT_MULTIPLIER, OUT_SHIFT, OUT_ZERO_POINT and ACT_MIN/ACT_MAX. B is loaded after A into the buffer (after the chained words for CHAIN_IN), which must hold both.
+    FlagWide = 8'd128  // CONV without PACK, RESIDUAL or chaining: A's tile may fill both scratchpad buffers (2 x SpadWords words), for layers whose weight stream every tile repeats (float pointwise layers of many channels: twice the pixels per tile, half the weight traffic). It loads once the descriptor before it has read its buffer, and the descriptor after it loads once it has read them: its load does not overlap compute.
   } desc_flag_e;
 
   // Bit positions of the flags in FLAGS (desc.flags[FlagXxxBit]).
@@ -129,6 +130,7 @@ package npu_pkg;
   localparam int unsigned FlagChainInBit = 4;
   localparam int unsigned FlagPackBit = 5;
   localparam int unsigned FlagResidualBit = 6;
+  localparam int unsigned FlagWideBit = 7;
 
   // Per-opcode attributes (npu.json): which operands an opcode reads, which units it uses.
   // Functions of the descriptor's 8-bit OPCODE field; unknown opcodes have none.

@@ -203,6 +203,7 @@ ErrorCode validate(const Descriptor& d, const ChainContext& chain) {
     const bool chainOut = d.flags & flag(npu::DescFlag::CHAIN_OUT);
     const bool chainIn = d.flags & flag(npu::DescFlag::CHAIN_IN);
     const bool last = d.flags & flag(npu::DescFlag::LAST);
+    const bool wide = d.flags & flag(npu::DescFlag::WIDE);
     const uint64_t kt = npu::kernelSteps(d);
     const uint64_t wWords = npu::weightStreamWords(d);
     const auto minusThirtyTwo = [](int32_t shift) { return datapath::shiftBits(shift) == 0x20; };
@@ -214,7 +215,7 @@ ErrorCode validate(const Descriptor& d, const ChainContext& chain) {
     if (window) {
         bad |= d.kernelW == 0 || d.kernelH == 0 || d.strideW == 0 || d.strideH == 0 ||
                d.dilationW == 0 || d.dilationH == 0 || d.a.count3 != 1 || d.out.count3 != 1 ||
-               pCount > npu::kAccDepth || aWords > npu::kSpadWords || kt > 0xffff;
+               pCount > npu::kAccDepth || aWords > (wide ? 2 : 1) * npu::kSpadWords || kt > 0xffff;
         if (op != Opcode::CONV) bad |= d.out.inner != d.a.inner;
         if (usesArray) bad |= d.wAddr % kBeat != 0 || wWords > 0xffffffffull;
         if (taps) {
@@ -225,6 +226,8 @@ ErrorCode validate(const Descriptor& d, const ChainContext& chain) {
         if (pack) bad |= op != Opcode::CONV || d.a.inner > npu::kArrayRows / 2 || chainIn;
     }
     if ((taps || pack) && !window) bad = true;
+    // WIDE: a CONV tile in both buffers, loaded and computed alone.
+    if (wide) bad |= op != Opcode::CONV || pack || residual || chainOut || chainIn;
     // RESIDUAL: B has OUT's shape and follows A (or the chained words) in the buffer.
     if (residual) {
         bad |= op != Opcode::CONV || pack || chainOut ||

@@ -130,20 +130,45 @@ TEST_CASE("sim_fault_after_a_long_chain") {
 
 TEST_CASE("sim_fault_bad_field") {
     driver::HardwareAccess& hw = *testBench().npu;
-    // A convolution whose kernel is zero wide.
     ChainBuilder program;
     REQUIRE(program
                 .conv({0x30000, 1, 4, 4, 8}, {0x31000, 1, 4, 4, 8}, 0x32000, true, 0,
                       ConvGeometry{}, OutputStage{})
                 .ok());
-    Descriptor d = program.descriptors()[0];
-    d.kernelW = 0;
-    ChainBuilder bad;
-    bad.append(nop());
-    bad.append(nop());
-    bad.append(d);
-    auto job = runJob(hw, bad, {0x10000, 0x11000, 0, 0x40000}, 1, kTimeout);
-    checkFaultAndRecover(hw, job, ErrorCode::BAD_FIELD, 2, 0x11000);
+    const Descriptor conv = program.descriptors()[0];
+    const uint32_t wide = static_cast<uint32_t>(DescFlag::WIDE);
+    // Rows of A: one buffer's worth (a tile of 8 channels is a word a pixel), then both.
+    const auto rows = [&](Descriptor d, uint32_t words) {
+        d.a.count2 = words / d.a.count1;
+        return d;
+    };
+    Descriptor zeroKernel = conv;
+    zeroKernel.kernelW = 0;
+    Descriptor wideDepthwise = conv;
+    wideDepthwise.opcode = Opcode::DWCONV;
+    wideDepthwise.flags |= wide;
+    Descriptor wideResidual = conv;
+    wideResidual.flags |= wide | static_cast<uint32_t>(DescFlag::RESIDUAL);
+    wideResidual.b = wideResidual.out;
+    Descriptor overOneBuffer = rows(conv, kSpadWords + 4);
+    Descriptor overBothBuffers = rows(conv, 2 * kSpadWords + 4);
+    overBothBuffers.flags |= wide;
+    const std::vector<std::pair<const char*, Descriptor>> cases = {
+        {"a zero-wide kernel", zeroKernel},
+        {"WIDE on a DWCONV", wideDepthwise},
+        {"WIDE with RESIDUAL", wideResidual},
+        {"a tile over one buffer without WIDE", overOneBuffer},
+        {"a WIDE tile over both buffers", overBothBuffers},
+    };
+    for (const auto& [what, d] : cases) {
+        CAPTURE(what);
+        ChainBuilder bad;
+        bad.append(nop());
+        bad.append(nop());
+        bad.append(d);
+        auto job = runJob(hw, bad, {0x10000, 0x11000, 0, 0x40000}, 1, kTimeout);
+        checkFaultAndRecover(hw, job, ErrorCode::BAD_FIELD, 2, 0x11000);
+    }
 }
 
 TEST_CASE("sim_fault_bad_chain") {

@@ -1,8 +1,8 @@
 // The functional model (sim/FunctionalNpu.h) against the RTL, descriptor for descriptor: random
 // chains of every opcode and flag (CONV, DWCONV with and without TAPS and with non-diagonal
 // blocks, CHAIN_OUT/CHAIN_IN pairs, pooling, CONV and DWCONV, ADD, MUL (quantized, FP32, FP16),
-// LUT, NOP, FENCE; now and then a chain of every opcode after every opcode), with operands, zero
-// points, clamps, multipliers and shifts drawn over the whole range of their fields (9-bit
+// LUT, NOP, FENCE, WIDE; now and then a chain of every opcode after every opcode), with operands,
+// zero points, clamps, multipliers and shifts drawn over the whole range of their fields (9-bit
 // operand wrap, 6-bit shifts, saturating requantization; float: random bit patterns, and for
 // CONV and DWCONV mostly moderate values with a few specials, so that sums round), strided and
 // misaligned tensors, run on both from the same DRAM image. Every byte of the job's memory, the
@@ -170,9 +170,9 @@ class ChainGenerator {
                     return "bad format";
                 }
                 if (chance(30)) {
-                    // PACK and RESIDUAL where they do not apply.
+                    // PACK, RESIDUAL and WIDE where they do not apply.
                     const bool conv = d.opcode == Opcode::CONV;
-                    switch (range(0, 2)) {
+                    switch (range(0, 3)) {
                         case 0:
                             d.flags |= static_cast<uint32_t>(DescFlag::PACK);
                             if (conv && d.a.inner <= kArrayRows / 2) d.a.inner = kArrayRows;
@@ -182,6 +182,10 @@ class ChainGenerator {
                             if (conv && !(d.flags & static_cast<uint32_t>(DescFlag::CHAIN_OUT)))
                                 d.b = d.out, d.b.count2 = d.out.count2 + 1;
                             return "RESIDUAL where it does not apply";
+                        case 2:
+                            d.flags |= static_cast<uint32_t>(DescFlag::WIDE);
+                            if (conv) d.flags |= static_cast<uint32_t>(DescFlag::CHAIN_OUT);
+                            return "WIDE where it does not apply";
                         default:
                             if (!conv) return "nothing";
                             d.flags |= static_cast<uint32_t>(DescFlag::CHAIN_IN) |
@@ -362,6 +366,10 @@ class ChainGenerator {
             d.flags |= static_cast<uint32_t>(DescFlag::PACK);
         if (d.format == 0 && !(d.flags & static_cast<uint32_t>(DescFlag::PACK)) && chance(25))
             addResidual(d);
+        const uint32_t packOrResidual =
+            static_cast<uint32_t>(DescFlag::PACK) | static_cast<uint32_t>(DescFlag::RESIDUAL);
+        if (!(d.flags & packOrResidual) && chance(20))
+            d.flags |= static_cast<uint32_t>(DescFlag::WIDE);
         d.wAddr = weightAddr(weightBytes(d));
         return d;
     }
@@ -496,10 +504,12 @@ class ChainGenerator {
     /// the consumer (an inverted residual block); the consumer sometimes adds a residual.
     std::vector<Descriptor> chainPair() {
         const uint32_t outW = range(1, 6), outH = range(1, 6);
+        const uint32_t notChained =  // flags a CHAIN_OUT producer cannot have
+            static_cast<uint32_t>(DescFlag::RESIDUAL) | static_cast<uint32_t>(DescFlag::WIDE);
         std::vector<Descriptor> chain;
         if (chance(30)) {
             Descriptor e = conv(range(1, 40), range(1, 40), range(1, 9), range(1, 9), false);
-            e.flags &= ~static_cast<uint32_t>(DescFlag::RESIDUAL);
+            e.flags &= ~notChained;
             e.flags |= static_cast<uint32_t>(DescFlag::CHAIN_OUT);
             Descriptor dw = depthwise(e.out.inner, outW, outH, false);
             dw.aSigned = e.outSigned;
@@ -511,7 +521,7 @@ class ChainGenerator {
                                        : conv(range(1, 40), range(1, 40), outW, outH, false));
         }
         Descriptor& p = chain.back();
-        p.flags &= ~static_cast<uint32_t>(DescFlag::RESIDUAL);
+        p.flags &= ~notChained;
         p.flags |= static_cast<uint32_t>(DescFlag::CHAIN_OUT);
         Descriptor c;
         window(c, Opcode::CONV);

@@ -450,6 +450,45 @@ TEST_CASE("run_cosim_agrees_on_a_float_network") {
     CHECK(beatsBefore(d) == 0);
 }
 
+/// A float32 1x1 convolution [1,8,8,512] -> [1,8,8,256]: half the map fills a scratchpad buffer
+/// and every tile streams the 512 kB of weights.
+Model wideFloatConvModel() {
+    constexpr auto kF32 = OperandType::TENSOR_FLOAT32;
+    ModelBuilder b;
+    const uint32_t in = b.addInput(kF32, {1, 8, 8, 512});
+    std::vector<float> weights(256 * 512), bias(256);
+    for (size_t i = 0; i < weights.size(); ++i)
+        weights[i] = static_cast<float>(static_cast<int>(i * 7919 % 2001) - 1000) / 16000.0f;
+    for (size_t i = 0; i < bias.size(); ++i) bias[i] = static_cast<float>(i % 13) / 8.0f - 0.75f;
+    const uint32_t filter = b.addConstant(kF32, {256, 1, 1, 512}, weights);
+    const uint32_t biasOp = b.addConstant(kF32, {256}, bias);
+    const uint32_t out = b.addOutput(kF32, {1, 8, 8, 256});
+    b.addOperation(OperationType::CONV_2D,
+                   {in, filter, biasOp, b.addInt32(1), b.addInt32(1), b.addInt32(1), b.addInt32(0)},
+                   {out});
+    return b.build();
+}
+
+TEST_CASE("run_cosim_agrees_on_wide_float_tiles") {
+    // The compiler takes WIDE tiles (both scratchpad buffers, the whole map in one tile, the
+    // weights streamed once): the RTL and the functional model agree descriptor by descriptor,
+    // and the result is the golden's within the float tolerance.
+    const std::string dir = runDir();
+    const std::string model = writeModel(dir, "wide_float_conv", wideFloatConvModel());
+    const std::string dump = dir + "/program.txt";
+    REQUIRE(std::system((nncosimBinary() + " compile " + model + " --dump > " + dump).c_str()) ==
+            0);
+    std::ifstream in(dump);
+    const std::string program((std::istreambuf_iterator<char>(in)),
+                              std::istreambuf_iterator<char>());
+    CHECK(program.find("CONV_2D): 1 descriptor(s)") != std::string::npos);
+    CHECK(program.find(" WIDE fp32") != std::string::npos);
+    auto [status, report] = runCli(model, dir, "--backend npu --cosim");
+    CHECK(status == 0);
+    CHECK(report["cosim"]["diverged"] == false);
+    CHECK(report["outputs"][0]["verdict"] == "match");
+}
+
 TEST_CASE("run_rtl_from_and_its_errors") {
     const std::string dir = runDir();
     const std::string model = writeModel(dir, "select_conv_pool", selectConvPoolModel());
