@@ -5,34 +5,34 @@ namespace nncosim::driver {
 // nncosim_calibrate /tmp/mobilenet_q8.json /tmp/mnv1f.json, the files written by `nncosim zoo
 // mobilenet_v1 --quant8 -o /tmp/mobilenet_q8.json` and `nncosim zoo mobilenet_v1 -o
 // /tmp/mnv1f.json`, 16x16 NPU, default platform (1 GHz, DRAM 16 B/cycle, 100 cycles latency),
-// golden times on the 2-vCPU VM (best of three):
-// - quant8: 30 of 31 operations (all but the 1001-way SOFTMAX) on the Verilated NPU, 2,581,892
-//   cycles = 2.58 ms; the golden took 0.1351 s for the whole model. execTime 0.0191; NPU energy
-//   1033.0 uJ (MACs 173.2, scratchpad 117.1, DRAM 639.4, clock and leakage 103.3), 400 mW; CPU
-//   reference 34,630 uJ; powerUsage 0.0298.
-// - float32: all 31 operations (the SOFTMAX too) on the Verilated NPU, 7,687,683 cycles =
-//   7.69 ms (29 % of the array: DRAM-bound, docs/npu.md); the golden took 0.0830 s. execTime
-//   0.0926; NPU energy 8205.7 uJ (MACs 2616.2, scratchpad 496.2, DRAM 4785.8, clock and leakage
-//   307.5), 1067 mW; CPU reference 68,249 uJ; powerUsage 0.1202.
+// golden times on the 2-vCPU VM:
+// - quant8: 30 of 31 operations (all but the 1001-way SOFTMAX) on the Verilated NPU, 2,397,597
+//   cycles = 2.40 ms; the golden took 0.1760 s for the whole model. execTime 0.0136; NPU energy
+//   1019.4 uJ (MACs 170.6, scratchpad 119.9, DRAM 633.0, clock and leakage 95.9), 425 mW; CPU
+//   reference 34,124 uJ; powerUsage 0.0299.
+// - float32: all 31 operations (the SOFTMAX too) on the Verilated NPU, 6,086,784 cycles =
+//   6.09 ms (36.5 % of the array: DRAM-bound, docs/npu.md); the golden took 0.0529 s. execTime
+//   0.1150; NPU energy 7025.6 uJ (MACs 2616.2, scratchpad 496.0, DRAM 3670.0, clock and leakage
+//   243.5), 1154 mW; CPU reference 68,249 uJ; powerUsage 0.1029.
 const CalibrationRun kQuant8Calibration = {
     "mobilenet_v1_1.0_224_quant8",
-    {/*compilerVersion=*/5, /*arrayRows=*/16, /*arrayCols=*/16, /*dramBusBytes=*/16,
+    {/*compilerVersion=*/6, /*arrayRows=*/16, /*arrayCols=*/16, /*dramBusBytes=*/16,
      /*spadWords=*/4096, /*accDepth=*/1024},
     1000,
-    {/*cycles=*/2581848, /*macs=*/577169920, /*floatMacs=*/0, /*dmaBytesRead=*/12175536,
-     /*dmaBytesWritten=*/3767952, /*scratchpadReads=*/2711913, /*scratchpadWrites=*/390478},
-    /*cpuSeconds=*/0.173907,
+    {/*cycles=*/2397597, /*macs=*/568740352, /*floatMacs=*/0, /*dmaBytesRead=*/12711728,
+     /*dmaBytesWritten=*/3112960, /*scratchpadReads=*/2802688, /*scratchpadWrites=*/399256},
+    /*cpuSeconds=*/0.175954,
 };
 
 const CalibrationRun kFloat32Calibration = {
     "mobilenet_v1_1.0_224_float32",
-    {/*compilerVersion=*/5, /*arrayRows=*/16, /*arrayCols=*/16, /*dramBusBytes=*/16,
+    {/*compilerVersion=*/6, /*arrayRows=*/16, /*arrayCols=*/16, /*dramBusBytes=*/16,
      /*spadWords=*/4096, /*accDepth=*/1024},
     1000,
-    {/*cycles=*/7671068, /*macs=*/568741352, /*floatMacs=*/568741352,
-     /*dmaBytesRead=*/98986304, /*dmaBytesWritten=*/20214896, /*scratchpadReads=*/13717154,
-     /*scratchpadWrites=*/1360042},
-    /*cpuSeconds=*/0.065540,
+    {/*cycles=*/6086784, /*macs=*/568741352, /*floatMacs=*/568741352,
+     /*dmaBytesRead=*/71557984, /*dmaBytesWritten=*/20190896, /*scratchpadReads=*/13717154,
+     /*scratchpadWrites=*/1385226},
+    /*cpuSeconds=*/0.052915,
 };
 
 Status checkCalibration(const CalibrationRun& run) {
