@@ -458,6 +458,8 @@ module npu_cmd
   assign load_base_o     = (load_q.buf_sel ? SpadAw'(SpadWords) : '0) +
                            (load_chain_in ? SpadAw'(load_q.a_words) : '0);
   assign compute_start_o = state_q == StRun && load_state_q == LdLoaded && compute_ready_i;
+  assign compute_job_o   = load_q;
+  assign compute_job_valid_o = state_q == StRun && load_state_q != LdEmpty;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -470,8 +472,6 @@ module npu_cmd
       wide_computing_q <= 1'b0;  // its feeder has read the buffers
     end
   end
-  assign compute_job_o   = load_q;
-  assign compute_job_valid_o = state_q == StRun && load_state_q != LdEmpty;
 
   // ------------------------------------------------------------------------------------------
   // Job state, errors, watchdog, completion record.
