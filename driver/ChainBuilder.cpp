@@ -135,11 +135,14 @@ std::vector<uint8_t> packFloatConvWeights(const float* weights, const float* bia
 
 std::vector<uint8_t> packFloatDepthwiseWeights(const float* weights, const float* bias,
                                                uint32_t channels, uint32_t kernelH,
-                                               uint32_t kernelW) {
-    return packFloatBlocks(bias, channels, kernelH * kernelW,
-                           [&](uint32_t nb, uint32_t tap, uint32_t r, uint32_t c) {
-                               const uint32_t channel = nb * kVec + c;
-                               if (r != c || channel >= channels) return 0.0f;
+                                               uint32_t kernelW, bool taps) {
+    const uint32_t kernelTaps = kernelH * kernelW;
+    return packFloatBlocks(bias, channels, taps ? 1 : kernelTaps,
+                           [&](uint32_t nb, uint32_t k, uint32_t r, uint32_t c) {
+                               // TAPS: row r is tap r; else K step k is tap k, on the diagonal.
+                               const uint32_t channel = nb * kVec + c, tap = taps ? r : k;
+                               if ((taps ? r >= kernelTaps : r != c) || channel >= channels)
+                                   return 0.0f;
                                return weights[size_t{tap} * channels + channel];
                            });
 }
@@ -560,6 +563,9 @@ Status ChainBuilder::depthwisePointwise(const DeviceTensor& input, const ConvLay
                                         const std::optional<Residual>& residual, uint32_t tag) {
     if (input.c != intermediate.c) {
         return invalidArgument("NPU DWCONV needs depth multiplier 1");
+    }
+    if (depthwise.stage.format != static_cast<uint32_t>(Format::INT8)) {
+        return invalidArgument("NPU depthwise-pointwise: float layers are not chained");
     }
     const auto pointwiseOnly = [](const ConvGeometry& g) {
         return g.kernelH == 1 && g.kernelW == 1 && g.strideH == 1 && g.strideW == 1 &&

@@ -133,10 +133,11 @@ std::vector<uint8_t> packFloatConvWeights(const float* weights, const float* bia
                                           uint32_t inChannels);
 
 /// Packs float depthwise weights ([1][kernelH][kernelW][channels], depth multiplier 1) for float
-/// DWCONV descriptors: per block of 16 channels the bias words, then per tap a diagonal block.
+/// DWCONV descriptors: per block of 16 channels the bias words, then with `taps` one block (row
+/// t = tap t), else per tap a diagonal block. `taps` must be what the descriptors use.
 std::vector<uint8_t> packFloatDepthwiseWeights(const float* weights, const float* bias,
                                                uint32_t channels, uint32_t kernelH,
-                                               uint32_t kernelW);
+                                               uint32_t kernelW, bool taps);
 
 /// Bytes per element of a FORMAT: 1 for quantized formats, 4 for FP32 and INT32, 2 for FP16.
 inline uint32_t formatBytes(uint32_t format) {

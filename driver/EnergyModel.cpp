@@ -78,7 +78,7 @@ ScratchpadAccesses scratchpadAccesses(const npu::Descriptor& d) {
                 const uint64_t steps =
                     uint64_t{d.out.count2} *
                     (d.out.count1 + (d.kernelW == 0 ? 0 : (d.kernelW - 1) / strideW));
-                s.reads = blocks * steps * d.kernelH * strideW;
+                s.reads = vectorBlocks * steps * d.kernelH * strideW * vw;  // vw: a line a port
             } else {
                 s.reads = pixels * vectorBlocks * taps * vw;
             }

@@ -29,8 +29,13 @@
 // j leaves as -0 + act_j * w_jj and an infinite input stays in its own channel (0 x inf would be
 // NaN in the others). A PE computes only while a vector (valid_i) passes it: an idle float PE
 // costs the simulation nothing, and its sum is not used. Weight writes with wload_fp_i go to the
-// float weights (a float block may load while integer vectors are still in the array). Not
-// combined with dw_mode_i; the modes change only while the array is empty.
+// float weights (a float block may load while integer vectors are still in the array).
+//
+// Both modes (a float TAPS DWCONV): PE (r, c) takes fp_dw_act_i[r][c] and the float weight its
+// row's tag picks, and adds the product to the sum from above, as in float mode; rows without a
+// kernel tap (dw_row_on_i off) pass the sum on unchanged, so column c leaves as
+//   (...((-0 + act_0c * w_0c) + act_1c * w_1c) + ...) + act_{T-1}c * w_{T-1}c
+// over the T taps in row order. The modes change only while the array is empty.
 module npu_array
   import npu_fp_pkg::*;
 #(
@@ -53,6 +58,8 @@ module npu_array
   input  logic                         dw_mode_i,
   input  logic signed [8:0]            dw_act_i [Rows][Cols],
   input  logic                         dw_tag_i [Rows],
+  input  logic                         dw_row_on_i [Rows],
+  input  fp32_t                        fp_dw_act_i [Rows][Cols],
 
   input  logic                         fp_mode_i,
   input  logic                         fp_diag_i,
@@ -141,7 +148,26 @@ module npu_array
       end
     end
     // One branch per mode, outside the PE loops.
-    if (fp_mode_i) begin
+    if (fp_mode_i && dw_mode_i) begin
+      // Row i holds the vector row 0 held i cycles earlier, valid if fp_valid_q[i][0] is.
+      fp32_t fp_dw_psum [Rows][Cols];
+      for (int j = 0; j < Cols; j++) begin
+        for (int i = 0; i < Rows; i++) begin
+          fp_dw_psum[i][j] = i == 0 ? Fp32NegZero : psum_q[i == 0 ? 0 : i-1][j];
+          if (fp_valid_q[i][0] && dw_row_on_i[i]) begin
+            fp_dw_psum[i][j] = fp32_add(fp_dw_psum[i][j],
+                                        fp32_mul(fp_dw_act_i[i][j],
+                                                 dw_tag_i[i] ? fp_w1_q[i][j] : fp_w0_q[i][j]));
+          end
+        end
+      end
+      for (int i = 0; i < Rows; i++) begin
+        for (int j = 0; j < Cols; j++) begin
+          psum_q[i][j] <= fp_dw_psum[i][j];
+        end
+        fp_valid_q[i][0] <= fp_valid_row[i];
+      end
+    end else if (fp_mode_i) begin
       // The sums are computed first and registered after: Verilator unrolls a loop of
       // nonblocking array writes only when its body is small.
       fp32_t fp_psum [Rows][Cols];

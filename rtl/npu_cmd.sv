@@ -241,11 +241,11 @@ module npu_cmd
       bad_field |= !same_shape(d.a, d.out) || a_words > 64'(SpadWords) ||
                    d.format == 2'(FmtInt8);
     end
-    // Float formats: ADD, MUL, FUNC, pooling, and CONV / DWCONV without TAPS, PACK or chaining;
-    // INT32: ADD and MUL without DIVIDE; both on whole elements.
+    // Float formats: ADD, MUL, FUNC, pooling, and CONV / DWCONV (TAPS too) without PACK or
+    // chaining; INT32: ADD and MUL without DIVIDE; both on whole elements.
     if (d.format != 2'(FmtInt8)) begin
       bad_field |= !(op_uses_b(d.opcode) || op_is_window(d.opcode) || d.opcode == OpFunc) ||
-                   taps || pack || chain_out || chain_in ||
+                   pack || chain_out || chain_in ||
                    (d.format == 2'(FmtFp16) ? d.a.inner[0] || d.out.inner[0]
                                             : d.a.inner[1:0] != '0 || d.out.inner[1:0] != '0);
     end
@@ -884,6 +884,8 @@ module npu_cmd
   conv_chain_in: cover property (@(posedge clk_i) cov_accept && d.opcode == OpConv && chain_in);
   conv_wide: cover property (@(posedge clk_i) cov_accept && d.opcode == OpConv && wide);
   dwconv_taps: cover property (@(posedge clk_i) cov_accept && d.opcode == OpDwconv && taps);
+  dwconv_taps_float: cover property (@(posedge clk_i) cov_accept && d.opcode == OpDwconv &&
+                                     taps && d.format != 2'(FmtInt8));
   dwconv_diagonal: cover property (@(posedge clk_i) cov_accept && d.opcode == OpDwconv &&
                                    !taps);
   dwconv_strided: cover property (@(posedge clk_i) cov_accept && d.opcode == OpDwconv &&

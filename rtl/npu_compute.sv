@@ -40,6 +40,8 @@ module npu_compute
   output spad_re_t                   spad_re_o,
   output spad_addr_t                 spad_raddr_o,
   input  spad_data_t                 spad_rdata_i,
+  output spad_line_re_t              spad_line_o,
+  input  spad_line_t                 spad_rline_i,
   output logic                       chain_we_o,
   output logic [SpadAw-1:0]          chain_waddr_o,
   output logic [VecBits-1:0]         chain_wdata_o,
@@ -170,7 +172,9 @@ module npu_compute
   act_lanes_t                 pool_act;
   logic                       dw_mode, fp_mode, fp_diag;
   act_grid_t                  dw_act;
-  row_bits_t                  dw_tag;
+  row_bits_t                  dw_tag, dw_row_on;
+  word_grid_t                 fp_dw_act;
+  spad_line_re_t              fd_spad_line;
   word_lanes_t                fp_act;
   logic                       acc_from_array;
   logic                       issue;
@@ -194,12 +198,16 @@ module npu_compute
     .spad_re_o          (fd_spad_re),
     .spad_raddr_o       (fd_spad_raddr),
     .spad_rdata_i,
+    .spad_line_o        (fd_spad_line),
+    .spad_rline_i,
     .act_o              (act),
     .meta_o             (fd_meta),
     .pool_act_o         (pool_act),
     .dw_mode_o          (dw_mode),
     .dw_act_o           (dw_act),
     .dw_tag_o           (dw_tag),
+    .dw_row_on_o        (dw_row_on),
+    .fp_dw_act_o        (fp_dw_act),
     .fp_mode_o          (fp_mode),
     .fp_diag_o          (fp_diag),
     .fp_act_o           (fp_act),
@@ -270,6 +278,8 @@ module npu_compute
     .dw_mode_i    (dw_mode),
     .dw_act_i     (dw_act),
     .dw_tag_i     (dw_tag),
+    .dw_row_on_i  (dw_row_on),
+    .fp_dw_act_i  (fp_dw_act),
     .fp_mode_i    (fp_mode),
     .fp_diag_i    (fp_diag),
     .fp_act_i     (fp_act),
@@ -523,8 +533,10 @@ module npu_compute
   always_comb begin
     spad_re_o    = fd_spad_re;
     spad_raddr_o = fd_spad_raddr;
+    spad_line_o  = fd_spad_line;
     if (el_reading) begin
       spad_raddr_o[0] = el_spad_raddr;
+      spad_line_o[0]  = 1'b0;
     end
     spad_re_o[ResPort]    = res_re;
     spad_raddr_o[ResPort] = res_raddr;

@@ -52,6 +52,7 @@ package npu_core_pkg;
   typedef act_t                       act_grid_t   [ArrayRows][ArrayCols];  // TAPS: one per PE
   typedef logic                       row_bits_t   [ArrayRows];
   typedef logic [31:0]                word_lanes_t [Vec];   // int32 per lane
+  typedef logic [31:0]                word_grid_t  [ArrayRows][ArrayCols];  // float TAPS
   typedef logic [5:0]                 shift_lanes_t [Vec];
   // Scratchpad read ports: the feeder's (TAPS reads one per kernel row and stride phase), and
   // the RESIDUAL epilogue's.
@@ -60,6 +61,13 @@ package npu_core_pkg;
   typedef logic                       spad_re_t    [SpadReadPorts];
   typedef logic [SpadAw-1:0]          spad_addr_t  [SpadReadPorts];
   typedef logic [VecBits-1:0]         spad_data_t  [SpadReadPorts];
+  // A float vector is Vec binary32 elements, LineWords words. The feeder's ports can read a line:
+  // LineWords consecutive words from the address on (the scratchpad is banked LineWords ways by
+  // word address, so a line is one word from each bank). The port's data is the line's first
+  // word; these are the others.
+  localparam int unsigned LineWords = 4;
+  typedef logic                       spad_line_re_t [DwTapPorts];
+  typedef logic [VecBits-1:0]         spad_line_t  [DwTapPorts][LineWords-1];
 
   // RESIDUAL: what the drain's epilogue needs to add B to a block's requantized words
   // (DescFlag RESIDUAL).

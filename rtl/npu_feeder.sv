@@ -23,8 +23,9 @@
 // ports and bytes are set per descriptor.
 //
 // Float CONV and DWCONV (FORMAT FP32 or FP16): a vector is Vec elements, vec_words scratchpad
-// words (4 or 2) that ports 0 .. vec_words-1 read together; stage 3 widens them to binary32 for
-// the array's float mode, padding and lanes past the channel count +0.
+// words (4 or 2) that port 0 reads as a line; stage 3 widens them to binary32 for the array's
+// float mode, padding and lanes past the channel count +0. A float TAPS DWCONV reads a line on
+// each of its ports, and its delay lines hold binary32 lanes (fp_dw_act_o).
 module npu_feeder
   import npu_pkg::*;
   import npu_core_pkg::*;
@@ -58,6 +59,8 @@ module npu_feeder
   output spad_re_t                  spad_re_o,
   output spad_addr_t                spad_raddr_o,
   input  spad_data_t                spad_rdata_i,
+  output spad_line_re_t             spad_line_o,
+  input  spad_line_t                spad_rline_i,
 
   // The array (weight-stationary and TAPS inputs) and the accumulators.
   output act_vec_t                  act_o,
@@ -66,6 +69,8 @@ module npu_feeder
   output logic                      dw_mode_o,
   output act_grid_t                 dw_act_o,
   output row_bits_t                 dw_tag_o,
+  output row_bits_t                 dw_row_on_o,    // TAPS: the row holds a kernel tap
+  output word_grid_t                fp_dw_act_o,    // float TAPS: the PEs' binary32 operands
   output logic                      fp_mode_o,
   output logic                      fp_diag_o,      // float DWCONV: diagonal products only
   output word_lanes_t               fp_act_o,
@@ -100,10 +105,6 @@ module npu_feeder
   assign is_taps     = dq.opcode == OpDwconv && dq.flags[FlagTapsBit];
   assign is_pack     = dq.opcode == OpConv && dq.flags[FlagPackBit];
   assign is_chain_in = dq.flags[FlagChainInBit];
-
-  if (DwTapPorts < 4) begin : gen_few_ports
-    $error("npu_feeder: a binary32 vector needs 4 read ports, DwTapPorts is %0d", DwTapPorts);
-  end
 
   // ------------------------------------------------------------------------------------------
   // Loop counters.
@@ -149,7 +150,7 @@ module npu_feeder
   logic [15:0] pack_c_q;                    // A.INNER of the PACK setup
   assign bank            = seq_q[0];
   assign same_array_mode = is_array && is_taps == array_dw_q && is_fp == array_fp_q &&
-                           (is_fp && is_dw) == array_diag_q &&
+                           (is_fp && is_dw && !is_taps) == array_diag_q &&
                            (!is_taps || taps_shape_q == {dq.kernel_h, dq.kernel_w, dq.stride_w}) &&
                            is_pack == array_pack_q && (!is_pack || pack_c_q == dq.a.inner);
   assign nb_go           = state_q == FdNbStart && !bank_busy_i[bank] &&
@@ -332,7 +333,7 @@ module npu_feeder
   assign array_dw_d = nb_go && is_array ? is_taps : array_dw_q;
   assign array_pack_d = nb_go && is_array ? is_pack : array_pack_q;
   assign array_fp_d = nb_go && is_array ? is_fp : array_fp_q;
-  assign array_diag_d = nb_go && is_array ? is_fp && is_dw : array_diag_q;
+  assign array_diag_d = nb_go && is_array ? is_fp && is_dw && !is_taps : array_diag_q;
   assign taps_load  = nb_go && is_taps;
 
   // Computed only while loading: the divisions would cost simulation time every cycle.
@@ -488,9 +489,18 @@ module npu_feeder
     end
   end
 
-  // Float vectors: lane l is element l of the vw words read together (+0 outside the input).
+  // Element l of the float vector that port k read as a line: binary32, or binary16 widened.
+  function automatic fp32_t line_element(logic [PortW-1:0] k, int unsigned l, logic half);
+    int unsigned        w;
+    logic [VecBits-1:0] word;
+    w    = half ? l / (Vec / 2) : l / (Vec / 4);
+    word = w == 0 ? spad_rdata_i[$clog2(SpadReadPorts)'(k)] : spad_rline_i[k][w == 0 ? 0 : w - 1];
+    return half ? fp16_to_fp32(word[(l % (Vec / 2)) * 16 +: 16]) : word[(l % (Vec / 4)) * 32 +: 32];
+  endfunction
+
+  // Float vectors: lane l is element l of port 0's line (+0 outside the input).
   logic s2_fp;
-  assign s2_fp = s2_q.valid && !s2_q.pool && s2_fmt_q != 2'(FmtInt8);
+  assign s2_fp = s2_q.valid && !s2_q.pool && s2_fmt_q != 2'(FmtInt8) && !array_dw_q;
   // Between vectors the array's float operands are +0 (the array computes only on valid vectors).
   always_comb begin
     for (int unsigned l = 0; l < Vec; l++) begin
@@ -499,9 +509,7 @@ module npu_feeder
     if (s2_fp) begin
       for (int unsigned l = 0; l < Vec; l++) begin
         if (32'(l) < 32'(s2_lanes_q)) begin
-          s3_fp_d[l] = s2_fmt_q == 2'(FmtFp16)
-                           ? fp16_to_fp32(spad_rdata_i[l / (Vec / 2)][(l % (Vec / 2)) * 16 +: 16])
-                           : spad_rdata_i[l / (Vec / 4)][(l % (Vec / 4)) * 32 +: 32];
+          s3_fp_d[l] = line_element('0, l, s2_fmt_q == 2'(FmtFp16));
         end
       end
     end
@@ -509,9 +517,10 @@ module npu_feeder
 
   // ------------------------------------------------------------------------------------------
   // TAPS words: one per kernel row and phase (port k = ky * STRIDE_W + f), through a delay line
-  // per port; array row r takes the word of its port delayed by its delay. PACK words: one per
-  // tap of the K step, straight into stage 3.
-  logic               s1_step_q, s1_tag_q, s2_tag_q, tw_tag_q;
+  // per port; array row r takes the word of its port delayed by its delay. Float TAPS: a line
+  // per port, its binary32 lanes through delay lines of their own. PACK words: one per tap of
+  // the K step, straight into stage 3.
+  logic               s1_step_q, s1_tag_q, s2_tag_q, tw_tag_q, s1_float_q;
   logic [15:0]        s2_word_lanes_q;
   logic [31:0]        tap_addr [DwTapPorts];
   logic               tap_inb  [DwTapPorts];
@@ -520,6 +529,9 @@ module npu_feeder
   act_t               tw_d     [DwTapPorts][Vec];
   act_t               tdel_q   [DwTapPorts][ArrayRows][Vec];
   logic               tdel_tag_q [DwTapPorts][ArrayRows];
+  fp32_t              fp_tw_q    [DwTapPorts][Vec];
+  fp32_t              fp_tw_d    [DwTapPorts][Vec];
+  fp32_t              fp_tdel_q  [DwTapPorts][ArrayRows][Vec];
 
   always_comb begin
     for (int unsigned k = 0; k < DwTapPorts; k++) begin
@@ -547,16 +559,33 @@ module npu_feeder
   always_comb begin
     for (int unsigned k = 0; k < DwTapPorts; k++) begin
       for (int unsigned l = 0; l < Vec; l++) begin
-        tw_d[k][l] = '0;
+        tw_d[k][l]    = '0;
+        fp_tw_d[k][l] = '0;
       end
     end
     for (int unsigned r = 0; r < ArrayRows; r++) begin
       for (int unsigned l = 0; l < Vec; l++) begin
-        dw_act_o[r][l] = '0;
+        dw_act_o[r][l]    = '0;
+        fp_dw_act_o[r][l] = '0;
       end
-      dw_tag_o[r] = 1'b0;
+      dw_tag_o[r]    = 1'b0;
+      dw_row_on_o[r] = row_cfg_q[r].on;
     end
-    if (array_dw_q) begin
+    if (array_dw_q && array_fp_q) begin
+      for (int unsigned k = 0; k < DwTapPorts; k++) begin
+        for (int unsigned l = 0; l < Vec; l++) begin
+          if (s2_inb_q[k] && 32'(l) < 32'(s2_word_lanes_q)) begin
+            fp_tw_d[k][l] = line_element(PortW'(k), l, s2_fmt_q == 2'(FmtFp16));
+          end
+        end
+      end
+      for (int unsigned r = 0; r < ArrayRows; r++) begin
+        if (row_cfg_q[r].on) begin
+          fp_dw_act_o[r] = fp_tdel_q[row_cfg_q[r].port][row_cfg_q[r].delay];
+          dw_tag_o[r]    = tdel_tag_q[row_cfg_q[r].port][row_cfg_q[r].delay];
+        end
+      end
+    end else if (array_dw_q) begin
       for (int unsigned k = 0; k < DwTapPorts; k++) begin
         for (int unsigned l = 0; l < Vec; l++) begin
           tw_d[k][l] = s2_inb_q[k] && 32'(l) < 32'(s2_word_lanes_q)
@@ -667,7 +696,8 @@ module npu_feeder
       s3_fp_q <= s3_fp_d;
     end
 
-    s1_step_q <= issue;
+    s1_step_q  <= issue;
+    s1_float_q <= issue && is_fp;
     s1_tag_q  <= block_q[0];
     s2_tag_q  <= s1_tag_q;
     if (s1_step_q) begin
@@ -689,16 +719,31 @@ module npu_feeder
       pack_c_q   <= dq.a.inner;
       pack_row_q <= pack_row_d;
     end
+    // Delay lines: plain shift registers.
     if (array_dw_q) begin
       tw_tag_q <= s2_tag_q;
-      tw_q     <= tw_d;
-      // Delay lines: plain shift registers.
       for (int unsigned k = 0; k < DwTapPorts; k++) begin
-        tdel_q[k][0]     <= tw_q[k];
         tdel_tag_q[k][0] <= tw_tag_q;
         for (int unsigned d = 1; d < ArrayRows; d++) begin
-          tdel_q[k][d]     <= tdel_q[k][d-1];
           tdel_tag_q[k][d] <= tdel_tag_q[k][d-1];
+        end
+      end
+    end
+    if (array_dw_q && !array_fp_q) begin
+      tw_q <= tw_d;
+      for (int unsigned k = 0; k < DwTapPorts; k++) begin
+        tdel_q[k][0] <= tw_q[k];
+        for (int unsigned d = 1; d < ArrayRows; d++) begin
+          tdel_q[k][d] <= tdel_q[k][d-1];
+        end
+      end
+    end
+    if (array_dw_q && array_fp_q) begin
+      fp_tw_q <= fp_tw_d;
+      for (int unsigned k = 0; k < DwTapPorts; k++) begin
+        fp_tdel_q[k][0] <= fp_tw_q[k];
+        for (int unsigned d = 1; d < ArrayRows; d++) begin
+          fp_tdel_q[k][d] <= fp_tdel_q[k][d-1];
         end
       end
     end
@@ -719,16 +764,17 @@ module npu_feeder
   assign fp_act_o   = s3_fp_q;
 
   // Port 0 reads the window word, or a PACK vector's first tap (npu_compute lends it to
-  // element-wise operations); the others the TAPS or PACK words, or a float vector's further
-  // words.
+  // element-wise operations); the others the TAPS or PACK words. Float vectors read lines.
   always_comb begin
     spad_re_o[0]    = 1'b1;
     spad_raddr_o[0] = (job_i.buf_sel ? SpadAw'(SpadWords) : '0) +
                       SpadAw'(s1_pack_q ? tap_addr[0] : win_addr);
     for (int unsigned k = 1; k < DwTapPorts; k++) begin
-      spad_re_o[k]    = array_dw_q || s1_pack_q ? tap_inb[k] : k < 32'(vw);
-      spad_raddr_o[k] = (job_i.buf_sel ? SpadAw'(SpadWords) : '0) +
-                        SpadAw'(array_dw_q || s1_pack_q ? tap_addr[k] : win_addr + k);
+      spad_re_o[k]    = (array_dw_q || s1_pack_q) && tap_inb[k];
+      spad_raddr_o[k] = (job_i.buf_sel ? SpadAw'(SpadWords) : '0) + SpadAw'(tap_addr[k]);
+    end
+    for (int unsigned k = 0; k < DwTapPorts; k++) begin
+      spad_line_o[k] = s1_float_q;
     end
     spad_re_o[ResPort]    = 1'b0;  // npu_compute's RESIDUAL epilogue reads it
     spad_raddr_o[ResPort] = '0;

@@ -219,6 +219,8 @@ module npu_top
   spad_re_t           spad_re;
   spad_addr_t         spad_raddr;
   spad_data_t         spad_rdata;
+  spad_line_re_t      spad_line;
+  spad_line_t         spad_rline;
 
   npu_dma_load u_dma_load (
     .clk_i,
@@ -253,7 +255,9 @@ module npu_top
     .wdata_i(spad_wdata),
     .re_i   (spad_re),
     .raddr_i(spad_raddr),
-    .rdata_o(spad_rdata)
+    .rdata_o(spad_rdata),
+    .line_i (spad_line),
+    .rline_o(spad_rline)
   );
 
   // ------------------------------------------------------------------------------------------
@@ -318,6 +322,8 @@ module npu_top
     .spad_re_o          (spad_re),
     .spad_raddr_o       (spad_raddr),
     .spad_rdata_i       (spad_rdata),
+    .spad_line_o        (spad_line),
+    .spad_rline_i       (spad_rline),
     .chain_we_o         (spad_we[1]),
     .chain_waddr_o      (spad_waddr[1]),
     .chain_wdata_o      (spad_wdata[1]),

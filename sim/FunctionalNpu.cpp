@@ -271,11 +271,11 @@ ErrorCode validate(const Descriptor& d, const ChainContext& chain) {
         bad |= !sameShape(d.a, d.out) || aWords > npu::kSpadWords ||
                d.format == static_cast<uint32_t>(npu::Format::INT8);
     }
-    // Float formats: ADD, MUL, FUNC, pooling, and CONV / DWCONV without TAPS, PACK or chaining;
-    // INT32: ADD and MUL without DIVIDE; both on whole elements.
+    // Float formats: ADD, MUL, FUNC, pooling, and CONV / DWCONV (TAPS too) without PACK or
+    // chaining; INT32: ADD and MUL without DIVIDE; both on whole elements.
     const auto format = static_cast<npu::Format>(d.format);
     if (format != npu::Format::INT8) {
-        bad |= badOpcode || !(npu::op::usesB(op) || window || op == Opcode::FUNC) || taps || pack ||
+        bad |= badOpcode || !(npu::op::usesB(op) || window || op == Opcode::FUNC) || pack ||
                chainOut || chainIn || d.a.inner % npu::elementBytes(d) != 0 ||
                d.out.inner % npu::elementBytes(d) != 0;
     }
@@ -832,7 +832,8 @@ class Executor {
     /// channel block; depthwise: tap) column c sums its rows in order from -0 (depthwise: its
     /// diagonal row only), each product and each sum rounded; the accumulator takes the first K
     /// step's sum and adds the others in order; the finish adds the bias, clamps and rounds to
-    /// binary16 for FP16. Inputs outside the tensor or past the channels are +0.
+    /// binary16 for FP16. A TAPS DWCONV has one K step: column c sums the taps' rows in order
+    /// from -0. Inputs outside the tensor or past the channels are +0.
     void floatArray(const std::vector<uint8_t>& weights, uint64_t blockBytes, const uint8_t* input,
                     uint32_t rowBytes, uint8_t* out, uint32_t outRow) const {
         const Descriptor& d = mD;
@@ -845,6 +846,7 @@ class Executor {
         const uint32_t nb = (outElems + kLanes - 1) / kLanes;
         const uint32_t pixels = d.out.count1 * d.out.count2;
         const uint32_t rowStride = npu::kFloatWeightRowWords * kBeat;
+        const bool taps = d.flags & flag(npu::DescFlag::TAPS);
         std::vector<int32_t> pos(kTaps);
         uint32_t act[kLanes], acc[kLanes], bias[kLanes];
         for (uint32_t b = 0; b < nb; ++b) {
@@ -854,7 +856,23 @@ class Executor {
             const uint32_t lanes = std::min(kLanes, outElems - b * kLanes);
             for (uint32_t p = 0; p < pixels; ++p) {
                 positions(p, pos.data());
-                for (uint32_t t = 0; t < kTaps; ++t) {
+                if (taps) {
+                    for (uint32_t c = 0; c < kLanes; ++c) acc[c] = npu::kFp32NegZero;
+                    for (uint32_t t = 0; t < kTaps; ++t) {
+                        for (uint32_t c = 0; c < kLanes; ++c) {
+                            const uint32_t channel = b * kLanes + c;
+                            const uint32_t a = pos[t] >= 0 && channel < inElems
+                                                   ? readFloat(input + uint64_t(pos[t]) * rowBytes +
+                                                                   channel * size,
+                                                               half)
+                                                   : 0;
+                            uint32_t weight;
+                            std::memcpy(&weight, rows + t * rowStride + 4 * c, 4);
+                            acc[c] = datapath::fp32Add(acc[c], datapath::fp32Mul(a, weight));
+                        }
+                    }
+                }
+                for (uint32_t t = 0; t < (taps ? 0 : kTaps); ++t) {
                     for (uint32_t v = 0; v < aVecs; ++v) {
                         const uint32_t cb = conv ? v : b, kt = t * aVecs + v;
                         for (uint32_t i = 0; i < kLanes; ++i) {

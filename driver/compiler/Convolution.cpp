@@ -346,11 +346,11 @@ Result<ConvInfo> convInfo(const Lowering& lw, const Operation& op) {
                   static_cast<uint32_t>(p.dilationW),
                   static_cast<uint32_t>(p.padH.head),
                   static_cast<uint32_t>(p.padW.head)};
-    // Depthwise with multiplier 1 runs on DWCONV (TAPS when the kernel allows, int8 only); other
+    // Depthwise with multiplier 1 runs on DWCONV (TAPS when the kernel allows); other
     // multipliers as a dense convolution whose filter holds the weight zero point (+0) off the
     // multiplier's channels. Grouped convolution is one convolution per group.
     c.useDw = c.dw && p.depthMultiplier == 1;
-    c.taps = c.useDw && !format && npu::depthwiseUsesTaps(c.geometry);
+    c.taps = c.useDw && npu::depthwiseUsesTaps(c.geometry);
     if (format && (!c.weights || !c.bias) &&
         (in.type != OperandType::TENSOR_FLOAT32 || (c.dw && !c.useDw)))
         return lw.fail(op, "this float filter must be known at compile time");
@@ -372,7 +372,7 @@ Result<uint32_t> floatConvWeights(Lowering& lw, const Operation& op, const ConvI
     const float* groupBias = bias.data() + size_t{g} * c.groupOut;
     std::vector<uint8_t> stream;
     if (c.useDw) {
-        stream = npu::packFloatDepthwiseWeights(weights.data(), groupBias, outC, kh, kw);
+        stream = npu::packFloatDepthwiseWeights(weights.data(), groupBias, outC, kh, kw, c.taps);
     } else if (c.dw) {
         const auto m = static_cast<uint32_t>(c.w.p.depthMultiplier);
         std::vector<float> dense(size_t{outC} * kh * kw * inC, 0.0f);
@@ -389,7 +389,7 @@ Result<uint32_t> floatConvWeights(Lowering& lw, const Operation& op, const ConvI
     const uint32_t addr = lw.addConstant(stream.data(), stream.size());
     if (!c.weights || !c.bias) {
         NN_RETURN_IF_ERROR(scatterFloatWeights(lw, op, addr, c.useDw ? outC : c.groupOut,
-                                               c.useDw ? 1 : c.groupIn, kh, kw, c.useDw,
+                                               c.useDw ? 1 : c.groupIn, kh, kw, c.useDw, c.taps,
                                                c.useDw ? outC : c.groupIn, g * c.groupOut));
     }
     return addr;
@@ -1174,7 +1174,7 @@ Status lowerReduce(Lowering& lw, const Operation& op) {
         const uint32_t taps = layout->windowH * layout->windowW;
         const std::vector<float> ones(size_t{taps} * layout->kept, 1.0f), zeros(layout->kept, 0.0f);
         const auto stream = npu::packFloatDepthwiseWeights(ones.data(), zeros.data(), layout->kept,
-                                                           layout->windowH, layout->windowW);
+                                                           layout->windowH, layout->windowW, false);
         st = chain.depthwise(window, pooled, lw.addConstant(stream.data(), stream.size()), false, 0,
                              geometry, stage, false);
     } else {
@@ -1239,8 +1239,8 @@ void scatterWeights(Lowering& lw, uint32_t filter, uint32_t stream, uint32_t out
 }
 
 Status scatterFloatWeights(Lowering& lw, const Operation& op, uint32_t stream, uint32_t outC,
-                           uint32_t inC, uint32_t kh, uint32_t kw, bool depthwise, uint32_t filterC,
-                           uint32_t firstOut) {
+                           uint32_t inC, uint32_t kh, uint32_t kw, bool depthwise, bool taps,
+                           uint32_t filterC, uint32_t firstOut) {
     // The filter (input 1) and the bias (input 2) computed at run time.
     const auto runtime = [&](uint32_t k) -> std::optional<uint32_t> {
         if (lw.constants().data(op.inputs[k])) return std::nullopt;
@@ -1249,7 +1249,8 @@ Status scatterFloatWeights(Lowering& lw, const Operation& op, uint32_t stream, u
     const std::optional<uint32_t> filter = runtime(1), bias = runtime(2);
     constexpr int64_t kRow = npu::kFloatWeightRowWords * kAlign, kBlock = npu::kArrayRows * kRow;
     const uint32_t cBlocks = depthwise ? 1 : ceilDiv(inC, npu::kArrayRows);
-    const int64_t streamBlock = npu::kWeightQuantWords * kAlign + kh * kw * cBlocks * kBlock;
+    const uint32_t steps = taps ? 1 : kh * kw;  // TAPS: one block, row t = tap t
+    const int64_t streamBlock = npu::kWeightQuantWords * kAlign + steps * cBlocks * kBlock;
     const int64_t rowStride = int64_t{kh} * kw * filterC * 4;  // between output channels
     MoveEmitter move(lw, 4, 0);
     for (uint32_t ob = 0; ob < ceilDiv(outC, kLanes); ++ob) {
@@ -1262,7 +1263,12 @@ Status scatterFloatWeights(Lowering& lw, const Operation& op, uint32_t stream, u
             for (uint32_t cb = 0; cb < cBlocks; ++cb) {
                 const uint32_t block =
                     quant + npu::kWeightQuantWords * kAlign + at((t * cBlocks + cb) * kBlock);
-                if (depthwise) {  // [1, kh, kw, C]: lane n on the block's diagonal
+                if (taps) {  // [1, kh, kw, C]: row t of the block
+                    NN_RETURN_IF_ERROR(
+                        move.block(*filter + (t * filterC + o0) * 4,
+                                   quant + npu::kWeightQuantWords * kAlign + t * kRow,
+                                   {{nc, 4, 4}, {4, 1, 1}}, false));
+                } else if (depthwise) {  // [1, kh, kw, C]: lane n on the block's diagonal
                     NN_RETURN_IF_ERROR(move.block(*filter + (t * filterC + o0) * 4, block,
                                                   {{nc, 4, kRow + 4}, {4, 1, 1}}, false));
                 } else {
@@ -1300,10 +1306,10 @@ void planDepthwisePointwiseFusion(Lowering& lw) {
         auto a = convInfo(lw, dw);
         lw.setOpIndex(j);
         auto b = convInfo(lw, pw);
-        if (!a || !b || !a->taps || a->w.p.nchw || b->w.p.nchw || b->kh != 1 || b->kw != 1 ||
-            b->w.p.strideH != 1 || b->w.p.strideW != 1 || b->w.p.padH.head || b->w.p.padH.tail ||
-            b->w.p.padW.head || b->w.p.padW.tail || a->w.out != b->w.in ||
-            a->w.out[1] != b->w.out[1] || a->w.out[2] != b->w.out[2])
+        if (!a || !b || !a->taps || a->stage.format != 0 || a->w.p.nchw || b->w.p.nchw ||
+            b->kh != 1 || b->kw != 1 || b->w.p.strideH != 1 || b->w.p.strideW != 1 ||
+            b->w.p.padH.head || b->w.p.padH.tail || b->w.p.padW.head || b->w.p.padW.tail ||
+            a->w.out != b->w.in || a->w.out[1] != b->w.out[1] || a->w.out[2] != b->w.out[2])
             continue;
         // Fused only where it pays (tiles large enough to hide the pointwise weights that
         // stream again per tile) and where the builder accepts the pair (a dry run).

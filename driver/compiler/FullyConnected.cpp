@@ -59,7 +59,7 @@ Status lowerFloat(Lowering& lw, const Operation& op, npu::Format format) {
     const uint32_t wAddr = lw.addConstant(stream.data(), stream.size());
     if (!w || !b) {
         NN_RETURN_IF_ERROR(
-            scatterFloatWeights(lw, op, wAddr, units, inSize, 1, 1, false, inSize, 0));
+            scatterFloatWeights(lw, op, wAddr, units, inSize, 1, 1, false, false, inSize, 0));
     }
     npu::DeviceTensor input, output;
     input.addr = lw.address(op.inputs[0]);

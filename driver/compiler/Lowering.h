@@ -212,10 +212,10 @@ void scatterWeights(Lowering& lowering, uint32_t filter, uint32_t stream, uint32
 /// The same for the binary32 stream (npu::packFloatConvWeights / packFloatDepthwiseWeights) of a
 /// float32 convolution or fully-connected `op`: its filter (input 1) and its bias (input 2),
 /// whichever is computed at run time, copied into their slots 4 bytes at a time
-/// (Convolution.cpp).
+/// (Convolution.cpp). `taps`: a depthwise stream in the TAPS layout.
 Status scatterFloatWeights(Lowering& lowering, const Operation& op, uint32_t stream, uint32_t outC,
-                           uint32_t inC, uint32_t kh, uint32_t kw, bool depthwise, uint32_t filterC,
-                           uint32_t firstOut);
+                           uint32_t inC, uint32_t kh, uint32_t kw, bool depthwise, bool taps,
+                           uint32_t filterC, uint32_t firstOut);
 
 /// One dimension of a strided copy: a count and the byte strides of source and destination.
 struct MoveDim {

@@ -397,7 +397,7 @@ class AxisLowering {
         const uint32_t taps = g.kernelH * g.kernelW;
         const std::vector<float> ones(size_t{taps} * mPlan.p, 1.0f), zeros(mPlan.p, 0.0f);
         const auto stream = npu::packFloatDepthwiseWeights(ones.data(), zeros.data(), mPlan.p,
-                                                           g.kernelH, g.kernelW);
+                                                           g.kernelH, g.kernelW, false);
         npu::ChainBuilder chain;
         const Status st = chain.depthwise(in, out, mLw.addConstant(stream.data(), stream.size()),
                                           false, 0, g, mStage, false);

@@ -125,9 +125,8 @@ class ChainGenerator {
             case 1:
                 if (chance(30)) {
                     // A float format on a part element, or on what has no float form.
-                    // (CONV and DWCONV have one without TAPS and chaining.)
-                    const uint32_t noFloat = static_cast<uint32_t>(DescFlag::TAPS) |
-                                             static_cast<uint32_t>(DescFlag::CHAIN_OUT) |
+                    // (CONV and DWCONV have one without chaining.)
+                    const uint32_t noFloat = static_cast<uint32_t>(DescFlag::CHAIN_OUT) |
                                              static_cast<uint32_t>(DescFlag::CHAIN_IN);
                     const bool array = d.opcode == Opcode::CONV || d.opcode == Opcode::DWCONV;
                     if (d.opcode == Opcode::FUNC && chance(50)) {
@@ -400,7 +399,7 @@ class ChainGenerator {
         Descriptor d;
         window(d, Opcode::DWCONV);
         const bool taps = chance(50);
-        maybeFloat(d, floatAllowed && !taps);
+        maybeFloat(d, floatAllowed);
         if (taps) {
             d.dilationW = 1;
             d.kernelH = range(1, std::min<int>(3, kDwTapPorts));
