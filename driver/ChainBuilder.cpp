@@ -632,13 +632,9 @@ Status ChainBuilder::depthwise(const DeviceTensor& input, const DeviceTensor& ou
         return invalidArgument("NPU DWCONV: this kernel cannot use the TAPS mode");
     }
     const ConvLayer layer{weights, weightsSigned, weightZeroPoint, geometry, stage};
-    if (taps) {
-        return windowOp(Opcode::DWCONV, input, output, layer, static_cast<uint32_t>(DescFlag::TAPS),
-                        tag);
-    }
-    // Diagonal blocks stream a block per tap and channel block with every tile: a map that does
-    // not fit the scratchpad with all its channels runs on slices of channels (whole vectors)
-    // that let it fit, so each slice streams its blocks about once.
+    // A map that does not fit the scratchpad with all its channels runs on slices of channels
+    // (whole vectors) that let it fit: tiles of whole rows re-read only their halo rows, and
+    // diagonal blocks (a block per tap and channel block with every tile) stream about once.
     const uint32_t size = formatBytes(stage.format);
     const uint32_t vector = kVec * size;
     const uint64_t mapPixels = std::max<uint64_t>(1, uint64_t{input.h} * input.w);
@@ -649,12 +645,13 @@ Status ChainBuilder::depthwise(const DeviceTensor& input, const DeviceTensor& ou
     }
     // Each slice's weights start at its first channel block's.
     const auto blockBytes = static_cast<uint32_t>(
-        depthwiseWeightStreamBytes(kVec, geometry.kernelH, geometry.kernelW, false, size != 1));
+        depthwiseWeightStreamBytes(kVec, geometry.kernelH, geometry.kernelW, taps, size != 1));
+    const uint32_t flags = taps ? static_cast<uint32_t>(DescFlag::TAPS) : 0;
     return forChannelSlices(input, output, slice,
                             [&](const DeviceTensor& in, const DeviceTensor& out, uint32_t first) {
                                 ConvLayer part = layer;
                                 part.weights += first / vector * blockBytes;
-                                return windowOp(Opcode::DWCONV, in, out, part, 0, tag);
+                                return windowOp(Opcode::DWCONV, in, out, part, flags, tag);
                             });
 }
 
