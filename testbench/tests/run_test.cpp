@@ -3,6 +3,8 @@
 // a process configures its platform once).
 #include <doctest/doctest.h>
 
+#include <Eigen/Core>
+
 #include <sys/wait.h>
 
 #include <cmath>
@@ -11,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "driver/NpuRegisters.h"
 #include "golden/Executor.h"
@@ -491,6 +494,74 @@ TEST_CASE("run_cosim_agrees_on_wide_float_tiles") {
     CHECK(status == 0);
     CHECK(report["cosim"]["diverged"] == false);
     CHECK(report["outputs"][0]["verdict"] == "match");
+}
+
+/// Two float depthwise layers in TAPS mode: a 3x3 stride-1 one, RELU6, whose float32 filter is a
+/// model input (scattered into the stream's tap rows at run time; float16 filters computed at
+/// run time are not claimed), then a 3x5 stride-2 one; 24 channels, so the second channel block
+/// is part padding.
+Model floatTapsDepthwiseModel(OperandType type) {
+    ModelBuilder b;
+    const uint32_t in = b.addInput(type, {1, 11, 13, 24});
+    std::vector<float> weights1(3 * 3 * 24), bias1(24), weights2(3 * 5 * 24), bias2(24);
+    for (size_t i = 0; i < weights1.size(); ++i)
+        weights1[i] = static_cast<float>(static_cast<int>(i * 104729 % 301) - 150) / 100.0f;
+    for (size_t i = 0; i < bias1.size(); ++i) bias1[i] = static_cast<float>(i % 7) / 4.0f - 0.5f;
+    for (size_t i = 0; i < weights2.size(); ++i)
+        weights2[i] = static_cast<float>(static_cast<int>(i * 7919 % 201) - 100) / 80.0f;
+    for (size_t i = 0; i < bias2.size(); ++i) bias2[i] = static_cast<float>(i % 5) / 8.0f;
+    const auto constant = [&](std::vector<uint32_t> dims, const std::vector<float>& values) {
+        if (type == OperandType::TENSOR_FLOAT32) return b.addConstant(type, dims, values);
+        std::vector<Eigen::half> halves(values.begin(), values.end());
+        return b.addConstant(type, dims, halves);
+    };
+    const uint32_t filter1 = type == OperandType::TENSOR_FLOAT32
+                                 ? b.addInput(type, {1, 3, 3, 24})
+                                 : constant({1, 3, 3, 24}, weights1);
+    const uint32_t mid = b.addOperand(type, {1, 11, 13, 24});
+    b.addOperation(OperationType::DEPTHWISE_CONV_2D,
+                   {in, filter1, constant({24}, bias1), b.addInt32(1), b.addInt32(1), b.addInt32(1),
+                    b.addInt32(1), b.addInt32(3)},
+                   {mid});
+    const uint32_t out = b.addOutput(type, {1, 6, 7, 24});
+    b.addOperation(OperationType::DEPTHWISE_CONV_2D,
+                   {mid, constant({1, 3, 5, 24}, weights2), constant({24}, bias2), b.addInt32(1),
+                    b.addInt32(2), b.addInt32(2), b.addInt32(1), b.addInt32(0)},
+                   {out});
+    return b.build();
+}
+
+TEST_CASE("run_cosim_agrees_on_float_taps_depthwise") {
+    // Both layers compile to TAPS descriptors; the RTL and the functional model agree in
+    // lockstep, and the outputs are the golden's within the tolerance (float16: the relaxed one).
+    const std::string dir = runDir();
+    for (OperandType type : {OperandType::TENSOR_FLOAT32, OperandType::TENSOR_FLOAT16}) {
+        const bool half = type == OperandType::TENSOR_FLOAT16;
+        CAPTURE(half);
+        const std::string model =
+            writeModel(dir, half ? "taps_fp16" : "taps_fp32", floatTapsDepthwiseModel(type));
+        const std::string dump = dir + "/program.txt";
+        REQUIRE(std::system(
+                    (nncosimBinary() + " compile " + model + " --dump > " + dump).c_str()) == 0);
+        std::ifstream in(dump);
+        const std::string program((std::istreambuf_iterator<char>(in)),
+                                  std::istreambuf_iterator<char>());
+        // Every DWCONV descriptor in TAPS mode (none on diagonal blocks).
+        const std::string taps = std::string(" TAPS ") + (half ? "fp16" : "fp32");
+        std::istringstream lines(program);
+        size_t dwconv = 0, withTaps = 0;
+        for (std::string line; std::getline(lines, line);) {
+            if (line.find("] DWCONV") == std::string::npos) continue;
+            ++dwconv;
+            withTaps += line.find(taps) != std::string::npos;
+        }
+        CHECK(dwconv >= 2);
+        CHECK(withTaps == dwconv);
+        auto [status, report] = runCli(model, dir, "--backend npu --cosim");
+        CHECK(status == 0);
+        CHECK(report["cosim"]["diverged"] == false);
+        CHECK(report["outputs"][0]["verdict"] == "match");
+    }
 }
 
 TEST_CASE("run_rtl_from_and_its_errors") {
