@@ -7,32 +7,32 @@ namespace nncosim::driver {
 // /tmp/mnv1f.json`, 16x16 NPU, default platform (1 GHz, DRAM 16 B/cycle, 100 cycles latency),
 // golden times on the 2-vCPU VM:
 // - quant8: 30 of 31 operations (all but the 1001-way SOFTMAX) on the Verilated NPU, 2,397,597
-//   cycles = 2.40 ms; the golden took 0.1760 s for the whole model. execTime 0.0136; NPU energy
+//   cycles = 2.40 ms; the golden took 0.1917 s for the whole model. execTime 0.0125; NPU energy
 //   1019.4 uJ (MACs 170.6, scratchpad 119.9, DRAM 633.0, clock and leakage 95.9), 425 mW; CPU
 //   reference 34,124 uJ; powerUsage 0.0299.
-// - float32: all 31 operations (the SOFTMAX too) on the Verilated NPU, 6,086,784 cycles =
-//   6.09 ms (36.5 % of the array: DRAM-bound, docs/npu.md); the golden took 0.0529 s. execTime
-//   0.1150; NPU energy 7025.6 uJ (MACs 2616.2, scratchpad 496.0, DRAM 3670.0, clock and leakage
-//   243.5), 1154 mW; CPU reference 68,249 uJ; powerUsage 0.1029.
+// - float32: all 31 operations (the SOFTMAX too) on the Verilated NPU, 5,633,431 cycles =
+//   5.63 ms (39.4 % of the array: DRAM-bound, docs/npu.md); the golden took 0.0529 s. execTime
+//   0.1065; NPU energy 6741.2 uJ (MACs 2616.2, scratchpad 446.6, DRAM 3453.0, clock and leakage
+//   225.3), 1197 mW; CPU reference 68,249 uJ; powerUsage 0.0988.
 const CalibrationRun kQuant8Calibration = {
     "mobilenet_v1_1.0_224_quant8",
-    {/*compilerVersion=*/6, /*arrayRows=*/16, /*arrayCols=*/16, /*dramBusBytes=*/16,
+    {/*compilerVersion=*/7, /*arrayRows=*/16, /*arrayCols=*/16, /*dramBusBytes=*/16,
      /*spadWords=*/4096, /*accDepth=*/1024},
     1000,
     {/*cycles=*/2397597, /*macs=*/568740352, /*floatMacs=*/0, /*dmaBytesRead=*/12711728,
      /*dmaBytesWritten=*/3112960, /*scratchpadReads=*/2802688, /*scratchpadWrites=*/399256},
-    /*cpuSeconds=*/0.175954,
+    /*cpuSeconds=*/0.191736,
 };
 
 const CalibrationRun kFloat32Calibration = {
     "mobilenet_v1_1.0_224_float32",
-    {/*compilerVersion=*/6, /*arrayRows=*/16, /*arrayCols=*/16, /*dramBusBytes=*/16,
+    {/*compilerVersion=*/7, /*arrayRows=*/16, /*arrayCols=*/16, /*dramBusBytes=*/16,
      /*spadWords=*/4096, /*accDepth=*/1024},
     1000,
-    {/*cycles=*/6086784, /*macs=*/568741352, /*floatMacs=*/568741352,
-     /*dmaBytesRead=*/71557984, /*dmaBytesWritten=*/20190896, /*scratchpadReads=*/13717154,
+    {/*cycles=*/5633431, /*macs=*/568741352, /*floatMacs=*/568741352,
+     /*dmaBytesRead=*/66134880, /*dmaBytesWritten=*/20190896, /*scratchpadReads=*/11246882,
      /*scratchpadWrites=*/1385226},
-    /*cpuSeconds=*/0.052915,
+    /*cpuSeconds=*/0.052911,
 };
 
 Status checkCalibration(const CalibrationRun& run) {

@@ -120,6 +120,7 @@ module npu_cmd
   // The previous descriptor of the chain, for the CHAIN_IN rules.
   logic        prev_chain_out_q, prev_chain_out_d;
   logic [15:0] prev_out_inner_q, prev_out_count1_q, prev_out_count2_q;
+  logic [1:0]  prev_format_q;
 
   // Helpers look at some fields of their tensors only.
   /* verilator lint_off UNUSEDSIGNAL */
@@ -208,11 +209,12 @@ module npu_cmd
     // own result on).
     if (chain_out) begin
       bad_field |= !op_uses_array(d.opcode) || (chain_in && d.opcode != OpDwconv) ||
-                   d.flags[FlagLastBit] || 64'(p_count) * 64'(nb) > 64'(SpadWords);
+                   d.flags[FlagLastBit] || 64'(p_count) * 64'(nb) * 64'(vw) > 64'(SpadWords);
     end
     if (chain_in) begin
       bad_field |= !prev_chain_out_q || d.a.inner != prev_out_inner_q ||
-                   d.a.count1 != prev_out_count1_q || d.a.count2 != prev_out_count2_q;
+                   d.a.count1 != prev_out_count1_q || d.a.count2 != prev_out_count2_q ||
+                   d.format != prev_format_q;
       if (d.opcode == OpConv) begin
         bad_field |= d.kernel_w != 8'd1 || d.kernel_h != 8'd1 || d.stride_w != 8'd1 ||
                      d.stride_h != 8'd1 || d.pad_top != '0 || d.pad_left != '0 ||
@@ -241,11 +243,14 @@ module npu_cmd
       bad_field |= !same_shape(d.a, d.out) || a_words > 64'(SpadWords) ||
                    d.format == 2'(FmtInt8);
     end
-    // Float formats: ADD, MUL, FUNC, pooling, and CONV / DWCONV (TAPS too) without PACK or
-    // chaining; INT32: ADD and MUL without DIVIDE; both on whole elements.
+    // Float formats: ADD, MUL, FUNC, pooling, and CONV / DWCONV (TAPS too) without PACK,
+    // chained as a DWCONV of whole channel blocks into a CONV only; INT32: ADD and MUL without
+    // DIVIDE; both on whole elements.
     if (d.format != 2'(FmtInt8)) begin
       bad_field |= !(op_uses_b(d.opcode) || op_is_window(d.opcode) || d.opcode == OpFunc) ||
-                   pack || chain_out || chain_in ||
+                   pack || (chain_out && (d.opcode != OpDwconv || chain_in ||
+                                          32'(d.out.inner) % (Vec * 32'(vw)) != 0)) ||
+                   (chain_in && d.opcode != OpConv) ||
                    (d.format == 2'(FmtFp16) ? d.a.inner[0] || d.out.inner[0]
                                             : d.a.inner[1:0] != '0 || d.out.inner[1:0] != '0);
     end
@@ -363,6 +368,7 @@ module npu_cmd
       prev_out_inner_q  <= d.out.inner;
       prev_out_count1_q <= d.out.count1;
       prev_out_count2_q <= d.out.count2;
+      prev_format_q     <= d.format;
     end
   end
 

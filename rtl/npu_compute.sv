@@ -455,7 +455,7 @@ module npu_compute
 
   // Injected datapath faults (stuck bits) act on every requantized word.
   assign rq_word = (rq_data & ~fault_rq_mask_i) | (fault_rq_value_i & fault_rq_mask_i);
-  assign chain_wdata_o = rq_word;
+  assign chain_wdata_o = pool_valid ? pool_data : rq_word;  // a float DWCONV's, or requantized
 
   // ------------------------------------------------------------------------------------------
   // RESIDUAL: the drained block's requantized words plus B's, on the scratchpad's last port.
@@ -517,9 +517,9 @@ module npu_compute
       st_valid_o = el_res_valid;
       st_data_o  = el_word;
     end else if (!el_active && pool_valid) begin
-      st_valid_o = 1'b1;
+      st_valid_o = !chain_drain;
       st_data_o  = pool_data;
-      pool_ready = st_ready_i;
+      pool_ready = st_ready_i || chain_drain;
     end
   end
 

@@ -50,7 +50,8 @@ module npu_drain
   output tensor_t            st_tensor_o,
   input  logic               st_busy_i,
 
-  // CHAIN_OUT: requantized words go to the scratchpad instead of the store. Words written are
+  // CHAIN_OUT: requantized words (or a float DWCONV's finished words, vw an entry) go to the
+  // scratchpad instead of the store. Words written are
   // counted per scratchpad buffer: a CHAIN_OUT descriptor's start (chain_clear_i) restarts the
   // count of the buffer it writes (chain_clear_buf_i) while its producer may still be writing
   // the other (a depthwise layer between two pointwise ones).
@@ -77,7 +78,7 @@ module npu_drain
   logic [31:0]  p_q, p_d;                      // entry to read
   logic         entry_valid_q, entry_valid_d;  // the read port holds an entry for the next stage
   logic [1:0][31:0] chain_written_q, chain_written_d;
-  logic [SpadAw-1:0] cw_addr_q, cw_addr_d;
+  logic [SpadAw-1:0] cw_addr_q, cw_addr_d, cw_base_q, cw_base_d;  // the word, its pixel's
   // The drain keeps its own copy of the bank's job: the feeder reuses the bank (and its job) once
   // it is released, before the store has finished.
   bank_job_t    job_q;
@@ -144,17 +145,23 @@ module npu_drain
 
   assign rel_seq_d = rel_seq_q + 16'(release_o);
 
-  // CHAIN_OUT.
-  logic chain;
+  // CHAIN_OUT: an entry's words (one requantized word, or a float entry's) go to its pixel's
+  // words of the block, the next entry's chain_wpr words further on.
+  logic chain, pool_last;
   assign chain      = !elem_active_i && job_q.chain;
-  assign chain_we_o = rq_out_valid_i && chain;
+  assign chain_we_o = (rq_out_valid_i || pool_valid_o) && chain;
 
   always_comb begin
     cw_addr_d = cw_addr_q;
+    cw_base_d = cw_base_q;
     if (state_q == DrStore) begin
       cw_addr_d = job_q.chain_addr;
+      cw_base_d = job_q.chain_addr;
+    end else if (chain_we_o && pool_valid_o && !pool_last) begin
+      cw_addr_d = cw_addr_q + 1'b1;
     end else if (chain_we_o) begin
-      cw_addr_d = cw_addr_q + SpadAw'(job_q.chain_wpr);
+      cw_addr_d = cw_base_q + SpadAw'(job_q.chain_wpr);
+      cw_base_d = cw_base_q + SpadAw'(job_q.chain_wpr);
     end
   end
 
@@ -202,6 +209,7 @@ module npu_drain
       job_q <= bank_job_i;
     end
     cw_addr_q <= cw_addr_d;
+    cw_base_q <= cw_base_d;
   end
 
   // ------------------------------------------------------------------------------------------
@@ -226,6 +234,7 @@ module npu_drain
     .words_i    (3'((32'(job_q.out.inner) + Vec - 1) >> VecIdxW)),
     .busy_o     (pool_busy),
     .out_valid_o(pool_valid_o),
+    .out_last_o (pool_last),
     .out_ready_i(pool_ready_i),
     .data_o     (pool_data_o)
   );

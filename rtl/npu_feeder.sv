@@ -131,12 +131,12 @@ module npu_feeder
   assign last_kt      = kt_q + 1 == job_i.kt_count;
   assign last_nb      = nb_q + 1 == job_i.nb_count;
   assign block_ready  = !is_array || ld_block_i != block_q;
-  // A CONV reads the producer's words in the order its drain writes them; a DWCONV block reads
-  // one word of every pixel, which the producer writes as its block nb.
+  // A CONV reads the producer's vectors (vw words each) in the order its drain writes them; a
+  // DWCONV block reads one word of every pixel, which the producer writes as its block nb.
   assign chain_ready  = !is_chain_in ||
                         (is_dw ? (32'(nb_q) + 1) * 32'(dq.a.count1) * 32'(dq.a.count2) <=
                                      chain_written_i
-                               : word_q < chain_written_i);
+                               : (word_q + 1) * 32'(vw) <= chain_written_i);
   assign issue        = state_q == FdStream && block_ready && chain_ready;
 
   // The array changes mode (weight-stationary / TAPS / float) and pooling starts only on an empty
@@ -302,8 +302,8 @@ module npu_feeder
     claim_job_o.fp_max     = dq.fp_max;
     claim_job_o.last       = last_nb;
     claim_job_o.chain      = dq.flags[FlagChainOutBit];
-    claim_job_o.chain_addr = (job_i.buf_sel ? '0 : SpadAw'(SpadWords)) + SpadAw'(nb_q);
-    claim_job_o.chain_wpr  = job_i.nb_count;
+    claim_job_o.chain_addr = (job_i.buf_sel ? '0 : SpadAw'(SpadWords)) + SpadAw'(nb_q) * SpadAw'(vw);
+    claim_job_o.chain_wpr  = job_i.nb_count * 16'(vw);
   end
 
   assign seq_o   = seq_q;
@@ -808,9 +808,9 @@ module npu_feeder
   // more (the feeder only issues written words; a shape mismatch would leave some unread).
   a_chain_in_reads_all: assert property (@(posedge clk_i) disable iff (!rst_ni)
       issue && is_chain_in && !is_dw && last_step && last_kt && !flush_i |->
-      chain_written_i == word_q + 1)
+      chain_written_i == (word_q + 1) * 32'(vw))
     else $error("CHAIN_IN descriptor %0d read %0d words, its producer wrote %0d", job_i.index,
-                word_q + 1, chain_written_i);
+                (word_q + 1) * 32'(vw), chain_written_i);
   // A DWCONV consumer's last block has every pixel's words of every block, and no more.
   a_chain_in_window_reads_all: assert property (@(posedge clk_i) disable iff (!rst_ni)
       issue && is_chain_in && is_dw && last_step && last_kt && last_nb && !flush_i |->

@@ -33,6 +33,7 @@ module npu_pool
 
   output logic               busy_o,
   output logic               out_valid_o,
+  output logic               out_last_o,  // the word is its entry's last
   input  logic               out_ready_i,
   output logic [VecBits-1:0] data_o
 );
@@ -181,6 +182,7 @@ module npu_pool
   end
 
   assign out_valid_o = out_valid_q;
+  assign out_last_o  = part_q + 1 == words_q;
   assign data_o      = word_q[32'(part_q) * VecBits +: VecBits];
 
 endmodule

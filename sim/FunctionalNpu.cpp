@@ -182,7 +182,7 @@ struct Counts {
 /// The RTL's decode-time validation (rtl/npu_cmd.sv): BAD_OPCODE, BAD_FIELD or NONE.
 struct ChainContext {
     bool prevChainOut = false;
-    uint32_t prevOutInner = 0, prevOutCount1 = 0, prevOutCount2 = 0;
+    uint32_t prevOutInner = 0, prevOutCount1 = 0, prevOutCount2 = 0, prevFormat = 0;
 };
 
 ErrorCode validate(const Descriptor& d, const ChainContext& chain) {
@@ -240,11 +240,12 @@ ErrorCode validate(const Descriptor& d, const ChainContext& chain) {
     // window's (which may pass its own result on).
     if (chainOut) {
         bad |= !usesArray || (chainIn && op != Opcode::DWCONV) || last ||
-               pCount * nb > npu::kSpadWords;
+               pCount * nb * vw > npu::kSpadWords;
     }
     if (chainIn) {
         bad |= !chain.prevChainOut || d.a.inner != chain.prevOutInner ||
-               d.a.count1 != chain.prevOutCount1 || d.a.count2 != chain.prevOutCount2;
+               d.a.count1 != chain.prevOutCount1 || d.a.count2 != chain.prevOutCount2 ||
+               d.format != chain.prevFormat;
         if (op == Opcode::CONV) {
             bad |= d.kernelW != 1 || d.kernelH != 1 || d.strideW != 1 || d.strideH != 1 ||
                    d.padTop != 0 || d.padLeft != 0 || d.out.count1 != d.a.count1 ||
@@ -271,12 +272,14 @@ ErrorCode validate(const Descriptor& d, const ChainContext& chain) {
         bad |= !sameShape(d.a, d.out) || aWords > npu::kSpadWords ||
                d.format == static_cast<uint32_t>(npu::Format::INT8);
     }
-    // Float formats: ADD, MUL, FUNC, pooling, and CONV / DWCONV (TAPS too) without PACK or
-    // chaining; INT32: ADD and MUL without DIVIDE; both on whole elements.
+    // Float formats: ADD, MUL, FUNC, pooling, and CONV / DWCONV (TAPS too) without PACK,
+    // chained as a DWCONV of whole channel blocks into a CONV only; INT32: ADD and MUL without
+    // DIVIDE; both on whole elements.
     const auto format = static_cast<npu::Format>(d.format);
     if (format != npu::Format::INT8) {
         bad |= badOpcode || !(npu::op::usesB(op) || window || op == Opcode::FUNC) || pack ||
-               chainOut || chainIn || d.a.inner % npu::elementBytes(d) != 0 ||
+               (chainOut && (op != Opcode::DWCONV || chainIn || d.out.inner % (kBeat * vw) != 0)) ||
+               (chainIn && op != Opcode::CONV) || d.a.inner % npu::elementBytes(d) != 0 ||
                d.out.inner % npu::elementBytes(d) != 0;
     }
     if (format == npu::Format::INT32) bad |= !npu::op::usesB(op) || (op == Opcode::MUL && d.divide);
@@ -375,6 +378,7 @@ struct FunctionalNpu::Job {
         chain.prevOutInner = nextDesc.out.inner;
         chain.prevOutCount1 = nextDesc.out.count1;
         chain.prevOutCount2 = nextDesc.out.count2;
+        chain.prevFormat = nextDesc.format;
         haveNext = true;
         next = index;
         return true;

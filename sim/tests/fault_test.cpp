@@ -201,6 +201,18 @@ TEST_CASE("sim_fault_bad_chain") {
     Descriptor poolProducer = producer;
     poolProducer.opcode = Opcode::MAXPOOL;
     poolProducer.flags = chainOut;
+    // Float chaining: a DWCONV of whole channel blocks into a CONV of its format only. `bytes`
+    // of A (and of a DWCONV's OUT), in `format`.
+    const auto resized = [](Descriptor d, uint32_t bytes, Format format) {
+        d.format = static_cast<uint32_t>(format);
+        d.a.inner = bytes;
+        if (d.opcode == Opcode::DWCONV) d.out.inner = bytes;
+        return d;
+    };
+    const Descriptor floatProducer = resized(producer, 64, Format::FP32);
+    const Descriptor floatConsumer = resized(consumer, 64, Format::FP32);
+    Descriptor floatConvProducer = floatConsumer;
+    floatConvProducer.flags = chainOut;
     const std::vector<BadChain> cases = {
         {"CHAIN_IN without a producer", {nop(), consumer}, 1},
         {"CHAIN_OUT followed by a plain descriptor", {producer, noReader}, 1},
@@ -210,6 +222,16 @@ TEST_CASE("sim_fault_bad_chain") {
         {"CHAIN_IN and CHAIN_OUT together", {producer, chainedTwice, consumer}, 1},
         {"CHAIN_OUT on pooling", {poolProducer, consumer}, 0},
         {"CHAIN_OUT on the last descriptor", {nop(), producer}, 1},
+        {"a float producer, an 8-bit consumer",
+         {floatProducer, resized(consumer, 64, Format::INT8)},
+         1},
+        {"an 8-bit producer, a float consumer",
+         {resized(producer, 64, Format::INT8), floatConsumer},
+         1},
+        {"float CHAIN_OUT of a part channel block",
+         {resized(producer, 32, Format::FP32), resized(consumer, 32, Format::FP32)},
+         0},
+        {"float CHAIN_OUT on a CONV", {floatConvProducer, floatConsumer}, 0},
     };
     driver::HardwareAccess& hw = *testBench().npu;
     for (const BadChain& c : cases) {

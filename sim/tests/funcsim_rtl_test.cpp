@@ -503,6 +503,7 @@ class ChainGenerator {
     /// the consumer (an inverted residual block); the consumer sometimes adds a residual.
     std::vector<Descriptor> chainPair() {
         const uint32_t outW = range(1, 6), outH = range(1, 6);
+        if (chance(25)) return floatChainPair(outW, outH);
         const uint32_t notChained =  // flags a CHAIN_OUT producer cannot have
             static_cast<uint32_t>(DescFlag::RESIDUAL) | static_cast<uint32_t>(DescFlag::WIDE);
         std::vector<Descriptor> chain;
@@ -537,6 +538,40 @@ class ChainGenerator {
             weightAddr(uint64_t{(outC + kVec - 1) / kVec} * (kWeightQuantWords + kt * kVec) * kVec);
         chain.push_back(c);
         return chain;
+    }
+
+    /// A float DWCONV (TAPS or diagonal blocks) of whole channel blocks chained into a 1x1 CONV
+    /// of its format.
+    std::vector<Descriptor> floatChainPair(uint32_t outW, uint32_t outH) {
+        Descriptor p;
+        window(p, Opcode::DWCONV);
+        p.format = static_cast<uint32_t>(chance(50) ? Format::FP32 : Format::FP16);
+        floatClamp(p);
+        const bool taps = chance(60);
+        if (taps) {
+            p.dilationW = 1;
+            p.kernelH = range(1, std::min<int>(3, kDwTapPorts));
+            p.strideW = range(1, std::min<int>(3, kDwTapPorts / p.kernelH));
+            p.kernelW = range(1, std::min<int>(5, kArrayRows / p.kernelH));
+            p.flags |= static_cast<uint32_t>(DescFlag::TAPS);
+        }
+        const uint32_t size = elementBytes(p), channels = kVec * range(1, 3);
+        p.a = inputTensor(channels * size, range(1, 9), range(1, 9), 1);
+        p.out = outputTensor(channels * size, outW, outH, 1);
+        p.wAddr = weightAddr(weightBytes(p));
+        mDiagonal[p.wAddr] = !taps && chance(50);
+        p.flags |= static_cast<uint32_t>(DescFlag::CHAIN_OUT);
+        Descriptor c;
+        window(c, Opcode::CONV);
+        c.format = p.format;
+        floatClamp(c);
+        c.kernelH = c.kernelW = c.strideH = c.strideW = 1;
+        c.padTop = c.padLeft = 0;
+        c.a = inputTensor(p.out.inner, outW, outH, 1);
+        c.out = outputTensor(range(1, 40) * size, outW, outH, 1);
+        c.flags |= static_cast<uint32_t>(DescFlag::CHAIN_IN);
+        c.wAddr = weightAddr(weightBytes(c));
+        return {p, c};
     }
 
   public:
