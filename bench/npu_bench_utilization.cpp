@@ -188,7 +188,8 @@ int runFusedMobilenet(driver::HardwareAccess& hw, const std::vector<LayerShape>&
         }
         const LayerShape& pw = layers[++i];
         const npu::DeviceTensor input{0, 1, l.h, l.w, l.inC, 0, true, 0};
-        if (!npu::depthwisePointwisePays(input, geometryOf(l), outputOf(l, 0), outputOf(pw, 0))) {
+        if (!npu::depthwisePointwisePays(input, geometryOf(l), outputOf(l, 0), outputOf(pw, 0),
+                                         static_cast<uint32_t>(npu::Format::INT8))) {
             std::printf("%-24s %9.2f %9.2f %10.0f %7s  (not fused: see depthwisePointwisePays)\n",
                         (l.name + " + " + pw.name.substr(0, pw.name.find(' '))).c_str(),
                         l.macs() / 1e6, pw.macs() / 1e6, layerCycles[i - 1] + layerCycles[i], "");

@@ -481,42 +481,54 @@ Status ChainBuilder::windowOp(Opcode opcode, const DeviceTensor& input, const De
 
 namespace {
 
-// The tiles of a fused depthwise-pointwise pair: the depthwise layer's, its output kept on chip;
-// each tile streams both layers' weights. With an expansion (from `expansionInput`) its result
-// over the tile's input region stays on chip too: the region fills an accumulator bank, and it
-// and the expansion's input (fewer channels) a buffer each. A RESIDUAL B (`residualWords` per
-// pixel) shares the pointwise layer's buffer with the depthwise result.
+// The tiles of a fused depthwise-pointwise pair of `format`: the depthwise layer's, its output
+// kept on chip; each tile streams both layers' weights. With an expansion (from
+// `expansionInput`, 8-bit) its result over the tile's input region stays on chip too: the region
+// fills an accumulator bank, and it and the expansion's input (fewer channels) a buffer each. A
+// RESIDUAL B (`residualWords` per pixel) shares the pointwise layer's buffer with the depthwise
+// result.
 Result<std::vector<WindowTile>> fusedTiles(const DeviceTensor& input, const ConvGeometry& depthwise,
                                            const DeviceTensor& intermediate,
-                                           const DeviceTensor& output,
+                                           const DeviceTensor& output, uint32_t format,
                                            const DeviceTensor* expansionInput = nullptr,
                                            uint32_t residualWords = 0) {
-    uint64_t weightBytes =
-        depthwiseWeightStreamBytes(intermediate.c, depthwise.kernelH, depthwise.kernelW, true) +
-        convWeightStreamBytes(output.c, 1, 1, intermediate.c);
+    OutputStage stage;
+    stage.format = format;
+    uint64_t weightWords =
+        tileWeightWords(Opcode::DWCONV, static_cast<uint32_t>(DescFlag::TAPS), input, intermediate,
+                        {0, false, 0, depthwise, stage}) +
+        tileWeightWords(Opcode::CONV, 0, intermediate, output, {0, false, 0, {}, stage});
     if (expansionInput) {
         if (expansionInput->c > input.c) {
             return invalidArgument(
                 "NPU: an expansion fused before a depthwise layer must not narrow the channels");
         }
-        weightBytes += convWeightStreamBytes(input.c, 1, 1, expansionInput->c);
+        weightWords += convWeightStreamBytes(input.c, 1, 1, expansionInput->c) / kVec;
     }
     return windowTiles(input, intermediate, depthwise, wordsPerRow(intermediate.c) + residualWords,
-                       weightBytes / kVec, expansionInput ? kAccDepth : UINT32_MAX);
+                       weightWords, expansionInput ? kAccDepth : UINT32_MAX);
 }
 
-// The tiles of a fused depthwise-pointwise pair where fusing it pays: a TAPS depthwise layer
-// (diagonal blocks are compute-bound: no DRAM time to save) with at least a row of the array's
-// pixels per tile; nullopt otherwise.
+// The tiles of a fused depthwise-pointwise pair where fusing it pays (depthwisePointwisePays);
+// nullopt otherwise.
 std::optional<std::vector<WindowTile>> payingPairTiles(const DeviceTensor& input,
                                                        const ConvGeometry& depthwise,
                                                        const DeviceTensor& intermediate,
-                                                       const DeviceTensor& output) {
+                                                       const DeviceTensor& output,
+                                                       uint32_t format) {
     if (!depthwiseUsesTaps(depthwise)) return std::nullopt;
-    auto tiles = fusedTiles(input, depthwise, intermediate, output);
-    if (!tiles.ok() ||
-        uint64_t{intermediate.h} * intermediate.w < uint64_t{tiles->size()} * kArrayCols) {
-        return std::nullopt;
+    auto tiles = fusedTiles(input, depthwise, intermediate, output, format);
+    if (!tiles.ok()) return std::nullopt;
+    const uint64_t pixels = uint64_t{intermediate.h} * intermediate.w;
+    if (format == static_cast<uint32_t>(Format::INT8)) {
+        if (pixels < uint64_t{tiles->size()} * kArrayCols) return std::nullopt;
+    } else {
+        OutputStage stage;
+        stage.format = format;
+        const uint64_t pointwiseWords =
+            tileWeightWords(Opcode::CONV, 0, intermediate, output, {0, false, 0, {}, stage});
+        if ((tiles->size() - 1) * pointwiseWords >= 2 * pixels * wordsPerRow(intermediate.c))
+            return std::nullopt;
     }
     return std::move(*tiles);
 }
@@ -524,15 +536,17 @@ std::optional<std::vector<WindowTile>> payingPairTiles(const DeviceTensor& input
 }  // namespace
 
 bool depthwisePointwisePays(const DeviceTensor& input, const ConvGeometry& depthwise,
-                            const DeviceTensor& intermediate, const DeviceTensor& output) {
-    return payingPairTiles(input, depthwise, intermediate, output).has_value();
+                            const DeviceTensor& intermediate, const DeviceTensor& output,
+                            uint32_t format) {
+    return payingPairTiles(input, depthwise, intermediate, output, format).has_value();
 }
 
 bool expansionPays(const DeviceTensor& expansionInput, const DeviceTensor& input,
                    const ConvGeometry& depthwise, const DeviceTensor& intermediate,
                    const DeviceTensor& output) {
-    auto tiles = fusedTiles(input, depthwise, intermediate, output, &expansionInput);
-    const auto pairTiles = payingPairTiles(input, depthwise, intermediate, output);
+    const auto int8 = static_cast<uint32_t>(Format::INT8);
+    auto tiles = fusedTiles(input, depthwise, intermediate, output, int8, &expansionInput);
+    const auto pairTiles = payingPairTiles(input, depthwise, intermediate, output, int8);
     if (!tiles.ok() || !pairTiles) return false;
     uint64_t regionPixels = 0;
     for (const WindowTile& t : *tiles) regionPixels += uint64_t{t.rows} * t.cols;
@@ -564,8 +578,13 @@ Status ChainBuilder::depthwisePointwise(const DeviceTensor& input, const ConvLay
     if (input.c != intermediate.c) {
         return invalidArgument("NPU DWCONV needs depth multiplier 1");
     }
-    if (depthwise.stage.format != static_cast<uint32_t>(Format::INT8)) {
-        return invalidArgument("NPU depthwise-pointwise: float layers are not chained");
+    const uint32_t format = depthwise.stage.format;
+    if (format != pointwise.stage.format ||
+        (format != static_cast<uint32_t>(Format::INT8) &&
+         (expansion || residual || intermediate.c % (kVec * formatBytes(format)) != 0))) {
+        return invalidArgument(
+            "NPU depthwise-pointwise: both layers of one format; float layers fuse as pairs of "
+            "whole channel blocks only");
     }
     const auto pointwiseOnly = [](const ConvGeometry& g) {
         return g.kernelH == 1 && g.kernelW == 1 && g.strideH == 1 && g.strideW == 1 &&
@@ -583,7 +602,7 @@ Status ChainBuilder::depthwisePointwise(const DeviceTensor& input, const ConvLay
             "NPU depthwise-pointwise: the expansion must be a 1x1 convolution, stride 1, no "
             "padding");
     }
-    auto tiles = fusedTiles(input, depthwise.geometry, intermediate, output,
+    auto tiles = fusedTiles(input, depthwise.geometry, intermediate, output, format,
                             expansion ? &expansion->input : nullptr, residualWords(residual));
     NN_RETURN_IF_ERROR(tiles.status());
     const uint32_t chainOut =

@@ -85,12 +85,15 @@ struct Expansion {
 /// Whether fusing this depthwise layer with the 1x1 convolution after it
 /// (ChainBuilder::depthwisePointwise) is faster than running them one after the other: the
 /// depthwise layer must run in TAPS mode (diagonal blocks are bound by the array, not by DRAM),
-/// and the fused tiles, which must also keep the depthwise output on chip, must average at
-/// least kArrayCols pixels, because the pointwise weights stream again for every tile and hide
-/// behind its compute only then (one array block of weights per kArrayCols pixels of compute).
-/// `output` is the pointwise layer's.
+/// and the pointwise weights, which stream again for every fused tile (tiles that must also keep
+/// the depthwise output on chip), must cost less than what fusing saves. 8-bit tiles must
+/// average at least kArrayCols pixels: the weights then hide behind the tile's compute (one
+/// array block of weights per kArrayCols pixels). Float layers (`format`) are bound by DRAM:
+/// the weights the extra tiles stream must be fewer words than the intermediate tensor's write
+/// and read. `output` is the pointwise layer's.
 bool depthwisePointwisePays(const DeviceTensor& input, const ConvGeometry& depthwise,
-                            const DeviceTensor& intermediate, const DeviceTensor& output);
+                            const DeviceTensor& intermediate, const DeviceTensor& output,
+                            uint32_t format);
 
 /// Whether fusing the expansion that writes `input` (from `expansionInput`) before a fused
 /// depthwise-pointwise pair saves time. The tiles recompute the expansion over the rows their

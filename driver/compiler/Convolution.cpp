@@ -473,6 +473,12 @@ FusedTensors fusedTensors(const Lowering& lw, const Operation& dw, const ConvInf
     return t;
 }
 
+// The weight stream of group g, binary32 for a float convolution.
+Result<uint32_t> groupWeights(Lowering& lw, const Operation& op, const ConvInfo& c, uint32_t g) {
+    if (c.stage.format != 0) return floatConvWeights(lw, op, c, g);
+    return convWeights(lw, op, c, g);
+}
+
 npu::ConvLayer layerOf(const ConvInfo& c, uint32_t weights) {
     npu::ConvLayer layer{weights, c.weightsSigned, c.weightZero, c.geometry, c.stage};
     // A 1x1 kernel's dilation changes nothing; the chained CONV takes the plain geometry.
@@ -573,11 +579,13 @@ Status lowerFused(Lowering& lw, uint32_t dwIndex, const Operation& pw) {
         expansion = npu::Expansion{{}, layerOf(*x, convWeights(lw, ops[*eIndex], *x, 0))};
     }
     lw.setOpIndex(dwIndex);
-    const uint32_t dwWeights = convWeights(lw, dw, *a, 0);  // run-time weights: dw's copies
+    const auto dwWeights = groupWeights(lw, dw, *a, 0);  // run-time weights: dw's copies
+    NN_RETURN_IF_ERROR(dwWeights.status());
     lw.setOpIndex(pwIndex);
     auto b = convInfo(lw, pw);
     NN_RETURN_IF_ERROR(b.status());
-    const uint32_t pwWeights = convWeights(lw, pw, *b, 0);
+    const auto pwWeights = groupWeights(lw, pw, *b, 0);
+    NN_RETURN_IF_ERROR(pwWeights.status());
     // A fused expansion's result, the depthwise input, stays on chip: no address.
     const uint32_t inBase = eIndex ? 0 : lw.address(dw.inputs[0]);
     const uint32_t outBase = lw.address(pw.outputs[0]);  // 0 when an ADD in the drain writes
@@ -591,8 +599,8 @@ Status lowerFused(Lowering& lw, uint32_t dwIndex, const Operation& pw) {
         }
         npu::ChainBuilder chain;
         const Status st =
-            chain.depthwisePointwise(t.input, layerOf(*a, dwWeights), t.intermediate,
-                                     layerOf(*b, pwWeights), t.output, expansion, residual);
+            chain.depthwisePointwise(t.input, layerOf(*a, *dwWeights), t.intermediate,
+                                     layerOf(*b, *pwWeights), t.output, expansion, residual);
         if (!st.ok()) return lw.fail(pw, st.message);
         for (const npu::Descriptor& d : chain.descriptors()) {
             const bool chainOut = d.flags & static_cast<uint32_t>(npu::DescFlag::CHAIN_OUT);
@@ -615,8 +623,7 @@ Status lowerConv(Lowering& lw, const Operation& op) {
     auto io = transposeIn(lw, op, c.w);
     NN_RETURN_IF_ERROR(io.status());
     for (uint32_t g = 0; g < c.groups; ++g) {
-        auto weights = c.stage.format != 0 ? floatConvWeights(lw, op, c, g)
-                                           : Result<uint32_t>(convWeights(lw, op, c, g));
+        auto weights = groupWeights(lw, op, c, g);
         NN_RETURN_IF_ERROR(weights.status());
         for (uint32_t n = 0; n < c.w.in[0]; ++n) {
             const auto input =
@@ -1306,15 +1313,17 @@ void planDepthwisePointwiseFusion(Lowering& lw) {
         auto a = convInfo(lw, dw);
         lw.setOpIndex(j);
         auto b = convInfo(lw, pw);
-        if (!a || !b || !a->taps || a->stage.format != 0 || a->w.p.nchw || b->w.p.nchw ||
-            b->kh != 1 || b->kw != 1 || b->w.p.strideH != 1 || b->w.p.strideW != 1 ||
-            b->w.p.padH.head || b->w.p.padH.tail || b->w.p.padW.head || b->w.p.padW.tail ||
-            a->w.out != b->w.in || a->w.out[1] != b->w.out[1] || a->w.out[2] != b->w.out[2])
+        if (!a || !b || !a->taps || a->w.p.nchw || b->w.p.nchw || b->kh != 1 || b->kw != 1 ||
+            b->w.p.strideH != 1 || b->w.p.strideW != 1 || b->w.p.padH.head || b->w.p.padH.tail ||
+            b->w.p.padW.head || b->w.p.padW.tail || a->w.out != b->w.in ||
+            a->w.out[1] != b->w.out[1] || a->w.out[2] != b->w.out[2])
             continue;
         // Fused only where it pays (tiles large enough to hide the pointwise weights that
         // stream again per tile) and where the builder accepts the pair (a dry run).
         const FusedTensors t = fusedTensors(lw, dw, *a, pw, *b, 0, 0, 0);
-        if (!npu::depthwisePointwisePays(t.input, a->geometry, t.intermediate, t.output)) continue;
+        if (!npu::depthwisePointwisePays(t.input, a->geometry, t.intermediate, t.output,
+                                         a->stage.format))
+            continue;
         npu::ChainBuilder chain;
         if (!chain
                  .depthwisePointwise(t.input, layerOf(*a, 0), t.intermediate, layerOf(*b, 0),
@@ -1322,8 +1331,9 @@ void planDepthwisePointwiseFusion(Lowering& lw) {
                  .ok())
             continue;
         lw.fuse(i, j, dw.outputs[0]);
-        // The expansion before the pair, when only the depthwise layer reads its result and it
-        // is no fused pair's second layer itself.
+        // The expansion before the pair (8-bit), when only the depthwise layer reads its result
+        // and it is no fused pair's second layer itself.
+        if (a->stage.format != 0) continue;
         uint32_t e = 0;
         while (e < i && g.operations[e].outputs[0] != dw.inputs[0]) ++e;
         if (e == i || uses[dw.inputs[0]] != 1 || lw.fusedFrom(e)) continue;

@@ -656,15 +656,24 @@ TEST_CASE("sim_program_fusion_pays") {
     const npu::ConvGeometry dw2x2{2, 2, 1, 1, 1, 1, 0, 0};
     const npu::ConvGeometry dilated{2, 2, 1, 1, 1, 2, 0, 0};
     const npu::ConvGeometry dw2x2s2{2, 2, 2, 2, 1, 1, 0, 0};
+    constexpr auto kInt8 = static_cast<uint32_t>(npu::Format::INT8);
     CHECK(npu::depthwisePointwisePays({0, 1, 112, 112, 32}, dw2x2, {0, 1, 111, 111, 32},
-                                      {0, 1, 111, 111, 64}));
+                                      {0, 1, 111, 111, 64}, kInt8));
     CHECK_FALSE(npu::depthwisePointwisePays({0, 1, 112, 112, 32}, dilated, {0, 1, 111, 110, 32},
-                                            {0, 1, 111, 110, 64}));
+                                            {0, 1, 111, 110, 64}, kInt8));
     // 256 words per pixel: a buffer holds the 2x8 input pixels of four output pixels, so a 7x7
     // output takes 14 tiles.
     const uint32_t wide = npu::kSpadWords / 16 * npu::kDramBusBytes;
     const DeviceTensor in{0, 1, 14, 14, wide}, mid{0, 1, 7, 7, wide}, out{0, 1, 7, 7, 16};
-    CHECK_FALSE(npu::depthwisePointwisePays(in, dw2x2s2, mid, out));
+    CHECK_FALSE(npu::depthwisePointwisePays(in, dw2x2s2, mid, out, kInt8));
+    // Binary32 layers are bound by DRAM: 32 -> 64 channels at 112x112 pay (the pointwise weights
+    // are 8 kB a tile, the intermediate 1.6 MB each way); 256 -> 256 at 28x28 does not (256 kB
+    // of pointwise weights for each tile of a few dozen pixels).
+    constexpr auto kFp32 = static_cast<uint32_t>(npu::Format::FP32);
+    CHECK(npu::depthwisePointwisePays({0, 1, 112, 112, 128}, dw2x2, {0, 1, 111, 111, 128},
+                                      {0, 1, 111, 111, 256}, kFp32));
+    CHECK_FALSE(npu::depthwisePointwisePays({0, 1, 28, 28, 1024}, dw2x2, {0, 1, 27, 27, 1024},
+                                            {0, 1, 27, 27, 1024}, kFp32));
     npu::ChainBuilder program;
     REQUIRE(program.depthwisePointwise(in, {0, true, 0, dw2x2s2, {}}, mid, {}, out).ok());
     CHECK(program.descriptors().size() == 2 * 14);
