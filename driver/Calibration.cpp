@@ -10,10 +10,10 @@ namespace nncosim::driver {
 //   cycles = 2.40 ms; the golden took 0.1917 s for the whole model. execTime 0.0125; NPU energy
 //   1019.4 uJ (MACs 170.6, scratchpad 119.9, DRAM 633.0, clock and leakage 95.9), 425 mW; CPU
 //   reference 34,124 uJ; powerUsage 0.0299.
-// - float32: all 31 operations (the SOFTMAX too) on the Verilated NPU, 5,633,431 cycles =
-//   5.63 ms (39.4 % of the array: DRAM-bound, docs/npu.md); the golden took 0.0529 s. execTime
-//   0.1065; NPU energy 6741.2 uJ (MACs 2616.2, scratchpad 446.6, DRAM 3453.0, clock and leakage
-//   225.3), 1197 mW; CPU reference 68,249 uJ; powerUsage 0.0988.
+// - float32: all 31 operations (the SOFTMAX too) on the Verilated NPU, 5,468,471 cycles =
+//   5.47 ms (40.6 % of the array: DRAM-bound, docs/npu.md); the golden took 0.0519 s. execTime
+//   0.1054; NPU energy 6561.6 uJ (MACs 2616.2, scratchpad 454.3, DRAM 3272.4, clock and leakage
+//   218.7), 1200 mW; CPU reference 68,249 uJ; powerUsage 0.0961.
 const CalibrationRun kQuant8Calibration = {
     "mobilenet_v1_1.0_224_quant8",
     {/*compilerVersion=*/7, /*arrayRows=*/16, /*arrayCols=*/16, /*dramBusBytes=*/16,
@@ -29,10 +29,10 @@ const CalibrationRun kFloat32Calibration = {
     {/*compilerVersion=*/7, /*arrayRows=*/16, /*arrayCols=*/16, /*dramBusBytes=*/16,
      /*spadWords=*/4096, /*accDepth=*/1024},
     1000,
-    {/*cycles=*/5633431, /*macs=*/568741352, /*floatMacs=*/568741352,
-     /*dmaBytesRead=*/66134880, /*dmaBytesWritten=*/20190896, /*scratchpadReads=*/11246882,
-     /*scratchpadWrites=*/1385226},
-    /*cpuSeconds=*/0.052911,
+    {/*cycles=*/5468471, /*macs=*/568741352, /*floatMacs=*/568741352,
+     /*dmaBytesRead=*/64831104, /*dmaBytesWritten=*/16979632, /*scratchpadReads=*/11284514,
+     /*scratchpadWrites=*/1428522},
+    /*cpuSeconds=*/0.051895,
 };
 
 Status checkCalibration(const CalibrationRun& run) {

@@ -302,7 +302,8 @@ module npu_feeder
     claim_job_o.fp_max     = dq.fp_max;
     claim_job_o.last       = last_nb;
     claim_job_o.chain      = dq.flags[FlagChainOutBit];
-    claim_job_o.chain_addr = (job_i.buf_sel ? '0 : SpadAw'(SpadWords)) + SpadAw'(nb_q) * SpadAw'(vw);
+    claim_job_o.chain_addr = (job_i.buf_sel ? '0 : SpadAw'(SpadWords)) +
+                             SpadAw'(nb_q) * SpadAw'(vw);
     claim_job_o.chain_wpr  = job_i.nb_count * 16'(vw);
   end
 
@@ -698,8 +699,8 @@ module npu_feeder
 
     s1_step_q  <= issue;
     s1_float_q <= issue && is_fp;
-    s1_tag_q  <= block_q[0];
-    s2_tag_q  <= s1_tag_q;
+    s1_tag_q   <= block_q[0];
+    s2_tag_q   <= s1_tag_q;
     if (s1_step_q) begin
       s2_word_lanes_q <= s1_lanes_q;
       s2_inb_q        <= tap_inb;
