@@ -36,7 +36,13 @@
 // kernel tap (dw_row_on_i off) pass the sum on unchanged, so column c leaves as
 //   (...((-0 + act_0c * w_0c) + act_1c * w_1c) + ...) + act_{T-1}c * w_{T-1}c
 // over the T taps in row order. The modes change only while the array is empty.
+//
+// The TAPS operands are grids of the package's shape (npu_core_pkg), which Rows and Cols must
+// match: Verilator shares a port's variable with the connected one only when both have the
+// same declared type, and would otherwise copy the grids every cycle.
 module npu_array
+  import npu_pkg::*;
+  import npu_core_pkg::*;
   import npu_fp_pkg::*;
 #(
   parameter int unsigned Rows = 16,
@@ -56,10 +62,10 @@ module npu_array
   input  logic [Cols-1:0][8:0]         wload_data_i,
 
   input  logic                         dw_mode_i,
-  input  logic signed [8:0]            dw_act_i [Rows][Cols],
-  input  logic                         dw_tag_i [Rows],
-  input  logic                         dw_row_on_i [Rows],
-  input  fp32_t                        fp_dw_act_i [Rows][Cols],
+  input  act_grid_t                    dw_act_i,
+  input  row_bits_t                    dw_tag_i,
+  input  row_bits_t                    dw_row_on_i,
+  input  word_grid_t                   fp_dw_act_i,
 
   input  logic                         fp_mode_i,
   input  logic                         fp_diag_i,
@@ -147,27 +153,9 @@ module npu_array
         tag_q[i][j] <= tag_q[i][j-1];
       end
     end
-    // One branch per mode, outside the PE loops.
-    if (fp_mode_i && dw_mode_i) begin
-      // Row i holds the vector row 0 held i cycles earlier, valid if fp_valid_q[i][0] is.
-      fp32_t fp_dw_psum [Rows][Cols];
-      for (int j = 0; j < Cols; j++) begin
-        for (int i = 0; i < Rows; i++) begin
-          fp_dw_psum[i][j] = i == 0 ? Fp32NegZero : psum_q[i == 0 ? 0 : i-1][j];
-          if (fp_valid_q[i][0] && dw_row_on_i[i]) begin
-            fp_dw_psum[i][j] = fp32_add(fp_dw_psum[i][j],
-                                        fp32_mul(fp_dw_act_i[i][j],
-                                                 dw_tag_i[i] ? fp_w1_q[i][j] : fp_w0_q[i][j]));
-          end
-        end
-      end
-      for (int i = 0; i < Rows; i++) begin
-        for (int j = 0; j < Cols; j++) begin
-          psum_q[i][j] <= fp_dw_psum[i][j];
-        end
-        fp_valid_q[i][0] <= fp_valid_row[i];
-      end
-    end else if (fp_mode_i) begin
+    // One branch per mode, outside the PE loops. (Float TAPS, both modes, computes below; the
+    // float valid bits still move here.)
+    if (fp_mode_i) begin
       // The sums are computed first and registered after: Verilator unrolls a loop of
       // nonblocking array writes only when its body is small.
       fp32_t fp_psum [Rows][Cols];
@@ -176,7 +164,7 @@ module npu_array
           fp32_t w;
           w = tag_q[i][j] ? fp_w1_q[i][j] : fp_w0_q[i][j];
           fp_psum[i][j] = i == 0 ? Fp32NegZero : psum_q[i == 0 ? 0 : i-1][j];
-          if (fp_valid_q[i][j] && (!fp_diag_i || i == j)) begin
+          if (fp_valid_q[i][j] && !dw_mode_i && (!fp_diag_i || i == j)) begin
             fp_psum[i][j] = fp32_add(fp_psum[i][j], fp32_mul(fp_act_q[i][j], w));
           end
         end
@@ -210,6 +198,27 @@ module npu_array
                           32'(act_q[i][j]) * 32'(w);
         end
       end
+    end
+  end
+
+  // Float TAPS (both modes): sums of their own, so the block above stays as it is for the other
+  // modes. Row i holds the vector row 0 held i cycles earlier, valid if fp_valid_q[i][0] is.
+  fp32_t fp_dw_psum_q [Rows][Cols];
+
+  always_ff @(posedge clk_i) begin
+    if (fp_mode_i && dw_mode_i) begin
+      fp32_t fp_dw_psum [Rows][Cols];
+      for (int j = 0; j < Cols; j++) begin
+        for (int i = 0; i < Rows; i++) begin
+          fp_dw_psum[i][j] = i == 0 ? Fp32NegZero : fp_dw_psum_q[i == 0 ? 0 : i-1][j];
+          if (fp_valid_q[i][0] && dw_row_on_i[i]) begin
+            fp_dw_psum[i][j] = fp32_add(fp_dw_psum[i][j],
+                                        fp32_mul(fp_dw_act_i[i][j],
+                                                 dw_tag_i[i] ? fp_w1_q[i][j] : fp_w0_q[i][j]));
+          end
+        end
+      end
+      fp_dw_psum_q <= fp_dw_psum;
     end
   end
 
@@ -248,9 +257,10 @@ module npu_array
 
   always_comb begin
     for (int j = 0; j < Cols - 1; j++) begin
-      psum_o[j] = dw_mode_i ? psum_q[Rows-1][j] : deskew_q[j][Cols-2-j];
+      psum_o[j] = !dw_mode_i ? deskew_q[j][Cols-2-j]
+                : fp_mode_i ? fp_dw_psum_q[Rows-1][j] : psum_q[Rows-1][j];
     end
-    psum_o[Cols-1] = psum_q[Rows-1][Cols-1];
+    psum_o[Cols-1] = dw_mode_i && fp_mode_i ? fp_dw_psum_q[Rows-1][Cols-1] : psum_q[Rows-1][Cols-1];
   end
 
   logic unused_rst;

@@ -531,8 +531,8 @@ module npu_feeder
   act_t               tdel_q   [DwTapPorts][ArrayRows][Vec];
   logic               tdel_tag_q [DwTapPorts][ArrayRows];
   fp32_t              fp_tw_q    [DwTapPorts][Vec];
-  fp32_t              fp_tw_d    [DwTapPorts][Vec];
   fp32_t              fp_tdel_q  [DwTapPorts][ArrayRows][Vec];
+  word_grid_t         fp_dw_act_q;
 
   always_comb begin
     for (int unsigned k = 0; k < DwTapPorts; k++) begin
@@ -556,37 +556,29 @@ module npu_feeder
   end
 
   // The ports' words (zero point subtracted, padding zeroed) and the rows' operands, only in TAPS
-  // mode: the delay lines hold still otherwise, and the array ignores its TAPS inputs.
+  // mode: the delay lines hold still otherwise, and the array ignores its TAPS inputs. (Float
+  // TAPS words and operands are registers, below: nothing of them is computed in other modes.)
   always_comb begin
     for (int unsigned k = 0; k < DwTapPorts; k++) begin
       for (int unsigned l = 0; l < Vec; l++) begin
-        tw_d[k][l]    = '0;
-        fp_tw_d[k][l] = '0;
+        tw_d[k][l] = '0;
       end
     end
     for (int unsigned r = 0; r < ArrayRows; r++) begin
       for (int unsigned l = 0; l < Vec; l++) begin
-        dw_act_o[r][l]    = '0;
-        fp_dw_act_o[r][l] = '0;
+        dw_act_o[r][l] = '0;
       end
       dw_tag_o[r]    = 1'b0;
       dw_row_on_o[r] = row_cfg_q[r].on;
     end
-    if (array_dw_q && array_fp_q) begin
-      for (int unsigned k = 0; k < DwTapPorts; k++) begin
-        for (int unsigned l = 0; l < Vec; l++) begin
-          if (s2_inb_q[k] && 32'(l) < 32'(s2_word_lanes_q)) begin
-            fp_tw_d[k][l] = line_element(PortW'(k), l, s2_fmt_q == 2'(FmtFp16));
-          end
-        end
-      end
+    if (array_dw_q) begin
       for (int unsigned r = 0; r < ArrayRows; r++) begin
         if (row_cfg_q[r].on) begin
-          fp_dw_act_o[r] = fp_tdel_q[row_cfg_q[r].port][row_cfg_q[r].delay];
-          dw_tag_o[r]    = tdel_tag_q[row_cfg_q[r].port][row_cfg_q[r].delay];
+          dw_tag_o[r] = tdel_tag_q[row_cfg_q[r].port][row_cfg_q[r].delay];
         end
       end
-    end else if (array_dw_q) begin
+    end
+    if (array_dw_q && !array_fp_q) begin
       for (int unsigned k = 0; k < DwTapPorts; k++) begin
         for (int unsigned l = 0; l < Vec; l++) begin
           tw_d[k][l] = s2_inb_q[k] && 32'(l) < 32'(s2_word_lanes_q)
@@ -597,11 +589,11 @@ module npu_feeder
       for (int unsigned r = 0; r < ArrayRows; r++) begin
         if (row_cfg_q[r].on) begin
           dw_act_o[r] = tdel_q[row_cfg_q[r].port][row_cfg_q[r].delay];
-          dw_tag_o[r] = tdel_tag_q[row_cfg_q[r].port][row_cfg_q[r].delay];
         end
       end
     end
   end
+  assign fp_dw_act_o = fp_dw_act_q;
 
   // ------------------------------------------------------------------------------------------
   // Registers. A flush (an abort or a soft reset) clears the control state like a reset; the loop
@@ -740,7 +732,27 @@ module npu_feeder
       end
     end
     if (array_dw_q && array_fp_q) begin
-      fp_tw_q <= fp_tw_d;
+      // The ports' lanes and the rows' operands are computed first and registered after
+      // (Verilator unrolls a loop of nonblocking array writes only when its body is small). Row
+      // r's operand is entry `delay` of its port's line: entry delay - 1 (or the port's lanes)
+      // a cycle earlier.
+      fp32_t      fp_tw [DwTapPorts][Vec];
+      word_grid_t fp_dw_act;
+      for (int unsigned k = 0; k < DwTapPorts; k++) begin
+        for (int unsigned l = 0; l < Vec; l++) begin
+          fp_tw[k][l] = s2_inb_q[k] && 32'(l) < 32'(s2_word_lanes_q)
+                            ? line_element(PortW'(k), l, s2_fmt_q == 2'(FmtFp16)) : '0;
+        end
+      end
+      for (int unsigned r = 0; r < ArrayRows; r++) begin
+        for (int unsigned c = 0; c < ArrayCols; c++) begin
+          fp_dw_act[r][c] = !row_cfg_q[r].on ? '0
+                          : row_cfg_q[r].delay == '0 ? fp_tw_q[row_cfg_q[r].port][c]
+                          : fp_tdel_q[row_cfg_q[r].port][row_cfg_q[r].delay - 1'b1][c];
+        end
+      end
+      fp_tw_q     <= fp_tw;
+      fp_dw_act_q <= fp_dw_act;
       for (int unsigned k = 0; k < DwTapPorts; k++) begin
         fp_tdel_q[k][0] <= fp_tw_q[k];
         for (int unsigned d = 1; d < ArrayRows; d++) begin
