@@ -260,7 +260,8 @@ module npu_array
       psum_o[j] = !dw_mode_i ? deskew_q[j][Cols-2-j]
                 : fp_mode_i ? fp_dw_psum_q[Rows-1][j] : psum_q[Rows-1][j];
     end
-    psum_o[Cols-1] = dw_mode_i && fp_mode_i ? fp_dw_psum_q[Rows-1][Cols-1] : psum_q[Rows-1][Cols-1];
+    psum_o[Cols-1] = dw_mode_i && fp_mode_i ? fp_dw_psum_q[Rows-1][Cols-1]
+                                            : psum_q[Rows-1][Cols-1];
   end
 
   logic unused_rst;

@@ -51,10 +51,10 @@ module npu_drain
   input  logic               st_busy_i,
 
   // CHAIN_OUT: requantized words (or a float DWCONV's finished words, vw an entry) go to the
-  // scratchpad instead of the store. Words written are
-  // counted per scratchpad buffer: a CHAIN_OUT descriptor's start (chain_clear_i) restarts the
-  // count of the buffer it writes (chain_clear_buf_i) while its producer may still be writing
-  // the other (a depthwise layer between two pointwise ones).
+  // scratchpad instead of the store. Words written are counted per scratchpad buffer: a
+  // CHAIN_OUT descriptor's start (chain_clear_i) restarts the count of the buffer it writes
+  // (chain_clear_buf_i) while its producer may still be writing the other (a depthwise layer
+  // between two pointwise ones).
   output logic               chain_o,
   output logic               chain_we_o,
   output logic [SpadAw-1:0]  chain_waddr_o,
