@@ -481,6 +481,14 @@ Status ChainBuilder::windowOp(Opcode opcode, const DeviceTensor& input, const De
 
 namespace {
 
+// Words of the weight stream of a 1x1 convolution of `format` from `input` to `output`.
+uint64_t pointwiseWeightWords(const DeviceTensor& input, const DeviceTensor& output,
+                              uint32_t format) {
+    OutputStage stage;
+    stage.format = format;
+    return tileWeightWords(Opcode::CONV, 0, input, output, {0, false, 0, {}, stage});
+}
+
 // The tiles of a fused depthwise-pointwise pair of `format`: the depthwise layer's, its output
 // kept on chip; each tile streams both layers' weights. With an expansion (from
 // `expansionInput`, 8-bit) its result over the tile's input region stays on chip too: the region
@@ -494,10 +502,9 @@ Result<std::vector<WindowTile>> fusedTiles(const DeviceTensor& input, const Conv
                                            uint32_t residualWords = 0) {
     OutputStage stage;
     stage.format = format;
-    uint64_t weightWords =
-        tileWeightWords(Opcode::DWCONV, static_cast<uint32_t>(DescFlag::TAPS), input, intermediate,
-                        {0, false, 0, depthwise, stage}) +
-        tileWeightWords(Opcode::CONV, 0, intermediate, output, {0, false, 0, {}, stage});
+    uint64_t weightWords = tileWeightWords(Opcode::DWCONV, static_cast<uint32_t>(DescFlag::TAPS),
+                                           input, intermediate, {0, false, 0, depthwise, stage}) +
+                           pointwiseWeightWords(intermediate, output, format);
     if (expansionInput) {
         if (expansionInput->c > input.c) {
             return invalidArgument(
@@ -523,10 +530,7 @@ std::optional<std::vector<WindowTile>> payingPairTiles(const DeviceTensor& input
     if (format == static_cast<uint32_t>(Format::INT8)) {
         if (pixels < uint64_t{tiles->size()} * kArrayCols) return std::nullopt;
     } else {
-        OutputStage stage;
-        stage.format = format;
-        const uint64_t pointwiseWords =
-            tileWeightWords(Opcode::CONV, 0, intermediate, output, {0, false, 0, {}, stage});
+        const uint64_t pointwiseWords = pointwiseWeightWords(intermediate, output, format);
         if ((tiles->size() - 1) * pointwiseWords >= 2 * pixels * wordsPerRow(intermediate.c))
             return std::nullopt;
     }

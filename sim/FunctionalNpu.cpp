@@ -860,41 +860,37 @@ class Executor {
             const uint32_t lanes = std::min(kLanes, outElems - b * kLanes);
             for (uint32_t p = 0; p < pixels; ++p) {
                 positions(p, pos.data());
+                // Tap t's element of channel c, +0 outside the input or past the channels.
+                const auto element = [&](uint32_t t, uint32_t c) -> uint32_t {
+                    if (pos[t] < 0 || c >= inElems) return 0;
+                    return readFloat(input + uint64_t(pos[t]) * rowBytes + c * size, half);
+                };
                 if (taps) {
                     for (uint32_t c = 0; c < kLanes; ++c) acc[c] = npu::kFp32NegZero;
                     for (uint32_t t = 0; t < kTaps; ++t) {
                         for (uint32_t c = 0; c < kLanes; ++c) {
-                            const uint32_t channel = b * kLanes + c;
-                            const uint32_t a = pos[t] >= 0 && channel < inElems
-                                                   ? readFloat(input + uint64_t(pos[t]) * rowBytes +
-                                                                   channel * size,
-                                                               half)
-                                                   : 0;
                             uint32_t weight;
                             std::memcpy(&weight, rows + t * rowStride + 4 * c, 4);
-                            acc[c] = datapath::fp32Add(acc[c], datapath::fp32Mul(a, weight));
+                            acc[c] = datapath::fp32Add(
+                                acc[c], datapath::fp32Mul(element(t, b * kLanes + c), weight));
                         }
                     }
-                }
-                for (uint32_t t = 0; t < (taps ? 0 : kTaps); ++t) {
-                    for (uint32_t v = 0; v < aVecs; ++v) {
-                        const uint32_t cb = conv ? v : b, kt = t * aVecs + v;
-                        for (uint32_t i = 0; i < kLanes; ++i) {
-                            const uint32_t c = cb * kLanes + i;
-                            act[i] = pos[t] >= 0 && c < inElems
-                                         ? readFloat(input + uint64_t(pos[t]) * rowBytes + c * size,
-                                                     half)
-                                         : 0;
-                        }
-                        const uint8_t* w = rows + uint64_t{kt} * kLanes * rowStride;
-                        for (uint32_t c = 0; c < kLanes; ++c) {
-                            uint32_t sum = npu::kFp32NegZero;
-                            for (uint32_t i = conv ? 0 : c; i < (conv ? kLanes : c + 1); ++i) {
-                                uint32_t weight;
-                                std::memcpy(&weight, w + i * rowStride + 4 * c, 4);
-                                sum = datapath::fp32Add(sum, datapath::fp32Mul(act[i], weight));
+                } else {
+                    for (uint32_t t = 0; t < kTaps; ++t) {
+                        for (uint32_t v = 0; v < aVecs; ++v) {
+                            const uint32_t cb = conv ? v : b, kt = t * aVecs + v;
+                            for (uint32_t i = 0; i < kLanes; ++i)
+                                act[i] = element(t, cb * kLanes + i);
+                            const uint8_t* w = rows + uint64_t{kt} * kLanes * rowStride;
+                            for (uint32_t c = 0; c < kLanes; ++c) {
+                                uint32_t sum = npu::kFp32NegZero;
+                                for (uint32_t i = conv ? 0 : c; i < (conv ? kLanes : c + 1); ++i) {
+                                    uint32_t weight;
+                                    std::memcpy(&weight, w + i * rowStride + 4 * c, 4);
+                                    sum = datapath::fp32Add(sum, datapath::fp32Mul(act[i], weight));
+                                }
+                                acc[c] = kt == 0 ? sum : datapath::fp32Add(acc[c], sum);
                             }
-                            acc[c] = kt == 0 ? sum : datapath::fp32Add(acc[c], sum);
                         }
                     }
                 }

@@ -394,19 +394,22 @@ class ChainGenerator {
                          : (chance(80) ? range(-14, -2) : range(-31, 31));
     }
 
+    /// A DWCONV's kernel and stride the TAPS mode takes, and the flag.
+    void makeTaps(Descriptor& d) {
+        d.dilationW = 1;
+        d.kernelH = range(1, std::min<int>(3, kDwTapPorts));
+        d.strideW = range(1, std::min<int>(3, kDwTapPorts / d.kernelH));
+        d.kernelW = range(1, std::min<int>(5, kArrayRows / d.kernelH));
+        d.flags |= static_cast<uint32_t>(DescFlag::TAPS);
+    }
+
     Descriptor depthwise(uint32_t channels, uint32_t outW, uint32_t outH,
                          bool floatAllowed = true) {
         Descriptor d;
         window(d, Opcode::DWCONV);
         const bool taps = chance(50);
         maybeFloat(d, floatAllowed);
-        if (taps) {
-            d.dilationW = 1;
-            d.kernelH = range(1, std::min<int>(3, kDwTapPorts));
-            d.strideW = range(1, std::min<int>(3, kDwTapPorts / d.kernelH));
-            d.kernelW = range(1, std::min<int>(5, kArrayRows / d.kernelH));
-            d.flags |= static_cast<uint32_t>(DescFlag::TAPS);
-        }
+        if (taps) makeTaps(d);
         const uint32_t inW = range(1, 9), inH = range(1, 9);
         d.a = inputTensor(channels * elementBytes(d), inW, inH, 1);
         d.out = outputTensor(channels * elementBytes(d), outW, outH, 1);
@@ -548,13 +551,7 @@ class ChainGenerator {
         p.format = static_cast<uint32_t>(chance(50) ? Format::FP32 : Format::FP16);
         floatClamp(p);
         const bool taps = chance(60);
-        if (taps) {
-            p.dilationW = 1;
-            p.kernelH = range(1, std::min<int>(3, kDwTapPorts));
-            p.strideW = range(1, std::min<int>(3, kDwTapPorts / p.kernelH));
-            p.kernelW = range(1, std::min<int>(5, kArrayRows / p.kernelH));
-            p.flags |= static_cast<uint32_t>(DescFlag::TAPS);
-        }
+        if (taps) makeTaps(p);
         const uint32_t size = elementBytes(p), channels = kVec * range(1, 3);
         p.a = inputTensor(channels * size, range(1, 9), range(1, 9), 1);
         p.out = outputTensor(channels * size, outW, outH, 1);
