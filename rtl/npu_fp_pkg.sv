@@ -35,6 +35,11 @@ package npu_fp_pkg;
     return ~|a[30:0];
   endfunction
 
+  // Neither zero, subnormal, infinite nor NaN.
+  function automatic logic fp32_is_normal(fp32_t a);
+    return a[30:23] != 8'h00 && a[30:23] != 8'hff;
+  endfunction
+
   // A finite operand is sig * 2^(exp - 150); subnormals have exp 1 and no hidden bit.
   function automatic logic [23:0] fp32_sig(fp32_t a);
     return {|a[30:23], a[22:0]};
@@ -101,12 +106,28 @@ package npu_fp_pkg;
     return {sign, {e[4:0], r[62:53]} + 15'(round_up)};
   endfunction
 
-  // a * b, one rounding.
+  // a * b, one rounding. Two normal operands whose product is normal take a short path (the
+  // product of their significands has its leading one at bit 47 or 46); the rest, the general
+  // one. Both give the same bits: the short path only skips cases that cannot arise.
   function automatic fp32_t fp32_mul(fp32_t a, fp32_t b);
     logic        sign;
+    logic [47:0] q;
     logic [63:0] p;
     logic [6:0]  lz;
+    int          e;
     sign = a[31] ^ b[31];
+    // A zero times a finite operand (zero activations are common in the array).
+    if ((fp32_is_zero(a) || fp32_is_zero(b)) && a[30:23] != 8'hff && b[30:23] != 8'hff) begin
+      return {sign, 31'b0};
+    end
+    if (fp32_is_normal(a) && fp32_is_normal(b)) begin
+      q = 48'({1'b1, a[22:0]}) * 48'({1'b1, b[22:0]});
+      e = int'(a[30:23]) + int'(b[30:23]) - 127 + int'(q[47]);
+      if (e >= 1 && e <= 254) begin
+        if (!q[47]) q = q << 1;
+        return {sign, {e[7:0], q[46:24]} + 31'(q[23] && (|q[22:0] || q[24]))};
+      end
+    end
     if (fp32_is_nan(a) || fp32_is_nan(b)) return Fp32QNaN;
     if (fp32_is_inf(a) || fp32_is_inf(b)) begin
       return fp32_is_zero(a) || fp32_is_zero(b) ? Fp32QNaN : {sign, 8'hff, 23'b0};
@@ -118,27 +139,34 @@ package npu_fp_pkg;
   endfunction
 
   // a + b, one rounding. The smaller operand is aligned under 39 extra bits with a sticky bit,
-  // which keeps every rounding decision exact.
+  // which keeps every rounding decision exact. Two normal operands whose sum needs a
+  // normalizing shift of at most two take a short path, without the leading-zero count.
   function automatic fp32_t fp32_add(fp32_t a, fp32_t b);
     fp32_t       x, y;  // |x| >= |y|
     logic [63:0] mx, my, s;
     logic [6:0]  lz;
+    // A zero addend leaves a finite other exact (zero products are common in the array).
+    if (a[30:23] != 8'hff && b[30:23] != 8'hff) begin
+      if (fp32_is_zero(b)) return fp32_is_zero(a) ? {a[31] & b[31], 31'b0} : a;
+      if (fp32_is_zero(a)) return b;
+    end
+    x  = a[30:0] >= b[30:0] ? a : b;
+    y  = a[30:0] >= b[30:0] ? b : a;
+    mx = {1'b0, fp32_sig(x), 39'b0};
+    my = shr_jam({1'b0, fp32_sig(y), 39'b0}, 32'(fp32_biased_exp(x) - fp32_biased_exp(y)));
+    if (fp32_is_normal(a) && fp32_is_normal(b)) begin
+      if (x[31] == y[31]) begin
+        s = mx + my;
+        return fp32_round(x[31], fp32_biased_exp(x) + int'(s[63]), s[63] ? s : s << 1);
+      end
+      s = mx - my;
+      if (s[62]) return fp32_round(x[31], fp32_biased_exp(x), s << 1);
+      if (s[61]) return fp32_round(x[31], fp32_biased_exp(x) - 1, s << 2);
+    end
     if (fp32_is_nan(a) || fp32_is_nan(b)) return Fp32QNaN;
     if (fp32_is_inf(a) && fp32_is_inf(b)) return a[31] == b[31] ? a : Fp32QNaN;
     if (fp32_is_inf(a)) return a;
     if (fp32_is_inf(b)) return b;
-    // A zero addend leaves the other exact (a fast path: zero products are common in the array).
-    if (fp32_is_zero(b)) return fp32_is_zero(a) ? {a[31] & b[31], 31'b0} : a;
-    if (fp32_is_zero(a)) return b;
-    if (a[30:0] >= b[30:0]) begin
-      x = a;
-      y = b;
-    end else begin
-      x = b;
-      y = a;
-    end
-    mx = {1'b0, fp32_sig(x), 39'b0};
-    my = shr_jam({1'b0, fp32_sig(y), 39'b0}, 32'(fp32_biased_exp(x) - fp32_biased_exp(y)));
     s = x[31] == y[31] ? mx + my : mx - my;
     if (s == '0) return {a[31] & b[31], 31'b0};  // exact zero: +0 unless both are -0
     lz = lzc64(s);
