@@ -7,12 +7,11 @@
 //
 // The rows form a pipeline: row r works on a vector r cycles after row 0 did, all Cols PEs of
 // the row at once (the row's activation is broadcast to its columns), and adds its products to
-// the vector's sums, which then wait Cols - 1 cycles before they leave, all columns together.
-// That is the port timing of a systolic array with skewed inputs and deskewed outputs, which
-// the rest of the NPU was built around. Each vector keeps its operands and sums in a slot of
-// its own from the cycle it enters until its sums leave (Slots >= Rows + Cols of them, used in
-// turn), so nothing moves between rows: a row finds its vector's slot by the row's distance
-// from row 0.
+// the sums that row r - 1 passed down; the finished sums then wait Cols - 1 cycles before they
+// leave, all columns together. That is the port timing of a systolic array with skewed inputs
+// and deskewed outputs, which the rest of the NPU was built around. A vector's operands wait in
+// a slot of their own (a ring of Slots >= Rows + Cols, used in turn) instead of shifting
+// through the rows: a row finds its vector's slot by the row's distance from row 0.
 //
 // Every PE holds two weights (a double buffer) and the vector's tag picks one, so the next block
 // of weights loads while the current one is used and the switch costs no cycle. Row r of buffer

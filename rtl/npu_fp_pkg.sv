@@ -106,9 +106,10 @@ package npu_fp_pkg;
     return {sign, {e[4:0], r[62:53]} + 15'(round_up)};
   endfunction
 
-  // a * b, one rounding. Two normal operands whose product is normal take a short path (the
-  // product of their significands has its leading one at bit 47 or 46); the rest, the general
-  // one. Both give the same bits: the short path only skips cases that cannot arise.
+  // a * b, one rounding. Two short paths come first, for the simulation's speed: a zero times a
+  // finite operand, and two normal operands whose product is normal (the product of their
+  // significands has its leading one at bit 47 or 46). They give the bits the general path
+  // would (rtl_fp_units checks every path against the host).
   function automatic fp32_t fp32_mul(fp32_t a, fp32_t b);
     logic        sign;
     logic [47:0] q;
@@ -116,7 +117,7 @@ package npu_fp_pkg;
     logic [6:0]  lz;
     int          e;
     sign = a[31] ^ b[31];
-    // A zero times a finite operand (zero activations are common in the array).
+    // Zero activations are common in the array.
     if ((fp32_is_zero(a) || fp32_is_zero(b)) && a[30:23] != 8'hff && b[30:23] != 8'hff) begin
       return {sign, 31'b0};
     end
@@ -132,20 +133,20 @@ package npu_fp_pkg;
     if (fp32_is_inf(a) || fp32_is_inf(b)) begin
       return fp32_is_zero(a) || fp32_is_zero(b) ? Fp32QNaN : {sign, 8'hff, 23'b0};
     end
-    if (fp32_is_zero(a) || fp32_is_zero(b)) return {sign, 31'b0};
     p = {48'(fp32_sig(a)) * 48'(fp32_sig(b)), 16'b0};  // exact, at the top
     lz = lzc64(p);
     return fp32_round(sign, fp32_biased_exp(a) + fp32_biased_exp(b) - 126 - int'(lz), p << lz);
   endfunction
 
   // a + b, one rounding. The smaller operand is aligned under 39 extra bits with a sticky bit,
-  // which keeps every rounding decision exact. Two normal operands whose sum needs a
-  // normalizing shift of at most two take a short path, without the leading-zero count.
+  // which keeps every rounding decision exact. As in fp32_mul, short paths come first: a zero
+  // addend with a finite other, and two normal operands whose sum needs a normalizing shift of
+  // at most two (no leading-zero count).
   function automatic fp32_t fp32_add(fp32_t a, fp32_t b);
     fp32_t       x, y;  // |x| >= |y|
     logic [63:0] mx, my, s;
     logic [6:0]  lz;
-    // A zero addend leaves a finite other exact (zero products are common in the array).
+    // Zero products are common in the array.
     if (a[30:23] != 8'hff && b[30:23] != 8'hff) begin
       if (fp32_is_zero(b)) return fp32_is_zero(a) ? {a[31] & b[31], 31'b0} : a;
       if (fp32_is_zero(a)) return b;

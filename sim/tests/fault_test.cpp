@@ -228,8 +228,9 @@ TEST_CASE("sim_fault_bad_chain") {
         {"an 8-bit producer, a float consumer",
          {resized(producer, 64, Format::INT8), floatConsumer},
          1},
-        {"float CHAIN_OUT of a part channel block",
-         {resized(producer, 32, Format::FP32), resized(consumer, 32, Format::FP32)},
+        {"float CHAIN_OUT of a part channel block",  // half a block of binary32
+         {resized(producer, 2 * kArrayCols, Format::FP32),
+          resized(consumer, 2 * kArrayCols, Format::FP32)},
          0},
         {"float CHAIN_OUT on a CONV", {floatConvProducer, floatConsumer}, 0},
     };
