@@ -25,9 +25,10 @@
 // nothing, and the sums of a slot without a vector are not used.
 //
 // Depthwise mode (dw_mode_i): every PE takes its own operand, dw_act_i[r][c], with the tag of
-// its row, dw_tag_i[r]; row r works on the operands the feeder gives it r cycles after row 0
-// worked on the vector's first row, and the sums leave Rows - 1 cycles after row 0 saw the
-// vector (no deskew wait). The mode changes only while the array is empty.
+// its row, dw_tag_i[r]. A vector's valid_i enters as in the other modes, and row r takes its
+// operands r + 1 cycles later (row 0 works on a vector the cycle after it enters); the sums
+// leave with row Rows - 1's operands' edge (no deskew wait). The mode changes only while the
+// array is empty.
 //
 // Float mode (fp_mode_i): the same dataflow on binary32 values (rtl/npu_fp_pkg.sv), fed by
 // fp_act_i and fp_wload_data_i instead of act_i and wload_data_i. Each PE computes

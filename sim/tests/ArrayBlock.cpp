@@ -73,8 +73,15 @@ void ArrayBlock::clockThread() {
             m.fp_mode_i = step.floatMode;
             m.wload_fp_i = step.floatMode;
             m.fp_diag_i = 0;
+            m.dw_mode_i = step.depthwise;
             for (int r = 0; r < kRows; ++r) {
                 m.fp_act_i[r] = step.floatAct[r];
+                m.dw_tag_i[r] = step.dwTag[r];
+                m.dw_row_on_i[r] = step.rowOn[r];
+                for (int c = 0; c < kCols; ++c) {
+                    m.dw_act_i[r][c] = static_cast<uint16_t>(step.dwAct[r][c] & 0x1ff);
+                    m.fp_dw_act_i[r][c] = step.floatDwAct[r][c];
+                }
             }
             for (int c = 0; c < kCols; ++c) {
                 m.fp_wload_data_i[c] = step.floatLoadData[c];

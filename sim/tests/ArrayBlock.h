@@ -33,6 +33,13 @@ struct ArrayStep {
     bool floatMode = false;  ///< binary32 operands below instead of the above
     std::array<uint32_t, kRows> floatAct{};
     std::array<uint32_t, kCols> floatLoadData{};
+    /// Depthwise mode: an operand per PE and a tag per row (binary32 operands in float mode),
+    /// and which rows hold a kernel tap (float mode).
+    bool depthwise = false;
+    std::array<std::array<int32_t, kCols>, kRows> dwAct{};
+    std::array<std::array<uint32_t, kCols>, kRows> floatDwAct{};
+    std::array<bool, kRows> dwTag{};
+    std::array<bool, kRows> rowOn{};
 };
 
 class ArrayBlock : public sc_core::sc_module {

@@ -184,5 +184,108 @@ TEST_CASE("sim_array_float_matrix_product") {
     });
 }
 
+// Depthwise mode: every PE multiplies an operand of its own by its row's weight (the buffer its
+// row's tag picks); a vector's row r takes its operands r + 1 cycles after the vector enters,
+// and its column sums leave with row Rows - 1's operands. Int8: exact sums over all rows. Float:
+// -0, then the product of each row that holds a kernel tap, in row order, rounded each time.
+TEST_CASE("sim_array_depthwise_product") {
+    for (const bool floatMode : {false, true}) {
+        CAPTURE(floatMode);
+        std::mt19937 rng(floatMode ? 0x5eed4004 : 0x5eed4003);
+        const auto value = [&] { return static_cast<int32_t>(rng() % 511) - 255; };
+        const int taps = kRows - kRows / 4;  // float mode: the rows after these hold no tap
+        std::array<std::array<std::array<int32_t, kCols>, kRows>, 2> w{};
+        std::array<std::array<std::array<uint32_t, kCols>, kRows>, 2> floatW{};
+        struct Vector {
+            std::array<std::array<int32_t, kCols>, kRows> act{};
+            std::array<std::array<uint32_t, kCols>, kRows> floatAct{};
+            std::array<bool, kRows> tag{};
+        };
+        std::vector<Vector> vectors(kVectors);
+        for (int b = 0; b < 2; ++b) {
+            for (int r = 0; r < kRows; ++r) {
+                for (int c = 0; c < kCols; ++c) {
+                    w[b][r][c] = value();
+                    floatW[b][r][c] = randomFloatBits(rng);
+                }
+            }
+        }
+        for (Vector& v : vectors) {
+            for (int r = 0; r < kRows; ++r) {
+                v.tag[r] = rng() % 2 != 0;
+                for (int c = 0; c < kCols; ++c) {
+                    v.act[r][c] = value();
+                    v.floatAct[r][c] = randomFloatBits(rng);
+                }
+            }
+        }
+        ArrayStep idle;
+        idle.floatMode = floatMode;
+        idle.depthwise = true;
+        for (int r = 0; r < kRows; ++r) {
+            idle.rowOn[r] = r < taps;
+        }
+        std::vector<ArrayStep> script;
+        for (int b = 0; b < 2; ++b) {
+            for (int r = 0; r < kRows; ++r) {
+                ArrayStep s = idle;
+                s.load = true;
+                s.loadBuffer = b == 1;
+                s.loadRow = r;
+                for (int c = 0; c < kCols; ++c) {
+                    s.loadData[c] = w[b][r][c];
+                    s.floatLoadData[c] = floatW[b][r][c];
+                }
+                script.push_back(s);
+            }
+        }
+        const int start = static_cast<int>(script.size());
+        for (int t = 0; t < kVectors + kRows + 1; ++t) {
+            ArrayStep s = idle;
+            s.valid = t < kVectors;
+            for (int r = 0; r < kRows; ++r) {
+                const int v = t - 1 - r;
+                if (v < 0 || v >= kVectors) continue;
+                s.dwAct[r] = vectors[v].act[r];
+                s.floatDwAct[r] = vectors[v].floatAct[r];
+                s.dwTag[r] = vectors[v].tag[r];
+            }
+            script.push_back(s);
+        }
+        ArrayBlock& array = testBench().array;
+        array.play(script);
+        sc_core::sc_start();
+        const auto& out = array.outputs();
+        REQUIRE(out.size() == script.size());
+        const auto toFloat = [](uint32_t bits) { return Eigen::numext::bit_cast<float>(bits); };
+        for (int v = 0; v < kVectors; ++v) {
+            CAPTURE(v);
+            const auto& got = out[start + v + kRows];
+            for (int c = 0; c < kCols; ++c) {
+                CAPTURE(c);
+                if (!floatMode) {
+                    int32_t want = 0;
+                    for (int r = 0; r < kRows; ++r) {
+                        want += vectors[v].act[r][c] * w[vectors[v].tag[r]][r][c];
+                    }
+                    REQUIRE(got[c] == want);
+                    continue;
+                }
+                float want = -0.0f;
+                for (int r = 0; r < taps; ++r) {
+                    want = want + toFloat(vectors[v].floatAct[r][c]) *
+                                      toFloat(floatW[vectors[v].tag[r]][r][c]);
+                }
+                const uint32_t bits = static_cast<uint32_t>(got[c]);
+                if (std::isnan(want)) {
+                    REQUIRE(bits == 0x7fc00000u);
+                } else {
+                    REQUIRE(bits == Eigen::numext::bit_cast<uint32_t>(want));
+                }
+            }
+        }
+    }
+}
+
 }  // namespace
 }  // namespace nncosim::sim::testing
