@@ -373,29 +373,25 @@ class AxisLowering {
         return streamFlat(mLw, mOp, d, mPlan.row, std::nullopt, mPlan.row, mPlan.p);
     }
 
-    // The row of maxima over the axis (a MAXPOOL window of the whole axis).
+    // The row of maxima over the axis: a MAXPOOL window of the whole axis.
     Status maxOverAxis(uint32_t src, uint32_t dst) {
-        const npu::ConvGeometry g{mPlan.windowH, mPlan.windowW, 1, 1, 1, 1, 0, 0};
-        npu::ChainBuilder chain;
-        const Status st = chain.pool(npu::Pooling::MAX, image(src, mPlan.windowH, mPlan.windowW),
-                                     image(dst, 1, 1), g, mStage);
-        if (!st.ok()) return mLw.fail(mOp, st.message);
-        mLw.emitChain(chain);
-        return okStatus();
+        return poolOverAxis(npu::Pooling::MAX, src, dst);
     }
 
-    // Sums over the axis, or over a window of 2r + 1 along it (LRN): a DWCONV of ones.
-    Status sumOverAxis(uint32_t src, uint32_t dst, std::optional<uint32_t> radius = std::nullopt) {
-        npu::ConvGeometry g{mPlan.windowH, mPlan.windowW, 1, 1, 1, 1, 0, 0};
-        npu::DeviceTensor in = image(src, mPlan.windowH, mPlan.windowW), out = image(dst, 1, 1);
-        if (radius) {
-            g = {2 * *radius + 1, 1, 1, 1, 1, 1, *radius, 0};
-            in = image(src, mPlan.axis, 1);
-            out = in;
-            out.addr = dst;
-        }
-        const uint32_t taps = g.kernelH * g.kernelW;
-        const std::vector<float> ones(size_t{taps} * mPlan.p, 1.0f), zeros(mPlan.p, 0.0f);
+    // The row of sums over the axis: the AVGPOOL of the whole axis times its length (a DWCONV of
+    // ones would stream a block of weights per element of the axis, 1 kB each in binary32).
+    Status sumOverAxis(uint32_t src, uint32_t dst) {
+        NN_RETURN_IF_ERROR(poolOverAxis(npu::Pooling::AVERAGE, src, dst));
+        return FlatSteps(mLw, mOp, mPlan.format, mPlan.p)
+            .constant(npu::Opcode::MUL, dst, dst, static_cast<float>(mPlan.axis));
+    }
+
+    // Sums over a window of 2r + 1 along the axis, padded by r (LRN): a DWCONV of ones.
+    Status windowSums(uint32_t src, uint32_t dst, uint32_t radius) {
+        const npu::ConvGeometry g{2 * radius + 1, 1, 1, 1, 1, 1, radius, 0};
+        npu::DeviceTensor in = image(src, mPlan.axis, 1), out = in;
+        out.addr = dst;
+        const std::vector<float> ones(size_t{g.kernelH} * mPlan.p, 1.0f), zeros(mPlan.p, 0.0f);
         const auto stream = npu::packFloatDepthwiseWeights(ones.data(), zeros.data(), mPlan.p,
                                                            g.kernelH, g.kernelW, false);
         npu::ChainBuilder chain;
@@ -407,6 +403,16 @@ class AxisLowering {
     }
 
   private:
+    Status poolOverAxis(npu::Pooling kind, uint32_t src, uint32_t dst) {
+        const npu::ConvGeometry g{mPlan.windowH, mPlan.windowW, 1, 1, 1, 1, 0, 0};
+        npu::ChainBuilder chain;
+        const Status st =
+            chain.pool(kind, image(src, mPlan.windowH, mPlan.windowW), image(dst, 1, 1), g, mStage);
+        if (!st.ok()) return mLw.fail(mOp, st.message);
+        mLw.emitChain(chain);
+        return okStatus();
+    }
+
     npu::DeviceTensor image(uint32_t addr, uint32_t h, uint32_t w) const {
         npu::DeviceTensor t;
         t.addr = addr;
@@ -476,7 +482,7 @@ Status lowerLocalResponseNormalization(AxisLowering& a, uint32_t radius, float b
     const AxisPlan& p = a.plan();
     const uint32_t x = a.input(), squares = p.work, v = p.work2;
     NN_RETURN_IF_ERROR(a.binary(npu::Opcode::MUL, x, x, false, squares));
-    NN_RETURN_IF_ERROR(a.sumOverAxis(squares, v, radius));
+    NN_RETURN_IF_ERROR(a.windowSums(squares, v, radius));
     NN_RETURN_IF_ERROR(a.whole().constant(npu::Opcode::MUL, v, v, alpha));
     NN_RETURN_IF_ERROR(a.whole().constant(npu::Opcode::ADD, v, v, bias));
     NN_RETURN_IF_ERROR(a.whole().function(npu::Function::LOG, v, v));
