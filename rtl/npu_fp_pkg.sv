@@ -144,6 +144,7 @@ package npu_fp_pkg;
   // at most two (no leading-zero count).
   function automatic fp32_t fp32_add(fp32_t a, fp32_t b);
     fp32_t       x, y;  // |x| >= |y|
+    logic        swap;
     logic [63:0] mx, my, s;
     logic [6:0]  lz;
     // Zero products are common in the array.
@@ -151,10 +152,11 @@ package npu_fp_pkg;
       if (fp32_is_zero(b)) return fp32_is_zero(a) ? {a[31] & b[31], 31'b0} : a;
       if (fp32_is_zero(a)) return b;
     end
-    x  = a[30:0] >= b[30:0] ? a : b;
-    y  = a[30:0] >= b[30:0] ? b : a;
-    mx = {1'b0, fp32_sig(x), 39'b0};
-    my = shr_jam({1'b0, fp32_sig(y), 39'b0}, 32'(fp32_biased_exp(x) - fp32_biased_exp(y)));
+    swap = a[30:0] < b[30:0];
+    x    = swap ? b : a;
+    y    = swap ? a : b;
+    mx   = {1'b0, fp32_sig(x), 39'b0};
+    my   = shr_jam({1'b0, fp32_sig(y), 39'b0}, 32'(fp32_biased_exp(x) - fp32_biased_exp(y)));
     if (fp32_is_normal(a) && fp32_is_normal(b)) begin
       if (x[31] == y[31]) begin
         s = mx + my;
