@@ -7,9 +7,12 @@
 //
 // A row whose first beat is the beat the walk read last (rows of few bytes side by side, such as
 // an image's 3-channel pixels) reuses that beat instead of reading it again: both sides make the
-// same decision, so the response side takes the reused beat from its last data. Responses wait
-// in a FIFO (a reused beat may take the response side's cycle), and reads are issued only while
-// the FIFO has room for them.
+// same decision, so the response side takes the reused beat from its last data. A reused first
+// beat of a row of at most one word that goes on into the next beat yields no word alone, so it
+// shares its step with that next beat: a pixel across two beats costs one cycle, not two (and a
+// step still writes at most one word, as the buffer below expects). Responses
+// wait in a FIFO (a reused beat may take the response side's cycle), and reads are issued only
+// while the FIFO has room for them.
 module npu_dma_load
   import npu_pkg::*;
   import npu_core_pkg::*;
@@ -61,13 +64,17 @@ module npu_dma_load
   logic [16:0]       req_beats;
   tensor_t           req_walk_tensor;
   logic [BeatW-1:0]  req_beat_addr, req_last_beat_q;  // the beat of this step, of the last one
-  logic              req_last_valid_q, req_reuse, req_step;
+  logic              req_last_valid_q, req_reuse, req_skip, req_step;
+  logic [16:0]       req_cur;  // the beat this step reads (or reuses)
   logic [CountW-1:0] reads_q;  // reads issued whose responses the response side has not taken
 
   assign req_inner     = req_second_q ? b_q.inner : a_q.inner;
   assign req_beats     = beats_of(req_row, req_inner);
-  assign req_beat_addr = req_row[31:VecIdxW] + BeatW'(req_beat_q);
-  assign req_reuse     = req_beat_q == '0 && req_last_valid_q && req_beat_addr == req_last_beat_q;
+  assign req_reuse     = req_beat_q == '0 && req_last_valid_q &&
+                         req_row[31:VecIdxW] == req_last_beat_q;
+  assign req_skip      = req_reuse && req_beats == 17'd2 && 32'(req_inner) <= Vec;
+  assign req_cur       = req_beat_q + 17'(req_skip);
+  assign req_beat_addr = req_row[31:VecIdxW] + BeatW'(req_cur);
 
   npu_tensor_walk u_req_walk (
     .clk_i,
@@ -80,11 +87,12 @@ module npu_dma_load
   );
 
   logic req_fire, req_row_done;
-  assign req_valid_o  = req_active_q && !flush_i && !req_reuse && 32'(reads_q) < RspDepth;
+  assign req_valid_o  = req_active_q && !flush_i && (!req_reuse || req_skip) &&
+                        32'(reads_q) < RspDepth;
   assign req_addr_o   = {req_beat_addr, {VecIdxW{1'b0}}};
   assign req_fire     = req_valid_o && req_ready_i;
-  assign req_step     = req_fire || (req_active_q && !flush_i && req_reuse);
-  assign req_row_done = req_step && (req_beat_q + 17'd1 >= req_beats);
+  assign req_step     = req_fire || (req_active_q && !flush_i && req_reuse && !req_skip);
+  assign req_row_done = req_step && (req_cur + 17'd1 >= req_beats);
 
   assign req_walk_start  = start_i || (req_row_done && req_last_row && !req_second_q && two_q);
   assign req_walk_tensor = start_i ? a_i : b_q;
@@ -105,7 +113,7 @@ module npu_dma_load
       req_beat_q   <= '0;
     end else if (req_step) begin
       if (!req_row_done) begin
-        req_beat_q <= req_beat_q + 17'd1;
+        req_beat_q <= req_cur + 17'd1;
       end else begin
         req_beat_q <= '0;
         if (req_last_row) begin
@@ -159,7 +167,8 @@ module npu_dma_load
   logic [VecIdxW-1:0] rsp_off;
   tensor_t            rsp_walk_tensor;
   logic [BeatW-1:0]   rsp_beat_addr, rsp_last_beat_q;
-  logic               rsp_last_valid_q, rsp_reuse;
+  logic               rsp_last_valid_q, rsp_reuse, rsp_skip, rsp_from_last;
+  logic [16:0]        rsp_cur;  // the beat this step takes
   logic               fifo_valid, fifo_in_ready;
   logic [VecBits-1:0] fifo_data, beat_data;
   logic [CountW-1:0]  fifo_count;  // reads_q bounds it
@@ -169,9 +178,13 @@ module npu_dma_load
   assign rsp_off       = rsp_row[VecIdxW-1:0];
   assign rsp_beats     = beats_of(rsp_row, rsp_inner);
   assign rsp_wpr       = 17'((32'(rsp_inner) + Vec - 1) >> VecIdxW);
-  assign rsp_beat_addr = rsp_row[31:VecIdxW] + BeatW'(rsp_beat_q);
-  assign rsp_reuse     = rsp_beat_q == '0 && rsp_last_valid_q && rsp_beat_addr == rsp_last_beat_q;
-  assign beat_data     = rsp_reuse ? prev_q : fifo_data;
+  assign rsp_reuse     = rsp_beat_q == '0 && rsp_last_valid_q &&
+                         rsp_row[31:VecIdxW] == rsp_last_beat_q;
+  assign rsp_skip      = rsp_reuse && rsp_beats == 17'd2 && rsp_wpr == 17'd1;  // as req_skip
+  assign rsp_from_last = rsp_reuse && !rsp_skip;  // this step's beat is prev_q
+  assign rsp_cur       = rsp_beat_q + 17'(rsp_skip);
+  assign rsp_beat_addr = rsp_row[31:VecIdxW] + BeatW'(rsp_cur);
+  assign beat_data     = rsp_from_last ? prev_q : fifo_data;
 
   // Responses of this load (those of an aborted one arrive after the flush and are dropped).
   npu_fifo #(
@@ -185,7 +198,7 @@ module npu_dma_load
     .in_ready_o (fifo_in_ready),
     .in_data_i  (rsp_data_i),
     .out_valid_o(fifo_valid),
-    .out_ready_i(rsp_take && !rsp_reuse),
+    .out_ready_i(rsp_take && !rsp_from_last),
     .out_data_o (fifo_data),
     .count_o    (fifo_count)
   );
@@ -200,8 +213,8 @@ module npu_dma_load
     .last_row_o(rsp_last_row)
   );
 
-  assign rsp_take     = rsp_active_q && !flush_i && (rsp_reuse || fifo_valid);
-  assign rsp_row_done = rsp_take && (rsp_beat_q + 17'd1 >= rsp_beats);
+  assign rsp_take     = rsp_active_q && !flush_i && (rsp_from_last || fifo_valid);
+  assign rsp_row_done = rsp_take && (rsp_cur + 17'd1 >= rsp_beats);
 
   assign rsp_walk_start  = start_i || (rsp_row_done && rsp_last_row && !rsp_second_q && two_q);
   assign rsp_walk_tensor = start_i ? a_i : b_q;
@@ -222,7 +235,7 @@ module npu_dma_load
       rsp_beat_q   <= '0;
     end else if (rsp_take) begin
       if (!rsp_row_done) begin
-        rsp_beat_q <= rsp_beat_q + 17'd1;
+        rsp_beat_q <= rsp_cur + 17'd1;
       end else begin
         rsp_beat_q <= '0;
         if (rsp_last_row) begin
@@ -249,7 +262,7 @@ module npu_dma_load
       end else if (rsp_take) begin
         rsp_last_valid_q <= 1'b1;
       end
-      reads_q <= reads_q + CountW'(req_fire) - CountW'(rsp_take && !rsp_reuse);
+      reads_q <= reads_q + CountW'(req_fire) - CountW'(rsp_take && !rsp_from_last);
     end
   end
 
@@ -294,15 +307,15 @@ module npu_dma_load
     if (rsp_take) begin
       if (rsp_off == '0) begin
         emit_a = 1'b1;
-        word_a = realign('0, beat_data, '0, rsp_beat_q, rsp_inner);
+        word_a = realign('0, beat_data, '0, rsp_cur, rsp_inner);
       end else begin
-        if (rsp_beat_q != '0) begin
+        if (rsp_cur != '0) begin
           emit_a = 1'b1;
-          word_a = realign(beat_data, prev_q, rsp_off, rsp_beat_q - 17'd1, rsp_inner);
+          word_a = realign(beat_data, prev_q, rsp_off, rsp_cur - 17'd1, rsp_inner);
         end
         if (rsp_row_done && rsp_wpr == rsp_beats) begin
           emit_b = 1'b1;
-          word_b = realign('0, beat_data, rsp_off, rsp_beat_q, rsp_inner);
+          word_b = realign('0, beat_data, rsp_off, rsp_cur, rsp_inner);
         end
       end
     end

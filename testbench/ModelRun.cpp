@@ -716,17 +716,27 @@ nlohmann::json energyJson(const driver::Energy& e) {
 
 nlohmann::json countersJson(const NpuCounters& c, const RunReport& r) {
     const driver::Energy energy = c.energy(r.clockPeriodPs);
-    return {{"cycles", c.cycles},
-            {"macs", c.macs},
-            {"utilization", c.utilization()},
-            {"dram_utilization", c.dramUtilization(r.dramBytesPerCycle)},
-            {"dma_bytes_read", c.dmaBytesRead},
-            {"dma_bytes_written", c.dmaBytesWritten},
-            {"scratchpad_reads", c.scratchpadReads},
-            {"scratchpad_writes", c.scratchpadWrites},
-            {"energy_uj", energy.microjoules()},
-            {"energy_breakdown_uj", energyJson(energy)},
-            {"average_mw", driver::averageMilliwatts(energy, c.cycles, r.clockPeriodPs)}};
+    nlohmann::json j = {
+        {"cycles", c.cycles},
+        {"macs", c.macs},
+        {"utilization", c.utilization()},
+        {"dram_utilization", c.dramUtilization(r.dramBytesPerCycle)},
+        {"dma_bytes_read", c.dmaBytesRead},
+        {"dma_bytes_written", c.dmaBytesWritten},
+        {"scratchpad_reads", c.scratchpadReads},
+        {"scratchpad_writes", c.scratchpadWrites},
+        {"array_active_cycles", c.arrayActiveCycles},
+        {"energy_uj", energy.microjoules()},
+        {"energy_breakdown_uj", energyJson(energy)},
+        {"average_mw", driver::averageMilliwatts(energy, c.cycles, r.clockPeriodPs)}};
+    // Where the other cycles went: the RTL's stall counters (the functional model has none).
+    if (!r.cyclesEstimated) {
+        j["stall_cycles"] = {{"input", c.stallInputCycles},
+                             {"weights", c.stallWeightCycles},
+                             {"output", c.stallOutputCycles},
+                             {"fetch", c.stallFetchCycles}};
+    }
+    return j;
 }
 
 /// Microjoules with three decimals.

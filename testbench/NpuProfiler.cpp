@@ -18,6 +18,10 @@ NpuCounters difference(const driver::PerformanceCounters& before,
     c.dmaBytesRead = after.dmaBytesRead - before.dmaBytesRead;
     c.dmaBytesWritten = after.dmaBytesWritten - before.dmaBytesWritten;
     c.arrayActiveCycles = after.arrayActiveCycles - before.arrayActiveCycles;
+    c.stallInputCycles = after.stallInputCycles - before.stallInputCycles;
+    c.stallWeightCycles = after.stallWeightCycles - before.stallWeightCycles;
+    c.stallOutputCycles = after.stallOutputCycles - before.stallOutputCycles;
+    c.stallFetchCycles = after.stallFetchCycles - before.stallFetchCycles;
     return c;
 }
 
@@ -29,6 +33,10 @@ void NpuCounters::add(const NpuCounters& other) {
     dmaBytesRead += other.dmaBytesRead;
     dmaBytesWritten += other.dmaBytesWritten;
     arrayActiveCycles += other.arrayActiveCycles;
+    stallInputCycles += other.stallInputCycles;
+    stallWeightCycles += other.stallWeightCycles;
+    stallOutputCycles += other.stallOutputCycles;
+    stallFetchCycles += other.stallFetchCycles;
     scratchpadReads += other.scratchpadReads;
     scratchpadWrites += other.scratchpadWrites;
     floatMacs += other.floatMacs;

@@ -24,6 +24,11 @@ struct NpuCounters {
     uint64_t dmaBytesRead = 0;
     uint64_t dmaBytesWritten = 0;
     uint64_t arrayActiveCycles = 0;  ///< cycles an input vector entered the array
+    /// Where the other cycles went (the PERF_STALL_* counters; a cycle may count in several).
+    uint64_t stallInputCycles = 0;   ///< compute waited for an input tile load
+    uint64_t stallWeightCycles = 0;  ///< the array waited for the weight stream
+    uint64_t stallOutputCycles = 0;  ///< compute waited for the store path
+    uint64_t stallFetchCycles = 0;   ///< busy with no decoded descriptor ready
     /// Scratchpad word accesses, from the descriptors (driver::scratchpadAccesses; the NPU has
     /// no counter for them): exact per descriptor, so an operation's share holds its own
     /// descriptors' (a fused pair's on the operation it counts as).

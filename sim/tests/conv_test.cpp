@@ -259,6 +259,36 @@ TEST_CASE("sim_npu_conv_packed_taps") {
     }
 }
 
+TEST_CASE("sim_npu_conv_image_loads_a_pixel_a_cycle") {
+    // A 3-channel image (3-byte pixels back to back) into a 3x3/2 stem: the load reads each
+    // beat once and writes a word per pixel, one a cycle, also for the two pixels in 16 that
+    // cross into the next beat (npu_dma_load). Each job is one tile, so the array waits for the
+    // whole load: 32 more image rows of 64 pixels wait 2,048 cycles more, not 2,304.
+    std::mt19937 rng(0x5eed2005);
+    driver::HardwareAccess& hw = *testBench().npu;
+    uint64_t waited[2] = {};
+    const uint32_t heights[2] = {17, 49};
+    for (int run = 0; run < 2; ++run) {
+        ConvCase c{};
+        c.h = heights[run];
+        c.w = 64;
+        c.inC = 3;
+        c.outC = 8;
+        c.g.kernelH = c.g.kernelW = 3;
+        c.g.strideH = c.g.strideW = 2;
+        c.g.padTop = c.g.padLeft = 1;
+        c.outH = windowOutput(c.h, 3, 2, 1, 1, 1);
+        c.outW = windowOutput(c.w, 3, 2, 1, 1, 1);
+        c.stage = randomStage(rng, false);
+        hw.writeRegister(npu::reg::kControl, npu::field::kControlPerfClear);
+        CHECK(runConv(c, 1, false, false, rng).ok);
+        waited[run] = hw.performanceCounters().stallInputCycles;
+    }
+    CAPTURE(waited[0]);
+    CAPTURE(waited[1]);
+    CHECK(waited[1] - waited[0] <= 32 * 64 + 16);
+}
+
 TEST_CASE("sim_npu_conv_groups") {
     std::mt19937 rng(0x5eed2002);
     for (int i = 0; i < 12; ++i) {

@@ -169,6 +169,13 @@ TEST_CASE("run_report_of_a_matching_model") {
     CHECK(j["operations"][1]["device"] == "npu");
     CHECK(j["operations"][1]["npu"]["macs"].get<uint64_t>() >= 8 * 8 * 16 * 16 * 9);
     CHECK(j["operations"][1]["npu"]["utilization"].get<double>() > 0.0);
+    // The convolution's cycles: the array's and, on the RTL, the stalls by cause.
+    const nlohmann::json& conv = j["operations"][1]["npu"];
+    CHECK(conv["array_active_cycles"].get<uint64_t>() >= 8 * 8);
+    CHECK(conv["array_active_cycles"].get<uint64_t>() < conv["cycles"].get<uint64_t>());
+    REQUIRE(conv.contains("stall_cycles"));
+    for (const char* cause : {"input", "weights", "output", "fetch"})
+        CHECK(conv["stall_cycles"][cause].get<uint64_t>() < conv["cycles"].get<uint64_t>());
     CHECK(j["operations"][2]["npu"]["macs"] == 0);
     CHECK(j["operations"][2]["npu"]["dma_bytes_written"].get<uint64_t>() >= 4 * 4 * 16);
     CHECK(j["totals"]["npu_cycles"].get<uint64_t>() > 0);
