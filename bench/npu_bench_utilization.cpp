@@ -229,8 +229,9 @@ int runZooNetworks(const std::shared_ptr<NpuContext>& npu) {
     std::printf(
         "\nWhole networks, 224x224 quant8, through the driver's compiler and the host runtime "
         "(the zoo's, then converter style: NCHW input + TRANSPOSE, explicit PADs, MEAN)\n");
-    std::printf("%-34s %9s %10s %7s %7s %11s %5s %s\n", "network", "MMAC", "NPU cycles", "util%",
-                "dram%", "partitions", "NPU", "on the CPU");
+    std::printf("%-38s %9s %10s %7s %7s %7s %6s %6s %6s %11s %5s %s\n", "network", "MMAC",
+                "NPU cycles", "util%", "dram%", "active", "wait_w", "wait_o", "wait_i",
+                "partitions", "NPU", "on the CPU");
     const std::pair<zoo::Network, bool> networks[] = {{zoo::Network::kMobileNetV1, false},
                                                       {zoo::Network::kResNet18, false},
                                                       {zoo::Network::kMobileNetV2, true},
@@ -271,10 +272,14 @@ int runZooNetworks(const std::shared_ptr<NpuContext>& npu) {
         // Every multiply-accumulating layer runs on the NPU.
         const double macs = static_cast<double>(zoo::countMacs(*model));
         const double cycles = static_cast<double>(record.npuCycles);
-        std::printf("%-34s %9.2f %10.0f %7.1f %7.1f %11zu %5zu %s\n",
+        const NpuCounters total = record.npuTotal();
+        const auto share = [cycles](uint64_t c) { return 100 * static_cast<double>(c) / cycles; };
+        std::printf("%-38s %9.2f %10.0f %7.1f %7.1f %7.1f %6.1f %6.1f %6.1f %11zu %5zu %s\n",
                     zoo::modelName(config).c_str(), macs / 1e6, cycles,
                     100 * macs / (kPes * cycles),
-                    100 * record.npuTotal().dramUtilization(npu->dramBytesPerCycle),
+                    100 * total.dramUtilization(npu->dramBytesPerCycle),
+                    share(total.arrayActiveCycles), share(total.stallWeightCycles),
+                    share(total.stallOutputCycles), share(total.stallInputCycles),
                     (*runtime)->partitions().size(), npuPartitions, cpu.c_str());
     }
     return 0;
@@ -296,7 +301,7 @@ int run(uint32_t dramBytesPerCycle) {
         "PE utilization = layer MACs / (%ux%u PEs x cycles from doorbell to interrupt); "
         "ctr%% uses the PERF_MACS counter.\nDRAM: %u B/cycle, %u-cycle latency. wait_*: "
         "%% of busy cycles the array waited for weights, output banks, input tiles; "
-        "fetch: waiting for descriptors.\n",
+        "fetch: waiting for descriptors; active: %% of cycles a vector entered the array.\n",
         npu::kArrayRows, npu::kArrayCols, config.dramBytesPerCycle, config.dramLatencyCycles);
     Summary s;
     std::vector<double> mobilenetCycles, resnetCycles;
