@@ -121,16 +121,16 @@ std::vector<uint8_t> packFloatBlocks(const float* bias, uint32_t outChannels, ui
 
 std::vector<uint8_t> packFloatConvWeights(const float* weights, const float* bias,
                                           uint32_t outChannels, uint32_t kernelH, uint32_t kernelW,
-                                          uint32_t inChannels) {
-    const uint32_t inBlocks = ceilDiv(inChannels, kArrayRows);
-    return packFloatBlocks(
-        bias, outChannels, kernelH * kernelW * inBlocks,
-        [&](uint32_t nb, uint32_t k, uint32_t r, uint32_t c) {
-            // K step k: tap k / inBlocks (kernel row-major), input channels of block k % inBlocks.
-            const uint32_t ic = k % inBlocks * kArrayRows + r, oc = nb * kVec + c;
-            if (ic >= inChannels || oc >= outChannels) return 0.0f;
-            return weights[(size_t{oc} * kernelH * kernelW + k / inBlocks) * inChannels + ic];
-        });
+                                          uint32_t inChannels, uint32_t elementBytes) {
+    const ConvWeightRows rows(inChannels, kernelH, kernelW, elementBytes);
+    return packFloatBlocks(bias, outChannels, rows.kSteps(),
+                           [&](uint32_t nb, uint32_t k, uint32_t r, uint32_t c) {
+                               uint32_t tap = 0, ic = 0;
+                               const uint32_t oc = nb * kVec + c;
+                               if (!rows.tapChannel(k, r, &tap, &ic) || oc >= outChannels)
+                                   return 0.0f;
+                               return weights[(size_t{oc} * rows.taps + tap) * inChannels + ic];
+                           });
 }
 
 std::vector<uint8_t> packFloatDepthwiseWeights(const float* weights, const float* bias,
@@ -634,8 +634,9 @@ Status ChainBuilder::conv(const DeviceTensor& input, const DeviceTensor& output,
                           bool weightsSigned, int32_t weightZeroPoint, const ConvGeometry& geometry,
                           const OutputStage& stage, uint32_t tag,
                           const std::optional<Residual>& residual) {
-    const bool pack = stage.format == static_cast<uint32_t>(Format::INT8) &&
-                      ConvWeightRows(input.c, geometry.kernelH, geometry.kernelW).packed;
+    const uint32_t size = formatBytes(stage.format);
+    const bool pack =
+        ConvWeightRows(input.c / size, geometry.kernelH, geometry.kernelW, size).packed;
     if (residual && (pack || stage.format != static_cast<uint32_t>(Format::INT8))) {
         return invalidArgument("NPU: a residual is added to 8-bit convolutions without PACK only");
     }

@@ -129,11 +129,12 @@ std::vector<uint8_t> packDepthwiseWeights(const uint8_t* weights, uint32_t chann
 /// Packs a float convolution's weights for float CONV (and FULLY_CONNECTED) descriptors: binary32
 /// `weights` OHWI ([outChannels][kernelH][kernelW][inChannels]) and one `bias` per output
 /// channel. Per block of 16 output channels the bias words (binary32; the multiplier and shift
-/// words are zero), then per K step (kernel row, kernel column, block of 16 input channels) 16
-/// rows of 16 binary32, kFloatWeightRowWords words a row, +0 outside the filter.
+/// words are zero), then per K step 16 rows of 16 binary32, kFloatWeightRowWords words a row, +0
+/// outside the filter; the rows are ConvWeightRows' for input elements of `elementBytes` (the
+/// tensors' format: 4 for FP32, 2 for FP16), which packs the taps of a few channels.
 std::vector<uint8_t> packFloatConvWeights(const float* weights, const float* bias,
                                           uint32_t outChannels, uint32_t kernelH, uint32_t kernelW,
-                                          uint32_t inChannels);
+                                          uint32_t inChannels, uint32_t elementBytes);
 
 /// Packs float depthwise weights ([1][kernelH][kernelW][channels], depth multiplier 1) for float
 /// DWCONV descriptors: per block of 16 channels the bias words, then with `taps` one block (row
@@ -176,7 +177,8 @@ inline bool readsB(const Descriptor& d) {
 /// Kernel taps one K step of a PACK convolution over `inChannels` holds (rtl/npu_cmd.sv): as
 /// many as the array rows take, at most one per scratchpad read port.
 inline uint32_t packTaps(uint32_t inChannels) {
-    return inChannels == 0 ? 1 : std::min(kArrayRows / inChannels, kDwTapPorts);
+    if (inChannels == 0 || inChannels > kArrayRows) return 1;  // a descriptor PACK refuses
+    return std::min(kArrayRows / inChannels, kDwTapPorts);
 }
 
 /// K steps of a PACK convolution of `taps` kernel taps over `inChannels`.
@@ -191,7 +193,7 @@ inline uint64_t kernelSteps(const Descriptor& d) {
     const uint64_t vw = vectorWords(d);
     if (d.flags & static_cast<uint32_t>(DescFlag::TAPS)) return 1;
     if (d.flags & static_cast<uint32_t>(DescFlag::PACK))
-        return packSteps(d.kernelH * d.kernelW, d.a.inner);
+        return packSteps(d.kernelH * d.kernelW, d.a.inner / elementBytes(d));
     if (d.opcode != Opcode::CONV) return taps;
     const uint64_t aWords = (uint64_t{d.a.inner} + kDramBusBytes - 1) / kDramBusBytes;
     return taps * ((aWords + vw - 1) / vw);
@@ -225,23 +227,25 @@ inline uint64_t weightStreamWords(const Descriptor& d) {
 /// still run. Other orders need no fence: loads, compute and stores each go in chain order.
 void placeFences(std::vector<Descriptor>& chain);
 
-/// The rows of an int8 CONV weight stream's blocks (packConvWeights): row r of K step k is row
-/// k * kArrayRows + r. A convolution over at most kArrayRows / 2 channels with more than one tap
-/// packs taps (DescFlag::PACK): tap t's channels are rows (t % P) * inChannels .. of K step
-/// t / P; otherwise K step t * words + c / kArrayRows holds channel c of tap t in row
-/// c % kArrayRows.
+/// The rows of a CONV weight stream's blocks (packConvWeights, packFloatConvWeights): row r of
+/// K step k is row k * kArrayRows + r. A convolution over at most kArrayRows / 2 channels with
+/// more than one tap, a pixel's elements within one word, packs taps (DescFlag::PACK): tap t's
+/// channels are rows (t % P) * inChannels .. of K step t / P; otherwise K step
+/// t * words + c / kArrayRows holds channel c of tap t in row c % kArrayRows.
 struct ConvWeightRows {
     uint32_t inChannels = 0, taps = 0;
     bool packed = false;
 
-    /// The layout the driver packs for these sizes.
-    ConvWeightRows(uint32_t inChannels, uint32_t kernelH, uint32_t kernelW)
+    /// The layout the driver packs for these sizes and elements of `elementBytes`.
+    ConvWeightRows(uint32_t inChannels, uint32_t kernelH, uint32_t kernelW,
+                   uint32_t elementBytes = 1)
         : inChannels(inChannels),
           taps(kernelH * kernelW),
-          packed(inChannels <= kArrayRows / 2 && taps > 1) {}
-    /// The layout an int8 CONV descriptor reads (its PACK flag).
+          packed(inChannels <= kArrayRows / 2 && inChannels * elementBytes <= kDramBusBytes &&
+                 taps > 1) {}
+    /// The layout a CONV descriptor reads (its PACK flag).
     explicit ConvWeightRows(const Descriptor& d)
-        : inChannels(d.a.inner),
+        : inChannels(d.a.inner / elementBytes(d)),
           taps(d.kernelH * d.kernelW),
           packed((d.flags & static_cast<uint32_t>(DescFlag::PACK)) != 0) {}
 
@@ -254,6 +258,18 @@ struct ConvWeightRows {
             return t / perStep * kArrayRows + t % perStep * inChannels + c;
         }
         return (t * words() + c / kArrayRows) * kArrayRows + c % kArrayRows;
+    }
+    /// The tap and channel of row r of K step k (row's inverse); false for a padding row.
+    bool tapChannel(uint32_t k, uint32_t r, uint32_t* t, uint32_t* c) const {
+        if (packed) {
+            const uint32_t perStep = packTaps(inChannels);
+            *t = k * perStep + r / inChannels;
+            *c = r % inChannels;
+            return r < perStep * inChannels && *t < taps;
+        }
+        *t = k / words();
+        *c = k % words() * kArrayRows + r;
+        return *c < inChannels;
     }
 };
 

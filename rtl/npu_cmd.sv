@@ -114,7 +114,7 @@ module npu_cmd
   logic [15:0] a_wpr, a_vecs, nb;
   logic [47:0] a_rows;
   logic [63:0] a_words;
-  logic [31:0] p_count, kt, pack_taps;
+  logic [31:0] p_count, kt, pack_taps, a_elems;
   logic [47:0] w_words;
   logic        bad_opcode, bad_field, taps, pack, residual, chain_out, chain_in, wide;
   // The previous descriptor of the chain, for the CHAIN_IN rules.
@@ -148,8 +148,10 @@ module npu_cmd
     chain_out = d.flags[FlagChainOutBit];
     chain_in  = d.flags[FlagChainInBit];
     wide      = d.flags[FlagWideBit];
-    // PACK: as many taps per K step as there are rows for their channels, one read port each.
-    pack_taps = d.a.inner == '0 ? 32'd1 : 32'(ArrayRows) / 32'(d.a.inner);
+    // PACK: as many taps per K step as there are rows for their channels (elements: a float
+    // array vector's words are its elements' bytes), one read port each.
+    a_elems   = 32'(d.a.inner) / 32'(vw);
+    pack_taps = a_elems == '0 || a_elems > ArrayRows ? 32'd1 : 32'(ArrayRows) / a_elems;
     if (pack_taps > DwTapPorts) pack_taps = DwTapPorts;
     kt      = taps ? 32'd1
             : pack ? (32'(d.kernel_w) * 32'(d.kernel_h) + pack_taps - 1) / pack_taps
@@ -184,9 +186,10 @@ module npu_cmd
                      32'(d.kernel_h) * 32'(d.stride_w) > DwTapPorts ||
                      32'(d.kernel_h) * 32'(d.kernel_w) > ArrayRows || d.dilation_w != 8'd1;
       end
-      // PACK: at least two taps' channels in a K step's rows.
+      // PACK: at least two taps' channels in a K step's rows, a pixel within one word.
       if (pack) begin
-        bad_field |= d.opcode != OpConv || 32'(d.a.inner) > ArrayRows / 2 || chain_in;
+        bad_field |= d.opcode != OpConv || a_elems > ArrayRows / 2 || 32'(d.a.inner) > Vec ||
+                     chain_in;
       end
     end
     if ((taps || pack) && !op_is_window(d.opcode)) begin
@@ -243,12 +246,12 @@ module npu_cmd
       bad_field |= !same_shape(d.a, d.out) || a_words > 64'(SpadWords) ||
                    d.format == 2'(FmtInt8);
     end
-    // Float formats: ADD, MUL, FUNC, pooling, and CONV / DWCONV (TAPS too) without PACK,
-    // chained as a DWCONV of whole channel blocks into a CONV only; INT32: ADD and MUL without
-    // DIVIDE; both on whole elements.
+    // Float formats: ADD, MUL, FUNC, pooling, and CONV / DWCONV (TAPS, PACK too), chained as a
+    // DWCONV of whole channel blocks into a CONV only; INT32: ADD and MUL without DIVIDE; both
+    // on whole elements.
     if (d.format != 2'(FmtInt8)) begin
       bad_field |= !(op_uses_b(d.opcode) || op_is_window(d.opcode) || d.opcode == OpFunc) ||
-                   pack || (chain_out && (d.opcode != OpDwconv || chain_in ||
+                   (chain_out && (d.opcode != OpDwconv || chain_in ||
                                           32'(d.out.inner) % (Vec * 32'(vw)) != 0)) ||
                    (chain_in && d.opcode != OpConv) ||
                    (d.format == 2'(FmtFp16) ? d.a.inner[0] || d.out.inner[0]

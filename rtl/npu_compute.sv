@@ -8,7 +8,7 @@
 //     straight to the accumulators;
 //   - npu_weight_loader: per nb the quantization words, then one Vec x Vec block per kt into the
 //     array's idle weight buffer while the other buffer is in use;
-//   - npu_array: the weight-stationary systolic array;
+//   - npu_array: the weight-stationary array;
 //   - npu_accum: two banks of AccDepth x Vec int32 that sum the K steps of one nb each;
 //   - npu_drain: a full bank through npu_requant (or the pooling finish, npu_pool) to the store
 //     DMA while the other bank fills (RESIDUAL banks through npu_residual, which adds B's

@@ -18,9 +18,9 @@
 // are extended by (KW-1) / STRIDE_W steps so the last pixels get their right-hand taps.
 //
 // CONV with the PACK flag (few input channels C) packs P = job.pack_taps kernel taps into a K
-// step: port j reads tap k*P + j's word of the output pixel, and array row j*C + c takes its byte
-// c. The taps' offsets are set per K step and travel with each vector through stage 1; the rows'
-// ports and bytes are set per descriptor.
+// step: port j reads tap k*P + j's word of the output pixel, and array row j*C + c takes its
+// element c (a byte, or a float element). The taps' offsets are set per K step and travel with
+// each vector through stage 1; the rows' ports and elements are set per descriptor.
 //
 // Float CONV and DWCONV (FORMAT FP32 or FP16): a vector is Vec elements, vec_words scratchpad
 // words (4 or 2) that port 0 reads as a line; stage 3 widens them to binary32 for the array's
@@ -147,12 +147,13 @@ module npu_feeder
   logic        array_dw_q, array_dw_d, array_fp_q, array_fp_d, array_diag_q, array_diag_d;
   logic        array_pack_q, array_pack_d;
   logic [23:0] taps_shape_q, taps_shape_d;  // KERNEL_H, KERNEL_W, STRIDE_W of the TAPS setup
-  logic [15:0] pack_c_q;                    // A.INNER of the PACK setup
+  logic [15:0] pack_c_q;                    // channels (elements of A.INNER) of the PACK setup
   assign bank            = seq_q[0];
   assign same_array_mode = is_array && is_taps == array_dw_q && is_fp == array_fp_q &&
                            (is_fp && is_dw && !is_taps) == array_diag_q &&
                            (!is_taps || taps_shape_q == {dq.kernel_h, dq.kernel_w, dq.stride_w}) &&
-                           is_pack == array_pack_q && (!is_pack || pack_c_q == dq.a.inner);
+                           is_pack == array_pack_q &&
+                           (!is_pack || pack_c_q == (dq.a.inner >> esh));
   assign nb_go           = state_q == FdNbStart && !bank_busy_i[bank] &&
                            (same_array_mode || inflight_q == '0);
 
@@ -374,7 +375,7 @@ module npu_feeder
   typedef struct packed {
     logic              on;
     logic [PortW-1:0]  port;
-    logic [VecIdxW-1:0] lane;  // the channel: a byte of the port's word
+    logic [VecIdxW-1:0] lane;  // the channel: an element of the port's word
   } pack_row_t;
 
   logic                        pack_step_load, pack_rows_load;
@@ -398,7 +399,7 @@ module npu_feeder
         if (k < 32'(job_i.pack_taps) && ky < dq.kernel_h) begin
           pack_port_d[k] = '{on: 1'b1, dy: 16'(ky) * 16'(dq.dilation_h),
                              dx: 16'(kx) * 16'(dq.dilation_w)};
-          pack_rows_d    = pack_rows_d + dq.a.inner;
+          pack_rows_d    = pack_rows_d + (dq.a.inner >> esh);
           if (kx + 1 == dq.kernel_w) begin
             kx = '0;
             ky = ky + 1;
@@ -414,12 +415,14 @@ module npu_feeder
 
   // Computed only while loading: the divisions would cost simulation time every cycle.
   always_comb begin
+    logic [31:0] c;
+    c          = 32'(dq.a.inner) >> esh;
     pack_row_d = pack_row_q;
     if (pack_rows_load) begin
       for (int unsigned l = 0; l < Vec; l++) begin
-        pack_row_d[l].on   = l < 32'(job_i.pack_taps) * 32'(dq.a.inner);
-        pack_row_d[l].port = PortW'(l / 32'(dq.a.inner));
-        pack_row_d[l].lane = VecIdxW'(l % 32'(dq.a.inner));
+        pack_row_d[l].on   = l < 32'(job_i.pack_taps) * c;
+        pack_row_d[l].port = PortW'(l / c);
+        pack_row_d[l].lane = VecIdxW'(l % c);
       end
     end
   end
@@ -499,7 +502,8 @@ module npu_feeder
     return half ? fp16_to_fp32(word[(l % (Vec / 2)) * 16 +: 16]) : word[(l % (Vec / 4)) * 32 +: 32];
   endfunction
 
-  // Float vectors: lane l is element l of port 0's line (+0 outside the input).
+  // Float vectors: lane l is element l of port 0's line, or a PACK row's element of its port's
+  // word (+0 outside the input).
   logic s2_fp;
   assign s2_fp = s2_q.valid && !s2_q.pool && s2_fmt_q != 2'(FmtInt8) && !array_dw_q;
   // Between vectors the array's float operands are +0 (the array computes only on valid vectors).
@@ -507,7 +511,14 @@ module npu_feeder
     for (int unsigned l = 0; l < Vec; l++) begin
       s3_fp_d[l] = '0;
     end
-    if (s2_fp) begin
+    if (s2_fp && s2_pack_q) begin
+      for (int unsigned l = 0; l < Vec; l++) begin
+        if (pack_row_q[l].on && s2_inb_q[pack_row_q[l].port]) begin
+          s3_fp_d[l] = line_element(pack_row_q[l].port, int'(pack_row_q[l].lane),
+                                    s2_fmt_q == 2'(FmtFp16));
+        end
+      end
+    end else if (s2_fp) begin
       for (int unsigned l = 0; l < Vec; l++) begin
         if (32'(l) < 32'(s2_lanes_q)) begin
           s3_fp_d[l] = line_element('0, l, s2_fmt_q == 2'(FmtFp16));
@@ -709,7 +720,7 @@ module npu_feeder
       pack_rows_q <= pack_rows_d;
     end
     if (pack_rows_load) begin
-      pack_c_q   <= dq.a.inner;
+      pack_c_q   <= dq.a.inner >> esh;
       pack_row_q <= pack_row_d;
     end
     // Delay lines: plain shift registers.

@@ -12,11 +12,11 @@ package npu_pkg;
 `ifndef NPU_ARRAY_ROWS
 `define NPU_ARRAY_ROWS 16
 `endif
-  localparam int unsigned ArrayRows = `NPU_ARRAY_ROWS;  // Rows of the systolic array: elements of one input vector (K).
+  localparam int unsigned ArrayRows = `NPU_ARRAY_ROWS;  // Rows of the array: elements of one input vector (K).
 `ifndef NPU_ARRAY_COLS
 `define NPU_ARRAY_COLS 16
 `endif
-  localparam int unsigned ArrayCols = `NPU_ARRAY_COLS;  // Columns of the systolic array: output channels computed at once (N). Must equal ArrayRows.
+  localparam int unsigned ArrayCols = `NPU_ARRAY_COLS;  // Columns of the array: output channels computed at once (N). Must equal ArrayRows.
 `ifndef NPU_DRAM_BUS_BYTES
 `define NPU_DRAM_BUS_BYTES 16
 `endif
@@ -55,7 +55,7 @@ package npu_pkg;
   localparam logic [7:0] NpuVersionMajor = 8'd1;
   localparam logic [7:0] NpuVersionMinor = 8'd0;
 
-  // Descriptor opcodes (HEADER.OPCODE), consecutive from 0. Per opcode: uses = the operands it reads from DRAM (A, B: the tensors; W: the weight or table stream at W_ADDR), array = it runs on the systolic array, window = a window operation (kernel, stride, dilation and padding fields; output pixels of a tile).
+  // Descriptor opcodes (HEADER.OPCODE), consecutive from 0. Per opcode: uses = the operands it reads from DRAM (A, B: the tensors; W: the weight or table stream at W_ADDR), array = it runs on the array, window = a window operation (kernel, stride, dilation and padding fields; output pixels of a tile).
   typedef enum logic [7:0] {
     OpNop = 8'd0,  // Does nothing; retires at once (chain padding, fences).
     OpConv = 8'd1,  // Convolution tile on the array: any kernel, stride, dilation and padding; fully connected as a 1x1 convolution over batch rows. Grouped convolution is one descriptor per group.
@@ -117,7 +117,7 @@ package npu_pkg;
     FlagTaps = 8'd4,  // DWCONV only: kernel taps on array rows, channels on columns, one output pixel per cycle (KERNEL_H * STRIDE_W <= DwTapPorts, KERNEL_H * KERNEL_W <= ArrayRows, DILATION_W = 1). The weight stream holds one block per channel block, row t = tap t (ky * KERNEL_W + kx). Without it DWCONV uses diagonal blocks, one per tap. A float TAPS DWCONV reads a line (a binary32 vector's 4 words) on each port.
     FlagChainOut = 8'd8,  // CONV or DWCONV: the results stay on chip: they are written into the scratchpad buffer of the next descriptor (OUT.ADDR and the strides are ignored; OUT's tile, rounded up to whole words per pixel, must fit one buffer). The next descriptor must have CHAIN_IN; LAST is not allowed. Used to fuse a depthwise layer with the pointwise layer after it, and an expanding pointwise layer with the depthwise layer after it. Float (FORMAT FP32 or FP16): a DWCONV without CHAIN_IN whose OUT.INNER is whole blocks of 16 elements, into a CONV of the same FORMAT.
     FlagChainIn = 8'd16,  // CONV 1x1 (stride 1, no padding) or DWCONV: A is the previous descriptor's CHAIN_OUT result (A.INNER, COUNT1 and COUNT2 equal to its OUT's; A.ADDR and the strides are ignored) and is not loaded. A CONV reads each vector (word, or a float vector's words) as soon as it is written, a DWCONV each block of 16 channels once the producer has written it for every pixel, so the two overlap. Only a DWCONV combines it with CHAIN_OUT.
-    FlagPack = 8'd32,  // INT8 CONV of at most ArrayRows / 2 input channels (A.INNER): a K step packs P = min(ArrayRows / A.INNER, DwTapPorts) kernel taps into the array rows, so a first layer of 3 channels fills 15 of 16. Row j * A.INNER + c of K step k is channel c of tap k * P + j (taps in ky * KERNEL_W + kx order; rows past the last tap are padding); the feeder reads the P taps' words on read ports 0 .. P-1. ceil(KERNEL_H * KERNEL_W / P) K steps, and the weight stream's rows follow the same order. Not with CHAIN_IN.
+    FlagPack = 8'd32,  // CONV of at most ArrayRows / 2 input channels C (A.INNER's elements), a pixel within one word (A.INNER at most DramBusBytes: int8 up to 8 channels, FP16 8, FP32 4): a K step packs P = min(ArrayRows / C, DwTapPorts) kernel taps into the array rows, so a first layer of 3 channels fills 15 of 16. Row j * C + c of K step k is channel c of tap k * P + j (taps in ky * KERNEL_W + kx order; rows past the last tap are padding); the feeder reads the P taps' words on read ports 0 .. P-1. ceil(KERNEL_H * KERNEL_W / P) K steps, and the weight stream's rows follow the same order. Not with CHAIN_IN.
     FlagResidual = 8'd64,  // INT8 CONV without PACK or CHAIN_OUT: the drain adds B (OUT's shape) to each result as ADD does, so a residual connection costs no pass of its own. The convolution's result is requantized with MID_ZERO_POINT and clamped to OUT's type range, then ADD with it as A (MID_ZERO_POINT, A_MULTIPLIER, A_SHIFT), B (RES_ZERO_POINT, B_MULTIPLIER, B_SHIFT), LEFT_SHIFT, OUT_MULTIPLIER, OUT_SHIFT, OUT_ZERO_POINT and ACT_MIN/ACT_MAX. B is loaded after A into the buffer (after the chained words for CHAIN_IN), which must hold both.
     FlagWide = 8'd128  // CONV without PACK, RESIDUAL or chaining: A's tile may fill both scratchpad buffers (2 x SpadWords words), for layers whose weight stream every tile repeats (float pointwise layers of many channels: twice the pixels per tile, half the weight traffic). It loads once the descriptor before it has read its buffer, and the descriptor after it loads once it has read them: its load does not overlap compute.
   } desc_flag_e;
@@ -148,7 +148,7 @@ package npu_pkg;
   function automatic logic op_uses_w(logic [7:0] opcode);
     return opcode == OpConv || opcode == OpDwconv || opcode == OpLut || opcode == OpNorm;
   endfunction
-  // The opcode runs on the systolic array.
+  // The opcode runs on the array.
   function automatic logic op_uses_array(logic [7:0] opcode);
     return opcode == OpConv || opcode == OpDwconv;
   endfunction

@@ -1,5 +1,5 @@
 // The NPU: register file, command processor, DMA (memory arbiter, load, weight stream, store),
-// input scratchpad and compute stage (systolic array, accumulators, requantization, element-wise
+// input scratchpad and compute stage (array, accumulators, requantization, element-wise
 // and pooling units).
 //
 // Ports: a register bus (npu_csr), a valid/ready memory master of one to MemLanes lanes carrying

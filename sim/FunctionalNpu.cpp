@@ -222,8 +222,11 @@ ErrorCode validate(const Descriptor& d, const ChainContext& chain) {
             bad |= op != Opcode::DWCONV || d.kernelH * d.strideW > npu::kDwTapPorts ||
                    d.kernelH * d.kernelW > npu::kArrayRows || d.dilationW != 1;
         }
-        // PACK: at least two taps' channels in a K step's rows.
-        if (pack) bad |= op != Opcode::CONV || d.a.inner > npu::kArrayRows / 2 || chainIn;
+        // PACK: at least two taps' channels in a K step's rows, a pixel within one word.
+        if (pack) {
+            bad |= op != Opcode::CONV || d.a.inner / vw > npu::kArrayRows / 2 ||
+                   d.a.inner > kBeat || chainIn;
+        }
     }
     if ((taps || pack) && !window) bad = true;
     // WIDE: a CONV tile in both buffers, loaded and computed alone.
@@ -272,12 +275,12 @@ ErrorCode validate(const Descriptor& d, const ChainContext& chain) {
         bad |= !sameShape(d.a, d.out) || aWords > npu::kSpadWords ||
                d.format == static_cast<uint32_t>(npu::Format::INT8);
     }
-    // Float formats: ADD, MUL, FUNC, pooling, and CONV / DWCONV (TAPS too) without PACK,
-    // chained as a DWCONV of whole channel blocks into a CONV only; INT32: ADD and MUL without
-    // DIVIDE; both on whole elements.
+    // Float formats: ADD, MUL, FUNC, pooling, and CONV / DWCONV (TAPS, PACK too), chained as a
+    // DWCONV of whole channel blocks into a CONV only; INT32: ADD and MUL without DIVIDE; both
+    // on whole elements.
     const auto format = static_cast<npu::Format>(d.format);
     if (format != npu::Format::INT8) {
-        bad |= badOpcode || !(npu::op::usesB(op) || window || op == Opcode::FUNC) || pack ||
+        bad |= badOpcode || !(npu::op::usesB(op) || window || op == Opcode::FUNC) ||
                (chainOut && (op != Opcode::DWCONV || chainIn || d.out.inner % (kBeat * vw) != 0)) ||
                (chainIn && op != Opcode::CONV) || d.a.inner % npu::elementBytes(d) != 0 ||
                d.out.inner % npu::elementBytes(d) != 0;
@@ -837,7 +840,8 @@ class Executor {
     /// diagonal row only), each product and each sum rounded; the accumulator takes the first K
     /// step's sum and adds the others in order; the finish adds the bias, clamps and rounds to
     /// binary16 for FP16. A TAPS DWCONV has one K step: column c sums the taps' rows in order
-    /// from -0. Inputs outside the tensor or past the channels are +0.
+    /// from -0. A PACK CONV's K steps hold several taps' channels (npu::ConvWeightRows), its
+    /// padding rows +0. Inputs outside the tensor or past the channels are +0.
     void floatArray(const std::vector<uint8_t>& weights, uint64_t blockBytes, const uint8_t* input,
                     uint32_t rowBytes, uint8_t* out, uint32_t outRow) const {
         const Descriptor& d = mD;
@@ -846,11 +850,12 @@ class Executor {
         const uint32_t size = npu::elementBytes(d);
         const uint32_t inElems = d.a.inner / size, outElems = d.out.inner / size;
         const uint32_t kTaps = d.kernelH * d.kernelW;
-        const uint32_t aVecs = conv ? (inElems + kLanes - 1) / kLanes : 1;
         const uint32_t nb = (outElems + kLanes - 1) / kLanes;
         const uint32_t pixels = d.out.count1 * d.out.count2;
         const uint32_t rowStride = npu::kFloatWeightRowWords * kBeat;
         const bool taps = d.flags & flag(npu::DescFlag::TAPS);
+        const npu::ConvWeightRows convRows(d);
+        const uint32_t kSteps = conv ? convRows.kSteps() : kTaps;
         std::vector<int32_t> pos(kTaps);
         uint32_t act[kLanes], acc[kLanes], bias[kLanes];
         for (uint32_t b = 0; b < nb; ++b) {
@@ -876,21 +881,21 @@ class Executor {
                         }
                     }
                 } else {
-                    for (uint32_t t = 0; t < kTaps; ++t) {
-                        for (uint32_t v = 0; v < aVecs; ++v) {
-                            const uint32_t cb = conv ? v : b, kt = t * aVecs + v;
-                            for (uint32_t i = 0; i < kLanes; ++i)
-                                act[i] = element(t, cb * kLanes + i);
-                            const uint8_t* w = rows + uint64_t{kt} * kLanes * rowStride;
-                            for (uint32_t c = 0; c < kLanes; ++c) {
-                                uint32_t sum = npu::kFp32NegZero;
-                                for (uint32_t i = conv ? 0 : c; i < (conv ? kLanes : c + 1); ++i) {
-                                    uint32_t weight;
-                                    std::memcpy(&weight, w + i * rowStride + 4 * c, 4);
-                                    sum = datapath::fp32Add(sum, datapath::fp32Mul(act[i], weight));
-                                }
-                                acc[c] = kt == 0 ? sum : datapath::fp32Add(acc[c], sum);
+                    for (uint32_t kt = 0; kt < kSteps; ++kt) {
+                        for (uint32_t i = 0; i < kLanes; ++i) {
+                            uint32_t t = kt, c = b * kLanes + i;  // depthwise: tap kt, block b
+                            act[i] =
+                                !conv || convRows.tapChannel(kt, i, &t, &c) ? element(t, c) : 0;
+                        }
+                        const uint8_t* w = rows + uint64_t{kt} * kLanes * rowStride;
+                        for (uint32_t c = 0; c < kLanes; ++c) {
+                            uint32_t sum = npu::kFp32NegZero;
+                            for (uint32_t i = conv ? 0 : c; i < (conv ? kLanes : c + 1); ++i) {
+                                uint32_t weight;
+                                std::memcpy(&weight, w + i * rowStride + 4 * c, 4);
+                                sum = datapath::fp32Add(sum, datapath::fp32Mul(act[i], weight));
                             }
+                            acc[c] = kt == 0 ? sum : datapath::fp32Add(acc[c], sum);
                         }
                     }
                 }

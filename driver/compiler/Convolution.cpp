@@ -370,6 +370,7 @@ Result<uint32_t> floatConvWeights(Lowering& lw, const Operation& op, const ConvI
                                         ? floatValues(lw.operand(op.inputs[2]).type, c.bias, outC)
                                         : std::vector<float>(outC, 0.0f);
     const float* groupBias = bias.data() + size_t{g} * c.groupOut;
+    const uint32_t size = elementSize(lw.operand(op.inputs[0]).type);
     std::vector<uint8_t> stream;
     if (c.useDw) {
         stream = npu::packFloatDepthwiseWeights(weights.data(), groupBias, outC, kh, kw, c.taps);
@@ -380,11 +381,11 @@ Result<uint32_t> floatConvWeights(Lowering& lw, const Operation& op, const ConvI
             for (uint32_t t = 0; t < kh * kw; ++t)
                 dense[(size_t{o} * kh * kw + t) * inC + o / m] = weights[size_t{t} * outC + o];
         }
-        stream = npu::packFloatConvWeights(dense.data(), groupBias, outC, kh, kw, inC);
+        stream = npu::packFloatConvWeights(dense.data(), groupBias, outC, kh, kw, inC, size);
     } else {
         const size_t groupSize = size_t{c.groupOut} * kh * kw * c.groupIn;
         stream = npu::packFloatConvWeights(weights.data() + g * groupSize, groupBias, c.groupOut,
-                                           kh, kw, c.groupIn);
+                                           kh, kw, c.groupIn, size);
     }
     const uint32_t addr = lw.addConstant(stream.data(), stream.size());
     if (!c.weights || !c.bias) {
@@ -1017,7 +1018,8 @@ uint32_t floatTurnedWeights(Lowering& lw, const Operation& op, const WindowGeome
     const auto w = floatValues(type, weights, size_t{outC} * kh * kw * inC);
     const auto b = floatValues(type, bias, outC);
     const auto turned = turnedFilter(w.data(), outC, kh, kw, inC, 0.0f);
-    const auto stream = npu::packFloatConvWeights(turned.data(), b.data(), outC, kh, kw, inC);
+    const auto stream =
+        npu::packFloatConvWeights(turned.data(), b.data(), outC, kh, kw, inC, elementSize(type));
     return lw.addConstant(stream.data(), stream.size());
 }
 
@@ -1255,9 +1257,11 @@ Status scatterFloatWeights(Lowering& lw, const Operation& op, uint32_t stream, u
     };
     const std::optional<uint32_t> filter = runtime(1), bias = runtime(2);
     constexpr int64_t kRow = npu::kFloatWeightRowWords * kAlign, kBlock = npu::kArrayRows * kRow;
+    // A filter computed at run time is float32's (floatConvInfo).
+    const npu::ConvWeightRows rows(inC, kh, kw, 4);
     const uint32_t cBlocks = depthwise ? 1 : ceilDiv(inC, npu::kArrayRows);
-    const uint32_t steps = taps ? 1 : kh * kw;  // TAPS: one block, row t = tap t
-    const int64_t streamBlock = npu::kWeightQuantWords * kAlign + steps * cBlocks * kBlock;
+    const uint32_t steps = taps ? 1 : depthwise ? kh * kw : rows.kSteps();  // TAPS: row t = tap t
+    const int64_t streamBlock = npu::kWeightQuantWords * kAlign + steps * kBlock;
     const int64_t rowStride = int64_t{kh} * kw * filterC * 4;  // between output channels
     MoveEmitter move(lw, 4, 0);
     for (uint32_t ob = 0; ob < ceilDiv(outC, kLanes); ++ob) {
@@ -1268,21 +1272,23 @@ Status scatterFloatWeights(Lowering& lw, const Operation& op, uint32_t stream, u
             NN_RETURN_IF_ERROR(move.block(*bias + o0 * 4, quant, {{nc, 4, 4}, {4, 1, 1}}, false));
         for (uint32_t t = 0; filter && t < kh * kw; ++t) {
             for (uint32_t cb = 0; cb < cBlocks; ++cb) {
-                const uint32_t block =
-                    quant + npu::kWeightQuantWords * kAlign + at((t * cBlocks + cb) * kBlock);
+                const uint32_t rows0 = quant + npu::kWeightQuantWords * kAlign;
                 if (taps) {  // [1, kh, kw, C]: row t of the block
-                    NN_RETURN_IF_ERROR(
-                        move.block(*filter + (t * filterC + o0) * 4,
-                                   quant + npu::kWeightQuantWords * kAlign + t * kRow,
-                                   {{nc, 4, 4}, {4, 1, 1}}, false));
+                    NN_RETURN_IF_ERROR(move.block(*filter + (t * filterC + o0) * 4,
+                                                  rows0 + t * kRow, {{nc, 4, 4}, {4, 1, 1}},
+                                                  false));
                 } else if (depthwise) {  // [1, kh, kw, C]: lane n on the block's diagonal
-                    NN_RETURN_IF_ERROR(move.block(*filter + (t * filterC + o0) * 4, block,
+                    NN_RETURN_IF_ERROR(move.block(*filter + (t * filterC + o0) * 4,
+                                                  rows0 + at(t * kBlock),
                                                   {{nc, 4, kRow + 4}, {4, 1, 1}}, false));
                 } else {
+                    // The block's channels are consecutive rows (ConvWeightRows), PACK or not.
                     const uint32_t kc = std::min(npu::kArrayRows, inC - cb * npu::kArrayRows);
+                    const uint32_t row = rows.row(t, cb * npu::kArrayRows);
                     NN_RETURN_IF_ERROR(
                         move.block(*filter + at(o0 * rowStride) + (t * filterC + cb * kLanes) * 4,
-                                   block, {{nc, rowStride, 4}, {kc, 4, kRow}, {4, 1, 1}}, false));
+                                   rows0 + at(row * kRow),
+                                   {{nc, rowStride, 4}, {kc, 4, kRow}, {4, 1, 1}}, false));
                 }
             }
         }

@@ -55,7 +55,8 @@ Status lowerFloat(Lowering& lw, const Operation& op, npu::Format format) {
     const size_t count = size_t{units} * inSize;
     const auto weights = w ? floatValues(in.type, w, count) : std::vector<float>(count, 0.0f);
     const auto bias = b ? floatValues(in.type, b, units) : std::vector<float>(units, 0.0f);
-    const auto stream = npu::packFloatConvWeights(weights.data(), bias.data(), units, 1, 1, inSize);
+    const auto stream =
+        npu::packFloatConvWeights(weights.data(), bias.data(), units, 1, 1, inSize, size);
     const uint32_t wAddr = lw.addConstant(stream.data(), stream.size());
     if (!w || !b) {
         NN_RETURN_IF_ERROR(

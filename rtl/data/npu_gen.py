@@ -92,7 +92,7 @@ OPCODE_ATTRIBUTES = [
     (lambda v: "B" in v["uses"], "op_uses_b", "usesB", "reads tensor B from DRAM"),
     (lambda v: "W" in v["uses"], "op_uses_w", "usesW",
      "reads the weight or table stream at W_ADDR"),
-    (lambda v: v["array"], "op_uses_array", "usesArray", "runs on the systolic array"),
+    (lambda v: v["array"], "op_uses_array", "usesArray", "runs on the array"),
     (lambda v: v["window"], "op_is_window", "isWindow",
      "is a window operation (kernel, stride, dilation, padding; a tile of output pixels)"),
 ]

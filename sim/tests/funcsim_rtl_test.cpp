@@ -174,7 +174,7 @@ class ChainGenerator {
                     switch (range(0, 3)) {
                         case 0:
                             d.flags |= static_cast<uint32_t>(DescFlag::PACK);
-                            if (conv && d.a.inner <= kArrayRows / 2) d.a.inner = kArrayRows;
+                            if (conv) d.a.inner = (kArrayRows / 2 + 1) * elementBytes(d);
                             return "PACK where it does not apply";
                         case 1:
                             d.flags |= static_cast<uint32_t>(DescFlag::RESIDUAL);
@@ -361,7 +361,8 @@ class ChainGenerator {
         const uint32_t inW = range(1, 9), inH = range(1, 9);
         d.a = inputTensor(inner * elementBytes(d), inW, inH, 1);
         d.out = outputTensor(outC * elementBytes(d), outW, outH, 1);
-        if (d.format == 0 && inner <= kArrayRows / 2 && d.kernelH * d.kernelW > 1 && chance(60))
+        if (inner <= kArrayRows / 2 && inner * elementBytes(d) <= kVec &&
+            d.kernelH * d.kernelW > 1 && chance(60))
             d.flags |= static_cast<uint32_t>(DescFlag::PACK);
         if (d.format == 0 && !(d.flags & static_cast<uint32_t>(DescFlag::PACK)) && chance(25))
             addResidual(d);
