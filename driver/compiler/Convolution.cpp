@@ -1257,7 +1257,7 @@ Status scatterFloatWeights(Lowering& lw, const Operation& op, uint32_t stream, u
     };
     const std::optional<uint32_t> filter = runtime(1), bias = runtime(2);
     constexpr int64_t kRow = npu::kFloatWeightRowWords * kAlign, kBlock = npu::kArrayRows * kRow;
-    // A filter computed at run time is float32's (floatConvInfo).
+    // A filter computed at run time is float32 (convInfo claims no other).
     const npu::ConvWeightRows rows(inC, kh, kw, 4);
     const uint32_t cBlocks = depthwise ? 1 : ceilDiv(inC, npu::kArrayRows);
     const uint32_t steps = taps ? 1 : depthwise ? kh * kw : rows.kSteps();  // TAPS: row t = tap t
