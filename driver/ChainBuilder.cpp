@@ -528,7 +528,26 @@ std::optional<std::vector<WindowTile>> payingPairTiles(const DeviceTensor& input
     if (!tiles.ok()) return std::nullopt;
     const uint64_t pixels = uint64_t{intermediate.h} * intermediate.w;
     if (format == static_cast<uint32_t>(Format::INT8)) {
-        if (pixels < uint64_t{tiles->size()} * kArrayCols) return std::nullopt;
+        // A time model in array steps and DRAM words, each part the longer of the two: fused,
+        // the TAPS steps and the pointwise K steps against the tiles' regions, both weight
+        // streams per tile and the output; apart, the depthwise layer (its map in, the
+        // intermediate out) then the pointwise one (the intermediate in, its weights once).
+        OutputStage stage;
+        const uint64_t midWords = wordsPerRow(intermediate.c), outWords = wordsPerRow(output.c);
+        const uint64_t dwWeights =
+            tileWeightWords(Opcode::DWCONV, static_cast<uint32_t>(DescFlag::TAPS), input,
+                            intermediate, {0, false, 0, depthwise, stage});
+        const uint64_t pwWeights = pointwiseWeightWords(intermediate, output, format);
+        const uint64_t dwSteps = pixels * midWords, pwSteps = pixels * midWords * outWords;
+        const uint64_t midMap = pixels * midWords, outMap = pixels * outWords;
+        uint64_t regionWords = 0;
+        for (const WindowTile& t : *tiles) regionWords += uint64_t{t.rows} * t.cols * midWords;
+        const uint64_t fused = std::max(
+            dwSteps + pwSteps, regionWords + tiles->size() * (dwWeights + pwWeights) + outMap);
+        const uint64_t inMap = uint64_t{input.h} * input.w * midWords;
+        const uint64_t apart = std::max(dwSteps, inMap + dwWeights + midMap) +
+                               std::max(pwSteps, midMap + pwWeights + outMap);
+        if (fused > apart) return std::nullopt;
     } else {
         const uint64_t pointwiseWords = pointwiseWeightWords(intermediate, output, format);
         if ((tiles->size() - 1) * pointwiseWords >= 2 * pixels * wordsPerRow(intermediate.c))

@@ -681,8 +681,9 @@ TEST_CASE("sim_npu_depthwise_pointwise_chain_tiled") {
 }
 
 TEST_CASE("sim_program_fusion_pays") {
-    // Fusion pays for TAPS depthwise layers while the fused tiles average at least kArrayCols
-    // pixels. (2x2 kernels: TAPS on 8x8 arrays too.)
+    // Fusion pays for TAPS depthwise layers where its time model (array steps against DRAM
+    // words) says the fused tiles beat the two layers apart. (2x2 kernels: TAPS on 8x8 arrays
+    // too.)
     const npu::ConvGeometry dw2x2{2, 2, 1, 1, 1, 1, 0, 0};
     const npu::ConvGeometry dilated{2, 2, 1, 1, 1, 2, 0, 0};
     const npu::ConvGeometry dw2x2s2{2, 2, 2, 2, 1, 1, 0, 0};
@@ -717,6 +718,11 @@ TEST_CASE("sim_program_fusion_pays") {
             return npu::expansionPays({0, 1, side, side, in}, map, dw3x3, map,
                                       {0, 1, side, side, out});
         };
+        // MobileNet-v2's stride-2 block at 14x14 -> 7x7: its three fused tiles each stream the
+        // 92 kB of projection weights, 31,886 cycles against 30,105 apart.
+        const npu::ConvGeometry dw3x3s2{3, 3, 2, 2, 1, 1, 0, 0};
+        CHECK_FALSE(npu::depthwisePointwisePays({0, 1, 14, 14, 576}, dw3x3s2, {0, 1, 7, 7, 576},
+                                                {0, 1, 7, 7, 160}, kInt8));
         CHECK(fuses(28, 32, 192, 32));
         CHECK_FALSE(fuses(56, 24, 144, 24));
         CHECK_FALSE(fuses(14, 64, 384, 64));
