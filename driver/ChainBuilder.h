@@ -86,9 +86,10 @@ struct Expansion {
 /// (ChainBuilder::depthwisePointwise) is faster than running them one after the other: the
 /// depthwise layer must run in TAPS mode (diagonal blocks are bound by the array, not by DRAM),
 /// and the pointwise weights, which stream again for every fused tile (tiles that must also keep
-/// the depthwise output on chip), must cost less than what fusing saves. 8-bit tiles must
-/// average at least kArrayCols pixels: the weights then hide behind the tile's compute (one
-/// array block of weights per kArrayCols pixels). Float layers (`format`) are bound by DRAM:
+/// the depthwise output on chip), must cost less than what fusing saves. 8-bit layers: a time
+/// model, each part the longer of its array steps and its DRAM words, fused (the tiles'
+/// regions, both weight streams per tile) against apart (the intermediate written and read,
+/// the weights once). Float layers (`format`) are bound by DRAM:
 /// the weights the extra tiles stream must be fewer words than the intermediate tensor's write
 /// and read. `output` is the pointwise layer's.
 bool depthwisePointwisePays(const DeviceTensor& input, const ConvGeometry& depthwise,
