@@ -30,7 +30,10 @@ using namespace npu;
 constexpr uint32_t kBase = 0x200000;        // the job's window starts here, or at
 constexpr uint32_t kHighBase = 0x0ff00000;  // the last MiB of the 256 MiB DRAM (high address bits)
 constexpr uint32_t kInputBytes = 0x20000;   // random tensors the descriptors read
-constexpr uint32_t kWeightBytes = 0x40000;  // weight streams and tables
+// Weight streams and tables: room for the largest stream the generator draws (a binary32 CONV
+// of 70 channels each way and 15 taps, 385 kB); a stream past it would run into the outputs,
+// which the RTL stores while it still streams the weights and the model reads them first.
+constexpr uint32_t kWeightBytes = 0x80000;
 constexpr uint32_t kOutputBytes = 0x40000;  // each descriptor's output region
 constexpr uint32_t kArenaBytes = kInputBytes + kWeightBytes + kOutputBytes + 0x10000;
 constexpr uint32_t kVec = kDramBusBytes;
@@ -311,6 +314,7 @@ class ChainGenerator {
     /// Room for a weight stream or table of `bytes` (16-byte aligned); filled with random bytes
     /// by the test, then quantization words written by quantWords().
     uint32_t weightAddr(uint64_t bytes) {
+        REQUIRE(bytes <= kWeightBytes);
         if (mWeights + bytes > mBase + kInputBytes + kWeightBytes) mWeights = mBase + kInputBytes;
         const uint32_t addr = mWeights;
         mWeights += static_cast<uint32_t>((bytes + kVec - 1) / kVec * kVec);
