@@ -424,6 +424,19 @@ class Executor {
         return true;
     }
 
+    /// Whether the weight or table stream lies in the window (false with `fault`). The RTL
+    /// starts a descriptor's stream with its load, before the next descriptor's fetch returns,
+    /// so a stream outside the window is met before a bad field of the next descriptor.
+    bool streamInWindow(Fault* fault) const {
+        const uint64_t words = npu::weightStreamWords(mD);
+        if (words == 0) return true;
+        if (auto beat = mPort.firstOutside(mD.wAddr, words * kBeat)) {
+            *fault = {ErrorCode::DMA_WINDOW, mIndex, *beat};
+            return false;
+        }
+        return true;
+    }
+
     /// Weight or table stream, compute and stores; false with `fault` on a DMA fault. A
     /// CHAIN_OUT result goes to `chainOut` instead of DRAM.
     bool run(std::vector<uint8_t>* chainOut, Fault* fault) {
@@ -1416,7 +1429,7 @@ DescriptorTrace FunctionalNpu::stepLocked() {
                       &job.writeBeats);
     std::vector<uint8_t> chainOut;
     const bool last = d.flags & flag(npu::DescFlag::LAST);
-    bool ok = executor.load(&job.chainData, &fault);
+    bool ok = executor.load(&job.chainData, &fault) && executor.streamInWindow(&fault);
     // The RTL fetches and validates the next descriptor while this one loads.
     Counts fetchCounts;
     if (ok && !last && !job.fetch(index + 1, &fetchCounts, &fault)) ok = false;
