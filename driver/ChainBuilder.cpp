@@ -489,6 +489,15 @@ uint64_t pointwiseWeightWords(const DeviceTensor& input, const DeviceTensor& out
     return tileWeightWords(Opcode::CONV, 0, input, output, {0, false, 0, {}, stage});
 }
 
+// Words of a TAPS depthwise layer's weight stream of `format`.
+uint64_t tapsWeightWords(const DeviceTensor& input, const ConvGeometry& depthwise,
+                         const DeviceTensor& intermediate, uint32_t format) {
+    OutputStage stage;
+    stage.format = format;
+    return tileWeightWords(Opcode::DWCONV, static_cast<uint32_t>(DescFlag::TAPS), input,
+                           intermediate, {0, false, 0, depthwise, stage});
+}
+
 // The tiles of a fused depthwise-pointwise pair of `format`: the depthwise layer's, its output
 // kept on chip; each tile streams both layers' weights. With an expansion (from
 // `expansionInput`, 8-bit) its result over the tile's input region stays on chip too: the region
@@ -500,10 +509,7 @@ Result<std::vector<WindowTile>> fusedTiles(const DeviceTensor& input, const Conv
                                            const DeviceTensor& output, uint32_t format,
                                            const DeviceTensor* expansionInput = nullptr,
                                            uint32_t residualWords = 0) {
-    OutputStage stage;
-    stage.format = format;
-    uint64_t weightWords = tileWeightWords(Opcode::DWCONV, static_cast<uint32_t>(DescFlag::TAPS),
-                                           input, intermediate, {0, false, 0, depthwise, stage}) +
+    uint64_t weightWords = tapsWeightWords(input, depthwise, intermediate, format) +
                            pointwiseWeightWords(intermediate, output, format);
     if (expansionInput) {
         if (expansionInput->c > input.c) {
@@ -527,17 +533,14 @@ std::optional<std::vector<WindowTile>> payingPairTiles(const DeviceTensor& input
     auto tiles = fusedTiles(input, depthwise, intermediate, output, format);
     if (!tiles.ok()) return std::nullopt;
     const uint64_t pixels = uint64_t{intermediate.h} * intermediate.w;
+    const uint64_t pwWeights = pointwiseWeightWords(intermediate, output, format);
     if (format == static_cast<uint32_t>(Format::INT8)) {
         // A time model in array steps and DRAM words, each part the longer of the two: fused,
         // the TAPS steps and the pointwise K steps against the tiles' regions, both weight
         // streams per tile and the output; apart, the depthwise layer (its map in, the
         // intermediate out) then the pointwise one (the intermediate in, its weights once).
-        OutputStage stage;
         const uint64_t midWords = wordsPerRow(intermediate.c), outWords = wordsPerRow(output.c);
-        const uint64_t dwWeights =
-            tileWeightWords(Opcode::DWCONV, static_cast<uint32_t>(DescFlag::TAPS), input,
-                            intermediate, {0, false, 0, depthwise, stage});
-        const uint64_t pwWeights = pointwiseWeightWords(intermediate, output, format);
+        const uint64_t dwWeights = tapsWeightWords(input, depthwise, intermediate, format);
         const uint64_t dwSteps = pixels * midWords, pwSteps = pixels * midWords * outWords;
         const uint64_t midMap = pixels * midWords, outMap = pixels * outWords;
         uint64_t regionWords = 0;
@@ -548,10 +551,8 @@ std::optional<std::vector<WindowTile>> payingPairTiles(const DeviceTensor& input
         const uint64_t apart = std::max(dwSteps, inMap + dwWeights + midMap) +
                                std::max(pwSteps, midMap + pwWeights + outMap);
         if (fused > apart) return std::nullopt;
-    } else {
-        const uint64_t pointwiseWords = pointwiseWeightWords(intermediate, output, format);
-        if ((tiles->size() - 1) * pointwiseWords >= 2 * pixels * wordsPerRow(intermediate.c))
-            return std::nullopt;
+    } else if ((tiles->size() - 1) * pwWeights >= 2 * pixels * wordsPerRow(intermediate.c)) {
+        return std::nullopt;
     }
     return std::move(*tiles);
 }

@@ -479,28 +479,64 @@ Model wideFloatConvModel() {
     return b.build();
 }
 
+/// The program `nncosim compile MODEL --dump` prints.
+std::string compiledProgram(const std::string& dir, const std::string& model) {
+    const std::string dump = dir + "/program.txt";
+    REQUIRE(std::system((nncosimBinary() + " compile " + model + " --dump > " + dump).c_str()) ==
+            0);
+    std::ifstream in(dump);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+/// The RTL and the functional model agree in lockstep on `model` and its outputs are the
+/// golden's within the tolerance.
+void checkCosimMatches(const std::string& dir, const std::string& model) {
+    auto [status, report] = runCli(model, dir, "--backend npu --cosim");
+    CHECK(status == 0);
+    CHECK(report["cosim"]["diverged"] == false);
+    CHECK(report["outputs"][0]["verdict"] == "match");
+}
+
+/// A float32 or float16 constant of `values`.
+uint32_t floatConstant(ModelBuilder& b, OperandType type, std::vector<uint32_t> dims,
+                       const std::vector<float>& values) {
+    if (type == OperandType::TENSOR_FLOAT32) return b.addConstant(type, dims, values);
+    std::vector<Eigen::half> halves(values.begin(), values.end());
+    return b.addConstant(type, dims, halves);
+}
+
+/// Compiles `model` (float32 or float16, `half`): at least two `opcode` descriptors, every one
+/// with `flag` in that format; then checkCosimMatches.
+void checkFloatMapping(const std::string& dir, const std::string& model, bool half,
+                       const std::string& opcode, const std::string& flag) {
+    const std::string program = compiledProgram(dir, model);
+    const std::string mapped = " " + flag + " " + (half ? "fp16" : "fp32");
+    std::istringstream lines(program);
+    size_t total = 0, withFlag = 0;
+    for (std::string line; std::getline(lines, line);) {
+        if (line.find("] " + opcode + " ") == std::string::npos) continue;
+        ++total;
+        withFlag += line.find(mapped) != std::string::npos;
+    }
+    CHECK(total >= 2);
+    CHECK(withFlag == total);
+    checkCosimMatches(dir, model);
+}
+
 TEST_CASE("run_cosim_agrees_on_wide_float_tiles") {
     // The compiler takes WIDE tiles (both scratchpad buffers, the whole map in one tile, the
     // weights streamed once): the RTL and the functional model agree descriptor by descriptor,
     // and the result is the golden's within the float tolerance.
     const std::string dir = runDir();
     const std::string model = writeModel(dir, "wide_float_conv", wideFloatConvModel());
-    const std::string dump = dir + "/program.txt";
-    REQUIRE(std::system((nncosimBinary() + " compile " + model + " --dump > " + dump).c_str()) ==
-            0);
-    std::ifstream in(dump);
-    const std::string program((std::istreambuf_iterator<char>(in)),
-                              std::istreambuf_iterator<char>());
+    const std::string program = compiledProgram(dir, model);
     // The map in as few tiles as both buffers hold (one at 16x16).
     const uint32_t mapWords = 8 * 8 * 512 * 4 / npu::kDramBusBytes;
     const uint32_t tiles = (mapWords + 2 * npu::kSpadWords - 1) / (2 * npu::kSpadWords);
     CHECK(program.find("CONV_2D): " + std::to_string(tiles) + " descriptor(s)") !=
           std::string::npos);
     CHECK(program.find(" WIDE fp32") != std::string::npos);
-    auto [status, report] = runCli(model, dir, "--backend npu --cosim");
-    CHECK(status == 0);
-    CHECK(report["cosim"]["diverged"] == false);
-    CHECK(report["outputs"][0]["verdict"] == "match");
+    checkCosimMatches(dir, model);
 }
 
 /// Two float depthwise layers in TAPS mode: a 3x3 stride-1 one, RELU6, whose float32 filter is a
@@ -518,9 +554,7 @@ Model floatTapsDepthwiseModel(OperandType type) {
         weights2[i] = static_cast<float>(static_cast<int>(i * 7919 % 201) - 100) / 80.0f;
     for (size_t i = 0; i < bias2.size(); ++i) bias2[i] = static_cast<float>(i % 5) / 8.0f;
     const auto constant = [&](std::vector<uint32_t> dims, const std::vector<float>& values) {
-        if (type == OperandType::TENSOR_FLOAT32) return b.addConstant(type, dims, values);
-        std::vector<Eigen::half> halves(values.begin(), values.end());
-        return b.addConstant(type, dims, halves);
+        return floatConstant(b, type, std::move(dims), values);
     };
     const uint32_t filter1 = type == OperandType::TENSOR_FLOAT32
                                  ? b.addInput(type, {1, 3, 3, 24})
@@ -547,27 +581,8 @@ TEST_CASE("run_cosim_agrees_on_float_taps_depthwise") {
         CAPTURE(half);
         const std::string model =
             writeModel(dir, half ? "taps_fp16" : "taps_fp32", floatTapsDepthwiseModel(type));
-        const std::string dump = dir + "/program.txt";
-        REQUIRE(std::system(
-                    (nncosimBinary() + " compile " + model + " --dump > " + dump).c_str()) == 0);
-        std::ifstream in(dump);
-        const std::string program((std::istreambuf_iterator<char>(in)),
-                                  std::istreambuf_iterator<char>());
         // Every DWCONV descriptor in TAPS mode (none on diagonal blocks).
-        const std::string taps = std::string(" TAPS ") + (half ? "fp16" : "fp32");
-        std::istringstream lines(program);
-        size_t dwconv = 0, withTaps = 0;
-        for (std::string line; std::getline(lines, line);) {
-            if (line.find("] DWCONV") == std::string::npos) continue;
-            ++dwconv;
-            withTaps += line.find(taps) != std::string::npos;
-        }
-        CHECK(dwconv >= 2);
-        CHECK(withTaps == dwconv);
-        auto [status, report] = runCli(model, dir, "--backend npu --cosim");
-        CHECK(status == 0);
-        CHECK(report["cosim"]["diverged"] == false);
-        CHECK(report["outputs"][0]["verdict"] == "match");
+        checkFloatMapping(dir, model, half, "DWCONV", "TAPS");
     }
 }
 
@@ -579,9 +594,7 @@ Model floatPackedConvModel(OperandType type) {
     ModelBuilder b;
     const bool half = type == OperandType::TENSOR_FLOAT16;
     const auto constant = [&](std::vector<uint32_t> dims, const std::vector<float>& values) {
-        if (!half) return b.addConstant(type, dims, values);
-        std::vector<Eigen::half> halves(values.begin(), values.end());
-        return b.addConstant(type, dims, halves);
+        return floatConstant(b, type, std::move(dims), values);
     };
     const auto values = [](size_t n, uint32_t prime, float scale) {
         std::vector<float> v(n);
@@ -615,26 +628,7 @@ TEST_CASE("run_cosim_agrees_on_float_packed_taps") {
         CAPTURE(half);
         const std::string model =
             writeModel(dir, half ? "pack_fp16" : "pack_fp32", floatPackedConvModel(type));
-        const std::string dump = dir + "/program.txt";
-        REQUIRE(std::system(
-                    (nncosimBinary() + " compile " + model + " --dump > " + dump).c_str()) == 0);
-        std::ifstream in(dump);
-        const std::string program((std::istreambuf_iterator<char>(in)),
-                                  std::istreambuf_iterator<char>());
-        const std::string pack = std::string(" PACK ") + (half ? "fp16" : "fp32");
-        std::istringstream lines(program);
-        size_t conv = 0, packed = 0;
-        for (std::string line; std::getline(lines, line);) {
-            if (line.find("] CONV") == std::string::npos) continue;
-            ++conv;
-            packed += line.find(pack) != std::string::npos;
-        }
-        CHECK(conv >= 2);
-        CHECK(packed == conv);
-        auto [status, report] = runCli(model, dir, "--backend npu --cosim");
-        CHECK(status == 0);
-        CHECK(report["cosim"]["diverged"] == false);
-        CHECK(report["outputs"][0]["verdict"] == "match");
+        checkFloatMapping(dir, model, half, "CONV", "PACK");
     }
 }
 
