@@ -356,6 +356,10 @@ Descriptor tileDescriptor(Opcode opcode, uint32_t flags, uint32_t tag, const Dev
     d.outSigned = output.isSigned;
     d.a = rowsOf(input.addr + t.ry0 * input.rowBytes() + t.rx0 * input.pixelBytes(), input.c,
                  t.cols, input.pixelBytes(), t.rows, input.rowBytes());
+    if (input.planeStride != 0) {
+        d.aPlanar = true;
+        d.a.stride3 = input.planeStride;
+    }
     d.out = rowsOf(output.addr + t.oy0 * output.rowBytes() + t.ox0 * output.pixelBytes(), output.c,
                    t.tw, output.pixelBytes(), t.th, output.rowBytes());
     d.wAddr = layer.weights;
@@ -659,6 +663,11 @@ Status ChainBuilder::conv(const DeviceTensor& input, const DeviceTensor& output,
         ConvWeightRows(input.c / size, geometry.kernelH, geometry.kernelW, size).packed;
     if (residual && (pack || stage.format != static_cast<uint32_t>(Format::INT8))) {
         return invalidArgument("NPU: a residual is added to 8-bit convolutions without PACK only");
+    }
+    if (input.planeStride != 0 && (residual || input.c > 4 * size || input.pixelBytes() != size)) {
+        return invalidArgument(
+            "NPU: a convolution reads NCHW planes of at most 4 channels, "
+            "without a residual");
     }
     return windowOp(Opcode::CONV, input, output,
                     {weights, weightsSigned, weightZeroPoint, geometry, stage},

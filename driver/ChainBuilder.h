@@ -25,6 +25,9 @@ struct DeviceTensor {
     uint32_t pixelStride = 0;  ///< bytes between pixels; 0 means c (a whole, dense tensor)
     bool isSigned = false;     ///< int8 (QUANT8_ASYMM_SIGNED); false: uint8 (QUANT8_ASYMM)
     int32_t zeroPoint = 0;
+    /// NCHW: bytes between channel planes, pixelStride then the element's bytes (a convolution
+    /// loads such a tensor with A_PLANAR); 0: a pixel's channels lie together.
+    uint32_t planeStride = 0;
 
     uint32_t pixelBytes() const { return pixelStride == 0 ? c : pixelStride; }
     uint32_t rowBytes() const { return w * pixelBytes(); }

@@ -68,7 +68,7 @@ inline constexpr uint32_t kWeightQuantWords = 9;
 
 inline constexpr uint32_t kNpuId = 0x4e505531;
 inline constexpr uint32_t kNpuVersionMajor = 1;
-inline constexpr uint32_t kNpuVersionMinor = 0;
+inline constexpr uint32_t kNpuVersionMinor = 1;
 
 /// Descriptor opcodes (HEADER.OPCODE), consecutive from 0. Per opcode: uses = the operands it reads from DRAM (A, B: the tensors; W: the weight or table stream at W_ADDR), array = it runs on the array, window = a window operation (kernel, stride, dilation and padding fields; output pixels of a tile).
 enum class Opcode : uint32_t {
@@ -313,7 +313,7 @@ inline constexpr uint32_t kDmaWindowLimitAddr = 0xfffffff0;  ///< Byte address b
 /// Register reset values (the configuration registers follow the sizes).
 namespace reset {
 inline constexpr uint32_t kId = 0x4e505531;
-inline constexpr uint32_t kVersion = 0x00000100;
+inline constexpr uint32_t kVersion = 0x00000101;
 inline constexpr uint32_t kConfigArray = (kArrayRows << 0) | (kArrayCols << 8) | (kDramBusBytes << 16);
 inline constexpr uint32_t kConfigSpad = (kSpadWords << 0);
 inline constexpr uint32_t kConfigAcc = (kAccDepth << 0);
@@ -397,6 +397,7 @@ struct Descriptor {
     bool normL2 = false;  ///< NORM: L2 normalization, out = MBQM((x - A_ZERO_POINT) << LEFT_SHIFT, 1 / sqrt(sum of squares) as multiplier and shift, shift + OUT_SHIFT) + OUT_ZERO_POINT, clamped to ACT_MIN/ACT_MAX; 0: softmax, out = RDBPOT(SRDHM(1 / sum, e), bits + 23) + OUT_ZERO_POINT, clamped (docs/npu.md, Normalization). Ignored otherwise.
     uint32_t compare = 0;  ///< ADD in a float format or INT32: the comparison (Compare) that replaces the sum, a 0 or 1 per element (an integer of the element's size); NEGATE_B and the clamp do not apply. Must be NONE with any other opcode or INT8; 7 is invalid.
     bool truncate = false;  ///< INT8 AVGPOOL: each average is truncated toward zero (NNAPI's quantized MEAN); 0: rounded half away from zero. Ignored otherwise.
+    bool aPlanar = false;  ///< CONV, DWCONV, MAXPOOL, AVGPOOL: A's channels lie in planes (NCHW): element c of a pixel (the format's bytes) is at the pixel's row address + c x A.STRIDE3, so a tile loads straight from an NCHW tensor. At most 4 elements per pixel; A.ADDR and A's strides multiples of the element size; not with CHAIN_IN or RESIDUAL. 0: a pixel's INNER bytes are contiguous.
     uint32_t tag = 0;  ///< Free for software (e.g. the operation index); ignored by the NPU.
     TensorDesc a;  ///< Input A. Convolution and pooling: the input region of the tile, rows = pixels (INNER = channels, COUNT1 = region width, COUNT2 = region height, COUNT3 = 1). Element-wise and LUT: the first operand.
     TensorDesc b;  ///< Input B of ADD and MUL, same INNER and counts as A (strides may differ, 0 broadcasts). Unused otherwise.
@@ -442,6 +443,7 @@ struct Descriptor {
         detail::put(w, 0, 25, 1, normL2 ? 1u : 0u);
         detail::put(w, 0, 26, 3, compare);
         detail::put(w, 0, 29, 1, truncate ? 1u : 0u);
+        detail::put(w, 0, 30, 1, aPlanar ? 1u : 0u);
         detail::put(w, 1, 0, 32, tag);
         detail::put(w, 2, 0, 32, a.addr);
         detail::put(w, 3, 0, 16, a.inner);
@@ -510,6 +512,7 @@ struct Descriptor {
         d.normL2 = detail::get(w, 0, 25, 1) != 0;
         d.compare = detail::get(w, 0, 26, 3);
         d.truncate = detail::get(w, 0, 29, 1) != 0;
+        d.aPlanar = detail::get(w, 0, 30, 1) != 0;
         d.tag = detail::get(w, 1, 0, 32);
         d.a.addr = detail::get(w, 2, 0, 32);
         d.a.inner = detail::get(w, 3, 0, 16);

@@ -45,6 +45,8 @@ module npu_cmd
   output tensor_t                       load_a_o,
   output tensor_t                       load_b_o,
   output logic                          load_two_o,
+  output logic [2:0]                    load_planes_o,     // A_PLANAR: A's elements per row
+  output logic [1:0]                    load_elem_log2_o,  // and log2 of their bytes
   output logic [SpadAw-1:0]             load_base_o,
   input  logic                          load_busy_i,
 
@@ -194,6 +196,14 @@ module npu_cmd
     end
     if ((taps || pack) && !op_is_window(d.opcode)) begin
       bad_field = 1'b1;
+    end
+    // A_PLANAR: a window operation loading A alone, one to four whole elements a pixel, every
+    // element within one beat (addresses multiples of the element's size).
+    if (d.a_planar[0]) begin
+      bad_field |= !op_is_window(d.opcode) || chain_in || residual || d.a.inner == '0 ||
+                   32'(d.a.inner) > (32'd4 << elem_log2(d.format)) ||
+                   ((32'(d.a.inner) | d.a.addr | d.a.stride1 | d.a.stride2 | d.a.stride3) &
+                    ((32'd1 << elem_log2(d.format)) - 32'd1)) != '0;
     end
     // WIDE: a CONV tile in both buffers, loaded and computed alone.
     if (wide) begin
@@ -464,6 +474,9 @@ module npu_cmd
   assign load_a_o        = load_chain_in ? load_q.desc.b : load_q.desc.a;
   assign load_b_o        = load_q.desc.b;
   assign load_two_o      = op_uses_b(load_q.desc.opcode) || (load_residual && !load_chain_in);
+  assign load_elem_log2_o = elem_log2(load_q.desc.format);
+  assign load_planes_o    = load_q.desc.a_planar[0]
+                                ? 3'(load_q.desc.a.inner >> load_elem_log2_o) : 3'd0;
   assign load_base_o     = (load_q.buf_sel ? SpadAw'(SpadWords) : '0) +
                            (load_chain_in ? SpadAw'(load_q.a_words) : '0);
   assign compute_start_o = state_q == StRun && load_state_q == LdLoaded && compute_ready_i;

@@ -255,6 +255,11 @@ package npu_core_pkg;
     return format == 2'(FmtFp32) ? 3'd4 : format == 2'(FmtFp16) ? 3'd2 : 3'd1;
   endfunction
 
+  // log2 of the bytes of an element of a format (INT32 as 4).
+  function automatic logic [1:0] elem_log2(logic [1:0] format);
+    return format == 2'(FmtFp16) ? 2'd1 : format == 2'(FmtInt8) ? 2'd0 : 2'd2;
+  endfunction
+
   // A stored 8-bit value as a signed 9-bit number: int8 sign-extends, uint8 zero-extends.
   function automatic logic signed [8:0] widen(logic [7:0] value, logic is_signed);
     return is_signed ? {value[7], value} : {1'b0, value};

@@ -13,6 +13,12 @@
 // step still writes at most one word, as the buffer below expects). Responses
 // wait in a FIFO (a reused beat may take the response side's cycle), and reads are issued only
 // while the FIFO has room for them.
+//
+// Planar rows (A_PLANAR: an NCHW tensor's channel planes): element p of a row (one to MaxPlanes
+// elements of 1, 2 or 4 bytes) is at the row address + p x A.STRIDE3, and the row becomes one
+// word of its elements side by side. Each plane keeps the beat it read last, so consecutive
+// pixels reuse it: a row takes one step per plane whose element lies in a new beat (at least
+// one), on both sides, and 16 one-byte pixels of three planes take 18 steps.
 module npu_dma_load
   import npu_pkg::*;
   import npu_core_pkg::*;
@@ -28,6 +34,8 @@ module npu_dma_load
   input  tensor_t            a_i,
   input  tensor_t            b_i,
   input  logic               two_i,
+  input  logic [2:0]         planes_i,     // 0: contiguous rows; else A's elements per row
+  input  logic [1:0]         elem_log2_i,  // planar: log2 of the element's bytes
   input  logic [SpadAw-1:0]  spad_base_i,
   output logic               busy_o,
 
@@ -42,8 +50,37 @@ module npu_dma_load
   output logic [VecBits-1:0] spad_wdata_o
 );
 
-  tensor_t a_q, b_q;
-  logic    two_q;
+  localparam int unsigned MaxPlanes = 4;
+
+  tensor_t    a_q, b_q;
+  logic       two_q;
+  logic [2:0] planes_q;
+  logic [1:0] elem_log2_q;
+  logic       planar;
+  assign planar = planes_q != '0;
+
+  // Planar rows: per plane, the beat its element lies in and whether the plane's last beat
+  // (kept per side) is it; the lowest plane that needs a new beat, and whether it is the last.
+  /* verilator lint_off UNUSEDSIGNAL */
+  function automatic logic [MaxPlanes-1:0] planes_needing(
+      logic [31:0] row, logic [31:0] stride, logic [2:0] planes,
+      logic [MaxPlanes-1:0][31-VecIdxW:0] last, logic [MaxPlanes-1:0] last_valid);
+    logic [MaxPlanes-1:0] need;
+    logic [31:0]          addr;
+    for (int unsigned p = 0; p < MaxPlanes; p++) begin
+      addr    = row + 32'(p) * stride;
+      need[p] = 32'(p) < 32'(planes) && !(last_valid[p] && addr[31:VecIdxW] == last[p]);
+    end
+    return need;
+  endfunction
+  /* verilator lint_on UNUSEDSIGNAL */
+
+  function automatic logic [1:0] lowest_plane(logic [MaxPlanes-1:0] need);
+    for (int p = MaxPlanes - 1; p >= 0; p--) begin
+      if (need[p]) return 2'(p);
+    end
+    return '0;
+  endfunction
 
   localparam int unsigned BeatW  = 32 - VecIdxW;
   localparam int unsigned CountW = $clog2(RspDepth + 1);
@@ -67,6 +104,12 @@ module npu_dma_load
   logic              req_last_valid_q, req_reuse, req_skip, req_step;
   logic [16:0]       req_cur;  // the beat this step reads (or reuses)
   logic [CountW-1:0] reads_q;  // reads issued whose responses the response side has not taken
+  logic [MaxPlanes-1:0][BeatW-1:0] req_plane_beat_q;
+  logic [MaxPlanes-1:0]            req_plane_valid_q, req_need;
+  logic [1:0]                      req_plane;
+  /* verilator lint_off UNUSEDSIGNAL */
+  logic [31:0]                     req_plane_addr;
+  /* verilator lint_on UNUSEDSIGNAL */
 
   assign req_inner     = req_second_q ? b_q.inner : a_q.inner;
   assign req_beats     = beats_of(req_row, req_inner);
@@ -86,13 +129,20 @@ module npu_dma_load
     .last_row_o(req_last_row)
   );
 
-  logic req_fire, req_row_done;
-  assign req_valid_o  = req_active_q && !flush_i && (!req_reuse || req_skip) &&
-                        32'(reads_q) < RspDepth;
-  assign req_addr_o   = {req_beat_addr, {VecIdxW{1'b0}}};
+  assign req_need       = planes_needing(req_row, a_q.stride3, planes_q, req_plane_beat_q,
+                                          req_plane_valid_q);
+  assign req_plane      = lowest_plane(req_need);
+  assign req_plane_addr = req_row + 32'(req_plane) * a_q.stride3;
+
+  logic req_fire, req_row_done, req_no_read;
+  assign req_no_read  = planar ? req_need == '0 : req_reuse && !req_skip;
+  assign req_valid_o  = req_active_q && !flush_i && !req_no_read && 32'(reads_q) < RspDepth;
+  assign req_addr_o   = planar ? {req_plane_addr[31:VecIdxW], {VecIdxW{1'b0}}}
+                               : {req_beat_addr, {VecIdxW{1'b0}}};
   assign req_fire     = req_valid_o && req_ready_i;
-  assign req_step     = req_fire || (req_active_q && !flush_i && req_reuse && !req_skip);
-  assign req_row_done = req_step && (req_cur + 17'd1 >= req_beats);
+  assign req_step     = req_fire || (req_active_q && !flush_i && req_no_read);
+  assign req_row_done = req_step && (planar ? (req_need & (req_need - 1'b1)) == '0
+                                            : req_cur + 17'd1 >= req_beats);
 
   assign req_walk_start  = start_i || (req_row_done && req_last_row && !req_second_q && two_q);
   assign req_walk_tensor = start_i ? a_i : b_q;
@@ -113,7 +163,7 @@ module npu_dma_load
       req_beat_q   <= '0;
     end else if (req_step) begin
       if (!req_row_done) begin
-        req_beat_q <= req_cur + 17'd1;
+        req_beat_q <= planar ? '0 : req_cur + 17'd1;
       end else begin
         req_beat_q <= '0;
         if (req_last_row) begin
@@ -145,13 +195,33 @@ module npu_dma_load
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      a_q   <= '0;
-      b_q   <= '0;
-      two_q <= 1'b0;
+      req_plane_valid_q <= '0;
+    end else if (flush_i || start_i) begin
+      req_plane_valid_q <= '0;
+    end else if (planar && req_fire) begin
+      req_plane_valid_q[req_plane] <= 1'b1;
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (planar && req_fire) begin
+      req_plane_beat_q[req_plane] <= req_plane_addr[31:VecIdxW];
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      a_q         <= '0;
+      b_q         <= '0;
+      two_q       <= 1'b0;
+      planes_q    <= '0;
+      elem_log2_q <= '0;
     end else if (start_i) begin
-      a_q   <= a_i;
-      b_q   <= b_i;
-      two_q <= two_i;
+      a_q         <= a_i;
+      b_q         <= b_i;
+      two_q       <= two_i;
+      planes_q    <= planes_i;
+      elem_log2_q <= elem_log2_i;
     end
   end
 
@@ -172,7 +242,14 @@ module npu_dma_load
   logic               fifo_valid, fifo_in_ready;
   logic [VecBits-1:0] fifo_data, beat_data;
   logic [CountW-1:0]  fifo_count;  // reads_q bounds it
-  logic               rsp_take, rsp_row_done;
+  logic               rsp_take, rsp_row_done, fifo_pop;
+  logic [MaxPlanes-1:0][BeatW-1:0]   rsp_plane_beat_q;
+  logic [MaxPlanes-1:0][VecBits-1:0] rsp_plane_data_q;
+  logic [MaxPlanes-1:0]              rsp_plane_valid_q, rsp_need;
+  logic [1:0]                        rsp_plane;
+  /* verilator lint_off UNUSEDSIGNAL */
+  logic [31:0]                       rsp_plane_addr;
+  /* verilator lint_on UNUSEDSIGNAL */
 
   assign rsp_inner     = rsp_second_q ? b_q.inner : a_q.inner;
   assign rsp_off       = rsp_row[VecIdxW-1:0];
@@ -186,6 +263,11 @@ module npu_dma_load
   assign rsp_beat_addr = rsp_row[31:VecIdxW] + BeatW'(rsp_cur);
   assign beat_data     = rsp_from_last ? prev_q : fifo_data;
 
+  assign rsp_need       = planes_needing(rsp_row, a_q.stride3, planes_q, rsp_plane_beat_q,
+                                         rsp_plane_valid_q);
+  assign rsp_plane      = lowest_plane(rsp_need);
+  assign rsp_plane_addr = rsp_row + 32'(rsp_plane) * a_q.stride3;
+
   // Responses of this load (those of an aborted one arrive after the flush and are dropped).
   npu_fifo #(
     .Width(VecBits),
@@ -198,7 +280,7 @@ module npu_dma_load
     .in_ready_o (fifo_in_ready),
     .in_data_i  (rsp_data_i),
     .out_valid_o(fifo_valid),
-    .out_ready_i(rsp_take && !rsp_from_last),
+    .out_ready_i(fifo_pop),
     .out_data_o (fifo_data),
     .count_o    (fifo_count)
   );
@@ -213,8 +295,12 @@ module npu_dma_load
     .last_row_o(rsp_last_row)
   );
 
-  assign rsp_take     = rsp_active_q && !flush_i && (rsp_from_last || fifo_valid);
-  assign rsp_row_done = rsp_take && (rsp_cur + 17'd1 >= rsp_beats);
+  logic rsp_no_read;
+  assign rsp_no_read  = planar ? rsp_need == '0 : rsp_from_last;
+  assign rsp_take     = rsp_active_q && !flush_i && (rsp_no_read || fifo_valid);
+  assign fifo_pop     = rsp_take && !rsp_no_read;
+  assign rsp_row_done = rsp_take && (planar ? (rsp_need & (rsp_need - 1'b1)) == '0
+                                            : rsp_cur + 17'd1 >= rsp_beats);
 
   assign rsp_walk_start  = start_i || (rsp_row_done && rsp_last_row && !rsp_second_q && two_q);
   assign rsp_walk_tensor = start_i ? a_i : b_q;
@@ -235,7 +321,7 @@ module npu_dma_load
       rsp_beat_q   <= '0;
     end else if (rsp_take) begin
       if (!rsp_row_done) begin
-        rsp_beat_q <= rsp_cur + 17'd1;
+        rsp_beat_q <= planar ? '0 : rsp_cur + 17'd1;
       end else begin
         rsp_beat_q <= '0;
         if (rsp_last_row) begin
@@ -262,7 +348,7 @@ module npu_dma_load
       end else if (rsp_take) begin
         rsp_last_valid_q <= 1'b1;
       end
-      reads_q <= reads_q + CountW'(req_fire) - CountW'(rsp_take && !rsp_from_last);
+      reads_q <= reads_q + CountW'(req_fire) - CountW'(fifo_pop);
     end
   end
 
@@ -270,6 +356,43 @@ module npu_dma_load
     if (rsp_take) begin
       prev_q          <= beat_data;
       rsp_last_beat_q <= rsp_beat_addr;
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      rsp_plane_valid_q <= '0;
+    end else if (flush_i || start_i) begin
+      rsp_plane_valid_q <= '0;
+    end else if (planar && fifo_pop) begin
+      rsp_plane_valid_q[rsp_plane] <= 1'b1;
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (planar && fifo_pop) begin
+      rsp_plane_beat_q[rsp_plane] <= rsp_plane_addr[31:VecIdxW];
+      rsp_plane_data_q[rsp_plane] <= fifo_data;
+    end
+  end
+
+  // A planar row's word: element p from its plane's beat (the one popped this step for the
+  // plane that needed it), the rest of the word zero.
+  logic [VecBits-1:0] planar_word;
+  always_comb begin
+    logic [VecBits-1:0] beat;
+  /* verilator lint_off UNUSEDSIGNAL */
+    logic [31:0]        addr;
+  /* verilator lint_on UNUSEDSIGNAL */
+    planar_word = '0;
+    for (int unsigned p = 0; p < MaxPlanes; p++) begin
+      beat = rsp_need != '0 && 2'(p) == rsp_plane ? fifo_data : rsp_plane_data_q[p];
+      addr = rsp_row + 32'(p) * a_q.stride3;
+      for (int unsigned b = 0; b < 4; b++) begin
+        if (32'(p) < 32'(planes_q) && b < (32'd1 << elem_log2_q)) begin
+          planar_word[((p << elem_log2_q) + b) * 8 +: 8] = beat[(32'(addr[VecIdxW-1:0]) + b) * 8 +: 8];
+        end
+      end
     end
   end
 
@@ -304,7 +427,10 @@ module npu_dma_load
     emit_b = 1'b0;
     word_a = '0;
     word_b = '0;
-    if (rsp_take) begin
+    if (rsp_take && planar) begin
+      emit_a = rsp_row_done;
+      word_a = planar_word;
+    end else if (rsp_take) begin
       if (rsp_off == '0) begin
         emit_a = 1'b1;
         word_a = realign('0, beat_data, '0, rsp_cur, rsp_inner);
@@ -367,7 +493,7 @@ module npu_dma_load
   // shifted pair is never selected.
   logic unused_signals;
   assign unused_signals = ^{a_q.addr, a_q.count1, a_q.stride1, a_q.count2, a_q.count3,
-                            a_q.stride2, a_q.stride3, fifo_in_ready, fifo_count};
+                            a_q.stride2, fifo_in_ready, fifo_count};
 
   assign busy_o = req_active_q || rsp_active_q || fill_q != '0;
 

@@ -53,7 +53,7 @@ package npu_pkg;
 
   localparam logic [31:0] NpuId = 32'h4e505531;
   localparam logic [7:0] NpuVersionMajor = 8'd1;
-  localparam logic [7:0] NpuVersionMinor = 8'd0;
+  localparam logic [7:0] NpuVersionMinor = 8'd1;
 
   // Descriptor opcodes (HEADER.OPCODE), consecutive from 0. Per opcode: uses = the operands it reads from DRAM (A, B: the tensors; W: the weight or table stream at W_ADDR), array = it runs on the array, window = a window operation (kernel, stride, dilation and padding fields; output pixels of a tile).
   typedef enum logic [7:0] {
@@ -199,7 +199,7 @@ package npu_pkg;
 
   // Register reset values (the configuration registers follow the sizes).
   localparam logic [31:0] NPU_ID_RESVAL = 32'h4e505531;
-  localparam logic [31:0] NPU_VERSION_RESVAL = 32'h00000100;
+  localparam logic [31:0] NPU_VERSION_RESVAL = 32'h00000101;
   localparam logic [31:0] NPU_CONFIG_ARRAY_RESVAL = (32'(ArrayRows) << 0) | (32'(ArrayCols) << 8) | (32'(DramBusBytes) << 16);
   localparam logic [31:0] NPU_CONFIG_SPAD_RESVAL = (32'(SpadWords) << 0);
   localparam logic [31:0] NPU_CONFIG_ACC_RESVAL = (32'(AccDepth) << 0);
@@ -342,7 +342,8 @@ package npu_pkg;
     tensor_t b;  // bits 447:256
     tensor_t a;  // bits 255:64
     logic [31:0] tag;  // bits 63:32
-    logic [1:0] reserved8;
+    logic [0:0] reserved8;
+    logic [0:0] a_planar;  // bits 30:30
     logic [0:0] truncate;  // bits 29:29
     logic [2:0] compare;  // bits 28:26
     logic [0:0] norm_l2;  // bits 25:25

@@ -151,6 +151,8 @@ module npu_top
   // ------------------------------------------------------------------------------------------
   // Command processor.
   logic              load_start, load_two, load_busy;
+  logic [2:0]        load_planes;
+  logic [1:0]        load_elem_log2;
   tensor_t           load_a, load_b;
   logic [SpadAw-1:0] load_base;
   logic              compute_ready, compute_start, compute_job_valid, compute_retire, compute_idle;
@@ -189,6 +191,8 @@ module npu_top
     .load_a_o         (load_a),
     .load_b_o         (load_b),
     .load_two_o       (load_two),
+    .load_planes_o    (load_planes),
+    .load_elem_log2_o (load_elem_log2),
     .load_base_o      (load_base),
     .load_busy_i      (load_busy),
     .compute_ready_i  (compute_ready),
@@ -230,6 +234,8 @@ module npu_top
     .a_i         (load_a),
     .b_i         (load_b),
     .two_i       (load_two),
+    .planes_i    (load_planes),
+    .elem_log2_i (load_elem_log2),
     .spad_base_i (load_base),
     .busy_o      (load_busy),
     .req_valid_o (req_valid[ClientLoad]),

@@ -229,6 +229,13 @@ ErrorCode validate(const Descriptor& d, const ChainContext& chain) {
         }
     }
     if ((taps || pack) && !window) bad = true;
+    // A_PLANAR: a window operation loading A alone, one to four whole elements a pixel, every
+    // element within one beat (addresses multiples of the element's size).
+    if (d.aPlanar) {
+        const uint32_t size = npu::elementBytes(d);
+        bad |= !window || chainIn || residual || d.a.inner == 0 || d.a.inner > 4 * size ||
+               ((d.a.inner | d.a.addr | d.a.stride1 | d.a.stride2 | d.a.stride3) & (size - 1)) != 0;
+    }
     // WIDE: a CONV tile in both buffers, loaded and computed alone.
     if (wide) bad |= op != Opcode::CONV || pack || residual || chainOut || chainIn;
     // RESIDUAL: B has OUT's shape and follows A (or the chained words) in the buffer.
@@ -311,6 +318,34 @@ bool loadTensor(const DmaPort& port, const TensorDesc& t, std::vector<uint8_t>* 
         const bool reused = *lastBeat == addr / kBeat;
         counts->read += uint64_t{beats - (reused ? 1 : 0)} * kBeat;
         *lastBeat = addr / kBeat + beats - 1;
+        return true;
+    });
+    return ok;
+}
+
+/// Loads a planar A (A_PLANAR) as the load DMA does: row r's element p (`size` bytes) from the
+/// row's address + p x STRIDE3, the row one word. Each plane keeps the beat it read last.
+bool loadPlanarTensor(const DmaPort& port, const TensorDesc& t, uint32_t size,
+                      std::vector<uint8_t>* buffer, Counts* counts, uint32_t* faultAddr) {
+    const uint32_t planes = t.inner / size;
+    const uint64_t rows = uint64_t{t.count1} * t.count2 * t.count3;
+    buffer->assign(rows * kBeat, 0);
+    std::vector<std::optional<uint32_t>> lastBeat(planes);
+    bool ok = true;
+    forEachRow(t, [&](uint32_t row, uint32_t addr) {
+        for (uint32_t p = 0; p < planes; ++p) {
+            const uint32_t at = addr + p * t.stride3;
+            if (lastBeat[p] != at / kBeat) {
+                if (auto beat = port.firstOutside(at, size)) {
+                    *faultAddr = *beat;
+                    ok = false;
+                    return false;
+                }
+                counts->read += kBeat;
+                lastBeat[p] = at / kBeat;
+            }
+            port.read(at, size, buffer->data() + uint64_t{row} * kBeat + p * size);
+        }
         return true;
     });
     return ok;
@@ -415,9 +450,12 @@ class Executor {
         const bool chainIn = mD.flags & flag(npu::DescFlag::CHAIN_IN);
         if (chainIn) mA = std::move(*chained);
         std::optional<uint32_t> lastBeat;
-        if ((!chainIn && !loadTensor(mPort, mD.a, &mA, mCounts, &addr, &lastBeat)) ||
-            ((npu::op::usesB(mD.opcode) || residual()) &&
-             !loadTensor(mPort, mD.b, &mB, mCounts, &addr, &lastBeat))) {
+        const bool aLoaded =
+            chainIn ||
+            (mD.aPlanar ? loadPlanarTensor(mPort, mD.a, npu::elementBytes(mD), &mA, mCounts, &addr)
+                        : loadTensor(mPort, mD.a, &mA, mCounts, &addr, &lastBeat));
+        if (!aLoaded || ((npu::op::usesB(mD.opcode) || residual()) &&
+                         !loadTensor(mPort, mD.b, &mB, mCounts, &addr, &lastBeat))) {
             *fault = {ErrorCode::DMA_WINDOW, mIndex, addr};
             return false;
         }

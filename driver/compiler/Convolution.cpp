@@ -9,6 +9,7 @@
 // NHWC scratch copies that LUT identity copies fill and drain. Weights given as model inputs are
 // scattered into the packed stream at run time by LUT copies (float32: 4-byte copies).
 #include <algorithm>
+#include <cstring>
 #include <tuple>
 
 #include "driver/compiler/Lowering.h"
@@ -459,6 +460,18 @@ npu::DeviceTensor imageOf(uint32_t base, const std::array<uint32_t, 4>& dims, ui
     return t;
 }
 
+// Image n of NHWC operand `k` whose data lies in the NCHW planes of `planes` (at `base`), as a
+// convolution loads it with A_PLANAR.
+npu::DeviceTensor planesOf(uint32_t base, const std::array<uint32_t, 4>& dims, uint32_t n,
+                           const Operand& operand) {
+    const uint32_t size = elementSize(operand.type);
+    npu::DeviceTensor t = imageOf(base, dims, 0, 0, dims[3], operand);
+    t.pixelStride = size;
+    t.planeStride = dims[1] * dims[2] * size;
+    t.addr = base + n * dims[3] * t.planeStride;
+    return t;
+}
+
 // The fused pair's shapes: the depthwise layer's input, its result (on chip only) and the
 // pointwise layer's output, image n (addresses 0 for the dry run of the fusion pass).
 struct FusedTensors {
@@ -627,8 +640,10 @@ Status lowerConv(Lowering& lw, const Operation& op) {
         auto weights = groupWeights(lw, op, c, g);
         NN_RETURN_IF_ERROR(weights.status());
         for (uint32_t n = 0; n < c.w.in[0]; ++n) {
+            const auto planes = lw.planarSource(op.inputs[0]);
             const auto input =
-                imageOf(io->inBase, c.w.in, n, c.dw ? 0 : g * c.groupIn, c.groupIn, in);
+                planes ? planesOf(lw.address(*planes), c.w.in, n, in)
+                       : imageOf(io->inBase, c.w.in, n, c.dw ? 0 : g * c.groupIn, c.groupIn, in);
             // An ADD done in the drain (one group, NHWC) writes its output instead.
             const auto [residual, output] =
                 residualAndSum(lw, lw.opIndex(), n,
@@ -1363,6 +1378,38 @@ void planDepthwisePointwiseFusion(Lowering& lw) {
 // PACK and clamps nothing (the ADD takes its result unclamped), and when the weight streams of
 // the tiles B's room in the buffers adds cost less than the ADD's pass (reading both inputs and
 // writing the sum, of which B's load remains: twice the output's words).
+// An image that a converted model transposes from NCHW to NHWC for its first convolutions (at
+// most 4 channels, as ChainBuilder::conv takes planes) is not transposed: the TRANSPOSE writes
+// nothing, and each convolution reading its result loads its tiles from the NCHW planes.
+void planPlanarInputs(Lowering& lw) {
+    const auto& g = lw.model().main;
+    for (uint32_t i = 0; i < g.operations.size(); ++i) {
+        const Operation& t = g.operations[i];
+        if (t.type != OperationType::TRANSPOSE || t.inputs.size() != 2) continue;
+        const uint32_t nchw = t.inputs[0], nhwc = t.outputs[0];
+        const uint8_t* perm = lw.constants().data(t.inputs[1]);
+        const std::array<int32_t, 4> toNhwc{0, 2, 3, 1};
+        if (lw.dims(nchw).size() != 4 || lw.dims(nchw)[1] > 4 || !perm ||
+            lw.constants().length(t.inputs[1]) != sizeof(toNhwc) ||
+            std::memcmp(perm, toNhwc.data(), sizeof(toNhwc)) != 0 ||
+            std::count(g.outputIndexes.begin(), g.outputIndexes.end(), nhwc) != 0)
+            continue;
+        bool onlyConvolutions = true;
+        for (uint32_t j = 0; j < g.operations.size() && onlyConvolutions; ++j) {
+            const Operation& op = g.operations[j];
+            if (std::count(op.inputs.begin(), op.inputs.end(), nhwc) == 0) continue;
+            lw.setOpIndex(j);
+            const auto c = op.type == OperationType::CONV_2D && op.inputs[0] == nhwc &&
+                                   std::count(op.inputs.begin(), op.inputs.end(), nhwc) == 1 &&
+                                   !lw.isFusedIntoLater(j) && !lw.fusedFrom(j) && !lw.drainAddOf(j)
+                               ? convInfo(lw, op)
+                               : Result<ConvInfo>(invalidArgument("not a plain convolution"));
+            onlyConvolutions = c.ok() && !c->w.p.nchw && c->groups == 1 && !c->dw;
+        }
+        if (onlyConvolutions) lw.readAsPlanes(i, nhwc, nchw);
+    }
+}
+
 void planResidualAdds(Lowering& lw) {
     const auto& g = lw.model().main;
     std::vector<uint32_t> uses(g.operands.size(), 0);

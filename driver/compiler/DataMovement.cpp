@@ -523,6 +523,7 @@ Result<std::vector<std::vector<uint32_t>>> elementMapOutputShapes(const Lowering
 }
 
 Status lowerElementMap(Lowering& lw, const Operation& op) {
+    if (lw.isReadAsPlanes(lw.opIndex())) return okStatus();  // its readers load the planes
     auto map = loweringMap(lw, op);
     if (!map) return lw.fail(op, map.status().message);
     const Operand& out = lw.operand(op.outputs[0]);

@@ -193,6 +193,7 @@ Result<Program> Lowering::run() {
     }
     planDepthwisePointwiseFusion(*this);
     planResidualAdds(*this);
+    planPlanarInputs(*this);
     NN_RETURN_IF_ERROR(planTensors());
     mProgram.constantsOffset = mTensorEnd;
     // Named per original operation: one folded away by a rewrite has no descriptors.
@@ -372,6 +373,18 @@ void Lowering::addInDrain(uint32_t conv, uint32_t add, uint32_t convOutput) {
 std::optional<uint32_t> Lowering::drainAddOf(uint32_t conv) const {
     auto it = mDrainAdd.find(conv);
     if (it == mDrainAdd.end()) return std::nullopt;
+    return it->second;
+}
+
+void Lowering::readAsPlanes(uint32_t op, uint32_t output, uint32_t planes) {
+    mReadAsPlanes.insert(op);
+    mPlanarSource[output] = planes;
+    mOnChip.insert(output);
+}
+
+std::optional<uint32_t> Lowering::planarSource(uint32_t k) const {
+    auto it = mPlanarSource.find(k);
+    if (it == mPlanarSource.end()) return std::nullopt;
     return it->second;
 }
 

@@ -264,6 +264,7 @@ class MoveEmitter {
 /// Passes over the whole graph that run before device memory is laid out.
 void planDepthwisePointwiseFusion(Lowering& lowering);
 void planResidualAdds(Lowering& lowering);
+void planPlanarInputs(Lowering& lowering);
 
 /// The graph the lowering sees after the rewrites (Rewrite.cpp). Operands keep their indexes
 /// (new constants are appended); operations folded into others are gone.
@@ -326,6 +327,12 @@ class Lowering {
     void addInDrain(uint32_t conv, uint32_t add, uint32_t convOutput);
     std::optional<uint32_t> drainAddOf(uint32_t conv) const;
     bool isAddedInDrain(uint32_t add) const { return mAddedInDrain.count(add) != 0; }
+    // Layout transposes read in place: the NCHW -> NHWC TRANSPOSE `op` writes nothing, and the
+    // convolutions reading its `output` load the planes of its input instead (A_PLANAR).
+    void readAsPlanes(uint32_t op, uint32_t output, uint32_t planes);
+    bool isReadAsPlanes(uint32_t op) const { return mReadAsPlanes.count(op) != 0; }
+    /// The NCHW operand whose planes stand for NHWC operand k.
+    std::optional<uint32_t> planarSource(uint32_t k) const;
 
   private:
     Status inferShape(const Operation& op);
@@ -349,7 +356,8 @@ class Lowering {
     uint32_t mTensorEnd = 0;
     std::map<uint32_t, std::vector<uint32_t>> mScratch;  // operation -> its scratch areas
     std::map<uint32_t, uint32_t> mFusedInto, mFusedFrom, mDrainAdd;
-    std::set<uint32_t> mAddedInDrain;
+    std::set<uint32_t> mAddedInDrain, mReadAsPlanes;
+    std::map<uint32_t, uint32_t> mPlanarSource;  // NHWC operand -> the NCHW operand
     std::set<uint32_t> mOnChip;
     uint32_t mOpIndex = 0;
     Program mProgram;

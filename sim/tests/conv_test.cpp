@@ -64,9 +64,10 @@ struct CaseResult {
     uint64_t cycles = 0;
 };
 
-// Runs one (grouped, depthwise or plain) convolution and compares every output byte.
+// Runs one (grouped, depthwise or plain) convolution and compares every output byte. `planar`:
+// the input lies in DRAM as NCHW planes, which a plain convolution loads with A_PLANAR.
 CaseResult runConv(const ConvCase& c, uint32_t groups, bool depthwise, bool perChannel,
-                   std::mt19937& rng, bool taps = false) {
+                   std::mt19937& rng, bool taps = false, bool planar = false) {
     driver::HardwareAccess& hw = *testBench().npu;
     DeviceArena arena;
     const uint32_t inCg = depthwise ? 1 : c.inC / groups;
@@ -80,12 +81,24 @@ CaseResult runConv(const ConvCase& c, uint32_t groups, bool depthwise, bool perC
 
     const uint32_t inAddr = arena.alloc(input.size() + 1);
     const uint32_t outAddr = arena.alloc(size_t{c.outH} * c.outW * c.outC + 1);
-    REQUIRE(hw.writeMemory(inAddr, input.data(), input.size()).ok());
+    const uint32_t plane = c.h * c.w;
+    std::vector<uint8_t> stored = input;
+    if (planar) {
+        for (uint32_t p = 0; p < plane; ++p) {
+            for (uint32_t ch = 0; ch < c.inC; ++ch) stored[ch * plane + p] = input[p * c.inC + ch];
+        }
+    }
+    REQUIRE(hw.writeMemory(inAddr, stored.data(), stored.size()).ok());
     const std::vector<uint8_t> poison(size_t{c.outH} * c.outW * c.outC, 0xa5);
     REQUIRE(hw.writeMemory(outAddr, poison.data(), poison.size()).ok());
 
     npu::ChainBuilder program;
     DeviceTensor in{inAddr, 1, c.h, c.w, c.inC, 0, c.inSigned, c.inZero};
+    if (planar) {
+        REQUIRE((!depthwise && groups == 1));
+        in.pixelStride = 1;
+        in.planeStride = plane;
+    }
     DeviceTensor out{outAddr, 1, c.outH, c.outW, c.outC, 0, c.outSigned, 0};
     if (depthwise) {
         const std::vector<uint8_t> stream = npu::packDepthwiseWeights(
@@ -107,7 +120,7 @@ CaseResult runConv(const ConvCase& c, uint32_t groups, bool depthwise, bool perC
             DeviceTensor gin = in;
             gin.addr = inAddr + g * inCg;
             gin.c = inCg;
-            gin.pixelStride = c.inC;
+            gin.pixelStride = planar ? 1 : c.inC;
             DeviceTensor gout = out;
             gout.addr = outAddr + g * outCg;
             gout.c = outCg;
@@ -287,6 +300,62 @@ TEST_CASE("sim_npu_conv_image_loads_a_pixel_a_cycle") {
     CAPTURE(waited[0]);
     CAPTURE(waited[1]);
     CHECK(waited[1] - waited[0] <= 32 * 64 + 16);
+}
+
+TEST_CASE("sim_npu_conv_planar_input") {
+    // NCHW planes of 1-4 channels (A_PLANAR), with PACK where the kernel allows it, plane
+    // strides of any alignment: the same bytes as from an NHWC input, every descriptor planar.
+    std::mt19937 rng(testSeed(0x5eed2006));
+    for (int i = 0; i < 16; ++i) {
+        ConvCase c = randomCase(rng, 20, 4, 5);
+        c.inC = 1 + rng() % 4;
+        CAPTURE(i);
+        CAPTURE(c.h);
+        CAPTURE(c.w);
+        CAPTURE(c.inC);
+        CAPTURE(c.outC);
+        CAPTURE(c.g.kernelH);
+        CAPTURE(c.g.kernelW);
+        CAPTURE(c.g.strideW);
+        const CaseResult r = runConv(c, 1, false, rng() % 2, rng, false, true);
+        CHECK(r.mismatches == 0);
+    }
+    npu::ChainBuilder program;
+    DeviceTensor in{0x1000, 1, 30, 30, 3, 1, false, 0, 900};
+    REQUIRE(program.conv(in, {0x8000, 1, 28, 28, 8}, 0x10000, false, 0, {3, 3}, {}).ok());
+    for (const npu::Descriptor& d : program.descriptors()) {
+        CHECK(d.aPlanar);
+        CHECK(d.a.stride3 == 900);
+    }
+}
+
+TEST_CASE("sim_npu_conv_planar_image_rate") {
+    // A 3-plane image into a 3x3/2 stem, as sim_npu_conv_image_loads_a_pixel_a_cycle: each of
+    // 16 pixels reads a new beat in one plane of three, so 16 pixels take 18 load steps. 32 more
+    // image rows of 64 pixels wait 2,304 cycles more.
+    std::mt19937 rng(0x5eed2007);
+    driver::HardwareAccess& hw = *testBench().npu;
+    uint64_t waited[2] = {};
+    const uint32_t heights[2] = {17, 49};
+    for (int run = 0; run < 2; ++run) {
+        ConvCase c{};
+        c.h = heights[run];
+        c.w = 64;
+        c.inC = 3;
+        c.outC = 8;
+        c.g.kernelH = c.g.kernelW = 3;
+        c.g.strideH = c.g.strideW = 2;
+        c.g.padTop = c.g.padLeft = 1;
+        c.outH = windowOutput(c.h, 3, 2, 1, 1, 1);
+        c.outW = windowOutput(c.w, 3, 2, 1, 1, 1);
+        c.stage = randomStage(rng, false);
+        hw.writeRegister(npu::reg::kControl, npu::field::kControlPerfClear);
+        CHECK(runConv(c, 1, false, false, rng, false, true).ok);
+        waited[run] = hw.performanceCounters().stallInputCycles;
+    }
+    CAPTURE(waited[0]);
+    CAPTURE(waited[1]);
+    CHECK(waited[1] - waited[0] <= 32 * 64 * 18 / 16 + 16);
 }
 
 TEST_CASE("sim_npu_conv_groups") {

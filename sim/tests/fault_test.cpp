@@ -153,12 +153,38 @@ TEST_CASE("sim_fault_bad_field") {
     Descriptor overOneBuffer = rows(conv, kSpadWords + 4);
     Descriptor overBothBuffers = rows(conv, 2 * kSpadWords + 4);
     overBothBuffers.flags |= wide;
+    // A_PLANAR: a 4x4 tile of 4 planes (4 bytes a pixel) is valid; 5 planes, a float32 pixel
+    // of 6 bytes, an odd plane stride of binary16, an ADD are not.
+    Descriptor planar = conv;
+    planar.aPlanar = true;
+    planar.a.inner = 4;
+    planar.a.stride1 = 1;
+    planar.a.stride2 = 4;
+    planar.a.stride3 = 16;
+    Descriptor fivePlanes = planar;
+    fivePlanes.a.inner = 5;
+    Descriptor partFloat = planar;
+    partFloat.format = static_cast<uint32_t>(npu::Format::FP32);
+    partFloat.a.inner = 6;
+    Descriptor oddHalf = planar;
+    oddHalf.format = static_cast<uint32_t>(npu::Format::FP16);
+    oddHalf.a.stride1 = 2;
+    oddHalf.a.stride2 = 8;
+    oddHalf.a.stride3 = 33;
+    Descriptor planarAdd = planar;
+    planarAdd.opcode = Opcode::ADD;
+    planarAdd.b = planarAdd.a;
+    planarAdd.out = planarAdd.a;
     const std::vector<std::pair<const char*, Descriptor>> cases = {
         {"a zero-wide kernel", zeroKernel},
         {"WIDE on a DWCONV", wideDepthwise},
         {"WIDE with RESIDUAL", wideResidual},
         {"a tile over one buffer without WIDE", overOneBuffer},
         {"a WIDE tile over both buffers", overBothBuffers},
+        {"A_PLANAR with five planes", fivePlanes},
+        {"A_PLANAR with a part of a binary32 element", partFloat},
+        {"A_PLANAR with an odd binary16 plane stride", oddHalf},
+        {"A_PLANAR on an ADD", planarAdd},
     };
     for (const auto& [what, d] : cases) {
         CAPTURE(what);

@@ -172,9 +172,9 @@ class ChainGenerator {
                     return "bad format";
                 }
                 if (chance(30)) {
-                    // PACK, RESIDUAL and WIDE where they do not apply.
+                    // PACK, RESIDUAL, WIDE and A_PLANAR where they do not apply.
                     const bool conv = d.opcode == Opcode::CONV;
-                    switch (range(0, 3)) {
+                    switch (range(0, 4)) {
                         case 0:
                             d.flags |= static_cast<uint32_t>(DescFlag::PACK);
                             if (conv) d.a.inner = (kArrayRows / 2 + 1) * elementBytes(d);
@@ -188,6 +188,10 @@ class ChainGenerator {
                             d.flags |= static_cast<uint32_t>(DescFlag::WIDE);
                             if (conv) d.flags |= static_cast<uint32_t>(DescFlag::CHAIN_OUT);
                             return "WIDE where it does not apply";
+                        case 3:
+                            d.aPlanar = true;
+                            d.a.inner = 5 * elementBytes(d);
+                            return "A_PLANAR with five planes";
                         default:
                             if (!conv) return "nothing";
                             d.flags |= static_cast<uint32_t>(DescFlag::CHAIN_IN) |
@@ -285,6 +289,23 @@ class ChainGenerator {
         return t;
     }
 
+    /// An A_PLANAR input: `planes` planes of c1 x c2 elements of `size` bytes, each plane at
+    /// any multiple of the element's size from the last (planes may overlap).
+    TensorDesc planarTensor(uint32_t size, uint32_t planes, uint32_t c1, uint32_t c2) {
+        TensorDesc t;
+        t.inner = planes * size;
+        t.count1 = c1;
+        t.count2 = c2;
+        t.count3 = 1;
+        t.stride1 = size * (chance(70) ? 1 : range(0, 3));
+        t.stride2 = c1 * t.stride1 + size * (chance(50) ? 0 : range(0, 9));
+        t.stride3 = chance(70) ? c2 * t.stride2 + size * range(0, 9) : size * range(0, 40);
+        const uint64_t span = uint64_t{planes - 1} * t.stride3 + uint64_t{c2 - 1} * t.stride2 +
+                              uint64_t{c1 - 1} * t.stride1 + size;
+        t.addr = inputAddr(span + size) / size * size;
+        return t;
+    }
+
     /// A dimension of one row never steps its stride: any value must do (all 32 bits).
     void anyUnusedStrides(TensorDesc& t) {
         if (t.count1 == 1 && chance(50)) t.stride1 = static_cast<uint32_t>(mRng());
@@ -363,12 +384,15 @@ class ChainGenerator {
         window(d, Opcode::CONV);
         maybeFloat(d, floatAllowed);
         const uint32_t inW = range(1, 9), inH = range(1, 9);
-        d.a = inputTensor(inner * elementBytes(d), inW, inH, 1);
+        d.aPlanar = inner <= 4 && chance(30);
+        d.a = d.aPlanar ? planarTensor(elementBytes(d), inner, inW, inH)
+                        : inputTensor(inner * elementBytes(d), inW, inH, 1);
         d.out = outputTensor(outC * elementBytes(d), outW, outH, 1);
         if (inner <= kArrayRows / 2 && inner * elementBytes(d) <= kVec &&
             d.kernelH * d.kernelW > 1 && chance(60))
             d.flags |= static_cast<uint32_t>(DescFlag::PACK);
-        if (d.format == 0 && !(d.flags & static_cast<uint32_t>(DescFlag::PACK)) && chance(25))
+        if (d.format == 0 && !(d.flags & static_cast<uint32_t>(DescFlag::PACK)) && !d.aPlanar &&
+            chance(25))
             addResidual(d);
         const uint32_t packOrResidual =
             static_cast<uint32_t>(DescFlag::PACK) | static_cast<uint32_t>(DescFlag::RESIDUAL);
@@ -430,7 +454,8 @@ class ChainGenerator {
         const bool big = chance(12);
         const auto side = [&] { return big ? range(7, 24) : range(1, 6); };
         if (pick < 28)
-            return conv(range(1, big ? 70 : 40), range(1, big ? 70 : 40), side(), side());
+            return conv(chance(20) ? range(1, 4) : range(1, big ? 70 : 40), range(1, big ? 70 : 40),
+                        side(), side());
         if (pick < 48) return depthwise(range(1, big ? 70 : 40), side(), side());
         if (pick < 64) {
             window(d, chance(50) ? Opcode::MAXPOOL : Opcode::AVGPOOL);

@@ -586,6 +586,48 @@ TEST_CASE("npu_concatenation_of_slabs_longer_than_a_row") {
     CHECK(countNpu(partitions) == 1);  // prepared on the NPU, not fallen back to the CPU
 }
 
+TEST_CASE("npu_transposed_image_read_as_planes") {
+    // An NCHW image transposed to NHWC for a convolution (a converted model's input): the
+    // TRANSPOSE writes nothing and the convolution loads the NCHW planes (A_PLANAR), bit-exact
+    // with the golden on the functional model and the RTL. When the transposed image is also a
+    // model output, or another operation reads it, the TRANSPOSE runs.
+    enum class Reader { kConvOnly, kAlsoOutput, kAlsoPool };
+    for (Reader reader : {Reader::kConvOnly, Reader::kAlsoOutput, Reader::kAlsoPool}) {
+        CAPTURE(static_cast<int>(reader));
+        ModelBuilder b;
+        const uint32_t image = b.addInput(kQ8, {1, 3, 21, 18}, 1.0f / 128, 128);
+        const std::vector<uint32_t> nhwc{1, 21, 18, 3};
+        const QuantTensor t{reader == Reader::kAlsoOutput
+                                ? b.addOutput(kQ8, nhwc, 1.0f / 128, 128)
+                                : b.addOperand(kQ8, nhwc, 1.0f / 128, 128),
+                            1.0f / 128, 128};
+        b.addOperation(OperationType::TRANSPOSE,
+                       {image, b.addConstant(OperandType::TENSOR_INT32, {4},
+                                             std::vector<int32_t>{0, 2, 3, 1})},
+                       {t.operand});
+        const QuantTensor out{b.addOutput(kQ8, {1, 21, 18, 16}, 1.0f / 16, 128), 1.0f / 16, 128};
+        addConv(b, t, 3, 16, 3, out, 11);
+        if (reader == Reader::kAlsoPool) {
+            const uint32_t pooled = b.addOutput(kQ8, {1, 10, 9, 3}, 1.0f / 128, 128);
+            std::vector<uint32_t> inputs{t.operand};
+            for (int32_t v : {0, 0, 0, 0, 2, 2, 2, 2, 0}) inputs.push_back(b.addInt32(v));
+            b.addOperation(OperationType::MAX_POOL_2D, inputs, {pooled});
+        }
+        const Model model = b.build();
+        auto program = driver::compileModel(model, {});
+        REQUIRE_MESSAGE(program.ok(), program.status().message);
+        const bool transposed =
+            std::any_of(program->descriptors.begin(), program->descriptors.end(),
+                        [](const npu::Descriptor& d) { return d.tag == 0; });
+        CHECK(transposed == (reader != Reader::kConvOnly));
+        for (const npu::Descriptor& d : program->descriptors) {
+            if (d.tag == 1) CHECK(d.aPlanar == (reader == Reader::kConvOnly));
+        }
+        for (auto npu : {sim::NpuImplementation::kFunctional, sim::NpuImplementation::kRtl})
+            CHECK(countNpu(runMatchingGolden(model, 5, npu)) == 1);
+    }
+}
+
 TEST_CASE("npu_element_maps_match_golden") {
     // The data-movement operations as strided copies, on the functional model and the RTL:
     // transposes between NCHW and NHWC on the array (two images; and back) and in one-byte rows
