@@ -17,8 +17,10 @@
 // Planar rows (A_PLANAR: an NCHW tensor's channel planes): element p of a row (one to MaxPlanes
 // elements of 1, 2 or 4 bytes) is at the row address + p x A.STRIDE3, and the row becomes one
 // word of its elements side by side. Each plane keeps the beat it read last, so consecutive
-// pixels reuse it: a row takes one step per plane whose element lies in a new beat (at least
-// one), on both sides, and 16 one-byte pixels of three planes take 18 steps.
+// pixels reuse it, and only beats a plane has not read yet go to DRAM. Both sides step a row a
+// cycle: the request side queues a row's new beats (plane order) and issues them from the
+// queue, one a cycle; the response side keeps up to MaxPlanes returned beats at hand, so a row
+// that needs several takes them at once. 16 one-byte pixels of three planes take 16 cycles.
 module npu_dma_load
   import npu_pkg::*;
   import npu_core_pkg::*;
@@ -59,27 +61,25 @@ module npu_dma_load
   logic       planar;
   assign planar = planes_q != '0;
 
-  // Planar rows: per plane, the beat its element lies in and whether the plane's last beat
-  // (kept per side) is it; the lowest plane that needs a new beat, and whether it is the last.
-  /* verilator lint_off UNUSEDSIGNAL */
+  // Planar rows: the byte address of element p of the row at `row`.
+  function automatic logic [31:0] plane_addr(logic [31:0] row, int unsigned p);
+    return row + 32'(p) * a_q.stride3;
+  endfunction
+
+  // The planes (below `planes`) whose element at `row` lies in another beat than the one the
+  // plane kept (`last`, if `valid`).
   function automatic logic [MaxPlanes-1:0] planes_needing(
-      logic [31:0] row, logic [31:0] stride, logic [2:0] planes,
-      logic [MaxPlanes-1:0][31-VecIdxW:0] last, logic [MaxPlanes-1:0] last_valid);
+      logic [31:0] row, logic [MaxPlanes-1:0][31-VecIdxW:0] last,
+      logic [MaxPlanes-1:0] valid);
     logic [MaxPlanes-1:0] need;
+    /* verilator lint_off UNUSEDSIGNAL */
     logic [31:0]          addr;
+    /* verilator lint_on UNUSEDSIGNAL */
     for (int unsigned p = 0; p < MaxPlanes; p++) begin
-      addr    = row + 32'(p) * stride;
-      need[p] = 32'(p) < 32'(planes) && !(last_valid[p] && addr[31:VecIdxW] == last[p]);
+      addr    = plane_addr(row, p);
+      need[p] = 32'(p) < 32'(planes_q) && !(valid[p] && addr[31:VecIdxW] == last[p]);
     end
     return need;
-  endfunction
-  /* verilator lint_on UNUSEDSIGNAL */
-
-  function automatic logic [1:0] lowest_plane(logic [MaxPlanes-1:0] need);
-    for (int p = MaxPlanes - 1; p >= 0; p--) begin
-      if (need[p]) return 2'(p);
-    end
-    return '0;
   endfunction
 
   localparam int unsigned BeatW  = 32 - VecIdxW;
@@ -104,12 +104,12 @@ module npu_dma_load
   logic              req_last_valid_q, req_reuse, req_skip, req_step;
   logic [16:0]       req_cur;  // the beat this step reads (or reuses)
   logic [CountW-1:0] reads_q;  // reads issued whose responses the response side has not taken
-  logic [MaxPlanes-1:0][BeatW-1:0] req_plane_beat_q;
+  // Planar: the beat each plane read last; the queue of beats to read (head first).
+  localparam int unsigned PendDepth = 2 * MaxPlanes;
+  logic [MaxPlanes-1:0][BeatW-1:0] req_plane_beat_q, req_row_beat;
   logic [MaxPlanes-1:0]            req_plane_valid_q, req_need;
-  logic [1:0]                      req_plane;
-  /* verilator lint_off UNUSEDSIGNAL */
-  logic [31:0]                     req_plane_addr;
-  /* verilator lint_on UNUSEDSIGNAL */
+  logic [PendDepth-1:0][BeatW-1:0] pend_q, pend_d;
+  logic [3:0]                      pend_count_q, pend_count_d;
 
   assign req_inner     = req_second_q ? b_q.inner : a_q.inner;
   assign req_beats     = beats_of(req_row, req_inner);
@@ -129,20 +129,58 @@ module npu_dma_load
     .last_row_o(req_last_row)
   );
 
-  assign req_need       = planes_needing(req_row, a_q.stride3, planes_q, req_plane_beat_q,
-                                          req_plane_valid_q);
-  assign req_plane      = lowest_plane(req_need);
-  assign req_plane_addr = req_row + 32'(req_plane) * a_q.stride3;
+  assign req_need = planes_needing(req_row, req_plane_beat_q, req_plane_valid_q);
+  always_comb begin
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic [31:0] addr;
+    /* verilator lint_on UNUSEDSIGNAL */
+    for (int unsigned p = 0; p < MaxPlanes; p++) begin
+      addr            = plane_addr(req_row, p);
+      req_row_beat[p] = addr[31:VecIdxW];
+    end
+  end
 
-  logic req_fire, req_row_done, req_no_read;
-  assign req_no_read  = planar ? req_need == '0 : req_reuse && !req_skip;
-  assign req_valid_o  = req_active_q && !flush_i && !req_no_read && 32'(reads_q) < RspDepth;
-  assign req_addr_o   = planar ? {req_plane_addr[31:VecIdxW], {VecIdxW{1'b0}}}
-                               : {req_beat_addr, {VecIdxW{1'b0}}};
+  logic req_fire, req_row_done;
+  assign req_valid_o  = !flush_i && 32'(reads_q) < RspDepth &&
+                        (planar ? pend_count_q != '0
+                                : req_active_q && (!req_reuse || req_skip));
+  assign req_addr_o   = {planar ? pend_q[0] : req_beat_addr, {VecIdxW{1'b0}}};
   assign req_fire     = req_valid_o && req_ready_i;
-  assign req_step     = req_fire || (req_active_q && !flush_i && req_no_read);
-  assign req_row_done = req_step && (planar ? (req_need & (req_need - 1'b1)) == '0
-                                            : req_cur + 17'd1 >= req_beats);
+  // A planar row steps while the queue has room for all its planes' beats.
+  assign req_step     = planar ? req_active_q && !flush_i && 32'(pend_count_q) <= PendDepth - MaxPlanes
+                               : req_fire || (req_active_q && !flush_i && req_reuse && !req_skip);
+  assign req_row_done = req_step && (planar || req_cur + 17'd1 >= req_beats);
+
+  always_comb begin
+    pend_d       = pend_q;
+    pend_count_d = pend_count_q;
+    if (planar && req_fire) begin
+      for (int unsigned i = 0; i + 1 < PendDepth; i++) pend_d[i] = pend_d[i + 1];
+      pend_count_d = pend_count_d - 4'd1;
+    end
+    if (planar && req_step) begin
+      for (int unsigned p = 0; p < MaxPlanes; p++) begin
+        if (req_need[p]) begin
+          pend_d[pend_count_d[2:0]] = req_row_beat[p];
+          pend_count_d              = pend_count_d + 4'd1;
+        end
+      end
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      pend_count_q <= '0;
+    end else if (flush_i || start_i) begin
+      pend_count_q <= '0;
+    end else begin
+      pend_count_q <= pend_count_d;
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    pend_q <= pend_d;
+  end
 
   assign req_walk_start  = start_i || (req_row_done && req_last_row && !req_second_q && two_q);
   assign req_walk_tensor = start_i ? a_i : b_q;
@@ -198,14 +236,16 @@ module npu_dma_load
       req_plane_valid_q <= '0;
     end else if (flush_i || start_i) begin
       req_plane_valid_q <= '0;
-    end else if (planar && req_fire) begin
-      req_plane_valid_q[req_plane] <= 1'b1;
+    end else if (planar && req_step) begin
+      req_plane_valid_q <= req_plane_valid_q | req_need;
     end
   end
 
   always_ff @(posedge clk_i) begin
-    if (planar && req_fire) begin
-      req_plane_beat_q[req_plane] <= req_plane_addr[31:VecIdxW];
+    for (int unsigned p = 0; p < MaxPlanes; p++) begin
+      if (planar && req_step && req_need[p]) begin
+        req_plane_beat_q[p] <= req_row_beat[p];
+      end
     end
   end
 
@@ -243,13 +283,13 @@ module npu_dma_load
   logic [VecBits-1:0] fifo_data, beat_data;
   logic [CountW-1:0]  fifo_count;  // reads_q bounds it
   logic               rsp_take, rsp_row_done, fifo_pop;
-  logic [MaxPlanes-1:0][BeatW-1:0]   rsp_plane_beat_q;
-  logic [MaxPlanes-1:0][VecBits-1:0] rsp_plane_data_q;
+  // Planar: each plane's last beat and its data; returned beats at hand (oldest first), and
+  // per plane, the one a row that needs it takes (by its rank among the row's needs).
+  logic [MaxPlanes-1:0][BeatW-1:0]   rsp_plane_beat_q, rsp_row_beat;
+  logic [MaxPlanes-1:0][VecBits-1:0] rsp_plane_data_q, rsp_row_data;
   logic [MaxPlanes-1:0]              rsp_plane_valid_q, rsp_need;
-  logic [1:0]                        rsp_plane;
-  /* verilator lint_off UNUSEDSIGNAL */
-  logic [31:0]                       rsp_plane_addr;
-  /* verilator lint_on UNUSEDSIGNAL */
+  logic [MaxPlanes-1:0][VecBits-1:0] held_q, held_d;
+  logic [2:0]                        held_count_q, held_count_d, rsp_needs;
 
   assign rsp_inner     = rsp_second_q ? b_q.inner : a_q.inner;
   assign rsp_off       = rsp_row[VecIdxW-1:0];
@@ -263,10 +303,21 @@ module npu_dma_load
   assign rsp_beat_addr = rsp_row[31:VecIdxW] + BeatW'(rsp_cur);
   assign beat_data     = rsp_from_last ? prev_q : fifo_data;
 
-  assign rsp_need       = planes_needing(rsp_row, a_q.stride3, planes_q, rsp_plane_beat_q,
-                                         rsp_plane_valid_q);
-  assign rsp_plane      = lowest_plane(rsp_need);
-  assign rsp_plane_addr = rsp_row + 32'(rsp_plane) * a_q.stride3;
+  assign rsp_need = planes_needing(rsp_row, rsp_plane_beat_q, rsp_plane_valid_q);
+  always_comb begin
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic [31:0] addr;
+    /* verilator lint_on UNUSEDSIGNAL */
+    logic [2:0]  rank;
+    rank = '0;
+    for (int unsigned p = 0; p < MaxPlanes; p++) begin
+      addr            = plane_addr(rsp_row, p);
+      rsp_row_beat[p] = addr[31:VecIdxW];
+      rsp_row_data[p] = rsp_need[p] ? held_q[rank[1:0]] : rsp_plane_data_q[p];
+      rank            = rank + 3'(rsp_need[p]);
+    end
+    rsp_needs = rank;
+  end
 
   // Responses of this load (those of an aborted one arrive after the flush and are dropped).
   npu_fifo #(
@@ -295,12 +346,42 @@ module npu_dma_load
     .last_row_o(rsp_last_row)
   );
 
-  logic rsp_no_read;
-  assign rsp_no_read  = planar ? rsp_need == '0 : rsp_from_last;
-  assign rsp_take     = rsp_active_q && !flush_i && (rsp_no_read || fifo_valid);
-  assign fifo_pop     = rsp_take && !rsp_no_read;
-  assign rsp_row_done = rsp_take && (planar ? (rsp_need & (rsp_need - 1'b1)) == '0
-                                            : rsp_cur + 17'd1 >= rsp_beats);
+  // A planar row steps once the beats it needs are at hand; beats move there from the FIFO,
+  // one a cycle, while there is room.
+  assign rsp_take     = rsp_active_q && !flush_i &&
+                        (planar ? held_count_q >= rsp_needs : rsp_from_last || fifo_valid);
+  assign fifo_pop     = planar ? fifo_valid && !flush_i && 32'(held_count_q) < MaxPlanes
+                               : rsp_take && !rsp_from_last;
+  assign rsp_row_done = rsp_take && (planar || rsp_cur + 17'd1 >= rsp_beats);
+
+  always_comb begin
+    held_d       = held_q;
+    held_count_d = held_count_q;
+    if (planar && rsp_take) begin
+      for (int unsigned i = 0; i < MaxPlanes; i++) begin
+        held_d[i] = 32'(i) + 32'(rsp_needs) < MaxPlanes ? held_q[2'(32'(i) + 32'(rsp_needs))] : '0;
+      end
+      held_count_d = held_count_d - rsp_needs;
+    end
+    if (fifo_pop && planar) begin
+      held_d[held_count_d[1:0]] = fifo_data;
+      held_count_d              = held_count_d + 3'd1;
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      held_count_q <= '0;
+    end else if (flush_i || start_i) begin
+      held_count_q <= '0;
+    end else begin
+      held_count_q <= held_count_d;
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    held_q <= held_d;
+  end
 
   assign rsp_walk_start  = start_i || (rsp_row_done && rsp_last_row && !rsp_second_q && two_q);
   assign rsp_walk_tensor = start_i ? a_i : b_q;
@@ -364,33 +445,36 @@ module npu_dma_load
       rsp_plane_valid_q <= '0;
     end else if (flush_i || start_i) begin
       rsp_plane_valid_q <= '0;
-    end else if (planar && fifo_pop) begin
-      rsp_plane_valid_q[rsp_plane] <= 1'b1;
+    end else if (planar && rsp_take) begin
+      rsp_plane_valid_q <= rsp_plane_valid_q | rsp_need;
     end
   end
 
   always_ff @(posedge clk_i) begin
-    if (planar && fifo_pop) begin
-      rsp_plane_beat_q[rsp_plane] <= rsp_plane_addr[31:VecIdxW];
-      rsp_plane_data_q[rsp_plane] <= fifo_data;
+    for (int unsigned p = 0; p < MaxPlanes; p++) begin
+      if (planar && rsp_take && rsp_need[p]) begin
+        rsp_plane_beat_q[p] <= rsp_row_beat[p];
+        rsp_plane_data_q[p] <= rsp_row_data[p];
+      end
     end
   end
 
-  // A planar row's word: element p from its plane's beat (the one popped this step for the
-  // plane that needed it), the rest of the word zero.
+  // A planar row's word: element p from its plane's beat, the rest of the word zero.
   logic [VecBits-1:0] planar_word;
   always_comb begin
-    logic [VecBits-1:0] beat;
-  /* verilator lint_off UNUSEDSIGNAL */
-    logic [31:0]        addr;
-  /* verilator lint_on UNUSEDSIGNAL */
+    logic [VecBits-1:0]   beat;
+    logic [VecIdxW-1:0]   off;
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic [31:0]          addr;
+    /* verilator lint_on UNUSEDSIGNAL */
     planar_word = '0;
     for (int unsigned p = 0; p < MaxPlanes; p++) begin
-      beat = rsp_need != '0 && 2'(p) == rsp_plane ? fifo_data : rsp_plane_data_q[p];
-      addr = rsp_row + 32'(p) * a_q.stride3;
+      beat = rsp_row_data[p];
+      addr = plane_addr(rsp_row, p);
+      off  = addr[VecIdxW-1:0];
       for (int unsigned b = 0; b < 4; b++) begin
         if (32'(p) < 32'(planes_q) && b < (32'd1 << elem_log2_q)) begin
-          planar_word[((p << elem_log2_q) + b) * 8 +: 8] = beat[(32'(addr[VecIdxW-1:0]) + b) * 8 +: 8];
+          planar_word[((p << elem_log2_q) + b) * 8 +: 8] = beat[(32'(off) + b) * 8 +: 8];
         end
       end
     end
@@ -495,6 +579,6 @@ module npu_dma_load
   assign unused_signals = ^{a_q.addr, a_q.count1, a_q.stride1, a_q.count2, a_q.count3,
                             a_q.stride2, fifo_in_ready, fifo_count};
 
-  assign busy_o = req_active_q || rsp_active_q || fill_q != '0;
+  assign busy_o = req_active_q || rsp_active_q || fill_q != '0 || pend_count_q != '0;
 
 endmodule
