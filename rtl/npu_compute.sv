@@ -9,9 +9,9 @@
 //   - npu_weight_loader: per nb the quantization words, then one Vec x Vec block per kt into the
 //     array's idle weight buffer while the other buffer is in use;
 //   - npu_array: the weight-stationary array;
-//   - npu_accum: two banks of AccDepth x Vec int32 that sum the K steps of one nb each;
+//   - npu_accum: AccBanks banks of AccDepth x Vec int32 that sum the K steps of one nb each;
 //   - npu_drain: a full bank through npu_requant (or the pooling finish, npu_pool) to the store
-//     DMA while the other bank fills (RESIDUAL banks through npu_residual, which adds B's
+//     DMA while the other banks fill (RESIDUAL banks through npu_residual, which adds B's
 //     words read from the scratchpad); CHAIN_OUT banks drain into the scratchpad buffer of the
 //     next descriptor instead, whose CHAIN_IN feeder issues each input word only once the drain
 //     has written it, so a depthwise layer and the pointwise layer after it overlap without DRAM
@@ -159,8 +159,9 @@ module npu_compute
 
   // ------------------------------------------------------------------------------------------
   // Feeder.
-  logic [1:0]                 bank_busy;
-  logic                       claim, claim_bank;
+  logic [AccBanks-1:0]        bank_busy;
+  logic                       claim;
+  logic [BankW-1:0]           claim_bank, fd_bank;
   bank_job_t                  claim_job;
   logic [15:0]                fd_seq, fd_block, ld_block;
   logic                       fd_block_end;
@@ -191,6 +192,7 @@ module npu_compute
     .claim_bank_o       (claim_bank),
     .claim_job_o        (claim_job),
     .seq_o              (fd_seq),
+    .bank_o             (fd_bank),
     .block_o            (fd_block),
     .ld_block_i         (ld_block),
     .block_end_o        (fd_block_end),
@@ -227,7 +229,7 @@ module npu_compute
   logic [VecIdxW-1:0]        wload_row;
   wload_row_t                wload_data;
   word_lanes_t               fp_wload_data;
-  logic                      dr_bank;
+  logic [BankW-1:0]          dr_bank;
   word_lanes_t               q_bias, q_mult;
   shift_lanes_t              q_shift;
 
@@ -239,6 +241,7 @@ module npu_compute
     .job_i         (job_q),
     .idle_o        (ld_idle),
     .fd_seq_i      (fd_seq),
+    .fd_bank_i     (fd_bank),
     .fd_block_i    (fd_block),
     .fd_block_end_i(fd_block_end),
     .rel_seq_i     (rel_seq),

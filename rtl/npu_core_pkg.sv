@@ -12,6 +12,11 @@ package npu_core_pkg;
   localparam int unsigned VecIdxW  = $clog2(Vec);
   localparam int unsigned SpadAw   = $clog2(2 * SpadWords);
   localparam int unsigned AccAw    = $clog2(AccDepth);
+  // Accumulator banks, filled and drained in turn: three, so that a block can fill while the
+  // drain empties one and another waits (a chained consumer's first block claims a bank while
+  // its producer's last two still drain).
+  localparam int unsigned AccBanks = 3;
+  localparam int unsigned BankW    = $clog2(AccBanks);
 
   // Memory clients of npu_mem_arb, in round-robin order.
   localparam int unsigned NumClients = 4;
@@ -116,7 +121,7 @@ package npu_core_pkg;
   typedef struct packed {
     logic             valid;
     logic [AccAw-1:0] p;
-    logic             bank;
+    logic [BankW-1:0] bank;
     logic             tag;
     logic             first;      // first K step: overwrite the accumulator
     logic             bank_done;  // last vector of the bank
@@ -258,6 +263,11 @@ package npu_core_pkg;
   // log2 of the bytes of an element of a format (INT32 as 4).
   function automatic logic [1:0] elem_log2(logic [1:0] format);
     return format == 2'(FmtFp16) ? 2'd1 : format == 2'(FmtInt8) ? 2'd0 : 2'd2;
+  endfunction
+
+  // The bank after bank b.
+  function automatic logic [BankW-1:0] next_bank(logic [BankW-1:0] b);
+    return 32'(b) == AccBanks - 1 ? '0 : b + 1'b1;
   endfunction
 
   // A stored 8-bit value as a signed 9-bit number: int8 sign-extends, uint8 zero-extends.

@@ -17,7 +17,7 @@ module npu_drain
   input  logic               flush_i,
 
   // Accumulator banks (npu_accum): bank_o's flag, job and entries.
-  output logic               bank_o,
+  output logic [BankW-1:0]   bank_o,
   input  logic               bank_full_i,
   input  bank_job_t          bank_job_i,
   output logic               acc_rd_o,
@@ -73,7 +73,8 @@ module npu_drain
   } drain_state_e;
 
   drain_state_e state_q, state_d;
-  logic [15:0]  seq_q, seq_d;                  // banks drained (the bank is bit 0)
+  logic [15:0]  seq_q, seq_d;                  // banks drained
+  logic [BankW-1:0] bank_q, bank_d;            // the bank of block seq_q
   logic [15:0]  rel_seq_q, rel_seq_d;          // banks released
   logic [31:0]  p_q, p_d;                      // entry to read
   logic         entry_valid_q, entry_valid_d;  // the read port holds an entry for the next stage
@@ -96,6 +97,7 @@ module npu_drain
   always_comb begin
     state_d       = state_q;
     seq_d         = seq_q;
+    bank_d        = bank_q;
     p_d           = p_q;
     entry_valid_d = entry_valid_q;
     if (rd) begin
@@ -137,6 +139,7 @@ module npu_drain
       end
       DrRetire: begin
         seq_d   = seq_q + 1;
+        bank_d  = next_bank(bank_q);
         state_d = DrIdle;
       end
       default: state_d = DrIdle;
@@ -184,6 +187,7 @@ module npu_drain
     if (!rst_ni) begin
       state_q         <= DrIdle;
       seq_q           <= '0;
+      bank_q          <= '0;
       rel_seq_q       <= '0;
       p_q             <= '0;
       entry_valid_q   <= 1'b0;
@@ -191,12 +195,14 @@ module npu_drain
     end else if (flush_i) begin
       state_q         <= DrIdle;
       seq_q           <= '0;
+      bank_q          <= '0;
       rel_seq_q       <= '0;
       entry_valid_q   <= 1'b0;
       chain_written_q <= '0;
     end else begin
       state_q         <= state_d;
       seq_q           <= seq_d;
+      bank_q          <= bank_d;
       rel_seq_q       <= rel_seq_d;
       p_q             <= p_d;
       entry_valid_q   <= entry_valid_d;
@@ -242,7 +248,7 @@ module npu_drain
 
   // ------------------------------------------------------------------------------------------
   // Outputs.
-  assign bank_o          = seq_q[0];
+  assign bank_o          = bank_q;
   assign acc_rd_o        = rd;
   assign acc_rd_addr_o   = AccAw'(p_q);
   assign rel_seq_o       = rel_seq_q;

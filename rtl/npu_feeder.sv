@@ -42,11 +42,12 @@ module npu_feeder
   output logic                      done_o,         // its last vector issues
 
   // Accumulator banks (npu_accum): the feeder claims them in order.
-  input  logic [1:0]                bank_busy_i,
+  input  logic [AccBanks-1:0]       bank_busy_i,
   output logic                      claim_o,
-  output logic                      claim_bank_o,
+  output logic [BankW-1:0]          claim_bank_o,
   output bank_job_t                 claim_job_o,
   output logic [15:0]               seq_o,          // number of the current or next block
+  output logic [BankW-1:0]          bank_o,         // and its accumulator bank
 
   // Weight loader: blocks are numbered in issue order; the array's weight buffer is bit 0.
   output logic [15:0]               block_o,
@@ -113,7 +114,8 @@ module npu_feeder
   logic [15:0] nb_d, kt_d, ky_d, kx_d, cb_d, oy_d, ox_d;
   logic [31:0] p_q, p_d;
   logic [15:0] block_q, block_d;  // global block numbers (the array buffer is bit 0)
-  logic [15:0] seq_q, seq_d;      // global block numbers of the accumulator banks (bank is bit 0)
+  logic [15:0] seq_q, seq_d;      // global block numbers of the accumulator banks
+  logic [BankW-1:0] bank_q, bank_d;  // the bank of block seq_q
   // Input word of the block (K step x pixels + pixel, as a CHAIN_OUT drain numbers its writes).
   logic [31:0] word_q, word_d;
   logic [7:0]  inflight_q, inflight_d;  // vectors in the feeder and the array
@@ -143,12 +145,13 @@ module npu_feeder
   // array.
   // So does a TAPS shape (the ports' and rows' configuration) or the PACK rows' channel count
   // change.
-  logic        nb_go, same_array_mode, bank;
+  logic        nb_go, same_array_mode;
+  logic [BankW-1:0] bank;
   logic        array_dw_q, array_dw_d, array_fp_q, array_fp_d, array_diag_q, array_diag_d;
   logic        array_pack_q, array_pack_d;
   logic [23:0] taps_shape_q, taps_shape_d;  // KERNEL_H, KERNEL_W, STRIDE_W of the TAPS setup
   logic [15:0] pack_c_q;                    // channels (elements of A.INNER) of the PACK setup
-  assign bank            = seq_q[0];
+  assign bank            = bank_q;
   assign same_array_mode = is_array && is_taps == array_dw_q && is_fp == array_fp_q &&
                            (is_fp && is_dw && !is_taps) == array_diag_q &&
                            (!is_taps || taps_shape_q == {dq.kernel_h, dq.kernel_w, dq.stride_w}) &&
@@ -169,6 +172,7 @@ module npu_feeder
     p_d     = p_q;
     block_d = block_q;
     seq_d   = seq_q;
+    bank_d  = bank_q;
     word_d  = word_q;
     unique case (state_q)
       FdIdle: begin
@@ -225,6 +229,7 @@ module npu_feeder
               end
             end else begin
               seq_d   = seq_q + 1;
+              bank_d  = next_bank(bank_q);
               nb_d    = nb_q + 1;
               state_d = last_nb ? FdIdle : FdNbStart;
             end
@@ -309,6 +314,7 @@ module npu_feeder
   end
 
   assign seq_o   = seq_q;
+  assign bank_o  = bank_q;
   assign block_o = block_q;
 
   // ------------------------------------------------------------------------------------------
@@ -622,6 +628,7 @@ module npu_feeder
       p_q        <= '0;
       block_q    <= '0;
       seq_q      <= '0;
+      bank_q     <= '0;
       word_q     <= '0;
       inflight_q <= '0;
       s1_q       <= '0;
@@ -633,6 +640,7 @@ module npu_feeder
       state_q    <= FdIdle;
       block_q    <= '0;
       seq_q      <= '0;
+      bank_q     <= '0;
       inflight_q <= '0;
       s1_q       <= '0;
       s2_q       <= '0;
@@ -651,6 +659,7 @@ module npu_feeder
       p_q        <= p_d;
       block_q    <= block_d;
       seq_q      <= seq_d;
+      bank_q     <= bank_d;
       word_q     <= word_d;
       inflight_q <= inflight_d;
       s1_q       <= s1_d;

@@ -5,8 +5,8 @@
 //
 // A block's rows are written once its buffer's previous block has left the array (TagHold cycles
 // after that block's last vector issued) and at most one block ahead of the feeder. A block's
-// quantization goes to the bank of its output-channel block once the block two before it has
-// drained; the drain reads it from here.
+// quantization goes to the bank of its output-channel block once the block AccBanks before it
+// (in the same bank) has drained; the drain reads it from here.
 //
 // Float descriptors stream binary32 weights (the bias words hold binary32, the multiplier and
 // shift words are unused): a row is FpRowWords words, written once its last word arrives, and the
@@ -27,6 +27,7 @@ module npu_weight_loader
 
   // Feeder progress: output-channel blocks claimed, weight blocks issued.
   input  logic [15:0]                          fd_seq_i,
+  input  logic [BankW-1:0]                     fd_bank_i,
   input  logic [15:0]                          fd_block_i,
   input  logic                                 fd_block_end_i,
   // Output-channel blocks whose bank the drain has released.
@@ -46,7 +47,7 @@ module npu_weight_loader
   output word_lanes_t                          fp_wload_data_o,
 
   // Quantization of bank q_bank_i (per lane: bias, multiplier, shift).
-  input  logic                                 q_bank_i,
+  input  logic [BankW-1:0]                     q_bank_i,
   output word_lanes_t                          q_bias_o,
   output word_lanes_t                          q_mult_o,
   output shift_lanes_t                         q_shift_o
@@ -85,6 +86,7 @@ module npu_weight_loader
   logic [3:0]         word_q, word_d;
   logic [VecIdxW-1:0] row_q, row_d;
   logic [15:0]        seq_q, seq_d;      // output-channel block of the quantization words
+  logic [BankW-1:0]   bank_q, bank_d;    // its bank
   logic [15:0]        block_q, block_d;  // weight blocks written
   logic [7:0]         hold_q [2];        // hold timers of the array's two weight buffers
   logic [7:0]         hold_d [2];
@@ -93,7 +95,7 @@ module npu_weight_loader
   assign block_go   = state_q == LdWait && 32'(ws_count_i) >= Vec &&
                       block_q - fd_block_i != 16'd2 && hold_q[block_q[0]] == '0;
   // A block's quantization may be written once the block two before it has drained.
-  assign quant_take = state_q == LdQuant && ws_valid_i && seq_q - rel_seq_i < 16'd2;
+  assign quant_take = state_q == LdQuant && ws_valid_i && seq_q - rel_seq_i < 16'(AccBanks);
   // Rows after the first: one per cycle (int8), or when a float row's last word arrives.
   assign row_write  = state_q == LdRows &&
                       (!is_fp || (ws_valid_i && 32'(part_q) == FpRowWords - 1));
@@ -106,6 +108,7 @@ module npu_weight_loader
     row_d   = row_q;
     part_d  = part_q;
     seq_d   = seq_q;
+    bank_d  = bank_q;
     block_d = block_q;
     unique case (state_q)
       LdIdle: begin
@@ -115,6 +118,7 @@ module npu_weight_loader
           kt_d    = '0;
           word_d  = '0;
           seq_d   = fd_seq_i;
+          bank_d  = fd_bank_i;
         end
       end
       LdQuant: begin
@@ -150,6 +154,7 @@ module npu_weight_loader
               kt_d    = '0;
               nb_d    = nb_q + 1;
               seq_d   = seq_q + 1;
+              bank_d  = next_bank(bank_q);
               state_d = LdQuant;
             end else begin
               state_d = LdIdle;
@@ -182,6 +187,7 @@ module npu_weight_loader
       row_q   <= '0;
       part_q  <= '0;
       seq_q   <= '0;
+      bank_q  <= '0;
       block_q <= '0;
     end else if (flush_i) begin
       state_q <= LdIdle;
@@ -194,6 +200,7 @@ module npu_weight_loader
       row_q   <= row_d;
       part_q  <= part_d;
       seq_q   <= seq_d;
+      bank_q  <= bank_d;
       block_q <= block_d;
     end
   end
@@ -211,17 +218,17 @@ module npu_weight_loader
   assign block_o = block_q;
 
   // ------------------------------------------------------------------------------------------
-  // Quantization registers of the two banks, written a word at a time.
-  logic [31:0] q_bias_q  [2][Vec];
-  logic [31:0] q_mult_q  [2][Vec];
-  logic [5:0]  q_shift_q [2][Vec];
+  // Quantization registers of the banks, written a word at a time.
+  logic [31:0] q_bias_q  [AccBanks][Vec];
+  logic [31:0] q_mult_q  [AccBanks][Vec];
+  logic [5:0]  q_shift_q [AccBanks][Vec];
   logic        q_bias_we [Vec];
   logic        q_mult_we [Vec];
   logic        q_shift_we;
   logic [31:0] q_word_lane [Vec];  // lane l's 32-bit value in this word
-  logic        q_bank;
+  logic [BankW-1:0] q_bank;
 
-  assign q_bank     = seq_q[0];
+  assign q_bank     = bank_q;
   assign q_shift_we = quant_take && 32'(word_q) == QuantShiftWord;
   always_comb begin
     for (int unsigned l = 0; l < Vec; l++) begin
