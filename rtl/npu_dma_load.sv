@@ -201,7 +201,7 @@ module npu_dma_load
       req_beat_q   <= '0;
     end else if (req_step) begin
       if (!req_row_done) begin
-        req_beat_q <= planar ? '0 : req_cur + 17'd1;
+        req_beat_q <= req_cur + 17'd1;
       end else begin
         req_beat_q <= '0;
         if (req_last_row) begin
@@ -402,7 +402,7 @@ module npu_dma_load
       rsp_beat_q   <= '0;
     end else if (rsp_take) begin
       if (!rsp_row_done) begin
-        rsp_beat_q <= planar ? '0 : rsp_cur + 17'd1;
+        rsp_beat_q <= rsp_cur + 17'd1;
       end else begin
         rsp_beat_q <= '0;
         if (rsp_last_row) begin
@@ -512,7 +512,7 @@ module npu_dma_load
     word_a = '0;
     word_b = '0;
     if (rsp_take && planar) begin
-      emit_a = rsp_row_done;
+      emit_a = 1'b1;  // a planar row is one word
       word_a = planar_word;
     end else if (rsp_take) begin
       if (rsp_off == '0) begin

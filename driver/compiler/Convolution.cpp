@@ -209,9 +209,13 @@ struct WindowIo {
     uint32_t inBase = 0, outBase = 0;
 };
 
-Result<WindowIo> transposeIn(Lowering& lw, const Operation& op, const Window& w) {
+// `inputAsPlanes`: the operation loads its NCHW input in place (A_PLANAR), only its output is
+// transposed.
+Result<WindowIo> transposeIn(Lowering& lw, const Operation& op, const Window& w,
+                             bool inputAsPlanes = false) {
     if (!w.p.nchw) return WindowIo{lw.address(op.inputs[0]), lw.address(op.outputs[0])};
     const WindowIo io{lw.scratch().at(0), lw.scratch().at(1)};
+    if (inputAsPlanes) return io;
     NN_RETURN_IF_ERROR(transpose(lw, op, elementSize(lw.operand(op.inputs[0]).type),
                                  lw.address(op.inputs[0]), io.inBase, w.in[0], w.in[3],
                                  w.in[1] * w.in[2]));
@@ -460,8 +464,8 @@ npu::DeviceTensor imageOf(uint32_t base, const std::array<uint32_t, 4>& dims, ui
     return t;
 }
 
-// Image n of NHWC operand `k` whose data lies in the NCHW planes of `planes` (at `base`), as a
-// convolution loads it with A_PLANAR.
+// Image n of an NHWC tensor of `dims` whose data lies in NCHW planes at `base`, as a convolution
+// loads it with A_PLANAR.
 npu::DeviceTensor planesOf(uint32_t base, const std::array<uint32_t, 4>& dims, uint32_t n,
                            const Operand& operand) {
     const uint32_t size = elementSize(operand.type);
@@ -634,13 +638,16 @@ Status lowerConv(Lowering& lw, const Operation& op) {
     const ConvInfo& c = *info;
     const Operand& in = lw.operand(op.inputs[0]);
     const Operand& out = lw.operand(op.outputs[0]);
-    auto io = transposeIn(lw, op, c.w);
+    // An NCHW input of at most 4 channels, or an image a TRANSPOSE left in NCHW, is read in
+    // place as planes (ChainBuilder::conv).
+    const bool nchwPlanes = c.w.p.nchw && c.groups == 1 && !c.dw && c.w.in[3] <= 4;
+    auto io = transposeIn(lw, op, c.w, nchwPlanes);
     NN_RETURN_IF_ERROR(io.status());
+    const auto planes = nchwPlanes ? std::optional(op.inputs[0]) : lw.planarSource(op.inputs[0]);
     for (uint32_t g = 0; g < c.groups; ++g) {
         auto weights = groupWeights(lw, op, c, g);
         NN_RETURN_IF_ERROR(weights.status());
         for (uint32_t n = 0; n < c.w.in[0]; ++n) {
-            const auto planes = lw.planarSource(op.inputs[0]);
             const auto input =
                 planes ? planesOf(lw.address(*planes), c.w.in, n, in)
                        : imageOf(io->inBase, c.w.in, n, c.dw ? 0 : g * c.groupIn, c.groupIn, in);
@@ -1372,12 +1379,6 @@ void planDepthwisePointwiseFusion(Lowering& lw) {
     }
 }
 
-// An ADD whose one input is a convolution's result that nothing else reads, the other ready
-// before the convolution runs (produced earlier, a model input or a constant), all of one shape:
-// done in the convolution's drain when the convolution is 8-bit, NHWC, of one group, without
-// PACK and clamps nothing (the ADD takes its result unclamped), and when the weight streams of
-// the tiles B's room in the buffers adds cost less than the ADD's pass (reading both inputs and
-// writing the sum, of which B's load remains: twice the output's words).
 // An image that a converted model transposes from NCHW to NHWC for its first convolutions (at
 // most 4 channels, as ChainBuilder::conv takes planes) is not transposed: the TRANSPOSE writes
 // nothing, and each convolution reading its result loads its tiles from the NCHW planes.
@@ -1410,6 +1411,12 @@ void planPlanarInputs(Lowering& lw) {
     }
 }
 
+// An ADD whose one input is a convolution's result that nothing else reads, the other ready
+// before the convolution runs (produced earlier, a model input or a constant), all of one shape:
+// done in the convolution's drain when the convolution is 8-bit, NHWC, of one group, without
+// PACK and clamps nothing (the ADD takes its result unclamped), and when the weight streams of
+// the tiles B's room in the buffers adds cost less than the ADD's pass (reading both inputs and
+// writing the sum, of which B's load remains: twice the output's words).
 void planResidualAdds(Lowering& lw) {
     const auto& g = lw.model().main;
     std::vector<uint32_t> uses(g.operands.size(), 0);

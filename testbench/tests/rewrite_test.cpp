@@ -590,7 +590,8 @@ TEST_CASE("npu_transposed_image_read_as_planes") {
     // An NCHW image transposed to NHWC for a convolution (a converted model's input): the
     // TRANSPOSE writes nothing and the convolution loads the NCHW planes (A_PLANAR), bit-exact
     // with the golden on the functional model and the RTL. When the transposed image is also a
-    // model output, or another operation reads it, the TRANSPOSE runs.
+    // model output, or another operation reads it, the TRANSPOSE runs. An NCHW convolution of few
+    // channels reads its input's planes the same way.
     enum class Reader { kConvOnly, kAlsoOutput, kAlsoPool };
     for (Reader reader : {Reader::kConvOnly, Reader::kAlsoOutput, Reader::kAlsoPool}) {
         CAPTURE(static_cast<int>(reader));
@@ -626,6 +627,28 @@ TEST_CASE("npu_transposed_image_read_as_planes") {
         for (auto npu : {sim::NpuImplementation::kFunctional, sim::NpuImplementation::kRtl})
             CHECK(countNpu(runMatchingGolden(model, 5, npu)) == 1);
     }
+    // An NCHW CONV_2D of 3 input channels (layout flag set) loads its input's planes in place;
+    // only its output is transposed back to NCHW.
+    ModelBuilder b;
+    const uint32_t image = b.addInput(kQ8, {1, 3, 13, 17}, 1.0f / 128, 128);
+    const uint32_t out = b.addOutput(kQ8, {1, 8, 7, 9}, 1.0f / 16, 128);
+    std::vector<uint8_t> weights(8 * 3 * 3 * 3);
+    for (size_t i = 0; i < weights.size(); ++i) weights[i] = static_cast<uint8_t>(i * 37 + 11);
+    std::vector<uint32_t> inputs{
+        image,
+        b.addConstant(OperandType::TENSOR_QUANT8_ASYMM, {8, 3, 3, 3}, weights, 1.0f / 64, 128),
+        b.addConstant(OperandType::TENSOR_INT32, {8}, std::vector<int32_t>(8, 300), 1.0f / 128 / 64,
+                      0)};
+    for (int32_t v : {1, 1, 1, 1, 2, 2, 0}) inputs.push_back(b.addInt32(v));
+    inputs.push_back(b.addBool(true));
+    b.addOperation(OperationType::CONV_2D, inputs, {out});
+    const Model model = b.build();
+    auto program = driver::compileModel(model, {});
+    REQUIRE_MESSAGE(program.ok(), program.status().message);
+    CHECK(std::any_of(program->descriptors.begin(), program->descriptors.end(),
+                      [](const npu::Descriptor& d) { return d.aPlanar; }));
+    for (auto npu : {sim::NpuImplementation::kFunctional, sim::NpuImplementation::kRtl})
+        CHECK(countNpu(runMatchingGolden(model, 6, npu)) == 1);
 }
 
 TEST_CASE("npu_element_maps_match_golden") {
