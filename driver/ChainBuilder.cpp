@@ -296,19 +296,23 @@ Result<std::vector<WindowTile>> windowTiles(const DeviceTensor& input, const Dev
     // layer's last band (consecutive layers tile alike) and waits for its drain with the array
     // idle: a short first band (at most half a band) starts the array sooner. It costs one more
     // weight stream, hidden behind that band's compute when each of its K steps has at least
-    // kFirstBandPixels pixels. The rows after it are split into bands of equal height (within
-    // one), so that no band is left with a few rows, too few pixels to hide its weight streams.
-    // (WIDE tiles load only once the array is idle: no short band.)
+    // kFirstBandPixels pixels. A short last band as well lets the next layer's short first band,
+    // which reads only the first rows, load while this layer computes its last rows. The rows
+    // between are split into bands of equal height (within one), so that no band is left with a
+    // few rows, too few pixels to hide its weight streams. (WIDE tiles load only once the array
+    // is idle: no short band.)
     const uint32_t shortH = ceilDiv(kFirstBandPixels, tileW);
     const uint32_t firstH = bufferWords == kSpadWords && 2 * shortH <= std::min(tileH, output.h) &&
                                     ceilDiv(output.h, tileH) <= 2
                                 ? shortH
                                 : 0;
-    const uint32_t rest = output.h - firstH, bands = ceilDiv(rest, tileH);
+    const uint32_t lastH = firstH > 0 && 3 * shortH <= output.h ? shortH : 0;
+    const uint32_t rest = output.h - firstH - lastH, bands = ceilDiv(rest, tileH);
     std::vector<WindowTile> tiles;
     for (uint32_t oy0 = 0, band = 0; oy0 < output.h; ++band) {
-        const uint32_t bandH = firstH > 0 && oy0 == 0
-                                   ? firstH
+        const uint32_t bandH = firstH > 0 && oy0 == 0 ? firstH
+                               : oy0 == output.h - lastH
+                                   ? lastH
                                    : rest / bands + (band - (firstH > 0) < rest % bands ? 1 : 0);
         for (uint32_t ox0 = 0; ox0 < output.w; ox0 += tileW) {
             WindowTile t;

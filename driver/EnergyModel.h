@@ -46,11 +46,11 @@ struct EnergyParameters {
     /// flip-flops, most of them in the 16x16 PE grid (activation, weight and partial-sum
     /// registers), at 1-1.5 fJ each per clock edge. Idle cycles are assumed clock-gated.
     double clockPicojoulesPerCycle = 20.0;
-    /// Leakage of the busy NPU (idle is assumed power-gated): about 1.2 MB of SRAM (the
-    /// scratchpad's DwTapPorts copies of 2 x SpadWords x 16 B, the accumulator banks, the weight
-    /// FIFO) at ~15 uW/KB, a 45 nm low-power process. Charged per busy cycle at the clock period:
-    /// 1 mW for 1 ns is 1 pJ.
-    double leakageMilliwatts = 20.0;
+    /// Leakage of the busy NPU (idle is assumed power-gated): about 1.4 MB of SRAM (the
+    /// scratchpad's DwTapPorts copies of 2 x SpadWords x 16 B, the four accumulator banks, the
+    /// weight FIFO) at ~15 uW/KB, a 45 nm low-power process. Charged per busy cycle at the clock
+    /// period: 1 mW for 1 ns is 1 pJ.
+    double leakageMilliwatts = 22.0;
 
     /// The host CPU reference behind powerUsage (NNAPI's figures are relative to the CPU): the
     /// energy of one int8 multiply-accumulate of a quantized model on a big mobile core

@@ -34,7 +34,7 @@ inline constexpr uint32_t kSpadWords = NNCOSIM_NPU_SPAD_WORDS;
 #ifndef NNCOSIM_NPU_ACC_DEPTH
 #define NNCOSIM_NPU_ACC_DEPTH 1024
 #endif
-/// Entries (output pixels) of one accumulator bank; there are three (npu_core_pkg's AccBanks), so requantization and store of one output-channel block overlap accumulation of the next ones.
+/// Entries (output pixels) of one accumulator bank; there are four (npu_core_pkg's AccBanks), so requantization and store of one output-channel block overlap accumulation of the next ones.
 inline constexpr uint32_t kAccDepth = NNCOSIM_NPU_ACC_DEPTH;
 #ifndef NNCOSIM_NPU_WEIGHT_FIFO_WORDS
 #define NNCOSIM_NPU_WEIGHT_FIFO_WORDS 256

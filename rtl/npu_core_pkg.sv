@@ -12,10 +12,10 @@ package npu_core_pkg;
   localparam int unsigned VecIdxW  = $clog2(Vec);
   localparam int unsigned SpadAw   = $clog2(2 * SpadWords);
   localparam int unsigned AccAw    = $clog2(AccDepth);
-  // Accumulator banks, filled and drained in turn: three, so that a block can fill while the
-  // drain empties one and another waits (a chained consumer's first block claims a bank while
-  // its producer's last two still drain).
-  localparam int unsigned AccBanks = 3;
+  // Accumulator banks, filled and drained in turn: four, so that blocks keep filling while the
+  // drain empties one and others wait (a chained depthwise layer's short blocks claim banks
+  // while its expansion's last long blocks still drain). 4 x AccDepth entries a column.
+  localparam int unsigned AccBanks = 4;
   localparam int unsigned BankW    = $clog2(AccBanks);
 
   // Memory clients of npu_mem_arb, in round-robin order.

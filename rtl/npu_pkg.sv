@@ -28,7 +28,7 @@ package npu_pkg;
 `ifndef NPU_ACC_DEPTH
 `define NPU_ACC_DEPTH 1024
 `endif
-  localparam int unsigned AccDepth = `NPU_ACC_DEPTH;  // Entries (output pixels) of one accumulator bank; there are three (npu_core_pkg's AccBanks), so requantization and store of one output-channel block overlap accumulation of the next ones.
+  localparam int unsigned AccDepth = `NPU_ACC_DEPTH;  // Entries (output pixels) of one accumulator bank; there are four (npu_core_pkg's AccBanks), so requantization and store of one output-channel block overlap accumulation of the next ones.
 `ifndef NPU_WEIGHT_FIFO_WORDS
 `define NPU_WEIGHT_FIFO_WORDS 256
 `endif
