@@ -6,22 +6,22 @@ namespace nncosim::driver {
 // mobilenet_v1 --quant8 -o /tmp/mobilenet_q8.json` and `nncosim zoo mobilenet_v1 -o
 // /tmp/mnv1f.json`, 16x16 NPU, default platform (1 GHz, DRAM 16 B/cycle, 100 cycles latency),
 // golden times on the 2-vCPU VM:
-// - quant8: 30 of 31 operations (all but the 1001-way SOFTMAX) on the Verilated NPU, 2,378,924
-//   cycles = 2.38 ms; the golden took 0.2119 s for the whole model. execTime 0.0112; NPU energy
-//   1018.7 uJ (MACs 170.6, scratchpad 119.9, DRAM 633.0, clock and leakage 95.2), 428 mW; CPU
-//   reference 34,124 uJ; powerUsage 0.0299.
-// - float32: all 31 operations (the SOFTMAX too) on the Verilated NPU, 5,332,716 cycles =
-//   5.33 ms (41.7 % of the array: DRAM-bound, docs/npu.md); the golden took 0.0690 s. execTime
-//   0.0773; NPU energy 6507.2 uJ (MACs 2616.2, scratchpad 454.2, DRAM 3223.4, clock and leakage
-//   213.3), 1220 mW; CPU reference 68,249 uJ; powerUsage 0.0953.
+// - quant8: 30 of 31 operations (all but the 1001-way SOFTMAX) on the Verilated NPU, 2,378,323
+//   cycles = 2.38 ms; the golden took 0.1921 s for the whole model. execTime 0.0124; NPU energy
+//   1023.4 uJ (MACs 170.6, scratchpad 119.9, DRAM 633.0, clock and leakage 99.9), 430 mW; CPU
+//   reference 34,124 uJ; powerUsage 0.0300.
+// - float32: all 31 operations (the SOFTMAX too) on the Verilated NPU, 5,358,827 cycles =
+//   5.36 ms (41.5 % of the array: DRAM-bound, docs/npu.md); the golden took 0.0616 s. execTime
+//   0.0870; NPU energy 6518.9 uJ (MACs 2616.2, scratchpad 454.2, DRAM 3223.4, clock and leakage
+//   225.1), 1217 mW; CPU reference 68,249 uJ; powerUsage 0.0955.
 const CalibrationRun kQuant8Calibration = {
     "mobilenet_v1_1.0_224_quant8",
     {/*compilerVersion=*/10, /*arrayRows=*/16, /*arrayCols=*/16, /*dramBusBytes=*/16,
      /*spadWords=*/4096, /*accDepth=*/1024},
     1000,
-    {/*cycles=*/2378924, /*macs=*/568740352, /*floatMacs=*/0, /*dmaBytesRead=*/12711728,
+    {/*cycles=*/2378323, /*macs=*/568740352, /*floatMacs=*/0, /*dmaBytesRead=*/12711728,
      /*dmaBytesWritten=*/3112960, /*scratchpadReads=*/2802688, /*scratchpadWrites=*/399256},
-    /*cpuSeconds=*/0.211921,
+    /*cpuSeconds=*/0.192095,
 };
 
 const CalibrationRun kFloat32Calibration = {
@@ -29,10 +29,10 @@ const CalibrationRun kFloat32Calibration = {
     {/*compilerVersion=*/10, /*arrayRows=*/16, /*arrayCols=*/16, /*dramBusBytes=*/16,
      /*spadWords=*/4096, /*accDepth=*/1024},
     1000,
-    {/*cycles=*/5332716, /*macs=*/568740352, /*floatMacs=*/568740352,
+    {/*cycles=*/5358827, /*macs=*/568740352, /*floatMacs=*/568740352,
      /*dmaBytesRead=*/63606416, /*dmaBytesWritten=*/16979648, /*scratchpadReads=*/11281516,
      /*scratchpadWrites=*/1428524},
-    /*cpuSeconds=*/0.068985,
+    /*cpuSeconds=*/0.061612,
 };
 
 Status checkCalibration(const CalibrationRun& run) {

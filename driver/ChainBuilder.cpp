@@ -214,6 +214,10 @@ constexpr uint64_t kTileOverheadWords = 48;
 constexpr uint64_t kOutputRowOverheadWords = 16;
 // Output pixels a short first band of tiles keeps at least (windowTiles).
 constexpr uint32_t kFirstBandPixels = 2 * kArrayCols;
+// A short last band's extra weight stream, at most this many times its output words
+// (windowTiles): MobileNet-v2's 14x14 expansions (1.2-2.3 times) split, MobileNet-v1's
+// pointwise layers, whose streams are larger than what the next layer's first band loads, not.
+constexpr uint32_t kLastBandWeightShare = 4;
 
 // Channel slices of a global pooling window (ChainBuilder::pool): four hide three quarters of
 // its load; more gain nothing measurable (MobileNet-v2's MEAN: 7,985 cycles in one piece, 5,415
@@ -228,13 +232,13 @@ constexpr uint32_t kGlobalPoolSlices = 4;
 // stays on chip in a scratchpad buffer too. `maxRegionPixels`: a limit on the input region's
 // pixels (a region computed on chip fills an accumulator bank). `residualWords`: words per
 // output pixel of a RESIDUAL B that share the input region's buffer. `bufferWords`: the words the
-// input region may fill (both buffers for a WIDE descriptor).
-Result<std::vector<WindowTile>> windowTiles(const DeviceTensor& input, const DeviceTensor& output,
-                                            const ConvGeometry& g, uint32_t chainWords = 0,
-                                            uint64_t weightWords = 0,
-                                            uint32_t maxRegionPixels = UINT32_MAX,
-                                            uint32_t residualWords = 0,
-                                            uint32_t bufferWords = kSpadWords) {
+// input region may fill (both buffers for a WIDE descriptor). `lastBand`: a short last band may
+// split off (8-bit layers; float ones are bound by DRAM, where the weights streamed once more cost
+// time).
+Result<std::vector<WindowTile>> windowTiles(
+    const DeviceTensor& input, const DeviceTensor& output, const ConvGeometry& g,
+    uint32_t chainWords = 0, uint64_t weightWords = 0, uint32_t maxRegionPixels = UINT32_MAX,
+    uint32_t residualWords = 0, uint32_t bufferWords = kSpadWords, bool lastBand = false) {
     if (input.n != 1 || output.n != 1) {
         return invalidArgument("NPU window operations take one image at a time");
     }
@@ -297,16 +301,21 @@ Result<std::vector<WindowTile>> windowTiles(const DeviceTensor& input, const Dev
     // idle: a short first band (at most half a band) starts the array sooner. It costs one more
     // weight stream, hidden behind that band's compute when each of its K steps has at least
     // kFirstBandPixels pixels. A short last band as well lets the next layer's short first band,
-    // which reads only the first rows, load while this layer computes its last rows. The rows
-    // between are split into bands of equal height (within one), so that no band is left with a
-    // few rows, too few pixels to hide its weight streams. (WIDE tiles load only once the array
-    // is idle: no short band.)
+    // which reads only the first rows, load while this layer computes its last rows, where its
+    // weight stream, read once more, is small beside what that load reads (at most
+    // kLastBandWeightShare times the band's output words). The rows between are split into bands
+    // of equal height (within one), so that no band is left with a few rows, too few pixels to
+    // hide its weight streams. (WIDE tiles load only once the array is idle: no short band.)
     const uint32_t shortH = ceilDiv(kFirstBandPixels, tileW);
     const uint32_t firstH = bufferWords == kSpadWords && 2 * shortH <= std::min(tileH, output.h) &&
                                     ceilDiv(output.h, tileH) <= 2
                                 ? shortH
                                 : 0;
-    const uint32_t lastH = firstH > 0 && 3 * shortH <= output.h ? shortH : 0;
+    const uint64_t lastBandWords = uint64_t{shortH} * output.w * wordsPerRow(output.c);
+    const uint32_t lastH = lastBand && firstH > 0 && 3 * shortH <= output.h &&
+                                   weightWords <= kLastBandWeightShare * lastBandWords
+                               ? shortH
+                               : 0;
     const uint32_t rest = output.h - firstH - lastH, bands = ceilDiv(rest, tileH);
     std::vector<WindowTile> tiles;
     for (uint32_t oy0 = 0, band = 0; oy0 < output.h; ++band) {
@@ -452,7 +461,8 @@ Status ChainBuilder::windowOp(Opcode opcode, const DeviceTensor& input, const De
                               const std::optional<Residual>& residual) {
     const uint64_t weightWords = tileWeightWords(opcode, flags, input, output, layer);
     auto tiles = windowTiles(input, output, layer.geometry, 0, weightWords, UINT32_MAX,
-                             residualWords(residual));
+                             residualWords(residual), kSpadWords,
+                             layer.stage.format == static_cast<uint32_t>(Format::INT8));
     NN_RETURN_IF_ERROR(tiles.status());
     // A convolution whose tiles have fewer pixels than a weight block has words waits for its
     // weight stream, which every tile repeats (binary32 pointwise layers of many channels): WIDE
@@ -527,7 +537,8 @@ Result<std::vector<WindowTile>> fusedTiles(const DeviceTensor& input, const Conv
         weightWords += convWeightStreamBytes(input.c, 1, 1, expansionInput->c) / kVec;
     }
     return windowTiles(input, intermediate, depthwise, wordsPerRow(intermediate.c) + residualWords,
-                       weightWords, expansionInput ? kAccDepth : UINT32_MAX);
+                       weightWords, expansionInput ? kAccDepth : UINT32_MAX, 0, kSpadWords,
+                       format == static_cast<uint32_t>(Format::INT8));
 }
 
 // The tiles of a fused depthwise-pointwise pair where fusing it pays (depthwisePointwisePays);
