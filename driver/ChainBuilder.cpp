@@ -215,7 +215,7 @@ constexpr uint64_t kOutputRowOverheadWords = 16;
 // Output pixels a short first band of tiles keeps at least (windowTiles).
 constexpr uint32_t kFirstBandPixels = 2 * kArrayCols;
 // A short last band's extra weight stream, at most this many times its output words
-// (windowTiles): MobileNet-v2's 14x14 expansions (1.2-2.3 times) split, MobileNet-v1's
+// (windowTiles): MobileNet-v2's 14x14 expansions (1.7 and 2.5 times) split, MobileNet-v1's
 // pointwise layers, whose streams are larger than what the next layer's first band loads, not.
 constexpr uint32_t kLastBandWeightShare = 4;
 
