@@ -905,6 +905,8 @@ module npu_cmd
                                d.pad_top != 8'd0 && d.pad_left != 8'd0);
   conv_chain_in: cover property (@(posedge clk_i) cov_accept && d.opcode == OpConv && chain_in);
   conv_wide: cover property (@(posedge clk_i) cov_accept && d.opcode == OpConv && wide);
+  conv_planar: cover property (@(posedge clk_i) cov_accept && d.opcode == OpConv &&
+                               d.a_planar[0]);
   dwconv_taps: cover property (@(posedge clk_i) cov_accept && d.opcode == OpDwconv && taps);
   dwconv_taps_float: cover property (@(posedge clk_i) cov_accept && d.opcode == OpDwconv &&
                                      taps && d.format != 2'(FmtInt8));
