@@ -61,27 +61,6 @@ module npu_dma_load
   logic       planar;
   assign planar = planes_q != '0;
 
-  // Planar rows: the byte address of element p of the row at `row`.
-  function automatic logic [31:0] plane_addr(logic [31:0] row, int unsigned p);
-    return row + 32'(p) * a_q.stride3;
-  endfunction
-
-  // The planes (below `planes`) whose element at `row` lies in another beat than the one the
-  // plane kept (`last`, if `valid`).
-  function automatic logic [MaxPlanes-1:0] planes_needing(
-      logic [31:0] row, logic [MaxPlanes-1:0][31-VecIdxW:0] last,
-      logic [MaxPlanes-1:0] valid);
-    logic [MaxPlanes-1:0] need;
-    /* verilator lint_off UNUSEDSIGNAL */
-    logic [31:0]          addr;
-    /* verilator lint_on UNUSEDSIGNAL */
-    for (int unsigned p = 0; p < MaxPlanes; p++) begin
-      addr    = plane_addr(row, p);
-      need[p] = 32'(p) < 32'(planes_q) && !(valid[p] && addr[31:VecIdxW] == last[p]);
-    end
-    return need;
-  endfunction
-
   localparam int unsigned BeatW  = 32 - VecIdxW;
   localparam int unsigned CountW = $clog2(RspDepth + 1);
 
@@ -106,8 +85,8 @@ module npu_dma_load
   logic [CountW-1:0] reads_q;  // reads issued whose responses the response side has not taken
   // Planar: the beat each plane read last; the queue of beats to read (head first).
   localparam int unsigned PendDepth = 2 * MaxPlanes;
-  logic [MaxPlanes-1:0][BeatW-1:0] req_plane_beat_q, req_row_beat;
-  logic [MaxPlanes-1:0]            req_plane_valid_q, req_need;
+  logic [MaxPlanes-1:0][BeatW-1:0] req_row_beat;
+  logic [MaxPlanes-1:0]            req_need;
   logic [PendDepth-1:0][BeatW-1:0] pend_q, pend_d;
   logic [3:0]                      pend_count_q, pend_count_d;
 
@@ -129,16 +108,22 @@ module npu_dma_load
     .last_row_o(req_last_row)
   );
 
-  assign req_need = planes_needing(req_row, req_plane_beat_q, req_plane_valid_q);
-  always_comb begin
-    /* verilator lint_off UNUSEDSIGNAL */
-    logic [31:0] addr;
-    /* verilator lint_on UNUSEDSIGNAL */
-    for (int unsigned p = 0; p < MaxPlanes; p++) begin
-      addr            = plane_addr(req_row, p);
-      req_row_beat[p] = addr[31:VecIdxW];
-    end
-  end
+  /* verilator lint_off PINCONNECTEMPTY */
+  npu_dma_planes #(
+    .Planes(MaxPlanes)
+  ) u_req_planes (
+    .clk_i,
+    .rst_ni,
+    .clear_i (flush_i || start_i),
+    .planes_i(planes_q),
+    .stride_i(a_q.stride3),
+    .row_i   (req_row),
+    .step_i  (planar && req_step),
+    .need_o  (req_need),
+    .beat_o  (req_row_beat),
+    .offset_o()
+  );
+  /* verilator lint_on PINCONNECTEMPTY */
 
   logic req_fire, req_row_done;
   assign req_valid_o  = !flush_i && 32'(reads_q) < RspDepth &&
@@ -233,24 +218,6 @@ module npu_dma_load
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      req_plane_valid_q <= '0;
-    end else if (flush_i || start_i) begin
-      req_plane_valid_q <= '0;
-    end else if (planar && req_step) begin
-      req_plane_valid_q <= req_plane_valid_q | req_need;
-    end
-  end
-
-  always_ff @(posedge clk_i) begin
-    for (int unsigned p = 0; p < MaxPlanes; p++) begin
-      if (planar && req_step && req_need[p]) begin
-        req_plane_beat_q[p] <= req_row_beat[p];
-      end
-    end
-  end
-
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
       a_q         <= '0;
       b_q         <= '0;
       two_q       <= 1'b0;
@@ -285,9 +252,9 @@ module npu_dma_load
   logic               rsp_take, rsp_row_done, fifo_pop;
   // Planar: each plane's last beat and its data; returned beats at hand (oldest first), and
   // per plane, the one a row that needs it takes (by its rank among the row's needs).
-  logic [MaxPlanes-1:0][BeatW-1:0]   rsp_plane_beat_q, rsp_row_beat;
   logic [MaxPlanes-1:0][VecBits-1:0] rsp_plane_data_q, rsp_row_data;
-  logic [MaxPlanes-1:0]              rsp_plane_valid_q, rsp_need;
+  logic [MaxPlanes-1:0][VecIdxW-1:0] rsp_row_offset;
+  logic [MaxPlanes-1:0]              rsp_need;
   logic [MaxPlanes-1:0][VecBits-1:0] held_q, held_d;
   logic [2:0]                        held_count_q, held_count_d, rsp_needs;
 
@@ -303,16 +270,27 @@ module npu_dma_load
   assign rsp_beat_addr = rsp_row[31:VecIdxW] + BeatW'(rsp_cur);
   assign beat_data     = rsp_from_last ? prev_q : fifo_data;
 
-  assign rsp_need = planes_needing(rsp_row, rsp_plane_beat_q, rsp_plane_valid_q);
+  /* verilator lint_off PINCONNECTEMPTY */
+  npu_dma_planes #(
+    .Planes(MaxPlanes)
+  ) u_rsp_planes (
+    .clk_i,
+    .rst_ni,
+    .clear_i (flush_i || start_i),
+    .planes_i(planes_q),
+    .stride_i(a_q.stride3),
+    .row_i   (rsp_row),
+    .step_i  (planar && rsp_take),
+    .need_o  (rsp_need),
+    .beat_o  (),
+    .offset_o(rsp_row_offset)
+  );
+  /* verilator lint_on PINCONNECTEMPTY */
+
   always_comb begin
-    /* verilator lint_off UNUSEDSIGNAL */
-    logic [31:0] addr;
-    /* verilator lint_on UNUSEDSIGNAL */
-    logic [2:0]  rank;
+    logic [2:0] rank;
     rank = '0;
     for (int unsigned p = 0; p < MaxPlanes; p++) begin
-      addr            = plane_addr(rsp_row, p);
-      rsp_row_beat[p] = addr[31:VecIdxW];
       rsp_row_data[p] = rsp_need[p] ? held_q[rank[1:0]] : rsp_plane_data_q[p];
       rank            = rank + 3'(rsp_need[p]);
     end
@@ -440,20 +418,9 @@ module npu_dma_load
     end
   end
 
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      rsp_plane_valid_q <= '0;
-    end else if (flush_i || start_i) begin
-      rsp_plane_valid_q <= '0;
-    end else if (planar && rsp_take) begin
-      rsp_plane_valid_q <= rsp_plane_valid_q | rsp_need;
-    end
-  end
-
   always_ff @(posedge clk_i) begin
     for (int unsigned p = 0; p < MaxPlanes; p++) begin
       if (planar && rsp_take && rsp_need[p]) begin
-        rsp_plane_beat_q[p] <= rsp_row_beat[p];
         rsp_plane_data_q[p] <= rsp_row_data[p];
       end
     end
@@ -462,19 +429,12 @@ module npu_dma_load
   // A planar row's word: element p from its plane's beat, the rest of the word zero.
   logic [VecBits-1:0] planar_word;
   always_comb begin
-    logic [VecBits-1:0]   beat;
-    logic [VecIdxW-1:0]   off;
-    /* verilator lint_off UNUSEDSIGNAL */
-    logic [31:0]          addr;
-    /* verilator lint_on UNUSEDSIGNAL */
     planar_word = '0;
     for (int unsigned p = 0; p < MaxPlanes; p++) begin
-      beat = rsp_row_data[p];
-      addr = plane_addr(rsp_row, p);
-      off  = addr[VecIdxW-1:0];
       for (int unsigned b = 0; b < 4; b++) begin
         if (32'(p) < 32'(planes_q) && b < (32'd1 << elem_log2_q)) begin
-          planar_word[((p << elem_log2_q) + b) * 8 +: 8] = beat[(32'(off) + b) * 8 +: 8];
+          planar_word[((p << elem_log2_q) + b) * 8 +: 8] =
+              rsp_row_data[p][(32'(rsp_row_offset[p]) + b) * 8 +: 8];
         end
       end
     end

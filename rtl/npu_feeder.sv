@@ -3,7 +3,7 @@
 //
 // Loops: output-channel blocks (nb) x K steps (kt: kernel taps, and input-channel words for CONV)
 // x the tile's output pixels (p). Each block first claims an accumulator bank (block s uses bank
-// s % 2); a block's vectors issue once the weight loader has written its weights (array
+// s % AccBanks); a block's vectors issue once the weight loader has written its weights (array
 // operations) and, for CHAIN_IN, once the producer's drain has written the input word.
 // Three stages: 1 computes the input position (implicit im2col with padding), 2 reads the
 // scratchpad, 3 subtracts the zero point and zeroes padding and lanes past the channel count.
@@ -146,18 +146,16 @@ module npu_feeder
   // So does a TAPS shape (the ports' and rows' configuration) or the PACK rows' channel count
   // change.
   logic        nb_go, same_array_mode;
-  logic [BankW-1:0] bank;
   logic        array_dw_q, array_dw_d, array_fp_q, array_fp_d, array_diag_q, array_diag_d;
   logic        array_pack_q, array_pack_d;
   logic [23:0] taps_shape_q, taps_shape_d;  // KERNEL_H, KERNEL_W, STRIDE_W of the TAPS setup
   logic [15:0] pack_c_q;                    // channels (elements of A.INNER) of the PACK setup
-  assign bank            = bank_q;
   assign same_array_mode = is_array && is_taps == array_dw_q && is_fp == array_fp_q &&
                            (is_fp && is_dw && !is_taps) == array_diag_q &&
                            (!is_taps || taps_shape_q == {dq.kernel_h, dq.kernel_w, dq.stride_w}) &&
                            is_pack == array_pack_q &&
                            (!is_pack || pack_c_q == (dq.a.inner >> esh));
-  assign nb_go           = state_q == FdNbStart && !bank_busy_i[bank] &&
+  assign nb_go           = state_q == FdNbStart && !bank_busy_i[bank_q] &&
                            (same_array_mode || inflight_q == '0);
 
   always_comb begin
@@ -262,7 +260,7 @@ module npu_feeder
 
   // The block's bank job, for the drain.
   assign claim_o      = nb_go;
-  assign claim_bank_o = bank;
+  assign claim_bank_o = bank_q;
   always_comb begin
     claim_job_o.out        = '{addr:    dq.out.addr + ((32'(nb_q) << VecIdxW) << esh),
                                inner:   out_lanes << esh,
@@ -453,7 +451,7 @@ module npu_feeder
     s1_d           = '0;
     s1_d.valid     = issue && step_valid;
     s1_d.p         = AccAw'(p_q);
-    s1_d.bank      = bank;
+    s1_d.bank      = bank_q;
     s1_d.tag       = block_q[0];
     s1_d.first     = kt_q == '0;
     s1_d.bank_done = is_taps ? oy_q + 1 == dq.out.count2 && ox_q + 1 == dq.out.count1
