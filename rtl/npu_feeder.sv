@@ -610,6 +610,26 @@ module npu_feeder
   end
   assign fp_dw_act_o = fp_dw_act_q;
 
+  // The TAPS delay lines (8-bit and float) move only in the TapsLive cycles after an issue: a
+  // word is read at most ArrayRows cycles after it enters, which is a few cycles after its
+  // issue, and every word a valid row reads entered after that row's vector issued. Held
+  // still otherwise, they read as moving ones would for every valid row, and the idle cycles
+  // of a depthwise layer waiting for DRAM cost the simulation no copying of 2,048 words.
+  localparam int unsigned TapsLive = 2 * ArrayRows;
+  logic [$clog2(TapsLive+1)-1:0] taps_live_q;
+  logic                          taps_live;
+  assign taps_live = array_dw_q && (issue || taps_live_q != '0);
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      taps_live_q <= '0;
+    end else if (issue) begin
+      taps_live_q <= $bits(taps_live_q)'(TapsLive);
+    end else if (taps_live_q != '0) begin
+      taps_live_q <= taps_live_q - 1'b1;
+    end
+  end
+
   // ------------------------------------------------------------------------------------------
   // Registers. A flush (an abort or a soft reset) clears the control state like a reset; the loop
   // counters keep their values (every block starts by clearing them).
@@ -730,8 +750,9 @@ module npu_feeder
       pack_c_q   <= dq.a.inner >> esh;
       pack_row_q <= pack_row_d;
     end
-    // Delay lines: plain shift registers.
-    if (array_dw_q) begin
+    // Delay lines: plain shift registers, moving while a word of the last issue may still be
+    // read (taps_live).
+    if (taps_live) begin
       tw_tag_q <= s2_tag_q;
       for (int unsigned k = 0; k < DwTapPorts; k++) begin
         tdel_tag_q[k][0] <= tw_tag_q;
@@ -740,7 +761,7 @@ module npu_feeder
         end
       end
     end
-    if (array_dw_q && !array_fp_q) begin
+    if (taps_live && !array_fp_q) begin
       tw_q <= tw_d;
       for (int unsigned k = 0; k < DwTapPorts; k++) begin
         tdel_q[k][0] <= tw_q[k];
@@ -749,7 +770,7 @@ module npu_feeder
         end
       end
     end
-    if (array_dw_q && array_fp_q) begin
+    if (taps_live && array_fp_q) begin
       // The ports' lanes and the rows' operands are computed first and registered after
       // (Verilator unrolls a loop of nonblocking array writes only when its body is small). Row
       // r's operand is entry `delay` of its port's line: entry delay - 1 (or the port's lanes)
