@@ -17,7 +17,7 @@ namespace nncosim::driver {
 namespace {
 
 constexpr char kMagic[8] = {'N', 'N', 'C', 'O', 'S', 'I', 'M', 'C'};
-constexpr uint32_t kFormatVersion = 2;
+constexpr uint32_t kFormatVersion = 3;
 constexpr size_t kDigestSize = 32;
 constexpr size_t kTargetSize = 6 * 4;  // CompilerTarget's fields
 // Header: magic, format version, compiler target, program size, constants size, constants digest.

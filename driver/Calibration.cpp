@@ -2,10 +2,10 @@
 
 namespace nncosim::driver {
 
-// nncosim_calibrate /tmp/mobilenet_q8.json /tmp/mnv1f.json, the files written by `nncosim zoo
-// mobilenet_v1 --quant8 -o /tmp/mobilenet_q8.json` and `nncosim zoo mobilenet_v1 -o
-// /tmp/mnv1f.json`, 16x16 NPU, default platform (1 GHz, DRAM 16 B/cycle, 100 cycles latency),
-// golden times on the 2-vCPU VM:
+// nncosim_calibrate /tmp/mobilenet_q8.json /tmp/mnv1f.json /tmp/mnv1r.json, the files written by
+// `nncosim zoo mobilenet_v1 --quant8 -o /tmp/mobilenet_q8.json`, `nncosim zoo mobilenet_v1 -o
+// /tmp/mnv1f.json` and `nncosim zoo mobilenet_v1 --relaxed -o /tmp/mnv1r.json`, 16x16 NPU, default
+// platform (1 GHz, DRAM 16 B/cycle, 100 cycles latency), golden times on the 2-vCPU VM:
 // - quant8: 30 of 31 operations (all but the 1001-way SOFTMAX) on the Verilated NPU, 2,378,323
 //   cycles = 2.38 ms; the golden took 0.1921 s for the whole model. execTime 0.0124; NPU energy
 //   1023.4 uJ (MACs 170.6, scratchpad 119.9, DRAM 633.0, clock and leakage 99.9), 430 mW; CPU
@@ -14,9 +14,13 @@ namespace nncosim::driver {
 //   5.36 ms (41.5 % of the array: DRAM-bound, docs/npu.md); the golden took 0.0616 s. execTime
 //   0.0870; NPU energy 6518.9 uJ (MACs 2616.2, scratchpad 454.2, DRAM 3223.4, clock and leakage
 //   225.1), 1217 mW; CPU reference 68,249 uJ; powerUsage 0.0955.
+// - relaxed: all 31 operations on the Verilated NPU in binary16 (the model's float16 form),
+//   3,455,350 cycles = 3.46 ms (64.3 % of the array); the golden (binary32) took 0.0611 s.
+//   execTime 0.0565; NPU energy 4775.8 uJ (MACs 2616.2, scratchpad 228.7, DRAM 1785.7, clock
+//   and leakage 145.1), 1382 mW; CPU reference 68,249 uJ; powerUsage 0.0700.
 const CalibrationRun kQuant8Calibration = {
     "mobilenet_v1_1.0_224_quant8",
-    {/*compilerVersion=*/10, /*arrayRows=*/16, /*arrayCols=*/16, /*dramBusBytes=*/16,
+    {/*compilerVersion=*/11, /*arrayRows=*/16, /*arrayCols=*/16, /*dramBusBytes=*/16,
      /*spadWords=*/4096, /*accDepth=*/1024},
     1000,
     {/*cycles=*/2378323, /*macs=*/568740352, /*floatMacs=*/0, /*dmaBytesRead=*/12711728,
@@ -26,13 +30,24 @@ const CalibrationRun kQuant8Calibration = {
 
 const CalibrationRun kFloat32Calibration = {
     "mobilenet_v1_1.0_224_float32",
-    {/*compilerVersion=*/10, /*arrayRows=*/16, /*arrayCols=*/16, /*dramBusBytes=*/16,
+    {/*compilerVersion=*/11, /*arrayRows=*/16, /*arrayCols=*/16, /*dramBusBytes=*/16,
      /*spadWords=*/4096, /*accDepth=*/1024},
     1000,
     {/*cycles=*/5358827, /*macs=*/568740352, /*floatMacs=*/568740352,
      /*dmaBytesRead=*/63606416, /*dmaBytesWritten=*/16979648, /*scratchpadReads=*/11281516,
      /*scratchpadWrites=*/1428524},
     /*cpuSeconds=*/0.061612,
+};
+
+const CalibrationRun kRelaxedCalibration = {
+    "mobilenet_v1_1.0_224_relaxed",
+    {/*compilerVersion=*/11, /*arrayRows=*/16, /*arrayCols=*/16, /*dramBusBytes=*/16,
+     /*spadWords=*/4096, /*accDepth=*/1024},
+    1000,
+    {/*cycles=*/3455350, /*macs=*/568740352, /*floatMacs=*/568740352,
+     /*dmaBytesRead=*/36153632, /*dmaBytesWritten=*/8489856, /*scratchpadReads=*/5633007,
+     /*scratchpadWrites=*/725343},
+    /*cpuSeconds=*/0.061131,
 };
 
 Status checkCalibration(const CalibrationRun& run) {

@@ -25,10 +25,12 @@ struct CalibrationRun {
 };
 
 /// The reference workloads' runs (MobileNet-v1 1.0 224 in quant8 and in float32, the reference
-/// workloads of Android's driver guide), behind the quantized and the float figures. Recorded
-/// from nncosim_calibrate's output, which prints them in this form.
+/// workloads of Android's driver guide, and relaxed), behind the quantized, the float32 and the
+/// binary16 figures (relaxed models and float16 tensors, which run the same binary16 programs).
+/// Recorded from nncosim_calibrate's output, which prints them in this form.
 extern const CalibrationRun kQuant8Calibration;
 extern const CalibrationRun kFloat32Calibration;
+extern const CalibrationRun kRelaxedCalibration;
 
 /// Whether `run` was measured with this driver's compiler and NPU (kCompilerTarget). Otherwise
 /// fails with GENERAL_FAILURE naming both targets and how to recalibrate: its figures describe

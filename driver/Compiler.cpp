@@ -1,11 +1,15 @@
 // The compiler's public entry points; the lowering itself is in driver/compiler/.
 #include "driver/Compiler.h"
 
+#include <Eigen/Core>
 #include <algorithm>
+#include <cstring>
+#include <optional>
 
 #include "driver/ControlFlow.h"
 #include "driver/compiler/Lowering.h"
 #include "model/NpuExtension.h"
+#include "model/Validation.h"
 
 namespace nncosim::driver {
 
@@ -51,6 +55,56 @@ Status checkOperationSupported(const Model& model, uint32_t index) {
     return npuOp->supported(model, op);
 }
 
+namespace {
+
+// A relaxed model as the float16 model it may run as (relaxComputationFloat32toFloat16 allows
+// binary16 range and precision): every float32 operand becomes float16, constants rounded to
+// nearest even. Its tensors then take half the DRAM traffic, as a float16 model's do. None when
+// the model is not relaxed, has IF or WHILE, a float32 scalar input or output, packs run-time
+// weights, or when the float16 form
+// is not a valid model whose every operation the NPU runs: the model then runs in binary32.
+std::optional<Model> relaxedAsFloat16(const Model& model) {
+    if (!model.relaxComputationFloat32toFloat16 || hasControlFlow(model)) return std::nullopt;
+    for (const auto* indexes : {&model.main.inputIndexes, &model.main.outputIndexes}) {
+        for (uint32_t k : *indexes) {
+            if (model.main.operands[k].type == OperandType::FLOAT32) return std::nullopt;
+        }
+    }
+    Model half = model;
+    half.relaxComputationFloat32toFloat16 = false;
+    bool anyFloat32 = false;
+    for (Operand& o : half.main.operands) {
+        if (o.type != OperandType::TENSOR_FLOAT32 && o.type != OperandType::FLOAT32) continue;
+        anyFloat32 = true;
+        const uint8_t* data = constantData(model, o);
+        o.type = o.type == OperandType::TENSOR_FLOAT32 ? OperandType::TENSOR_FLOAT16
+                                                       : OperandType::FLOAT16;
+        if (!data) continue;
+        const uint32_t count = o.location.length / 4;
+        half.operandValues.resize((half.operandValues.size() + 3) / 4 * 4);  // aligned
+        const auto offset = static_cast<uint32_t>(half.operandValues.size());
+        half.operandValues.resize(offset + 2 * count);
+        for (uint32_t i = 0; i < count; ++i) {
+            float f;
+            std::memcpy(&f, data + 4 * i, 4);
+            const Eigen::half h(f);
+            std::memcpy(half.operandValues.data() + offset + 2 * i, &h, 2);
+        }
+        o.lifetime = OperandLifeTime::CONSTANT_COPY;
+        o.location = DataLocation{};
+        o.location.offset = offset;
+        o.location.length = 2 * count;
+    }
+    if (!anyFloat32 || !validateModel(half) || !compileTimeInputs(half).empty())
+        return std::nullopt;
+    for (uint32_t i = 0; i < half.main.operations.size(); ++i) {
+        if (!checkOperationSupported(half, i).ok()) return std::nullopt;
+    }
+    return half;
+}
+
+}  // namespace
+
 Result<Program> compileModel(const Model& model,
                              const std::vector<std::vector<uint32_t>>& inputShapes,
                              const InputValues& inputValues) {
@@ -61,8 +115,21 @@ Result<Program> compileModel(const Model& model,
     if (hasControlFlow(model))
         return fail(ErrorStatus::GENERAL_FAILURE,
                     "IF and WHILE run job by job (ControlFlowRunner), not in one program");
-    const RewrittenModel rewritten = rewriteGraph(model);
-    return Lowering(model, rewritten, inputShapes, inputValues).run();
+    const std::optional<Model> half = relaxedAsFloat16(model);
+    const Model& device = half ? *half : model;
+    auto program = Lowering(device, rewriteGraph(device), inputShapes, inputValues).run();
+    if (!program || !half) return program;
+    // The request's float32 inputs and outputs: binary16 on the device, converted by the runtime.
+    const auto widen = [&](std::vector<ProgramIo>& ios, const std::vector<uint32_t>& indexes) {
+        for (size_t k = 0; k < ios.size(); ++k) {
+            if (model.main.operands[indexes[k]].type != OperandType::TENSOR_FLOAT32) continue;
+            ios[k].binary16OnDevice = true;
+            ios[k].size *= 2;
+        }
+    };
+    widen(program->inputs, model.main.inputIndexes);
+    widen(program->outputs, model.main.outputIndexes);
+    return program;
 }
 
 ProgramVariants::ProgramVariants(const Model& model)

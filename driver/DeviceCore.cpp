@@ -12,20 +12,22 @@ namespace {
 // (driver/Calibration.h): execTime from the device time against the CPU's, powerUsage from the
 // energy model over the counters against the CPU reference's energy, with this device's energy
 // parameters; the quantized run for 8-bit tensors, int32 biases and scalars, the float32 run for
-// float tensors and relaxed models (which the NPU computes in binary32 at the same speed). IF
+// float32 tensors and scalars, the relaxed run for relaxed models and float16 tensors and
+// scalars (both binary16 on the device: a relaxed model runs as its float16 form). IF
 // and WHILE keep "no information" (the maximum): the driver sequences them job by job
 // (ControlFlow.h), and that overhead has no calibration run yet. So do a run's types when it was
 // measured on another compiler or NPU (a stale record).
 Capabilities makeCapabilities(const CalibrationRun& quant8Run, const CalibrationRun& floatRun,
-                              const EnergyParameters& energy) {
+                              const CalibrationRun& relaxedRun, const EnergyParameters& energy) {
     Capabilities caps;
     const PerformanceInfo unknown;
     const auto figures = [&](const CalibrationRun& run) {
         return checkCalibration(run).ok() ? performanceFromCalibration(run, energy) : unknown;
     };
-    const PerformanceInfo quant8 = figures(quant8Run), float32 = figures(floatRun);
-    caps.relaxedFloat32toFloat16PerformanceScalar = float32;
-    caps.relaxedFloat32toFloat16PerformanceTensor = float32;
+    const PerformanceInfo quant8 = figures(quant8Run), float32 = figures(floatRun),
+                          binary16 = figures(relaxedRun);
+    caps.relaxedFloat32toFloat16PerformanceScalar = binary16;
+    caps.relaxedFloat32toFloat16PerformanceTensor = binary16;
     caps.ifPerformance = unknown;
     caps.whilePerformance = unknown;
     for (int t = 0; t <= static_cast<int>(OperandType::TENSOR_QUANT8_ASYMM_SIGNED); ++t) {
@@ -35,10 +37,12 @@ Capabilities makeCapabilities(const CalibrationRun& quant8Run, const Calibration
                                type == OperandType::TENSOR_QUANT8_SYMM_PER_CHANNEL ||
                                type == OperandType::TENSOR_INT32 || type == OperandType::INT32 ||
                                type == OperandType::BOOL;
-        const bool isFloat = type == OperandType::TENSOR_FLOAT32 ||
-                             type == OperandType::TENSOR_FLOAT16 || type == OperandType::FLOAT32 ||
-                             type == OperandType::FLOAT16;
-        caps.operandPerformance.push_back({type, quantized ? quant8 : isFloat ? float32 : unknown});
+        const bool isFloat32 = type == OperandType::TENSOR_FLOAT32 || type == OperandType::FLOAT32;
+        const bool isFloat16 = type == OperandType::TENSOR_FLOAT16 || type == OperandType::FLOAT16;
+        caps.operandPerformance.push_back({type, quantized   ? quant8
+                                                 : isFloat32 ? float32
+                                                 : isFloat16 ? binary16
+                                                             : unknown});
     }
     return caps;
 }
@@ -52,7 +56,8 @@ bool deadlinePassed(const OptionalTimePoint& deadline) {
 DeviceCore::DeviceCore(std::shared_ptr<HardwareAccess> hardware, const DeviceOptions& options)
     : name(options.name),
       key(options.cacheKey ? *options.cacheKey : randomCacheKey()),
-      capabilities(makeCapabilities(options.calibration, options.floatCalibration, options.energy)),
+      capabilities(makeCapabilities(options.calibration, options.floatCalibration,
+                                    options.relaxedCalibration, options.energy)),
       extensions{npu_extension::description()},
       runtime(std::move(hardware)),
       queue(options.agingQuantum) {}

@@ -417,7 +417,8 @@ class NpuDevice : public IDevice {
 Result<SharedDevice> makeNpuDevice(std::shared_ptr<HardwareAccess> hardware,
                                    DeviceOptions options) {
     // A stale calibration record must not go unnoticed: the driver has no other log.
-    for (const CalibrationRun* run : {&options.calibration, &options.floatCalibration}) {
+    for (const CalibrationRun* run :
+         {&options.calibration, &options.floatCalibration, &options.relaxedCalibration}) {
         if (Status st = checkCalibration(*run); !st.ok())
             std::cerr << "nncosim driver: " << st.message << "\n";
     }

@@ -33,8 +33,10 @@ struct DeviceOptions {
     /// NPU geometry (checkCalibration) gives "no information", and makeNpuDevice says why on
     /// stderr.
     CalibrationRun calibration = kQuant8Calibration;
-    /// The same for float types and relaxed models.
+    /// The same for float32 tensors.
     CalibrationRun floatCalibration = kFloat32Calibration;
+    /// The same for relaxed models and float16 tensors (binary16 on the device).
+    CalibrationRun relaxedCalibration = kRelaxedCalibration;
 };
 
 /// A device driving `hardware`. Fails with DEVICE_UNAVAILABLE when the hardware is not the NPU

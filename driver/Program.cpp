@@ -70,6 +70,7 @@ void writeIos(Writer& w, const std::vector<ProgramIo>& ios) {
     for (const auto& io : ios) {
         w.u32(io.offset);
         w.u32(io.size);
+        w.u32(io.binary16OnDevice ? 1 : 0);
         w.u32(static_cast<uint32_t>(io.dimensions.size()));
         for (uint32_t d : io.dimensions) w.u32(d);
     }
@@ -80,8 +81,11 @@ bool readIos(Reader& r, std::vector<ProgramIo>* ios) {
     if (!r.count(&n)) return false;
     ios->resize(n);
     for (auto& io : *ios) {
-        uint32_t rank;
-        if (!r.u32(&io.offset) || !r.u32(&io.size) || !r.count(&rank)) return false;
+        uint32_t rank, binary16;
+        if (!r.u32(&io.offset) || !r.u32(&io.size) || !r.u32(&binary16) || binary16 > 1 ||
+            !r.count(&rank))
+            return false;
+        io.binary16OnDevice = binary16 == 1;
         io.dimensions.resize(rank);
         for (auto& d : io.dimensions) {
             if (!r.u32(&d)) return false;

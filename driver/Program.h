@@ -31,7 +31,7 @@ inline bool operator!=(const CompilerTarget& a, const CompilerTarget& b) {
 /// E.g. "compiler 2, 16x16 array, 16-byte bus, 4096-word scratchpad, 1024-entry accumulators".
 std::string compilerTargetText(const CompilerTarget& target);
 
-inline constexpr uint32_t kCompilerVersion = 10;
+inline constexpr uint32_t kCompilerVersion = 11;
 /// This driver's compiler and NPU.
 inline constexpr CompilerTarget kCompilerTarget{kCompilerVersion, npu::kArrayRows,
                                                 npu::kArrayCols,  npu::kDramBusBytes,
@@ -40,8 +40,11 @@ inline constexpr CompilerTarget kCompilerTarget{kCompilerVersion, npu::kArrayRow
 /// A model input or output in the job's memory.
 struct ProgramIo {
     uint32_t offset = 0;  ///< arena-relative byte address
-    uint32_t size = 0;    ///< bytes
+    uint32_t size = 0;    ///< bytes, as the request holds them
     std::vector<uint32_t> dimensions;
+    /// A relaxed model's float32 tensor, held on the device as binary16 (size / 2 bytes there):
+    /// the runtime rounds it on the way in and widens it on the way out.
+    bool binary16OnDevice = false;
 };
 
 /// One job's device memory is an arena, laid out as

@@ -52,11 +52,11 @@ Tolerance ctsTolerance(OperandType type, bool relaxed) {
     switch (type) {
         case OperandType::TENSOR_FLOAT32:
         case OperandType::FLOAT32:
-            return relaxed ? Tolerance{5 * kFloat16Epsilon, 5 * kFloat16Epsilon}
+            return relaxed ? Tolerance{5 * kFloat16Epsilon, 5 * kFloat16Epsilon, true}
                            : Tolerance{1e-5, 5 * kFloat32Epsilon};
         case OperandType::TENSOR_FLOAT16:
         case OperandType::FLOAT16:
-            return {5 * kFloat16Epsilon, 5 * kFloat16Epsilon};
+            return {5 * kFloat16Epsilon, 5 * kFloat16Epsilon, true};
         case OperandType::TENSOR_BOOL8:
         case OperandType::BOOL:
             return {0.0, 0.0};
@@ -108,8 +108,11 @@ Comparison compareTensors(OperandType type, const uint8_t* expected, const uint8
         const double a = elementAsDouble(type, actual, i);
         bool match;
         double err = 0.0;
+        constexpr double kBinary16Max = 65504.0;
         if (std::isnan(e) || std::isnan(a)) {
             match = std::isnan(e) && std::isnan(a);
+        } else if (tol.binary16Range && std::fabs(e) > kBinary16Max) {
+            match = std::fabs(a) >= kBinary16Max && std::signbit(a) == std::signbit(e);
         } else if (std::isinf(e) || std::isinf(a)) {
             match = e == a;
         } else {

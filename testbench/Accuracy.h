@@ -13,6 +13,10 @@ namespace nncosim {
 struct Tolerance {
     double atol = 0.0;
     double rtol = 0.0;
+    /// Relaxed and float16 results may be computed in binary16's range: beyond its largest
+    /// finite value (65504) an expected value matches any actual one of that magnitude or more
+    /// and the same sign (the largest binary16, or infinity).
+    bool binary16Range = false;
 };
 
 /// The CTS tolerance of an output of `type`; `relaxed` is true for relaxed-float32 models and

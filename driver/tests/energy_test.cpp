@@ -198,7 +198,8 @@ TEST_CASE("driver_power_usage_from_calibration") {
         }
         if (type == OperandType::TENSOR_FLOAT32 || type == OperandType::TENSOR_FLOAT16 ||
             type == OperandType::FLOAT32) {
-            const CalibrationRun& f = kFloat32Calibration;
+            const CalibrationRun& f =
+                type == OperandType::TENSOR_FLOAT16 ? kRelaxedCalibration : kFloat32Calibration;
             CHECK(entry.info.powerUsage ==
                   doctest::Approx(
                       estimateEnergy(f.npu, f.clockPeriodPs).totalPicojoules() /
@@ -233,7 +234,8 @@ TEST_CASE("driver_power_usage_from_calibration") {
 TEST_CASE("driver_calibration_record_is_current") {
     // The record behind the capabilities must have been measured with this driver's compiler
     // and NPU geometry; after a change of either, rerun nncosim_calibrate (the message says how).
-    for (const CalibrationRun* run : {&kQuant8Calibration, &kFloat32Calibration}) {
+    for (const CalibrationRun* run :
+         {&kQuant8Calibration, &kFloat32Calibration, &kRelaxedCalibration}) {
         const Status st = checkCalibration(*run);
         CHECK_MESSAGE(st.ok(), st.message);
     }
@@ -252,7 +254,7 @@ TEST_CASE("driver_calibration_stale_record_is_detected") {
         CHECK(st.message.find("nncosim_calibrate") != std::string::npos);
         // A device given the stale record reports no information rather than its figures.
         DeviceOptions options;
-        options.calibration = options.floatCalibration = stale;
+        options.calibration = options.floatCalibration = options.relaxedCalibration = stale;
         auto t = makeTestDevice(options);
         for (const auto& entry : t.device->getCapabilities().operandPerformance) {
             CAPTURE(nameOf(entry.type));

@@ -5,6 +5,7 @@
 #include <Eigen/Core>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "testbench/Accuracy.h"
 #include "testbench/ModelRun.h"
@@ -65,6 +66,24 @@ TEST_CASE("accuracy_float_figures") {
     CHECK(h.ok());
     CHECK(h.maxUlpError == 2);
     CHECK(h.worstElement == 0);
+
+    // Relaxed float32 may be computed in binary16's range: beyond 65504 the largest binary16
+    // or an infinity of the same sign matches; float32 keeps its own range.
+    const float inf = std::numeric_limits<float>::infinity();
+    const auto big = floatBytes({3.4028235e38f, 1e5f, -inf, 1e5f});
+    const auto saturated = floatBytes({inf, 65504.0f, -65504.0f, 65504.0f});
+    const Tolerance relaxed = ctsTolerance(OperandType::TENSOR_FLOAT32, true);
+    CHECK(
+        compareTensors(OperandType::TENSOR_FLOAT32, big.data(), saturated.data(), 4, relaxed).ok());
+    const auto wrongSign = floatBytes({inf, 65504.0f, -65504.0f, -inf});
+    CHECK(compareTensors(OperandType::TENSOR_FLOAT32, big.data(), wrongSign.data(), 4, relaxed)
+              .mismatches == 1);
+    const auto belowRange = floatBytes({inf, 65504.0f, -65504.0f, 65000.0f});
+    CHECK_FALSE(
+        compareTensors(OperandType::TENSOR_FLOAT32, big.data(), belowRange.data(), 4, relaxed)
+            .ok());
+    CHECK(compareTensors(OperandType::TENSOR_FLOAT32, big.data(), saturated.data(), 4, f32)
+              .mismatches == 4);
 
     // Exact types: no ULP, fraction 0 when identical, infinite when not.
     const std::vector<uint8_t> q{1, 2, 3}, q2{1, 2, 4};
