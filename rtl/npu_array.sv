@@ -151,9 +151,12 @@ module npu_array
 
   always_ff @(posedge clk_i) begin
     logic [31:0] sums [Rows][Cols];
+    logic        any_row;  // a row worked on a vector: otherwise nothing is registered
+    any_row = 1'b0;
     for (int r = 0; r < Rows; r++) begin
       slot_t s;
       s = row0_q - slot_t'(r);
+      any_row |= valid_q[s];
       if (valid_q[s]) begin
         if (fp_mode_i && dw_mode_i) begin
           for (int c = 0; c < Cols; c++) begin
@@ -196,8 +199,11 @@ module npu_array
         end
       end
     end
-    psum_q <= sums;
-    done_q[row0_q] <= sums[Rows-1];
+    // Sums of rows without a vector are never read: an idle array copies nothing.
+    if (any_row) begin
+      psum_q <= sums;
+      done_q[row0_q] <= sums[Rows-1];
+    end
   end
 
   // Sums leave Rows + Cols - 1 edges after row 0 worked on their vector: Cols - 1 edges after
