@@ -1,9 +1,7 @@
 // The compiler's public entry points; the lowering itself is in driver/compiler/.
 #include "driver/Compiler.h"
 
-#include <Eigen/Core>
 #include <algorithm>
-#include <cstring>
 #include <optional>
 
 #include "driver/ControlFlow.h"
@@ -61,8 +59,8 @@ namespace {
 // binary16 range and precision): every float32 operand becomes float16, constants rounded to
 // nearest even. Its tensors then take half the DRAM traffic, as a float16 model's do. None when
 // the model is not relaxed, has IF or WHILE, a float32 scalar input or output, packs run-time
-// weights, or when the float16 form
-// is not a valid model whose every operation the NPU runs: the model then runs in binary32.
+// weights, or when the float16 form is not a valid model whose every operation the NPU runs:
+// the model then runs in binary32.
 std::optional<Model> relaxedAsFloat16(const Model& model) {
     if (!model.relaxComputationFloat32toFloat16 || hasControlFlow(model)) return std::nullopt;
     for (const auto* indexes : {&model.main.inputIndexes, &model.main.outputIndexes}) {
@@ -80,20 +78,13 @@ std::optional<Model> relaxedAsFloat16(const Model& model) {
         o.type = o.type == OperandType::TENSOR_FLOAT32 ? OperandType::TENSOR_FLOAT16
                                                        : OperandType::FLOAT16;
         if (!data) continue;
-        const uint32_t count = o.location.length / 4;
+        const std::vector<uint8_t> values = floatsToBinary16(data, o.location.length / 4);
         half.operandValues.resize((half.operandValues.size() + 3) / 4 * 4);  // aligned
-        const auto offset = static_cast<uint32_t>(half.operandValues.size());
-        half.operandValues.resize(offset + 2 * count);
-        for (uint32_t i = 0; i < count; ++i) {
-            float f;
-            std::memcpy(&f, data + 4 * i, 4);
-            const Eigen::half h(f);
-            std::memcpy(half.operandValues.data() + offset + 2 * i, &h, 2);
-        }
         o.lifetime = OperandLifeTime::CONSTANT_COPY;
         o.location = DataLocation{};
-        o.location.offset = offset;
-        o.location.length = 2 * count;
+        o.location.offset = static_cast<uint32_t>(half.operandValues.size());
+        o.location.length = static_cast<uint32_t>(values.size());
+        half.operandValues.insert(half.operandValues.end(), values.begin(), values.end());
     }
     if (!anyFloat32 || !validateModel(half) || !compileTimeInputs(half).empty())
         return std::nullopt;

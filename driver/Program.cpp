@@ -1,5 +1,6 @@
 #include "driver/Program.h"
 
+#include <Eigen/Core>
 #include <cstring>
 #include <iomanip>
 #include <map>
@@ -116,6 +117,28 @@ std::string compilerTargetText(const CompilerTarget& t) {
         << " array, " << t.dramBusBytes << "-byte bus, " << t.spadWords << "-word scratchpad, "
         << t.accDepth << "-entry accumulators";
     return out.str();
+}
+
+std::vector<uint8_t> floatsToBinary16(const uint8_t* floats, size_t count) {
+    std::vector<uint8_t> out(2 * count);
+    for (size_t i = 0; i < count; ++i) {
+        float f;
+        std::memcpy(&f, floats + 4 * i, 4);
+        const Eigen::half h(f);
+        std::memcpy(out.data() + 2 * i, &h, 2);
+    }
+    return out;
+}
+
+std::vector<uint8_t> binary16ToFloats(const std::vector<uint8_t>& halves) {
+    std::vector<uint8_t> out(2 * halves.size());
+    for (size_t i = 0; i < halves.size() / 2; ++i) {
+        Eigen::half h;
+        std::memcpy(&h, halves.data() + 2 * i, 2);
+        const float f = static_cast<float>(h);
+        std::memcpy(out.data() + 4 * i, &f, 4);
+    }
+    return out;
 }
 
 std::vector<uint8_t> serializeProgram(const Program& program) {

@@ -47,6 +47,12 @@ struct ProgramIo {
     bool binary16OnDevice = false;
 };
 
+/// `count` float32 values as binary16, each rounded to nearest even (a relaxed model's
+/// constants and inputs on the device).
+std::vector<uint8_t> floatsToBinary16(const uint8_t* floats, size_t count);
+/// binary16 values widened to float32, exactly.
+std::vector<uint8_t> binary16ToFloats(const std::vector<uint8_t>& halves);
+
 /// One job's device memory is an arena, laid out as
 ///   [inputs, outputs, intermediates][constants][descriptor chain][completion record]
 /// Every address in `descriptors` is relative to the arena's base; the runtime adds the base

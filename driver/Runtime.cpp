@@ -1,6 +1,5 @@
 #include "driver/Runtime.h"
 
-#include <Eigen/Core>
 #include <algorithm>
 #include <cstring>
 
@@ -15,30 +14,6 @@ constexpr uint64_t kWaitSliceCycles = 200000;
 // Cycles a soft reset may take to drain in-flight DRAM reads.
 constexpr uint64_t kResetCycles = 100000;
 constexpr uint32_t kIrqAll = npu::field::kIrqStatusDone | npu::field::kIrqStatusError;
-
-// A relaxed model's float32 tensors on the device (ProgramIo::binary16OnDevice): rounded to
-// nearest even on the way in, widened exactly on the way out.
-std::vector<uint8_t> floatsToBinary16(const std::vector<uint8_t>& bytes) {
-    std::vector<uint8_t> out(bytes.size() / 2);
-    for (size_t i = 0; i < bytes.size() / 4; ++i) {
-        float f;
-        std::memcpy(&f, bytes.data() + 4 * i, 4);
-        const Eigen::half h(f);
-        std::memcpy(out.data() + 2 * i, &h, 2);
-    }
-    return out;
-}
-
-std::vector<uint8_t> binary16ToFloats(const std::vector<uint8_t>& bytes) {
-    std::vector<uint8_t> out(bytes.size() * 2);
-    for (size_t i = 0; i < bytes.size() / 2; ++i) {
-        Eigen::half h;
-        std::memcpy(&h, bytes.data() + 2 * i, 2);
-        const float f = static_cast<float>(h);
-        std::memcpy(out.data() + 4 * i, &f, 4);
-    }
-    return out;
-}
 
 }  // namespace
 
@@ -144,9 +119,10 @@ JobOutcome Runtime::run(const Program& program, const std::vector<TensorData>& i
                       program.inputs[i].size);
             break;
         }
-        const std::vector<uint8_t> bytes = program.inputs[i].binary16OnDevice
-                                               ? floatsToBinary16(inputs[i].bytes)
-                                               : inputs[i].bytes;
+        const std::vector<uint8_t> bytes =
+            program.inputs[i].binary16OnDevice
+                ? floatsToBinary16(inputs[i].bytes.data(), inputs[i].bytes.size() / 4)
+                : inputs[i].bytes;
         st = mHardware->writeMemory(base + program.inputs[i].offset, bytes.data(), bytes.size());
     }
     std::vector<uint32_t> chain;
@@ -212,12 +188,12 @@ JobOutcome Runtime::run(const Program& program, const std::vector<TensorData>& i
         t.dimensions = io.dimensions;
         t.bytes.resize(io.binary16OnDevice ? io.size / 2 : io.size);
         st = mHardware->readMemory(base + io.offset, t.bytes.data(), t.bytes.size());
-        if (io.binary16OnDevice) t.bytes = binary16ToFloats(t.bytes);
         if (!st.ok()) {
             clearArena(program.arenaSize);
             return fault(
                 fail(ErrorStatus::GENERAL_FAILURE, "runtime: reading outputs: ", st.message));
         }
+        if (io.binary16OnDevice) t.bytes = binary16ToFloats(t.bytes);
         outcome.outputs.push_back(std::move(t));
     }
     // Nothing of this job may be visible to the next one.
