@@ -870,11 +870,13 @@ Status ChainBuilder::stream(const Descriptor& op, const StridedTensor& a,
     }
     // Strided or broadcast: rows over dimensions 1..3 (or 2..3 with rows of one element).
     const bool innerShared = a.strides[3] == 1 && (!b || b->strides[3] == 1) && out.strides[3] == 1;
-    if (!innerShared && shape[3] > kWords) {
-        // Rows of one element over c: c in parts whose rows fit a buffer.
-        for (uint32_t c0 = 0; c0 < shape[3]; c0 += kWords) {
+    // Elements of c a buffer holds: a row of them (shared inner), or one word each.
+    const uint32_t partC = innerShared ? kWords * kVec / size : kWords;
+    if (shape[3] > partC) {
+        // c in parts whose rows fit a buffer.
+        for (uint32_t c0 = 0; c0 < shape[3]; c0 += partC) {
             std::array<uint32_t, 4> part = shape;
-            part[3] = std::min(kWords, shape[3] - c0);
+            part[3] = std::min(partC, shape[3] - c0);
             const auto from = [&](StridedTensor s) {
                 s.addr += c0 * s.strides[3] * size;
                 return s;

@@ -1,7 +1,9 @@
 // The graph rewrites that run before lowering, in one place. A PAD (or a PAD_V2 whose value is
-// the zero point) that pads only height and width folds into the explicit padding of the NHWC
-// convolutions that alone read it: the convolution's padding contributes (zero point - zero
-// point) = 0 per tap, exactly what the padded bytes contribute, so the result is bit-exact.
+// the zero point, or +0 for float tensors) that pads only height and width folds into the
+// explicit padding of the NHWC convolutions that alone read it: the convolution's padding
+// contributes (zero point - zero point) = 0 per tap, exactly what the padded bytes contribute,
+// so the result is bit-exact; a float convolution's padding taps are +0 inputs, as the padded
+// elements are, so its result is the same bits too.
 // Pooling is not folded: NNAPI's pools leave padding out of the maximum and the average, which a
 // padded tensor would not. A PAD that does not fold runs as a copy (an element map).
 #include <algorithm>
@@ -21,18 +23,26 @@ bool foldsPadding(OperationType type) {
 }
 
 // The [rank, 2] paddings of a PAD as {top, bottom, left, right}, when they pad only H and W of
-// a 4-D tensor with the zero point.
+// a 4-D tensor with the zero point (+0 for float tensors).
 std::optional<std::array<int32_t, 4>> spatialPadding(const Model& model, const Operation& pad) {
     const Constants c(model);
     const Operand& in = c.operand(pad.inputs[0]);
-    if (!isQuant8(in.type) || in.dimensions.size() != 4) return std::nullopt;
+    const bool isFloat =
+        in.type == OperandType::TENSOR_FLOAT32 || in.type == OperandType::TENSOR_FLOAT16;
+    if (!(isQuant8(in.type) || isFloat) || in.dimensions.size() != 4) return std::nullopt;
     const Operand& paddings = c.operand(pad.inputs[1]);
     const auto* p = reinterpret_cast<const int32_t*>(c.data(pad.inputs[1]));
     if (!p || paddings.location.length != 8 * sizeof(int32_t)) return std::nullopt;
     std::array<int32_t, 8> v{};
     std::memcpy(v.data(), p, sizeof(v));
     if (v[0] != 0 || v[1] != 0 || v[6] != 0 || v[7] != 0) return std::nullopt;  // N, C
-    if (pad.type == OperationType::PAD_V2) {
+    if (pad.type == OperationType::PAD_V2 && isFloat) {
+        // +0: every bit of the FLOAT32 or FLOAT16 scalar clear.
+        const uint8_t* value = c.data(pad.inputs[2]);
+        const size_t n = c.length(pad.inputs[2]);
+        if (!value || n == 0 || std::any_of(value, value + n, [](uint8_t v) { return v != 0; }))
+            return std::nullopt;
+    } else if (pad.type == OperationType::PAD_V2) {
         auto value = c.scalar<int32_t>(pad.inputs[2]);
         if (!value || *value != in.zeroPoint) return std::nullopt;
     }
@@ -69,7 +79,8 @@ Status padFolds(const Model& model, uint32_t index) {
     if (!padding)
         return unsupported(pad,
                            "folds into a convolution only when it pads height and width of "
-                           "an 8-bit quantized tensor with its zero point");
+                           "an 8-bit quantized tensor with its zero point, or of a float "
+                           "tensor with +0");
     if (g.operands[pad.outputs[0]].lifetime != OperandLifeTime::TEMPORARY_VARIABLE)
         return unsupported(pad, "its result is a model output, not folded into a convolution");
     const auto readers = readersOf(g, pad.outputs[0]);

@@ -14,6 +14,7 @@
 #include "golden/Executor.h"
 #include "model/Builder.h"
 #include "model/Validation.h"
+#include "testbench/Accuracy.h"
 #include "testbench/ModelRun.h"
 #include "testbench/Zoo.h"
 #include "testbench/runtime/HostRuntime.h"
@@ -569,6 +570,67 @@ TEST_CASE("rewrite_converter_style_zoo_networks") {
         CHECK(countNpu(partitions) == c.npuPartitions);
         CHECK(partitionOperations(*model, withoutRewrites).size() == c.partitionsWithoutRewrites);
     }
+}
+
+TEST_CASE("rewrite_float_pads_fold_and_long_rows_copy") {
+    // A float converter-style MobileNet-v2: its PADs (+0) fold into the convolutions, so the
+    // input TRANSPOSE is read as planes and no PAD or TRANSPOSE emits a descriptor; the outputs
+    // are within the float32 tolerance of the golden (the NPU sums in its own order).
+    zoo::ZooConfig config;
+    config.network = zoo::Network::kMobileNetV2;
+    config.precision = zoo::Precision::kFloat32;
+    config.inputSize = 64;
+    config.widthMultiplier = 0.25f;
+    config.numClasses = 16;
+    config.converterStyle = true;
+    auto model = zoo::buildZooModel(config);
+    REQUIRE(model.ok());
+    size_t pads = 0;
+    for (uint32_t i = 0; i < model->main.operations.size(); ++i) {
+        if (model->main.operations[i].type != OperationType::PAD) continue;
+        ++pads;
+        CHECK_MESSAGE(driver::padFolds(*model, i).ok(), driver::padFolds(*model, i).message);
+    }
+    CHECK(pads > 0);
+    auto program = driver::compileModel(*model, {});
+    REQUIRE_MESSAGE(program.ok(), program.status().message);
+    for (const npu::Descriptor& d : program->descriptors) {
+        const OperationType t = model->main.operations[d.tag].type;
+        CHECK((t != OperationType::PAD && t != OperationType::TRANSPOSE));
+    }
+    RuntimeOptions options;
+    options.npu = functionalNpu();
+    options.placement = Placement::kNpu;
+    auto runtime = HostRuntime::create(*model, options);
+    REQUIRE_MESSAGE(runtime.ok(), runtime.status().message);
+    auto inputs = randomModelInputs(*model, 3);
+    REQUIRE(inputs.ok());
+    auto outputs = (*runtime)->execute(*inputs);
+    REQUIRE_MESSAGE(outputs.ok(), outputs.status().message);
+    auto reference = golden::execute(*model, *inputs);
+    REQUIRE(reference.ok());
+    const auto& golden0 = (*reference)[0].bytes;
+    const Comparison c =
+        compareTensors(OperandType::TENSOR_FLOAT32, golden0.data(), (*outputs)[0].bytes.data(),
+                       golden0.size() / 4, ctsTolerance(OperandType::TENSOR_FLOAT32, false));
+    CHECK_MESSAGE(c.ok(), c.mismatches, " mismatches");
+
+    // A float PAD that does not fold (a max pool reads it) is a copy; its rows of 112 pixels x
+    // 96 binary32 channels (43,008 bytes) are longer than a buffer and copy in parts.
+    ModelBuilder b;
+    const auto f32 = OperandType::TENSOR_FLOAT32;
+    const uint32_t in = b.addInput(f32, {1, 3, 112, 96});
+    const uint32_t padded = b.addOperand(f32, {1, 5, 112, 96});
+    b.addOperation(OperationType::PAD, {in, padConstant(b, {0, 0, 1, 1, 0, 0, 0, 0})}, {padded});
+    const uint32_t out = b.addOutput(f32, {1, 3, 110, 96});
+    b.addOperation(OperationType::MAX_POOL_2D,
+                   {padded, b.addInt32(2), b.addInt32(1), b.addInt32(1), b.addInt32(3),
+                    b.addInt32(3), b.addInt32(0)},
+                   {out});
+    const Model copy = b.build();
+    CHECK_FALSE(driver::padFolds(copy, 0).ok());
+    CHECK(runMatchingGolden(copy, 5, sim::NpuImplementation::kFunctional, Placement::kNpu).size() ==
+          1);
 }
 
 TEST_CASE("npu_concatenation_of_slabs_longer_than_a_row") {
