@@ -546,8 +546,15 @@ extern const NpuOperation kSqueezeOperation{
     squeezeSupported, squeezeOutputShape, lowerReshape, nullptr, {}, true, nullptr, true};
 extern const NpuOperation kExpandDimsOperation{
     squeezeSupported, expandDimsOutputShape, lowerReshape, nullptr, {}, true, nullptr, true};
-extern const NpuOperation kConcatenationOperation{
-    concatenationSupported, concatenationOutputShape, lowerConcatenation, nullptr, {}, false};
+// Any element type: 8-bit inputs are requantized to the output's scale, float ones copied.
+extern const NpuOperation kConcatenationOperation{concatenationSupported,
+                                                  concatenationOutputShape,
+                                                  lowerConcatenation,
+                                                  nullptr,
+                                                  {},
+                                                  false,
+                                                  nullptr,
+                                                  true};
 extern const NpuOperation kPackOperation{packSupported, packOutputShape, lowerPack, nullptr, {},
                                          false,         nullptr,         true};
 // Every input after the first may be a parameter (DENSIFY has two per traversed dimension).

@@ -646,6 +646,21 @@ TEST_CASE("npu_concatenation_of_slabs_longer_than_a_row") {
     const auto partitions = runMatchingGolden(model);
     CHECK(partitions.size() == 1);
     CHECK(countNpu(partitions) == 1);  // prepared on the NPU, not fallen back to the CPU
+
+    // Float elements are copied as they are: float32 and float16 along the channels of NHWC
+    // maps (a DeepLab head's ASPP branches).
+    for (const OperandType type : {OperandType::TENSOR_FLOAT32, OperandType::TENSOR_FLOAT16}) {
+        CAPTURE(nameOf(type));
+        ModelBuilder f;
+        const uint32_t x = f.addInput(type, {1, 7, 9, 24});
+        const uint32_t y = f.addInput(type, {1, 7, 9, 40});
+        const uint32_t joined = f.addOutput(type, {1, 7, 9, 64});
+        f.addOperation(OperationType::CONCATENATION, {x, y, f.addInt32(3)}, {joined});
+        const Model copy = f.build();
+        CHECK(claims(copy) == std::vector<bool>{true});
+        CHECK(countNpu(runMatchingGolden(copy, 7, sim::NpuImplementation::kFunctional,
+                                         Placement::kNpu)) == 1);
+    }
 }
 
 TEST_CASE("npu_transposed_image_read_as_planes") {
