@@ -14,6 +14,7 @@
 // truncates. The bytes are widened to binary32 by a lookup (value -> float bits), the same
 // formula runs, FUNC truncates toward zero, adding 1.5 * 2^23 (exact) puts the integer in the
 // low byte of each binary32 (two's complement for negative ones), and a byte copy gathers those.
+// Two kinds run on the array instead: power-of-two upsamplings of uint8, and one-pixel inputs.
 #include "driver/compiler/Lowering.h"
 #include "model/operations/ResizeSampling.h"
 
@@ -32,6 +33,10 @@ struct Bilinear {
     uint32_t n = 0, inH = 0, inW = 0, c = 0, outH = 0, outW = 0;
     bool nchw = false, alignCorners = false, halfPixelCenters = false;
     std::vector<BilinearSample> ys, xs;
+
+    // The fractions of output row y and column x between their neighbours.
+    float dy(uint32_t y) const { return ys[y].pos - static_cast<float>(ys[y].lo); }
+    float dx(uint32_t x) const { return xs[x].pos - static_cast<float>(xs[x].lo); }
 };
 
 // Inputs: 0 tensor, 1 width (or scale), 2 height (or scale), 3 layout, 4 align_corners,
@@ -100,16 +105,23 @@ Result<std::vector<uint32_t>> outputShape(const Lowering& lw, const Operation& o
                    : std::vector<uint32_t>{b->n, b->outH, b->outW, b->c};
 }
 
+// Whether a resize runs as lowerOnePixel (below).
+bool onePixelOnArray(const Bilinear& b, OperandType type);
+
 // In the working format: two terms' tensors of the output's NHWC shape, the left and right
-// columns [N, inH, outW, C], and a quantized resize's input widened to binary32.
+// columns [N, inH, outW, C], and a quantized resize's input widened to binary32. A one-pixel
+// input on the array: the result in binary32, the products by the row factors [N, outH, C, 4]
+// and the widened input.
 std::vector<uint64_t> scratch(const Lowering& lw, const Operation& op) {
     const OperandType type = lw.operand(op.inputs[0]).type;
     auto b = bilinearOf(lw.constants(), op, lw.dims(op.inputs[0]));
     if (!b) return {};
     const uint64_t element = workBytes(type), pixels = uint64_t{b->n} * b->outW * b->c;
     const uint64_t bytes = pixels * b->outH * element, columns = pixels * b->inH * element;
+    const uint64_t widened = elementCount(lw.dims(op.inputs[0])) * 4;
+    if (onePixelOnArray(*b, type)) return {bytes, uint64_t{b->n} * b->outH * b->c * 16, widened};
     std::vector<uint64_t> areas{bytes, bytes, columns, columns};
-    if (isQuant8(type)) areas.push_back(elementCount(lw.dims(op.inputs[0])) * 4);
+    if (isQuant8(type)) areas.push_back(widened);
     return areas;
 }
 
@@ -195,6 +207,99 @@ Status lowerDyadicUpsampling(Lowering& lw, const Operation& op, const Bilinear& 
     return okStatus();
 }
 
+bool onePixelOnArray(const Bilinear& b, OperandType type) {
+    return isQuant8(type) && b.inH == 1 && b.inW == 1 && uint64_t{b.outW} * 4 <= kMaxCount &&
+           !dyadicUpsampling(b, type);
+}
+
+// A quantized resize's stored values as binary32, at `dst`.
+Status widenToBinary32(Lowering& lw, const Operation& op, OperandType type, uint32_t dst) {
+    std::array<uint32_t, 256> bits{};
+    for (int v = 0; v < 256; ++v) {
+        const float value = static_cast<float>(isSigned(type) ? static_cast<int8_t>(v) : v);
+        std::memcpy(&bits[v], &value, 4);
+    }
+    return widenBytes(lw, op, type, lw.address(op.inputs[0]), dst, 4,
+                      static_cast<uint32_t>(elementCount(lw.dims(op.inputs[0]))), bits);
+}
+
+// The `count` binary32 sums at `sum` truncated toward zero, as the golden converts them, and each
+// integer put in the low byte of its word (two's complement for negative ones) by adding
+// 1.5 * 2^23, which is exact for -2^22 <= n < 2^22.
+Status truncateToLowBytes(Lowering& lw, const Operation& op, uint32_t sum, uint32_t count) {
+    const npu::OutputStage stage = unclampedFloatStage(npu::Format::FP32);
+    npu::Descriptor trunc = floatDescriptor(npu::Opcode::FUNC, stage);
+    trunc.floatFn = static_cast<uint32_t>(npu::Function::TRUNC);
+    npu::ChainBuilder truncation;
+    const npu::StridedTensor sums{sum, {0, 0, 0, 1}};
+    NN_RETURN_IF_ERROR(truncation.stream(trunc, sums, std::nullopt, sums, {1, 1, 1, count}));
+    lw.emitChain(truncation);
+    constexpr uint32_t kIntegerInLowByte = 0x4b400000;  // 1.5 * 2^23
+    return streamWithConstant(lw, op, floatDescriptor(npu::Opcode::ADD, stage), sum, sum, count,
+                              kIntegerInLowByte);
+}
+
+// A quantized one-pixel input on the array (DeepLab's image pooling grows a global average back
+// to the map, by any factor). Every neighbour is the pixel p, so the formula's terms are
+// (p r_t(y)) c_t(x), t = 0..3, with the row factors r = (1-dy, dy, 1-dy, dy) and the column
+// factors c = (1-dx, 1-dx, dx, dx). A MUL makes E[n][y][ch][t] = p[n][ch] r_t(y); a 1x1 float
+// CONV over E's pixels (y, ch), with weights W[x][t] = c_t(x) and bias +0, rounds each product
+// and sums them in row order from -0: the golden's products and order, and adding a zero changes
+// at most a zero's sign, which truncation does not see. The sums [n][y][ch][x] are truncated and
+// their low bytes gathered into the output's layout: a few passes over the output where the
+// formula's path takes about twenty.
+Status lowerOnePixel(Lowering& lw, const Operation& op, const Bilinear& b) {
+    const uint32_t sum = lw.scratch().at(0), products = lw.scratch().at(1);
+    const uint32_t pixel = lw.scratch().at(2);
+    NN_RETURN_IF_ERROR(widenToBinary32(lw, op, lw.operand(op.inputs[0]).type, pixel));
+    std::vector<float> rowFactors, columnFactors;  // [outH][4], OHWI [outW][1][1][4]
+    for (uint32_t y = 0; y < b.outH; ++y)
+        rowFactors.insert(rowFactors.end(), {1 - b.dy(y), b.dy(y), 1 - b.dy(y), b.dy(y)});
+    for (uint32_t x = 0; x < b.outW; ++x)
+        columnFactors.insert(columnFactors.end(), {1 - b.dx(x), 1 - b.dx(x), b.dx(x), b.dx(x)});
+    const uint32_t rowFactorsAddr = lw.addConstant(
+        reinterpret_cast<const uint8_t*>(rowFactors.data()), rowFactors.size() * sizeof(float));
+    const npu::OutputStage stage = unclampedFloatStage(npu::Format::FP32);
+    const std::array<uint32_t, 4> shape{b.n, b.outH, b.c, 4};
+    npu::ChainBuilder rows;
+    NN_RETURN_IF_ERROR(rows.stream(floatDescriptor(npu::Opcode::MUL, stage),
+                                   {pixel, {b.c, 0, 1, 0}},
+                                   npu::StridedTensor{rowFactorsAddr, {0, 4, 0, 1}},
+                                   {products, npu::ChainBuilder::denseStrides(shape)}, shape));
+    lw.emitChain(rows);
+    const std::vector<float> zeros(b.outW, 0.0f);
+    const auto stream =
+        npu::packFloatConvWeights(columnFactors.data(), zeros.data(), b.outW, 1, 1, 4, 4);
+    const uint32_t weights = lw.addConstant(stream.data(), stream.size());
+    const uint32_t image = b.outH * b.outW * b.c;  // elements
+    for (uint32_t i = 0; i < b.n; ++i) {
+        npu::DeviceTensor in, out;
+        in.addr = products + i * b.outH * b.c * 16;
+        out.addr = sum + i * image * 4;
+        in.h = out.h = b.outH;
+        in.w = out.w = b.c;
+        in.c = 16, out.c = b.outW * 4;
+        npu::ChainBuilder chain;
+        const Status st = chain.conv(in, out, weights, false, 0, {}, stage);
+        if (!st.ok()) return lw.fail(op, st.message);
+        lw.emitChain(chain);
+    }
+    NN_RETURN_IF_ERROR(truncateToLowBytes(lw, op, sum, b.n * image));
+    const int64_t row = int64_t{b.c} * b.outW, plane = int64_t{b.outH} * b.outW;
+    const MoveDim batch{b.n, 4 * int64_t{image}, image};
+    MoveEmitter move(lw, 1, 0);
+    return move.block(sum, lw.address(op.outputs[0]),
+                      b.nchw ? std::vector<MoveDim>{batch,
+                                                    {b.c, 4 * int64_t{b.outW}, plane},
+                                                    {b.outH, 4 * row, b.outW},
+                                                    {b.outW, 4, 1}}
+                             : std::vector<MoveDim>{batch,
+                                                    {b.outH, 4 * row, row},
+                                                    {b.outW, 4, b.c},
+                                                    {b.c, 4 * int64_t{b.outW}, 1}},
+                      false);
+}
+
 Status lower(Lowering& lw, const Operation& op) {
     auto plan = bilinearOf(lw.constants(), op, lw.dims(op.inputs[0]));
     if (!plan) return lw.fail(op, plan.status().message);
@@ -202,21 +307,15 @@ Status lower(Lowering& lw, const Operation& op) {
     const OperandType type = lw.operand(op.inputs[0]).type;
     if (auto factors = dyadicUpsampling(b, type))
         return lowerDyadicUpsampling(lw, op, b, factors->first, factors->second);
+    if (onePixelOnArray(b, type)) return lowerOnePixel(lw, op, b);
     const bool quantized = isQuant8(type);
     const npu::Format format = quantized ? npu::Format::FP32 : *floatFormat(type);
     const uint32_t size = workBytes(type);
     const uint32_t sum = lw.scratch().at(0), term = lw.scratch().at(1);
     uint32_t source = lw.address(op.inputs[0]);
-    if (quantized) {  // the stored values as binary32
-        std::array<uint32_t, 256> bits{};
-        for (int v = 0; v < 256; ++v) {
-            const float value = static_cast<float>(isSigned(type) ? static_cast<int8_t>(v) : v);
-            std::memcpy(&bits[v], &value, 4);
-        }
+    if (quantized) {
         source = lw.scratch().at(4);
-        NN_RETURN_IF_ERROR(widenBytes(lw, op, type, lw.address(op.inputs[0]), source, 4,
-                                      static_cast<uint32_t>(elementCount(lw.dims(op.inputs[0]))),
-                                      bits));
+        NN_RETURN_IF_ERROR(widenToBinary32(lw, op, type, source));
     }
 
     // A factor tensor: value(i) for i along H ([1, H, 1, C]) or W ([1, 1, W, C]), in the
@@ -233,12 +332,10 @@ Status lower(Lowering& lw, const Operation& op) {
         }
         return lw.addConstant(bytes.data(), bytes.size());
     };
-    const auto dy = [&](uint32_t y) { return b.ys[y].pos - static_cast<float>(b.ys[y].lo); };
-    const auto dx = [&](uint32_t x) { return b.xs[x].pos - static_cast<float>(b.xs[x].lo); };
-    const uint32_t notDy = factor(b.outH, [&](uint32_t y) { return 1 - dy(y); });
-    const uint32_t isDy = factor(b.outH, dy);
-    const uint32_t notDx = factor(b.outW, [&](uint32_t x) { return 1 - dx(x); });
-    const uint32_t isDx = factor(b.outW, dx);
+    const uint32_t notDy = factor(b.outH, [&](uint32_t y) { return 1 - b.dy(y); });
+    const uint32_t isDy = factor(b.outH, [&](uint32_t y) { return b.dy(y); });
+    const uint32_t notDx = factor(b.outW, [&](uint32_t x) { return 1 - b.dx(x); });
+    const uint32_t isDx = factor(b.outW, [&](uint32_t x) { return b.dx(x); });
 
     // The input's element strides along N, H, W and C; the NHWC output's; the shapes.
     const uint32_t plane = b.inH * b.inW;
@@ -302,16 +399,8 @@ Status lower(Lowering& lw, const Operation& op) {
         return st.ok() ? st : lw.fail(op, st.message);
     }
     NN_RETURN_IF_ERROR(arithmetic(npu::Opcode::ADD, total, next, total));
-    npu::Descriptor trunc = floatDescriptor(npu::Opcode::FUNC, unclampedFloatStage(format));
-    trunc.floatFn = static_cast<uint32_t>(npu::Function::TRUNC);
-    npu::ChainBuilder truncation;
-    NN_RETURN_IF_ERROR(truncation.stream(trunc, total, std::nullopt, total, shape));
-    lw.emitChain(truncation);
     const uint32_t count = b.n * outPlane * b.c;
-    constexpr uint32_t kIntegerInLowByte = 0x4b400000;  // 1.5 * 2^23
-    NN_RETURN_IF_ERROR(
-        streamWithConstant(lw, op, floatDescriptor(npu::Opcode::ADD, unclampedFloatStage(format)),
-                           sum, sum, count, kIntegerInLowByte));
+    NN_RETURN_IF_ERROR(truncateToLowBytes(lw, op, sum, count));
     // The low bytes, NHWC -> the output's layout.
     MoveEmitter move(lw, 1, 0);
     const int64_t image = int64_t{outPlane} * b.c;

@@ -442,26 +442,33 @@ TEST_CASE("npu_argmax_argmin_find_the_first_extremum_as_the_golden") {
 
 TEST_CASE("npu_quant_resize_bilinear_is_the_golden_s") {
     // Quantized resizes, bit for bit: power-of-two upsamplings of uint8 on the array (a 2x2 DWCONV
-    // per output phase), everything else through the binary32 formula; with NNAPI's quantization
-    // the NPU claims them all. The array path is taken exactly for the dyadic cases.
+    // per output phase), other one-pixel inputs on the array too (a 1x1 float CONV sums the
+    // formula's terms), everything else through the binary32 formula; with NNAPI's quantization
+    // the NPU claims them all. Each takes the path it is meant to.
+    enum Path { kFormula, kDwconv, kConv };
     struct Case {
         OperandType type;
         uint32_t inH, inW, outH, outW;
         int corners;
-        bool nchw, onArray;
+        bool nchw;
+        Path path;
+        uint32_t images = 1, channels = 3;
     };
     constexpr auto kU8 = OperandType::TENSOR_QUANT8_ASYMM;
     constexpr auto kI8 = OperandType::TENSOR_QUANT8_ASYMM_SIGNED;
     for (const Case& c :
-         {Case{kU8, 5, 7, 10, 28, 0, false, true}, Case{kU8, 3, 4, 24, 4, 0, false, true},
-          Case{kU8, 2, 2, 16, 16, 0, false, true},   // weights up to 8 x 8
-          Case{kU8, 1, 2, 16, 32, 0, false, false},  // x16: weights beyond int8
-          Case{kU8, 1, 1, 16, 32, 0, false, false},  // one pixel: a broadcast
-          Case{kU8, 5, 7, 15, 21, 0, false, false},  // x3: not dyadic
-          Case{kU8, 5, 7, 10, 14, 1, false, false},  // align_corners
-          Case{kU8, 5, 7, 10, 14, 2, false, false},  // half-pixel centers
-          Case{kU8, 5, 7, 10, 14, 0, true, false},   // NCHW
-          Case{kI8, 5, 7, 10, 14, 0, false, false}}) {
+         {Case{kU8, 5, 7, 10, 28, 0, false, kDwconv}, Case{kU8, 3, 4, 24, 4, 0, false, kDwconv},
+          Case{kU8, 2, 2, 16, 16, 0, false, kDwconv},   // weights up to 8 x 8
+          Case{kU8, 1, 2, 16, 32, 0, false, kFormula},  // x16: weights beyond int8
+          Case{kU8, 1, 1, 16, 32, 0, false, kFormula},  // one pixel, dyadic: a broadcast copy
+          Case{kU8, 5, 7, 15, 21, 0, false, kFormula},  // x3: not dyadic
+          Case{kU8, 5, 7, 10, 14, 1, false, kFormula},  // align_corners
+          Case{kU8, 5, 7, 10, 14, 2, false, kFormula},  // half-pixel centers
+          Case{kU8, 5, 7, 10, 14, 0, true, kFormula},   // NCHW
+          Case{kI8, 5, 7, 10, 14, 0, false, kFormula},
+          Case{kU8, 1, 1, 56, 56, 0, false, kConv, 2, 40},  // one pixel, any factor
+          Case{kU8, 1, 1, 9, 23, 2, false, kConv}, Case{kU8, 1, 1, 6, 5, 1, true, kConv},
+          Case{kI8, 1, 1, 28, 20, 0, false, kConv}, Case{kI8, 1, 1, 7, 7, 2, true, kConv}}) {
         CAPTURE(nameOf(c.type));
         CAPTURE(c.outH);
         CAPTURE(c.outW);
@@ -469,7 +476,8 @@ TEST_CASE("npu_quant_resize_bilinear_is_the_golden_s") {
         CAPTURE(c.nchw);
         ModelBuilder b;
         const auto dims = [&](uint32_t h, uint32_t w) {
-            return c.nchw ? std::vector<uint32_t>{1, 3, h, w} : std::vector<uint32_t>{1, h, w, 3};
+            return c.nchw ? std::vector<uint32_t>{c.images, c.channels, h, w}
+                          : std::vector<uint32_t>{c.images, h, w, c.channels};
         };
         const int32_t zeroPoint = c.type == kU8 ? 128 : 0;
         const uint32_t in = b.addInput(c.type, dims(c.inH, c.inW), 0.5f, zeroPoint);
@@ -482,10 +490,13 @@ TEST_CASE("npu_quant_resize_bilinear_is_the_golden_s") {
         const Model model = b.build();
         auto program = driver::compileModel(model, {});
         REQUIRE_MESSAGE(program.ok(), program.status().message);
-        bool dwconv = false;
-        for (const npu::Descriptor& d : program->descriptors)
+        bool dwconv = false, conv = false;
+        for (const npu::Descriptor& d : program->descriptors) {
             dwconv |= d.opcode == npu::Opcode::DWCONV;
-        CHECK(dwconv == c.onArray);
+            conv |= d.opcode == npu::Opcode::CONV;
+        }
+        CHECK(dwconv == (c.path == kDwconv));
+        CHECK(conv == (c.path == kConv));
         for (uint32_t seed : {1u, 2u})
             runMatchingGolden(model, seed, sim::NpuImplementation::kFunctional, Placement::kNpu);
     }
