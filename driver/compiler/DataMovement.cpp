@@ -358,6 +358,33 @@ bool transposeOnArray(Lowering& lw, uint32_t src, uint32_t dst, uint32_t n, uint
     return true;
 }
 
+uint32_t gatherOnArray(Lowering& lw, uint32_t src, uint32_t dst, uint32_t count, uint32_t stride) {
+    const auto m = identityRequantization();
+    if (stride < 2 || stride > kMaxGatherStride || !m) return 0;
+    const uint32_t inChannels = kLanes * stride;
+    const std::vector<npu::ChannelQuant> quant(kLanes, {0, m->multiplier, m->shift});
+    const auto w = selectionWeights(kLanes, 1, inChannels, [stride](uint32_t o) {
+        return std::pair{0u, stride * o};
+    });
+    const auto stream = npu::packConvWeights(w.data(), kLanes, 1, 1, inChannels, 0, quant);
+    const uint32_t weights = lw.addConstant(stream.data(), stream.size());
+    // Rows of kRow pixels of 16 destination bytes, then one of the rest.
+    constexpr uint32_t kRow = 1024;
+    const uint32_t pixels = count / kLanes, rows = pixels / kRow, rest = pixels % kRow;
+    npu::ChainBuilder chain;
+    const auto part = [&](uint32_t first, uint32_t h, uint32_t w) {
+        npu::DeviceTensor in, out;
+        in.addr = src + first * inChannels, out.addr = dst + first * kLanes;
+        in.h = out.h = h;
+        in.w = out.w = w;
+        in.c = inChannels, out.c = kLanes;
+        return chain.conv(in, out, weights, false, 0, {}, npu::OutputStage{0, 0, 255}).ok();
+    };
+    if ((rows > 0 && !part(0, rows, kRow)) || (rest > 0 && !part(rows * kRow, 1, rest))) return 0;
+    lw.emitChain(chain);
+    return pixels * kLanes;
+}
+
 MoveEmitter::MoveEmitter(Lowering& lw, uint32_t elementBytes, uint32_t padBits,
                          const std::optional<Table>& table)
     : mLw(lw),
@@ -420,6 +447,14 @@ Status MoveEmitter::block(uint32_t src, uint32_t dst, const std::vector<MoveDim>
         if (transposeOnArray(mLw, src, dst, flat.size() == 3 ? flat[0].count : 1, rows.dst,
                              rows.count))
             return okStatus();
+    }
+    if (!fill && mIdentity && mElementBytes == 1 && flat.size() == 1 && flat[0].dst == 1 &&
+        flat[0].src > 1 && flat[0].src <= kMaxGatherStride) {
+        const uint32_t done =
+            gatherOnArray(mLw, src, dst, flat[0].count, static_cast<uint32_t>(flat[0].src));
+        if (done == flat[0].count) return okStatus();
+        flat[0].count -= done;
+        return emit(src + done * static_cast<uint32_t>(flat[0].src), dst + done, flat, false);
     }
     if (!fill || flat.empty() || flat.back().count <= kFillRow) return emit(src, dst, flat, fill);
     // A long fill: rows of kFillRow bytes of the padding buffer, then the rest of the row.

@@ -229,6 +229,14 @@ struct MoveDim {
 /// and the bytes must be copied one per DMA row.
 bool transposeOnArray(Lowering& lw, uint32_t src, uint32_t dst, uint32_t n, uint32_t a, uint32_t b);
 
+/// Gathers every `stride`-th byte from `src` into `count` contiguous bytes at `dst` on the array
+/// (2 <= stride <= kMaxGatherStride): each 16 destination bytes are a pixel whose 16 x stride
+/// source bytes are its input channels, and output channel o selects channel stride x o (an
+/// identity CONV): 16 bytes in `stride` cycles, where a copy moves one element a row. Returns
+/// the bytes it gathered, a multiple of 16 (0 when it cannot); the caller copies the rest.
+uint32_t gatherOnArray(Lowering& lw, uint32_t src, uint32_t dst, uint32_t count, uint32_t stride);
+inline constexpr uint32_t kMaxGatherStride = 16;
+
 /// Strided copies of elements of up to 4 bytes through the LUT unit (DataMovement.cpp).
 class MoveEmitter {
   public:

@@ -14,7 +14,8 @@
 // truncates. The bytes are widened to binary32 by a lookup (value -> float bits), the same
 // formula runs, FUNC truncates toward zero, adding 1.5 * 2^23 (exact) puts the integer in the
 // low byte of each binary32 (two's complement for negative ones), and a byte copy gathers those.
-// Two kinds run on the array instead: power-of-two upsamplings of uint8, and one-pixel inputs.
+// Two kinds run on the array instead: power-of-two upsamplings of uint8, and one-pixel inputs
+// (float32 too).
 #include "driver/compiler/Lowering.h"
 #include "model/operations/ResizeSampling.h"
 
@@ -110,8 +111,8 @@ bool onePixelOnArray(const Bilinear& b, OperandType type);
 
 // In the working format: two terms' tensors of the output's NHWC shape, the left and right
 // columns [N, inH, outW, C], and a quantized resize's input widened to binary32. A one-pixel
-// input on the array: the result in binary32, the products by the row factors [N, outH, C, 4]
-// and the widened input.
+// input on the array: the result in binary32 (NHWC), a weight stream per output row and the
+// widened input.
 std::vector<uint64_t> scratch(const Lowering& lw, const Operation& op) {
     const OperandType type = lw.operand(op.inputs[0]).type;
     auto b = bilinearOf(lw.constants(), op, lw.dims(op.inputs[0]));
@@ -119,7 +120,11 @@ std::vector<uint64_t> scratch(const Lowering& lw, const Operation& op) {
     const uint64_t element = workBytes(type), pixels = uint64_t{b->n} * b->outW * b->c;
     const uint64_t bytes = pixels * b->outH * element, columns = pixels * b->inH * element;
     const uint64_t widened = elementCount(lw.dims(op.inputs[0])) * 4;
-    if (onePixelOnArray(*b, type)) return {bytes, uint64_t{b->n} * b->outH * b->c * 16, widened};
+    if (onePixelOnArray(*b, type)) {
+        const uint64_t stream = (npu::kWeightQuantWords + kLanes * npu::kFloatWeightRowWords) *
+                                npu::kDramBusBytes * ceilDiv(b->c, kLanes);
+        return {uint64_t{b->n} * b->outH * b->outW * b->c * 4, b->n * b->outH * stream, widened};
+    }
     std::vector<uint64_t> areas{bytes, bytes, columns, columns};
     if (isQuant8(type)) areas.push_back(widened);
     return areas;
@@ -208,7 +213,7 @@ Status lowerDyadicUpsampling(Lowering& lw, const Operation& op, const Bilinear& 
 }
 
 bool onePixelOnArray(const Bilinear& b, OperandType type) {
-    return isQuant8(type) && b.inH == 1 && b.inW == 1 && uint64_t{b.outW} * 4 <= kMaxCount &&
+    return (isQuant8(type) || type == OperandType::TENSOR_FLOAT32) && b.inH == 1 && b.inW == 1 &&
            !dyadicUpsampling(b, type);
 }
 
@@ -239,65 +244,97 @@ Status truncateToLowBytes(Lowering& lw, const Operation& op, uint32_t sum, uint3
                               kIntegerInLowByte);
 }
 
-// A quantized one-pixel input on the array (DeepLab's image pooling grows a global average back
-// to the map, by any factor). Every neighbour is the pixel p, so the formula's terms are
-// (p r_t(y)) c_t(x), t = 0..3, with the row factors r = (1-dy, dy, 1-dy, dy) and the column
-// factors c = (1-dx, 1-dx, dx, dx). A MUL makes E[n][y][ch][t] = p[n][ch] r_t(y); a 1x1 float
-// CONV over E's pixels (y, ch), with weights W[x][t] = c_t(x) and bias +0, rounds each product
-// and sums them in row order from -0: the golden's products and order, and adding a zero changes
-// at most a zero's sign, which truncation does not see. The sums [n][y][ch][x] are truncated and
-// their low bytes gathered into the output's layout: a few passes over the output where the
-// formula's path takes about twenty.
+// A one-pixel input, quantized or float32, on the array (DeepLab's image pooling grows a global
+// average back to the map, by any factor). Every neighbour is the pixel p, so the formula's
+// terms are c_t(x) (p r_t(y)), t = 0..3, with the row factors r = (1-dy, dy, 1-dy, dy) and the
+// column factors c = (1-dx, 1-dx, dx, dx). Per output row y a 1x1 float CONV takes as pixels x
+// a constant [outW][4] of c_t(x), with weights W_y[t][ch] = p[ch] r_t(y) that MULs write into a
+// weight stream at run time. It rounds each product and sums them in row order from -0, which
+// are the golden's products and order: -0 is the sum's identity, and the stream's padding rows
+// and biases are -0 too, so not even a zero's sign changes. The result is the output row in
+// binary32: the float32 output, or the sums a quantized resize truncates. Where the formula's
+// path makes about twenty passes over the output, this makes one (float32) or four.
 Status lowerOnePixel(Lowering& lw, const Operation& op, const Bilinear& b) {
-    const uint32_t sum = lw.scratch().at(0), products = lw.scratch().at(1);
-    const uint32_t pixel = lw.scratch().at(2);
-    NN_RETURN_IF_ERROR(widenToBinary32(lw, op, lw.operand(op.inputs[0]).type, pixel));
-    std::vector<float> rowFactors, columnFactors;  // [outH][4], OHWI [outW][1][1][4]
-    for (uint32_t y = 0; y < b.outH; ++y)
-        rowFactors.insert(rowFactors.end(), {1 - b.dy(y), b.dy(y), 1 - b.dy(y), b.dy(y)});
+    const OperandType type = lw.operand(op.inputs[0]).type;
+    const bool quantized = isQuant8(type);
+    const uint32_t sums = lw.scratch().at(0), streams = lw.scratch().at(1);
+    uint32_t pixel = lw.address(op.inputs[0]);
+    if (quantized) {
+        pixel = lw.scratch().at(2);
+        NN_RETURN_IF_ERROR(widenToBinary32(lw, op, type, pixel));
+    }
+    // Each row's stream: per block of 16 channels the bias words, then one K step (rows t).
+    const uint32_t blocks = ceilDiv(b.c, kLanes);
+    const uint32_t blockElements =
+        (npu::kWeightQuantWords + kLanes * npu::kFloatWeightRowWords) * 4;
+    const uint32_t rowStream = blocks * blockElements;  // elements
+    constexpr uint32_t kMinusZero = 0x80000000;
+    MoveEmitter fill(lw, 4, kMinusZero);
+    NN_RETURN_IF_ERROR(fill.block(0, streams, {{b.n * b.outH * rowStream * 4, 1, 1}}, true));
+    // r_t(y) repeated across a block's 16 lanes, [4][outH][16]; c_t(x), [outW][4].
+    std::vector<float> rowFactors, columnFactors;
+    for (uint32_t t = 0; t < 4; ++t) {
+        for (uint32_t y = 0; y < b.outH; ++y)
+            rowFactors.insert(rowFactors.end(), kLanes, t % 2 ? b.dy(y) : 1 - b.dy(y));
+    }
     for (uint32_t x = 0; x < b.outW; ++x)
         columnFactors.insert(columnFactors.end(), {1 - b.dx(x), 1 - b.dx(x), b.dx(x), b.dx(x)});
-    const uint32_t rowFactorsAddr = lw.addConstant(
-        reinterpret_cast<const uint8_t*>(rowFactors.data()), rowFactors.size() * sizeof(float));
+    const auto constant = [&](const std::vector<float>& v) {
+        return lw.addConstant(reinterpret_cast<const uint8_t*>(v.data()), v.size() * sizeof(float));
+    };
+    const uint32_t rowFactorsAddr = constant(rowFactors),
+                   columnFactorsAddr = constant(columnFactors);
     const npu::OutputStage stage = unclampedFloatStage(npu::Format::FP32);
-    const std::array<uint32_t, 4> shape{b.n, b.outH, b.c, 4};
-    npu::ChainBuilder rows;
-    NN_RETURN_IF_ERROR(rows.stream(floatDescriptor(npu::Opcode::MUL, stage),
-                                   {pixel, {b.c, 0, 1, 0}},
-                                   npu::StridedTensor{rowFactorsAddr, {0, 4, 0, 1}},
-                                   {products, npu::ChainBuilder::denseStrides(shape)}, shape));
-    lw.emitChain(rows);
-    const std::vector<float> zeros(b.outW, 0.0f);
-    const auto stream =
-        npu::packFloatConvWeights(columnFactors.data(), zeros.data(), b.outW, 1, 1, 4, 4);
-    const uint32_t weights = lw.addConstant(stream.data(), stream.size());
-    const uint32_t image = b.outH * b.outW * b.c;  // elements
-    for (uint32_t i = 0; i < b.n; ++i) {
-        npu::DeviceTensor in, out;
-        in.addr = products + i * b.outH * b.c * 16;
-        out.addr = sum + i * image * 4;
-        in.h = out.h = b.outH;
-        in.w = out.w = b.c;
-        in.c = 16, out.c = b.outW * 4;
+    const npu::Descriptor mul = floatDescriptor(npu::Opcode::MUL, stage);
+    // Weight row t of image i: p r_t(y) into the lanes of each block, whole blocks then a part.
+    const auto weights = [&](uint32_t i, uint32_t t, uint32_t firstBlock, uint32_t count,
+                             uint32_t lanes) {
+        const uint32_t first = firstBlock * kLanes;
+        const uint32_t row = npu::kWeightQuantWords * 4 + t * kLanes + firstBlock * blockElements;
         npu::ChainBuilder chain;
-        const Status st = chain.conv(in, out, weights, false, 0, {}, stage);
-        if (!st.ok()) return lw.fail(op, st.message);
+        NN_RETURN_IF_ERROR(chain.stream(
+            mul, {pixel + (i * b.c + first) * 4, {0, 0, kLanes, 1}},
+            npu::StridedTensor{rowFactorsAddr + t * b.outH * kLanes * 4, {0, kLanes, 0, 1}},
+            {streams + (i * b.outH * rowStream + row) * 4, {0, rowStream, blockElements, 1}},
+            {1, b.outH, count, lanes}));
         lw.emitChain(chain);
+        return okStatus();
+    };
+    const bool direct = !quantized && !b.nchw;  // the float32 NHWC output itself
+    const uint32_t result = direct ? lw.address(op.outputs[0]) : sums;
+    for (uint32_t i = 0; i < b.n; ++i) {
+        for (uint32_t t = 0; t < 4; ++t) {
+            if (b.c >= kLanes) NN_RETURN_IF_ERROR(weights(i, t, 0, b.c / kLanes, kLanes));
+            if (b.c % kLanes) NN_RETURN_IF_ERROR(weights(i, t, b.c / kLanes, 1, b.c % kLanes));
+        }
+        for (uint32_t y = 0; y < b.outH; ++y) {
+            npu::DeviceTensor in, out;
+            in.addr = columnFactorsAddr;
+            out.addr = result + (i * b.outH + y) * b.outW * b.c * 4;
+            in.w = out.w = b.outW;
+            in.c = 16, out.c = b.c * 4;
+            npu::ChainBuilder chain;
+            const Status st = chain.conv(in, out, streams + (i * b.outH + y) * rowStream * 4, false,
+                                         0, {}, stage);
+            if (!st.ok()) return lw.fail(op, st.message);
+            lw.emitChain(chain);
+        }
     }
-    NN_RETURN_IF_ERROR(truncateToLowBytes(lw, op, sum, b.n * image));
-    const int64_t row = int64_t{b.c} * b.outW, plane = int64_t{b.outH} * b.outW;
-    const MoveDim batch{b.n, 4 * int64_t{image}, image};
-    MoveEmitter move(lw, 1, 0);
-    return move.block(sum, lw.address(op.outputs[0]),
-                      b.nchw ? std::vector<MoveDim>{batch,
-                                                    {b.c, 4 * int64_t{b.outW}, plane},
-                                                    {b.outH, 4 * row, b.outW},
-                                                    {b.outW, 4, 1}}
-                             : std::vector<MoveDim>{batch,
-                                                    {b.outH, 4 * row, row},
-                                                    {b.outW, 4, b.c},
-                                                    {b.c, 4 * int64_t{b.outW}, 1}},
-                      false);
+    if (direct) return okStatus();
+    const uint32_t image = b.outH * b.outW * b.c, plane = b.outH * b.outW;  // elements
+    const int64_t size = quantized ? 1 : 4;
+    if (quantized) NN_RETURN_IF_ERROR(truncateToLowBytes(lw, op, sums, b.n * image));
+    // Each element's low bytes (quantized) or all four, NHWC -> the output's layout.
+    MoveEmitter move(lw, static_cast<uint32_t>(size), 0);
+    std::vector<MoveDim> dims{{b.n, 4 * int64_t{image}, size * image}};
+    if (b.nchw) {
+        dims.push_back({b.c, 4, size * plane});
+        dims.push_back({plane, 4 * int64_t{b.c}, size});
+    } else {
+        dims.push_back({image, 4, size});
+    }
+    if (!quantized) dims.push_back({4, 1, 1});
+    return move.block(sums, lw.address(op.outputs[0]), dims, false);
 }
 
 Status lower(Lowering& lw, const Operation& op) {

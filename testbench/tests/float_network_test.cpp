@@ -6,6 +6,11 @@
 // RESIZE_BILINEAR, which the NPU computes as the golden does, step for step.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "driver/Compiler.h"
 #include "golden/Executor.h"
 #include "model/Builder.h"
 #include "testbench/Accuracy.h"
@@ -69,48 +74,61 @@ TEST_CASE("npu_float_mobilenet_within_tolerance") {
 }
 
 TEST_CASE("npu_float_resize_bilinear_is_the_golden_s") {
-    // [1, 5, 7, 3] to 9 x 12, each corner option, NHWC and NCHW: float32 bit for bit, float16
-    // within the relaxed tolerance (every step rounds to binary16); one NPU partition.
+    // [1, 5, 7, 3] and [1, 1, 1, 3] (a one-pixel input, on the array in float32) to 9 x 12, each
+    // corner option, NHWC and NCHW: float32 bit for bit, float16 within the relaxed tolerance
+    // (every step rounds to binary16); one NPU partition. With half-pixel centers the float32 pixel
+    // holds -0, 1e38 and the smallest subnormal: zero products keep their signs.
     const auto npu = functionalNpu();
-    for (OperandType type : {OperandType::TENSOR_FLOAT32, OperandType::TENSOR_FLOAT16}) {
-        for (int corners = 0; corners < 3; ++corners) {
-            for (bool nchw : {false, true}) {
-                CAPTURE(nameOf(type));
-                CAPTURE(corners);
-                CAPTURE(nchw);
-                ModelBuilder b;
-                const auto dims = [&](uint32_t h, uint32_t w) {
-                    return nchw ? std::vector<uint32_t>{1, 3, h, w}
-                                : std::vector<uint32_t>{1, h, w, 3};
-                };
-                const uint32_t in = b.addInput(type, dims(5, 7));
-                const uint32_t out = b.addOutput(type, dims(9, 12));
-                b.addOperation(OperationType::RESIZE_BILINEAR,
-                               {in, b.addInt32(12), b.addInt32(9), b.addBool(nchw),
-                                b.addBool(corners == 1), b.addBool(corners == 2)},
-                               {out});
-                const Model model = b.build();
-                RuntimeOptions options;
-                options.npu = npu;
-                options.placement = Placement::kNpu;
-                auto runtime = HostRuntime::create(model, options);
-                REQUIRE_MESSAGE(runtime.ok(), runtime.status().message);
-                auto inputs = randomModelInputs(model, 5);
-                REQUIRE(inputs.ok());
-                auto outputs = (*runtime)->execute(*inputs);
-                REQUIRE_MESSAGE(outputs.ok(), outputs.status().message);
-                auto reference = golden::execute(model, *inputs);
-                REQUIRE(reference.ok());
-                if (type == OperandType::TENSOR_FLOAT32) {
-                    CHECK((*outputs)[0].bytes == (*reference)[0].bytes);
-                } else {
-                    const Comparison c = compareTensors(type, (*reference)[0].bytes.data(),
-                                                        (*outputs)[0].bytes.data(), 9 * 12 * 3,
-                                                        ctsTolerance(type, true));
-                    INFO(c.describe());
-                    CHECK(c.ok());
+    for (OperandType type : {OperandType::TENSOR_FLOAT32, OperandType::TENSOR_FLOAT16})
+        for (uint32_t inSize : {5u, 1u})
+            for (int corners = 0; corners < 3; ++corners)
+                for (bool nchw : {false, true}) {
+                    CAPTURE(nameOf(type));
+                    CAPTURE(inSize);
+                    CAPTURE(corners);
+                    CAPTURE(nchw);
+                    ModelBuilder b;
+                    const auto dims = [&](uint32_t h, uint32_t w) {
+                        return nchw ? std::vector<uint32_t>{1, 3, h, w}
+                                    : std::vector<uint32_t>{1, h, w, 3};
+                    };
+                    const uint32_t in = b.addInput(type, dims(inSize, inSize == 1 ? 1 : 7));
+                    const uint32_t out = b.addOutput(type, dims(9, 12));
+                    b.addOperation(OperationType::RESIZE_BILINEAR,
+                                   {in, b.addInt32(12), b.addInt32(9), b.addBool(nchw),
+                                    b.addBool(corners == 1), b.addBool(corners == 2)},
+                                   {out});
+                    const Model model = b.build();
+                    auto program = driver::compileModel(model, {});
+                    REQUIRE_MESSAGE(program.ok(), program.status().message);
+                    const bool onArray = std::any_of(
+                        program->descriptors.begin(), program->descriptors.end(),
+                        [](const npu::Descriptor& d) { return d.opcode == npu::Opcode::CONV; });
+                    CHECK(onArray == (inSize == 1 && type == OperandType::TENSOR_FLOAT32));
+                    RuntimeOptions options;
+                    options.npu = npu;
+                    options.placement = Placement::kNpu;
+                    auto runtime = HostRuntime::create(model, options);
+                    REQUIRE_MESSAGE(runtime.ok(), runtime.status().message);
+                    auto inputs = randomModelInputs(model, 5);
+                    REQUIRE(inputs.ok());
+                    if (inSize == 1 && type == OperandType::TENSOR_FLOAT32 && corners == 2) {
+                        const float extremes[3] = {-0.0f, 1e38f,
+                                                   std::numeric_limits<float>::denorm_min()};
+                        std::memcpy((*inputs)[0].bytes.data(), extremes, sizeof extremes);
+                    }
+                    auto outputs = (*runtime)->execute(*inputs);
+                    REQUIRE_MESSAGE(outputs.ok(), outputs.status().message);
+                    auto reference = golden::execute(model, *inputs);
+                    REQUIRE(reference.ok());
+                    if (type == OperandType::TENSOR_FLOAT32) {
+                        CHECK((*outputs)[0].bytes == (*reference)[0].bytes);
+                    } else {
+                        const Comparison c = compareTensors(type, (*reference)[0].bytes.data(),
+                                                            (*outputs)[0].bytes.data(), 9 * 12 * 3,
+                                                            ctsTolerance(type, true));
+                        INFO(c.describe());
+                        CHECK(c.ok());
+                    }
                 }
-            }
-        }
-    }
 }

@@ -442,9 +442,9 @@ TEST_CASE("npu_argmax_argmin_find_the_first_extremum_as_the_golden") {
 
 TEST_CASE("npu_quant_resize_bilinear_is_the_golden_s") {
     // Quantized resizes, bit for bit: power-of-two upsamplings of uint8 on the array (a 2x2 DWCONV
-    // per output phase), other one-pixel inputs on the array too (a 1x1 float CONV sums the
-    // formula's terms), everything else through the binary32 formula; with NNAPI's quantization
-    // the NPU claims them all. Each takes the path it is meant to.
+    // per output phase), other one-pixel inputs on the array too (a 1x1 float CONV per output row
+    // sums the formula's terms), everything else through the binary32 formula; with NNAPI's
+    // quantization the NPU claims them all. Each takes the path it is meant to.
     enum Path { kFormula, kDwconv, kConv };
     struct Case {
         OperandType type;
@@ -493,7 +493,7 @@ TEST_CASE("npu_quant_resize_bilinear_is_the_golden_s") {
         bool dwconv = false, conv = false;
         for (const npu::Descriptor& d : program->descriptors) {
             dwconv |= d.opcode == npu::Opcode::DWCONV;
-            conv |= d.opcode == npu::Opcode::CONV;
+            conv |= d.opcode == npu::Opcode::CONV && d.format == uint32_t(npu::Format::FP32);
         }
         CHECK(dwconv == (c.path == kDwconv));
         CHECK(conv == (c.path == kConv));
