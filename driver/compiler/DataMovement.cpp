@@ -448,8 +448,9 @@ Status MoveEmitter::block(uint32_t src, uint32_t dst, const std::vector<MoveDim>
                              rows.count))
             return okStatus();
     }
+    // A long gather of every s-th byte: the array's descriptor costs what a few hundred rows do.
     if (!fill && mIdentity && mElementBytes == 1 && flat.size() == 1 && flat[0].dst == 1 &&
-        flat[0].src > 1 && flat[0].src <= kMaxGatherStride) {
+        flat[0].src > 1 && flat[0].src <= kMaxGatherStride && flat[0].count >= 256) {
         const uint32_t done =
             gatherOnArray(mLw, src, dst, flat[0].count, static_cast<uint32_t>(flat[0].src));
         if (done == flat[0].count) return okStatus();
