@@ -14,8 +14,8 @@
 // truncates. The bytes are widened to binary32 by a lookup (value -> float bits), the same
 // formula runs, FUNC truncates toward zero, adding 1.5 * 2^23 (exact) puts the integer in the
 // low byte of each binary32 (two's complement for negative ones), and a byte copy gathers those.
-// Two kinds run on the array instead: power-of-two upsamplings of uint8, and one-pixel inputs
-// (float32 too).
+// Three kinds run on the array instead: power-of-two upsamplings of uint8, and in float32 too
+// one-pixel inputs and upsamplings by integer factors (pathOf).
 #include "driver/compiler/Lowering.h"
 #include "model/operations/ResizeSampling.h"
 
@@ -106,24 +106,32 @@ Result<std::vector<uint32_t>> outputShape(const Lowering& lw, const Operation& o
                    : std::vector<uint32_t>{b->n, b->outH, b->outW, b->c};
 }
 
-// Whether a resize runs as lowerOnePixel (below).
-bool onePixelOnArray(const Bilinear& b, OperandType type);
+// How a resize runs: the formula on the streaming units (lower), or on the array for a dyadic
+// uint8 upsampling, a one-pixel input or an upsampling by integer factors (pathOf, below).
+enum class Path { kFormula, kDyadic, kOnePixel, kPhases };
+Path pathOf(const Bilinear& b, OperandType type);
 
 // In the working format: two terms' tensors of the output's NHWC shape, the left and right
-// columns [N, inH, outW, C], and a quantized resize's input widened to binary32. A one-pixel
-// input on the array: the result in binary32 (NHWC), a weight stream per output row and the
-// widened input.
+// columns [N, inH, outW, C], and a quantized resize's input widened to binary32. On the array: the
+// result in binary32 (NHWC), the one pixel's weight streams (a stream per output row) or the
+// products by the row factors (lowerPhases' L), and the widened input.
 std::vector<uint64_t> scratch(const Lowering& lw, const Operation& op) {
     const OperandType type = lw.operand(op.inputs[0]).type;
     auto b = bilinearOf(lw.constants(), op, lw.dims(op.inputs[0]));
     if (!b) return {};
     const uint64_t element = workBytes(type), pixels = uint64_t{b->n} * b->outW * b->c;
     const uint64_t bytes = pixels * b->outH * element, columns = pixels * b->inH * element;
-    const uint64_t widened = elementCount(lw.dims(op.inputs[0])) * 4;
-    if (onePixelOnArray(*b, type)) {
-        const uint64_t stream = (npu::kWeightQuantWords + kLanes * npu::kFloatWeightRowWords) *
-                                npu::kDramBusBytes * ceilDiv(b->c, kLanes);
-        return {uint64_t{b->n} * b->outH * b->outW * b->c * 4, b->n * b->outH * stream, widened};
+    const uint64_t widened = elementCount(lw.dims(op.inputs[0])) * 4, sums = pixels * b->outH * 4;
+    switch (pathOf(*b, type)) {
+        case Path::kOnePixel: {
+            const uint64_t stream = (npu::kWeightQuantWords + kLanes * npu::kFloatWeightRowWords) *
+                                    npu::kDramBusBytes * ceilDiv(b->c, kLanes);
+            return {sums, b->n * b->outH * stream, widened};
+        }
+        case Path::kPhases:  // L, and the two pixels the last shifted window's row reads past it
+            return {sums, (uint64_t{b->n} * b->outH * (4 * b->inW + 2) + 2) * b->c * 4, widened};
+        default:
+            break;
     }
     std::vector<uint64_t> areas{bytes, bytes, columns, columns};
     if (isQuant8(type)) areas.push_back(widened);
@@ -212,9 +220,31 @@ Status lowerDyadicUpsampling(Lowering& lw, const Operation& op, const Bilinear& 
     return okStatus();
 }
 
-bool onePixelOnArray(const Bilinear& b, OperandType type) {
-    return (isQuant8(type) || type == OperandType::TENSOR_FLOAT32) && b.inH == 1 && b.inW == 1 &&
-           !dyadicUpsampling(b, type);
+// The factors kh, kw of an upsampling whose output row y = kh i + py samples input row i, and row
+// i + 1 (clamped) unless its fraction is 0, at a fraction that depends on py alone, and whose
+// columns do likewise; nullopt for any other (align_corners, half-pixel centers, other sizes).
+std::optional<std::pair<uint32_t, uint32_t>> integerUpsampling(const Bilinear& b) {
+    if (b.outH % b.inH != 0 || b.outW % b.inW != 0) return std::nullopt;
+    const auto phased = [](const std::vector<BilinearSample>& s, uint32_t in, uint32_t k) {
+        const auto fraction = [&](uint32_t i) { return s[i].pos - static_cast<float>(s[i].lo); };
+        for (uint32_t i = 0; i < s.size(); ++i) {
+            const auto lo = static_cast<int32_t>(i / k);
+            const int32_t hi = std::min<int32_t>(lo + (fraction(i) != 0), in - 1);
+            if (s[i].lo != lo || s[i].hi != hi || fraction(i) != fraction(i % k)) return false;
+        }
+        return true;
+    };
+    const uint32_t kh = b.outH / b.inH, kw = b.outW / b.inW;
+    if (!phased(b.ys, b.inH, kh) || !phased(b.xs, b.inW, kw)) return std::nullopt;
+    return std::pair{kh, kw};
+}
+
+Path pathOf(const Bilinear& b, OperandType type) {
+    if (dyadicUpsampling(b, type)) return Path::kDyadic;
+    if (!isQuant8(type) && type != OperandType::TENSOR_FLOAT32) return Path::kFormula;
+    if (b.inH == 1 && b.inW == 1) return Path::kOnePixel;
+    if (!b.nchw && integerUpsampling(b)) return Path::kPhases;
+    return Path::kFormula;
 }
 
 // A quantized resize's stored values as binary32, at `dst`.
@@ -242,6 +272,27 @@ Status truncateToLowBytes(Lowering& lw, const Operation& op, uint32_t sum, uint3
     constexpr uint32_t kIntegerInLowByte = 0x4b400000;  // 1.5 * 2^23
     return streamWithConstant(lw, op, floatDescriptor(npu::Opcode::ADD, stage), sum, sum, count,
                               kIntegerInLowByte);
+}
+
+// The array paths' binary32 NHWC result at `sums` into the output: a quantized one truncated and
+// its low bytes gathered, a float32 one copied into NCHW (an NHWC float32 result is written in
+// place and needs nothing).
+Status storeSums(Lowering& lw, const Operation& op, const Bilinear& b, uint32_t sums) {
+    const bool quantized = isQuant8(lw.operand(op.inputs[0]).type);
+    const uint32_t image = b.outH * b.outW * b.c, plane = b.outH * b.outW;  // elements
+    const int64_t size = quantized ? 1 : 4;
+    if (quantized) NN_RETURN_IF_ERROR(truncateToLowBytes(lw, op, sums, b.n * image));
+    // Each element's low byte (quantized) or all four, NHWC -> the output's layout.
+    MoveEmitter move(lw, static_cast<uint32_t>(size), 0);
+    std::vector<MoveDim> dims{{b.n, 4 * int64_t{image}, size * image}};
+    if (b.nchw) {
+        dims.push_back({b.c, 4, size * plane});
+        dims.push_back({plane, 4 * int64_t{b.c}, size});
+    } else {
+        dims.push_back({image, 4, size});
+    }
+    if (!quantized) dims.push_back({4, 1, 1});
+    return move.block(sums, lw.address(op.outputs[0]), dims, false);
 }
 
 // A one-pixel input, quantized or float32, on the array (DeepLab's image pooling grows a global
@@ -320,21 +371,96 @@ Status lowerOnePixel(Lowering& lw, const Operation& op, const Bilinear& b) {
             lw.emitChain(chain);
         }
     }
-    if (direct) return okStatus();
-    const uint32_t image = b.outH * b.outW * b.c, plane = b.outH * b.outW;  // elements
-    const int64_t size = quantized ? 1 : 4;
-    if (quantized) NN_RETURN_IF_ERROR(truncateToLowBytes(lw, op, sums, b.n * image));
-    // Each element's low bytes (quantized) or all four, NHWC -> the output's layout.
-    MoveEmitter move(lw, static_cast<uint32_t>(size), 0);
-    std::vector<MoveDim> dims{{b.n, 4 * int64_t{image}, size * image}};
-    if (b.nchw) {
-        dims.push_back({b.c, 4, size * plane});
-        dims.push_back({plane, 4 * int64_t{b.c}, size});
-    } else {
-        dims.push_back({image, 4, size});
+    return direct ? okStatus() : storeSums(lw, op, b, sums);
+}
+
+// An upsampling by integer factors kh x kw (integerUpsampling; NHWC, quantized or float32) on
+// the array. Output row y = kh i + py interpolates input rows i and hi(i) at its phase's fraction
+// dy, column x = kw j + px columns j and hi(j) at dx. Per phase py two MULs write the rows'
+// products T = in[i] (1-dy) and U = in[hi(i)] dy, each pair twice, into L: per output row
+// T0 U0 T0 U0 T1 U1 T1 U1 ... T(W-1) U(W-1) T(W-1) U(W-1), and a copy appends the last pair once
+// more (the clamped right neighbour). Per phase px a float DWCONV, kernel 1x4 at stride 4,
+// takes from pixel 2 the windows (Tj, Uj, Tj+1, Uj+1) (dx > 0), or from pixel 0 (Tj, Uj, Tj, Uj)
+// (dx = 0, where the golden's right neighbour is the left one), with weights (1-dx, 1-dx, dx, dx)
+// and bias -0: the golden's products, added in its order from -0 (rows past the kernel leave the
+// sum as it is), written to the output columns of phase px. About five passes over the output
+// where the formula's path makes twenty.
+Status lowerPhases(Lowering& lw, const Operation& op, const Bilinear& b, uint32_t kh, uint32_t kw) {
+    const OperandType type = lw.operand(op.inputs[0]).type;
+    const bool quantized = isQuant8(type);
+    const uint32_t sums = lw.scratch().at(0), products = lw.scratch().at(1);
+    uint32_t source = lw.address(op.inputs[0]);
+    if (quantized) {
+        source = lw.scratch().at(2);
+        NN_RETURN_IF_ERROR(widenToBinary32(lw, op, type, source));
     }
-    if (!quantized) dims.push_back({4, 1, 1});
-    return move.block(sums, lw.address(op.outputs[0]), dims, false);
+    const uint32_t c = b.c, rowL = (4 * b.inW + 2) * c, imageL = b.outH * rowL;  // elements
+    const uint32_t rowIn = b.inW * c, imageIn = b.inH * rowIn;
+    const npu::OutputStage stage = unclampedFloatStage(npu::Format::FP32);
+    const npu::Descriptor mul = floatDescriptor(npu::Opcode::MUL, stage);
+    const auto constant = [&](const std::vector<float>& v) {
+        return lw.addConstant(reinterpret_cast<const uint8_t*>(v.data()), v.size() * sizeof(float));
+    };
+    // Input rows [fromRow, fromRow + rows) of image n times `factor` into rows py + kh (first + r)
+    // of L, each element at L pixels 4j + offset and 4j + 2 + offset (a descriptor per row).
+    const auto rowProducts = [&](uint32_t n, uint32_t py, uint32_t offset, uint32_t first,
+                                 uint32_t fromRow, uint32_t rows, float factor) {
+        const uint32_t copies = constant(std::vector<float>(c, factor));
+        npu::ChainBuilder chain;
+        for (uint32_t twice : {0u, 2u}) {
+            NN_RETURN_IF_ERROR(chain.stream(
+                mul, {source + (n * imageIn + fromRow * rowIn) * 4, {0, rowIn, c, 1}},
+                npu::StridedTensor{copies, {0, 0, 0, 1}},
+                {products + (n * imageL + (py + kh * first) * rowL + (offset + twice) * c) * 4,
+                 {0, kh * rowL, 4 * c, 1}},
+                {1, rows, b.inW, c}));
+        }
+        lw.emitChain(chain);
+        return okStatus();
+    };
+    for (uint32_t n = 0; n < b.n; ++n) {
+        for (uint32_t py = 0; py < kh; ++py) {
+            const float dy = b.dy(py);
+            NN_RETURN_IF_ERROR(rowProducts(n, py, 0, 0, 0, b.inH, 1 - dy));
+            if (dy == 0) {
+                NN_RETURN_IF_ERROR(rowProducts(n, py, 1, 0, 0, b.inH, dy));
+                continue;
+            }
+            if (b.inH > 1) NN_RETURN_IF_ERROR(rowProducts(n, py, 1, 0, 1, b.inH - 1, dy));
+            NN_RETURN_IF_ERROR(rowProducts(n, py, 1, b.inH - 1, b.inH - 1, 1, dy));
+        }
+    }
+    MoveEmitter copy(lw, 4, 0);
+    const int64_t rowBytes = int64_t{rowL} * 4, pair = 2 * int64_t{c} * 4;
+    NN_RETURN_IF_ERROR(copy.block(products + (rowL - 4 * c) * 4, products + (rowL - 2 * c) * 4,
+                                  {{b.n * b.outH, rowBytes, rowBytes}, {uint32_t(pair), 1, 1}},
+                                  false));
+    const bool direct = !quantized;  // NHWC: the float32 output itself
+    const uint32_t result = direct ? lw.address(op.outputs[0]) : sums;
+    const npu::ConvGeometry geometry{1, 4, 1, 4, 1, 1, 0, 0};
+    const bool taps = npu::depthwiseUsesTaps(geometry);
+    for (uint32_t px = 0; px < kw; ++px) {
+        const float dx = b.dx(px);
+        std::vector<float> weights;
+        for (float w : {1 - dx, 1 - dx, dx, dx}) weights.insert(weights.end(), c, w);
+        const auto packed = npu::packFloatDepthwiseWeights(
+            weights.data(), std::vector<float>(c, -0.0f).data(), c, 1, 4, taps);
+        const uint32_t stream = lw.addConstant(packed.data(), packed.size());
+        for (uint32_t n = 0; n < b.n; ++n) {
+            npu::DeviceTensor in, out;
+            in.addr = products + (n * imageL + (dx == 0 ? 0 : 2 * c)) * 4;
+            out.addr = result + ((n * b.outH * b.outW + px) * c) * 4;
+            in.h = out.h = b.outH;
+            in.w = 4 * b.inW + 2, out.w = b.inW;
+            in.c = out.c = c * 4;
+            out.pixelStride = kw * c * 4;
+            npu::ChainBuilder chain;
+            const Status st = chain.depthwise(in, out, stream, false, 0, geometry, stage, taps);
+            if (!st.ok()) return lw.fail(op, st.message);
+            lw.emitChain(chain);
+        }
+    }
+    return direct ? okStatus() : storeSums(lw, op, b, sums);
 }
 
 Status lower(Lowering& lw, const Operation& op) {
@@ -342,9 +468,20 @@ Status lower(Lowering& lw, const Operation& op) {
     if (!plan) return lw.fail(op, plan.status().message);
     const Bilinear& b = *plan;
     const OperandType type = lw.operand(op.inputs[0]).type;
-    if (auto factors = dyadicUpsampling(b, type))
-        return lowerDyadicUpsampling(lw, op, b, factors->first, factors->second);
-    if (onePixelOnArray(b, type)) return lowerOnePixel(lw, op, b);
+    switch (pathOf(b, type)) {
+        case Path::kDyadic: {
+            const auto factors = dyadicUpsampling(b, type);
+            return lowerDyadicUpsampling(lw, op, b, factors->first, factors->second);
+        }
+        case Path::kOnePixel:
+            return lowerOnePixel(lw, op, b);
+        case Path::kPhases: {
+            const auto factors = integerUpsampling(b);
+            return lowerPhases(lw, op, b, factors->first, factors->second);
+        }
+        case Path::kFormula:
+            break;
+    }
     const bool quantized = isQuant8(type);
     const npu::Format format = quantized ? npu::Format::FP32 : *floatFormat(type);
     const uint32_t size = workBytes(type);

@@ -74,17 +74,22 @@ TEST_CASE("npu_float_mobilenet_within_tolerance") {
 }
 
 TEST_CASE("npu_float_resize_bilinear_is_the_golden_s") {
-    // [1, 5, 7, 3] and [1, 1, 1, 3] (a one-pixel input, on the array in float32) to 9 x 12, each
-    // corner option, NHWC and NCHW: float32 bit for bit, float16 within the relaxed tolerance
-    // (every step rounds to binary16); one NPU partition. With half-pixel centers the float32 pixel
-    // holds -0, 1e38 and the smallest subnormal: zero products keep their signs.
+    // Three channels, each corner option, NHWC and NCHW: float32 bit for bit, float16 within the
+    // relaxed tolerance (every step rounds to binary16); one NPU partition. 5x7 to 9x12 runs the
+    // formula; 5x7 to 10x28 (factors 2 and 4) and a one-pixel input run on the array in float32
+    // where their sampling allows. The first float32 pixel holds -0, 1e38 and the smallest
+    // subnormal: zero products keep their signs.
+    struct Shape {
+        uint32_t inH, inW, outH, outW;
+    };
     const auto npu = functionalNpu();
     for (OperandType type : {OperandType::TENSOR_FLOAT32, OperandType::TENSOR_FLOAT16})
-        for (uint32_t inSize : {5u, 1u})
+        for (const Shape& shape : {Shape{5, 7, 9, 12}, Shape{5, 7, 10, 28}, Shape{1, 1, 9, 12}})
             for (int corners = 0; corners < 3; ++corners)
                 for (bool nchw : {false, true}) {
                     CAPTURE(nameOf(type));
-                    CAPTURE(inSize);
+                    CAPTURE(shape.inW);
+                    CAPTURE(shape.outW);
                     CAPTURE(corners);
                     CAPTURE(nchw);
                     ModelBuilder b;
@@ -92,19 +97,24 @@ TEST_CASE("npu_float_resize_bilinear_is_the_golden_s") {
                         return nchw ? std::vector<uint32_t>{1, 3, h, w}
                                     : std::vector<uint32_t>{1, h, w, 3};
                     };
-                    const uint32_t in = b.addInput(type, dims(inSize, inSize == 1 ? 1 : 7));
-                    const uint32_t out = b.addOutput(type, dims(9, 12));
-                    b.addOperation(OperationType::RESIZE_BILINEAR,
-                                   {in, b.addInt32(12), b.addInt32(9), b.addBool(nchw),
-                                    b.addBool(corners == 1), b.addBool(corners == 2)},
-                                   {out});
+                    const uint32_t in = b.addInput(type, dims(shape.inH, shape.inW));
+                    const uint32_t out = b.addOutput(type, dims(shape.outH, shape.outW));
+                    b.addOperation(
+                        OperationType::RESIZE_BILINEAR,
+                        {in, b.addInt32(int32_t(shape.outW)), b.addInt32(int32_t(shape.outH)),
+                         b.addBool(nchw), b.addBool(corners == 1), b.addBool(corners == 2)},
+                        {out});
                     const Model model = b.build();
                     auto program = driver::compileModel(model, {});
                     REQUIRE_MESSAGE(program.ok(), program.status().message);
                     const bool onArray = std::any_of(
                         program->descriptors.begin(), program->descriptors.end(),
-                        [](const npu::Descriptor& d) { return d.opcode == npu::Opcode::CONV; });
-                    CHECK(onArray == (inSize == 1 && type == OperandType::TENSOR_FLOAT32));
+                        [](const npu::Descriptor& d) {
+                            return d.opcode == npu::Opcode::CONV || d.opcode == npu::Opcode::DWCONV;
+                        });
+                    const bool onePixel = shape.inW == 1;
+                    const bool phases = shape.outW == 28 && corners == 0 && !nchw;
+                    CHECK(onArray == (type == OperandType::TENSOR_FLOAT32 && (onePixel || phases)));
                     RuntimeOptions options;
                     options.npu = npu;
                     options.placement = Placement::kNpu;
@@ -112,7 +122,7 @@ TEST_CASE("npu_float_resize_bilinear_is_the_golden_s") {
                     REQUIRE_MESSAGE(runtime.ok(), runtime.status().message);
                     auto inputs = randomModelInputs(model, 5);
                     REQUIRE(inputs.ok());
-                    if (inSize == 1 && type == OperandType::TENSOR_FLOAT32 && corners == 2) {
+                    if (type == OperandType::TENSOR_FLOAT32) {
                         const float extremes[3] = {-0.0f, 1e38f,
                                                    std::numeric_limits<float>::denorm_min()};
                         std::memcpy((*inputs)[0].bytes.data(), extremes, sizeof extremes);
@@ -124,9 +134,9 @@ TEST_CASE("npu_float_resize_bilinear_is_the_golden_s") {
                     if (type == OperandType::TENSOR_FLOAT32) {
                         CHECK((*outputs)[0].bytes == (*reference)[0].bytes);
                     } else {
-                        const Comparison c = compareTensors(type, (*reference)[0].bytes.data(),
-                                                            (*outputs)[0].bytes.data(), 9 * 12 * 3,
-                                                            ctsTolerance(type, true));
+                        const Comparison c = compareTensors(
+                            type, (*reference)[0].bytes.data(), (*outputs)[0].bytes.data(),
+                            shape.outH * shape.outW * 3, ctsTolerance(type, true));
                         INFO(c.describe());
                         CHECK(c.ok());
                     }

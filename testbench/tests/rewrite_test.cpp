@@ -442,10 +442,11 @@ TEST_CASE("npu_argmax_argmin_find_the_first_extremum_as_the_golden") {
 
 TEST_CASE("npu_quant_resize_bilinear_is_the_golden_s") {
     // Quantized resizes, bit for bit: power-of-two upsamplings of uint8 on the array (a 2x2 DWCONV
-    // per output phase), other one-pixel inputs on the array too (a 1x1 float CONV per output row
-    // sums the formula's terms), everything else through the binary32 formula; with NNAPI's
-    // quantization the NPU claims them all. Each takes the path it is meant to.
-    enum Path { kFormula, kDwconv, kConv };
+    // per output phase), other one-pixel inputs (a 1x1 float CONV per output row sums the
+    // formula's terms) and upsamplings by integer factors (a float DWCONV per output column phase)
+    // on the array too, everything else through the binary32 formula; with NNAPI's quantization
+    // the NPU claims them all. Each takes the path it is meant to.
+    enum Path { kFormula, kDwconv, kConv, kPhases };
     struct Case {
         OperandType type;
         uint32_t inH, inW, outH, outW;
@@ -458,15 +459,17 @@ TEST_CASE("npu_quant_resize_bilinear_is_the_golden_s") {
     constexpr auto kI8 = OperandType::TENSOR_QUANT8_ASYMM_SIGNED;
     for (const Case& c :
          {Case{kU8, 5, 7, 10, 28, 0, false, kDwconv}, Case{kU8, 3, 4, 24, 4, 0, false, kDwconv},
-          Case{kU8, 2, 2, 16, 16, 0, false, kDwconv},   // weights up to 8 x 8
-          Case{kU8, 1, 2, 16, 32, 0, false, kFormula},  // x16: weights beyond int8
-          Case{kU8, 1, 1, 16, 32, 0, false, kFormula},  // one pixel, dyadic: a broadcast copy
-          Case{kU8, 5, 7, 15, 21, 0, false, kFormula},  // x3: not dyadic
-          Case{kU8, 5, 7, 10, 14, 1, false, kFormula},  // align_corners
-          Case{kU8, 5, 7, 10, 14, 2, false, kFormula},  // half-pixel centers
-          Case{kU8, 5, 7, 10, 14, 0, true, kFormula},   // NCHW
-          Case{kI8, 5, 7, 10, 14, 0, false, kFormula},
-          Case{kU8, 1, 1, 56, 56, 0, false, kConv, 2, 40},  // one pixel, any factor
+          Case{kU8, 2, 2, 16, 16, 0, false, kDwconv},        // weights up to 8 x 8
+          Case{kU8, 1, 2, 16, 32, 0, false, kPhases},        // x16: weights beyond int8
+          Case{kU8, 1, 1, 16, 32, 0, false, kFormula},       // one pixel, dyadic: a broadcast copy
+          Case{kU8, 5, 7, 15, 21, 0, false, kFormula},       // x3: 1/3 rounds, the phases differ
+          Case{kU8, 5, 7, 10, 14, 1, false, kFormula},       // align_corners
+          Case{kU8, 5, 7, 10, 14, 2, false, kFormula},       // half-pixel centers
+          Case{kU8, 5, 7, 10, 14, 0, true, kFormula},        // NCHW
+          Case{kI8, 5, 7, 10, 14, 0, false, kPhases},        // int8: not dyadic
+          Case{kI8, 6, 2, 6, 32, 0, false, kPhases, 2, 37},  // x1 x16, two images, 37 channels
+          Case{kI8, 5, 7, 9, 12, 0, false, kFormula},        // no integer factors
+          Case{kU8, 1, 1, 56, 56, 0, false, kConv, 2, 40},   // one pixel, any factor
           Case{kU8, 1, 1, 9, 23, 2, false, kConv}, Case{kU8, 1, 1, 6, 5, 1, true, kConv},
           Case{kI8, 1, 1, 28, 20, 0, false, kConv}, Case{kI8, 1, 1, 7, 7, 2, true, kConv}}) {
         CAPTURE(nameOf(c.type));
@@ -490,13 +493,13 @@ TEST_CASE("npu_quant_resize_bilinear_is_the_golden_s") {
         const Model model = b.build();
         auto program = driver::compileModel(model, {});
         REQUIRE_MESSAGE(program.ok(), program.status().message);
-        bool dwconv = false, conv = false;
+        Path path = kFormula;
         for (const npu::Descriptor& d : program->descriptors) {
-            dwconv |= d.opcode == npu::Opcode::DWCONV;
-            conv |= d.opcode == npu::Opcode::CONV && d.format == uint32_t(npu::Format::FP32);
+            const bool binary32 = d.format == uint32_t(npu::Format::FP32);
+            if (d.opcode == npu::Opcode::DWCONV) path = binary32 ? kPhases : kDwconv;
+            if (d.opcode == npu::Opcode::CONV && binary32) path = kConv;
         }
-        CHECK(dwconv == (c.path == kDwconv));
-        CHECK(conv == (c.path == kConv));
+        CHECK(path == c.path);
         for (uint32_t seed : {1u, 2u})
             runMatchingGolden(model, seed, sim::NpuImplementation::kFunctional, Placement::kNpu);
     }
