@@ -247,6 +247,11 @@ Path pathOf(const Bilinear& b, OperandType type) {
     return Path::kFormula;
 }
 
+// The binary32 values `v` among the program's constants.
+uint32_t floatConstant(Lowering& lw, const std::vector<float>& v) {
+    return lw.addConstant(reinterpret_cast<const uint8_t*>(v.data()), v.size() * sizeof(float));
+}
+
 // A quantized resize's stored values as binary32, at `dst`.
 Status widenToBinary32(Lowering& lw, const Operation& op, OperandType type, uint32_t dst) {
     std::array<uint32_t, 256> bits{};
@@ -330,11 +335,8 @@ Status lowerOnePixel(Lowering& lw, const Operation& op, const Bilinear& b) {
     }
     for (uint32_t x = 0; x < b.outW; ++x)
         columnFactors.insert(columnFactors.end(), {1 - b.dx(x), 1 - b.dx(x), b.dx(x), b.dx(x)});
-    const auto constant = [&](const std::vector<float>& v) {
-        return lw.addConstant(reinterpret_cast<const uint8_t*>(v.data()), v.size() * sizeof(float));
-    };
-    const uint32_t rowFactorsAddr = constant(rowFactors),
-                   columnFactorsAddr = constant(columnFactors);
+    const uint32_t rowFactorsAddr = floatConstant(lw, rowFactors),
+                   columnFactorsAddr = floatConstant(lw, columnFactors);
     const npu::OutputStage stage = unclampedFloatStage(npu::Format::FP32);
     const npu::Descriptor mul = floatDescriptor(npu::Opcode::MUL, stage);
     // Weight row t of image i: p r_t(y) into the lanes of each block, whole blocks then a part.
@@ -398,14 +400,11 @@ Status lowerPhases(Lowering& lw, const Operation& op, const Bilinear& b, uint32_
     const uint32_t rowIn = b.inW * c, imageIn = b.inH * rowIn;
     const npu::OutputStage stage = unclampedFloatStage(npu::Format::FP32);
     const npu::Descriptor mul = floatDescriptor(npu::Opcode::MUL, stage);
-    const auto constant = [&](const std::vector<float>& v) {
-        return lw.addConstant(reinterpret_cast<const uint8_t*>(v.data()), v.size() * sizeof(float));
-    };
     // Input rows [fromRow, fromRow + rows) of image n times `factor` into rows py + kh (first + r)
     // of L, each element at L pixels 4j + offset and 4j + 2 + offset (a descriptor per row).
     const auto rowProducts = [&](uint32_t n, uint32_t py, uint32_t offset, uint32_t first,
                                  uint32_t fromRow, uint32_t rows, float factor) {
-        const uint32_t copies = constant(std::vector<float>(c, factor));
+        const uint32_t copies = floatConstant(lw, std::vector<float>(c, factor));
         npu::ChainBuilder chain;
         for (uint32_t twice : {0u, 2u}) {
             NN_RETURN_IF_ERROR(chain.stream(
@@ -431,10 +430,9 @@ Status lowerPhases(Lowering& lw, const Operation& op, const Bilinear& b, uint32_
         }
     }
     MoveEmitter copy(lw, 4, 0);
-    const int64_t rowBytes = int64_t{rowL} * 4, pair = 2 * int64_t{c} * 4;
+    const int64_t rowBytes = int64_t{rowL} * 4;
     NN_RETURN_IF_ERROR(copy.block(products + (rowL - 4 * c) * 4, products + (rowL - 2 * c) * 4,
-                                  {{b.n * b.outH, rowBytes, rowBytes}, {uint32_t(pair), 1, 1}},
-                                  false));
+                                  {{b.n * b.outH, rowBytes, rowBytes}, {2 * c * 4, 1, 1}}, false));
     const bool direct = !quantized;  // NHWC: the float32 output itself
     const uint32_t result = direct ? lw.address(op.outputs[0]) : sums;
     const npu::ConvGeometry geometry{1, 4, 1, 4, 1, 1, 0, 0};
