@@ -360,7 +360,10 @@ bool transposeOnArray(Lowering& lw, uint32_t src, uint32_t dst, uint32_t n, uint
 
 uint32_t gatherOnArray(Lowering& lw, uint32_t src, uint32_t dst, uint32_t count, uint32_t stride) {
     const auto m = identityRequantization();
-    if (stride < 2 || stride > kMaxGatherStride || !m) return 0;
+    const bool overlap =
+        uint64_t{dst} < uint64_t{src} + uint64_t{count} * stride &&
+        uint64_t{src} < uint64_t{dst} + count;  // tiles would read what others wrote
+    if (stride < 2 || stride > kMaxGatherStride || overlap || !m) return 0;
     const uint32_t inChannels = kLanes * stride;
     const std::vector<npu::ChannelQuant> quant(kLanes, {0, m->multiplier, m->shift});
     const auto w = selectionWeights(kLanes, 1, inChannels, [stride](uint32_t o) {

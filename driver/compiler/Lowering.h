@@ -233,7 +233,8 @@ bool transposeOnArray(Lowering& lw, uint32_t src, uint32_t dst, uint32_t n, uint
 /// (2 <= stride <= kMaxGatherStride): each 16 destination bytes are a pixel whose 16 x stride
 /// source bytes are its input channels, and output channel o selects channel stride x o (an
 /// identity CONV): 16 bytes in `stride` cycles, where a copy moves one element a row. Returns
-/// the bytes it gathered, a multiple of 16 (0 when it cannot); the caller copies the rest.
+/// the bytes it gathered, a multiple of 16 (0 when it cannot, or when the two ranges overlap);
+/// the caller copies the rest.
 uint32_t gatherOnArray(Lowering& lw, uint32_t src, uint32_t dst, uint32_t count, uint32_t stride);
 inline constexpr uint32_t kMaxGatherStride = 16;
 
