@@ -494,12 +494,16 @@ TEST_CASE("npu_quant_resize_bilinear_is_the_golden_s") {
         auto program = driver::compileModel(model, {});
         REQUIRE_MESSAGE(program.ok(), program.status().message);
         Path path = kFormula;
+        bool gather = false;  // the low bytes of the binary32 results gathered on the array
         for (const npu::Descriptor& d : program->descriptors) {
             const bool binary32 = d.format == uint32_t(npu::Format::FP32);
             if (d.opcode == npu::Opcode::DWCONV) path = binary32 ? kPhases : kDwconv;
             if (d.opcode == npu::Opcode::CONV && binary32) path = kConv;
+            gather |= d.opcode == npu::Opcode::CONV && !binary32;
         }
         CHECK(path == c.path);
+        const bool broadcast = c.inH * c.inW == 1 && c.path == kFormula;
+        CHECK(gather == (!c.nchw && c.path != kDwconv && !broadcast));
         for (uint32_t seed : {1u, 2u})
             runMatchingGolden(model, seed, sim::NpuImplementation::kFunctional, Placement::kNpu);
     }
