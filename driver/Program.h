@@ -31,7 +31,7 @@ inline bool operator!=(const CompilerTarget& a, const CompilerTarget& b) {
 /// E.g. "compiler 2, 16x16 array, 16-byte bus, 4096-word scratchpad, 1024-entry accumulators".
 std::string compilerTargetText(const CompilerTarget& target);
 
-inline constexpr uint32_t kCompilerVersion = 11;
+inline constexpr uint32_t kCompilerVersion = 12;
 /// This driver's compiler and NPU.
 inline constexpr CompilerTarget kCompilerTarget{kCompilerVersion, npu::kArrayRows,
                                                 npu::kArrayCols,  npu::kDramBusBytes,

@@ -263,6 +263,15 @@ Status widenToBinary32(Lowering& lw, const Operation& op, OperandType type, uint
                       static_cast<uint32_t>(elementCount(lw.dims(op.inputs[0]))), bits);
 }
 
+// The array paths' input in binary32: the float32 tensor, or a quantized one widened into the
+// third scratch area.
+Result<uint32_t> binary32Input(Lowering& lw, const Operation& op) {
+    const OperandType type = lw.operand(op.inputs[0]).type;
+    if (!isQuant8(type)) return lw.address(op.inputs[0]);
+    NN_RETURN_IF_ERROR(widenToBinary32(lw, op, type, lw.scratch().at(2)));
+    return lw.scratch().at(2);
+}
+
 // The `count` binary32 sums at `sum` truncated toward zero, as the golden converts them, and each
 // integer put in the low byte of its word (two's complement for negative ones) by adding
 // 1.5 * 2^23, which is exact for -2^22 <= n < 2^22.
@@ -311,14 +320,11 @@ Status storeSums(Lowering& lw, const Operation& op, const Bilinear& b, uint32_t 
 // binary32: the float32 output, or the sums a quantized resize truncates. Where the formula's
 // path makes about twenty passes over the output, this makes one (float32) or four.
 Status lowerOnePixel(Lowering& lw, const Operation& op, const Bilinear& b) {
-    const OperandType type = lw.operand(op.inputs[0]).type;
-    const bool quantized = isQuant8(type);
+    const bool quantized = isQuant8(lw.operand(op.inputs[0]).type);
     const uint32_t sums = lw.scratch().at(0), streams = lw.scratch().at(1);
-    uint32_t pixel = lw.address(op.inputs[0]);
-    if (quantized) {
-        pixel = lw.scratch().at(2);
-        NN_RETURN_IF_ERROR(widenToBinary32(lw, op, type, pixel));
-    }
+    auto pixelOrError = binary32Input(lw, op);
+    NN_RETURN_IF_ERROR(pixelOrError.status());
+    const uint32_t pixel = *pixelOrError;
     // Each row's stream: per block of 16 channels the bias words, then one K step (rows t).
     const uint32_t blocks = ceilDiv(b.c, kLanes);
     const uint32_t blockElements =
@@ -388,14 +394,11 @@ Status lowerOnePixel(Lowering& lw, const Operation& op, const Bilinear& b) {
 // sum as it is), written to the output columns of phase px. About five passes over the output
 // where the formula's path makes twenty.
 Status lowerPhases(Lowering& lw, const Operation& op, const Bilinear& b, uint32_t kh, uint32_t kw) {
-    const OperandType type = lw.operand(op.inputs[0]).type;
-    const bool quantized = isQuant8(type);
+    const bool quantized = isQuant8(lw.operand(op.inputs[0]).type);
     const uint32_t sums = lw.scratch().at(0), products = lw.scratch().at(1);
-    uint32_t source = lw.address(op.inputs[0]);
-    if (quantized) {
-        source = lw.scratch().at(2);
-        NN_RETURN_IF_ERROR(widenToBinary32(lw, op, type, source));
-    }
+    auto sourceOrError = binary32Input(lw, op);
+    NN_RETURN_IF_ERROR(sourceOrError.status());
+    const uint32_t source = *sourceOrError;
     const uint32_t c = b.c, rowL = (4 * b.inW + 2) * c, imageL = b.outH * rowL;  // elements
     const uint32_t rowIn = b.inW * c, imageIn = b.inH * rowIn;
     const npu::OutputStage stage = unclampedFloatStage(npu::Format::FP32);
