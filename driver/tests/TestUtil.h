@@ -17,6 +17,7 @@
 #include "driver/IExecution.h"
 #include "driver/IPreparedModel.h"
 #include "driver/NpuDevice.h"
+#include "golden/Executor.h"
 #include "model/Builder.h"
 #include "sim/FunctionalNpu.h"
 #include "sim/Platform.h"
@@ -144,6 +145,34 @@ inline SharedPreparedModel prepare(const IDevice& device, const Model& model) {
     auto prepared = prepareModelBlocking(device, model);
     REQUIRE_MESSAGE(prepared.ok(), prepared.status().message);
     return *prepared;
+}
+
+/// A model's outputs from the driver and from the golden, for the same inputs.
+struct DeviceAndGolden {
+    std::vector<std::vector<uint8_t>> device;
+    std::vector<TensorData> golden;
+};
+
+/// Runs `model` with `inputs` on the golden, then through the driver on `device` (outputs sized
+/// as the golden's); the failing step's error otherwise.
+inline Result<DeviceAndGolden> runWithGolden(const IDevice& device, const Model& model,
+                                             const std::vector<TensorData>& inputs) {
+    auto golden = golden::execute(model, inputs);
+    if (!golden) return invalidArgument("golden: " + golden.status().message);
+    std::vector<uint32_t> inSizes, outSizes;
+    for (const auto& t : inputs) inSizes.push_back(static_cast<uint32_t>(t.bytes.size()));
+    for (const auto& t : *golden) outSizes.push_back(static_cast<uint32_t>(t.bytes.size()));
+    auto prepared = prepareModelBlocking(device, model);
+    if (!prepared) return invalidArgument("prepare: " + prepared.status().message);
+    TestRequest r = makeRequest(inSizes, outSizes);
+    for (size_t i = 0; i < inputs.size(); ++i)
+        std::memcpy(r.input(i), inputs[i].bytes.data(), inputs[i].bytes.size());
+    auto result = (*prepared)->execute(r.request, MeasureTiming::NO, {}, {});
+    if (!result.ok()) return invalidArgument("execute: " + result.status.message);
+    DeviceAndGolden out{{}, std::move(*golden)};
+    for (size_t i = 0; i < outSizes.size(); ++i)
+        out.device.emplace_back(r.output(i), r.output(i) + outSizes[i]);
+    return out;
 }
 
 }  // namespace nncosim::driver::testing

@@ -231,25 +231,14 @@ Census census(const Program& p) {
 // Runs `model` through the driver on `device`; an empty string when every output equals the
 // golden's, byte for byte.
 std::string matchesGolden(const IDevice& device, const Model& model) {
-    const auto inputs = dwPwInputs(model);
-    auto golden = golden::execute(model, inputs);
-    if (!golden) return "golden: " + golden.status().message;
-    std::vector<uint32_t> inSizes, outSizes;
-    for (const auto& t : inputs) inSizes.push_back(static_cast<uint32_t>(t.bytes.size()));
-    for (const auto& t : *golden) outSizes.push_back(static_cast<uint32_t>(t.bytes.size()));
-    auto prepared = prepareModelBlocking(device, model);
-    if (!prepared) return "prepare: " + prepared.status().message;
-    TestRequest r = makeRequest(inSizes, outSizes);
-    for (size_t i = 0; i < inputs.size(); ++i)
-        std::memcpy(r.input(i), inputs[i].bytes.data(), inputs[i].bytes.size());
-    auto result = (*prepared)->execute(r.request, MeasureTiming::NO, {}, {});
-    if (!result.ok()) return "execute: " + result.status.message;
-    for (size_t i = 0; i < golden->size(); ++i) {
-        const auto& ref = (*golden)[i].bytes;
+    auto run = runWithGolden(device, model, dwPwInputs(model));
+    if (!run) return run.status().message;
+    for (size_t i = 0; i < run->golden.size(); ++i) {
+        const auto& ref = run->golden[i].bytes;
         for (size_t k = 0; k < ref.size(); ++k) {
-            if (r.output(i)[k] != ref[k])
+            if (run->device[i][k] != ref[k])
                 return "output " + std::to_string(i) + " byte " + std::to_string(k) + ": NPU " +
-                       std::to_string(r.output(i)[k]) + ", golden " + std::to_string(ref[k]);
+                       std::to_string(run->device[i][k]) + ", golden " + std::to_string(ref[k]);
         }
     }
     return "";

@@ -71,21 +71,11 @@ std::set<uint32_t> convFormats(const Program& p) {
 
 // Runs `model` through the driver; the comparison of its output with the golden's.
 Comparison runAgainstGolden(const IDevice& device, const Model& model) {
-    const auto inputs = inputsOf(model);
-    auto golden = golden::execute(model, inputs);
-    REQUIRE(golden.ok());
-    std::vector<uint32_t> inSizes;
-    for (const auto& t : inputs) inSizes.push_back(static_cast<uint32_t>(t.bytes.size()));
-    auto prepared = prepareModelBlocking(device, model);
-    REQUIRE_MESSAGE(prepared.ok(), prepared.status().message);
-    TestRequest r = makeRequest(inSizes, {static_cast<uint32_t>((*golden)[0].bytes.size())});
-    for (size_t i = 0; i < inputs.size(); ++i)
-        std::memcpy(r.input(i), inputs[i].bytes.data(), inputs[i].bytes.size());
-    auto result = (*prepared)->execute(r.request, MeasureTiming::NO, {}, {});
-    REQUIRE_MESSAGE(result.ok(), result.status.message);
+    auto run = runWithGolden(device, model, inputsOf(model));
+    REQUIRE_MESSAGE(run.ok(), run.status().message);
     return compareTensors(
-        OperandType::TENSOR_FLOAT32, (*golden)[0].bytes.data(), r.output(0),
-        (*golden)[0].bytes.size() / 4,
+        OperandType::TENSOR_FLOAT32, run->golden[0].bytes.data(), run->device[0].data(),
+        run->golden[0].bytes.size() / 4,
         ctsTolerance(OperandType::TENSOR_FLOAT32, model.relaxComputationFloat32toFloat16));
 }
 
