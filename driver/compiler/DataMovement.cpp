@@ -366,10 +366,10 @@ uint32_t gatherOnArray(Lowering& lw, uint32_t src, uint32_t dst, uint32_t count,
     if (stride < 2 || stride > kMaxGatherStride || overlap || !m) return 0;
     const uint32_t inChannels = kLanes * stride;
     const std::vector<npu::ChannelQuant> quant(kLanes, {0, m->multiplier, m->shift});
-    const auto w = selectionWeights(kLanes, 1, inChannels, [stride](uint32_t o) {
+    const auto selection = selectionWeights(kLanes, 1, inChannels, [stride](uint32_t o) {
         return std::pair{0u, stride * o};
     });
-    const auto stream = npu::packConvWeights(w.data(), kLanes, 1, 1, inChannels, 0, quant);
+    const auto stream = npu::packConvWeights(selection.data(), kLanes, 1, 1, inChannels, 0, quant);
     const uint32_t weights = lw.addConstant(stream.data(), stream.size());
     // Rows of kRow pixels of 16 destination bytes, then one of the rest.
     constexpr uint32_t kRow = 1024;
