@@ -243,7 +243,8 @@ Path pathOf(const Bilinear& b, OperandType type) {
     if (dyadicUpsampling(b, type)) return Path::kDyadic;
     if (!isQuant8(type) && type != OperandType::TENSOR_FLOAT32) return Path::kFormula;
     if (b.inH == 1 && b.inW == 1) return Path::kOnePixel;
-    if (!b.nchw && integerUpsampling(b)) return Path::kPhases;
+    const bool rowsFit = 4 * uint64_t{b.inW} + 2 <= kMaxCount;  // L's rows, in pixels
+    if (!b.nchw && rowsFit && integerUpsampling(b)) return Path::kPhases;
     return Path::kFormula;
 }
 
