@@ -14,8 +14,8 @@
 // truncates. The bytes are widened to binary32 by a lookup (value -> float bits), the same
 // formula runs, FUNC truncates toward zero, adding 1.5 * 2^23 (exact) puts the integer in the
 // low byte of each binary32 (two's complement for negative ones), and a byte copy gathers those.
-// Three kinds run on the array instead: power-of-two upsamplings of uint8, and in float32 too
-// one-pixel inputs and upsamplings by integer factors (pathOf).
+// Three kinds run on the array instead: power-of-two upsamplings of uint8, one-pixel inputs
+// (float32 too) and upsamplings by integer factors (float32 and float16 too; pathOf).
 #include "driver/compiler/Lowering.h"
 #include "model/operations/ResizeSampling.h"
 
@@ -129,7 +129,8 @@ std::vector<uint64_t> scratch(const Lowering& lw, const Operation& op) {
             return {sums, b->n * b->outH * stream, widened};
         }
         case Path::kPhases:  // L, and the two pixels the last shifted window's row reads past it
-            return {sums, (uint64_t{b->n} * b->outH * (4 * b->inW + 2) + 2) * b->c * 4, widened};
+            return {sums, (uint64_t{b->n} * b->outH * (4 * b->inW + 2) + 2) * b->c * element,
+                    widened};
         default:
             break;
     }
@@ -241,16 +242,23 @@ std::optional<std::pair<uint32_t, uint32_t>> integerUpsampling(const Bilinear& b
 
 Path pathOf(const Bilinear& b, OperandType type) {
     if (dyadicUpsampling(b, type)) return Path::kDyadic;
-    if (!isQuant8(type) && type != OperandType::TENSOR_FLOAT32) return Path::kFormula;
-    if (b.inH == 1 && b.inW == 1) return Path::kOnePixel;
+    const bool binary32 = isQuant8(type) || type == OperandType::TENSOR_FLOAT32;
+    // One pixel's weights are binary32 in a weight stream, written by binary32 MULs.
+    if (binary32 && b.inH == 1 && b.inW == 1) return Path::kOnePixel;
     const bool rowsFit = 4 * uint64_t{b.inW} + 2 <= kMaxCount;  // L's rows, in pixels
     if (!b.nchw && rowsFit && integerUpsampling(b)) return Path::kPhases;
     return Path::kFormula;
 }
 
-// The binary32 values `v` among the program's constants.
-uint32_t floatConstant(Lowering& lw, const std::vector<float>& v) {
-    return lw.addConstant(reinterpret_cast<const uint8_t*>(v.data()), v.size() * sizeof(float));
+// The values `v` among the program's constants, as binary32 (size 4) or binary16 (size 2,
+// rounded to nearest even).
+uint32_t floatConstant(Lowering& lw, const std::vector<float>& v, uint32_t size = 4) {
+    std::vector<uint8_t> bytes(v.size() * size);
+    for (size_t i = 0; i < v.size(); ++i) {
+        const Eigen::half h(v[i]);
+        std::memcpy(&bytes[i * size], size == 4 ? static_cast<const void*>(&v[i]) : &h, size);
+    }
+    return lw.addConstant(bytes.data(), bytes.size());
 }
 
 // A quantized resize's stored values as binary32, at `dst`.
@@ -264,9 +272,9 @@ Status widenToBinary32(Lowering& lw, const Operation& op, OperandType type, uint
                       static_cast<uint32_t>(elementCount(lw.dims(op.inputs[0]))), bits);
 }
 
-// The array paths' input in binary32: the float32 tensor, or a quantized one widened into the
-// third scratch area.
-Result<uint32_t> binary32Input(Lowering& lw, const Operation& op) {
+// The array paths' input as floats: a float tensor itself, or a quantized one widened to
+// binary32 into the third scratch area.
+Result<uint32_t> floatInput(Lowering& lw, const Operation& op) {
     const OperandType type = lw.operand(op.inputs[0]).type;
     if (!isQuant8(type)) return lw.address(op.inputs[0]);
     NN_RETURN_IF_ERROR(widenToBinary32(lw, op, type, lw.scratch().at(2)));
@@ -323,7 +331,7 @@ Status storeSums(Lowering& lw, const Operation& op, const Bilinear& b, uint32_t 
 Status lowerOnePixel(Lowering& lw, const Operation& op, const Bilinear& b) {
     const bool quantized = isQuant8(lw.operand(op.inputs[0]).type);
     const uint32_t sums = lw.scratch().at(0), streams = lw.scratch().at(1);
-    auto pixelOrError = binary32Input(lw, op);
+    auto pixelOrError = floatInput(lw, op);
     NN_RETURN_IF_ERROR(pixelOrError.status());
     const uint32_t pixel = *pixelOrError;
     // Each row's stream: per block of 16 channels the bias words, then one K step (rows t).
@@ -383,38 +391,42 @@ Status lowerOnePixel(Lowering& lw, const Operation& op, const Bilinear& b) {
     return direct ? okStatus() : storeSums(lw, op, b, sums);
 }
 
-// An upsampling by integer factors kh x kw (integerUpsampling; NHWC, quantized or float32) on
-// the array. Output row y = kh i + py interpolates input rows i and hi(i) at its phase's fraction
-// dy, column x = kw j + px columns j and hi(j) at dx. Per phase py two MULs write the rows'
-// products T = in[i] (1-dy) and U = in[hi(i)] dy, each pair twice, into L: per output row
+// An upsampling by integer factors kh x kw (integerUpsampling; NHWC, quantized, float32 or
+// float16) on the array. Output row y = kh i + py interpolates input rows i and hi(i) at its
+// phase's fraction dy, column x = kw j + px columns j and hi(j) at dx. Per phase py two MULs write
+// the rows' products T = in[i] (1-dy) and U = in[hi(i)] dy, each pair twice, into L: per output row
 // T0 U0 T0 U0 T1 U1 T1 U1 ... T(W-1) U(W-1) T(W-1) U(W-1), and a copy appends the last pair once
 // more (the clamped right neighbour). Per phase px a float DWCONV, kernel 1x4 at stride 4,
 // takes from pixel 2 the windows (Tj, Uj, Tj+1, Uj+1) (dx > 0), or from pixel 0 (Tj, Uj, Tj, Uj)
 // (dx = 0, where the golden's right neighbour is the left one), with weights (1-dx, 1-dx, dx, dx)
 // and bias -0: the golden's products, added in its order from -0 (rows past the kernel leave the
 // sum as it is), written to the output columns of phase px. About five passes over the output
-// where the formula's path makes twenty.
+// where the formula's path makes twenty. float16 keeps L and the result in binary16: T, U and
+// each sum rounded once (the formula's path rounds every step), within the relaxed tolerance.
 Status lowerPhases(Lowering& lw, const Operation& op, const Bilinear& b, uint32_t kh, uint32_t kw) {
-    const bool quantized = isQuant8(lw.operand(op.inputs[0]).type);
+    const OperandType type = lw.operand(op.inputs[0]).type;
+    const bool quantized = isQuant8(type);
+    const npu::Format format = quantized ? npu::Format::FP32 : *floatFormat(type);
+    const uint32_t size = workBytes(type);  // bytes of an element of L and of the result
     const uint32_t sums = lw.scratch().at(0), products = lw.scratch().at(1);
-    auto sourceOrError = binary32Input(lw, op);
+    auto sourceOrError = floatInput(lw, op);
     NN_RETURN_IF_ERROR(sourceOrError.status());
     const uint32_t source = *sourceOrError;
     const uint32_t c = b.c, rowL = (4 * b.inW + 2) * c, imageL = b.outH * rowL;  // elements
     const uint32_t rowIn = b.inW * c, imageIn = b.inH * rowIn;
-    const npu::OutputStage stage = unclampedFloatStage(npu::Format::FP32);
+    const npu::OutputStage stage = unclampedFloatStage(format);
     const npu::Descriptor mul = floatDescriptor(npu::Opcode::MUL, stage);
     // Input rows [fromRow, fromRow + rows) of image n times `factor` into rows py + kh (first + r)
     // of L, each element at L pixels 4j + offset and 4j + 2 + offset (a descriptor per row).
     const auto rowProducts = [&](uint32_t n, uint32_t py, uint32_t offset, uint32_t first,
                                  uint32_t fromRow, uint32_t rows, float factor) {
-        const uint32_t copies = floatConstant(lw, std::vector<float>(c, factor));
+        const uint32_t copies = floatConstant(lw, std::vector<float>(c, factor), size);
         npu::ChainBuilder chain;
         for (uint32_t twice : {0u, 2u}) {
             NN_RETURN_IF_ERROR(chain.stream(
-                mul, {source + (n * imageIn + fromRow * rowIn) * 4, {0, rowIn, c, 1}},
+                mul, {source + (n * imageIn + fromRow * rowIn) * size, {0, rowIn, c, 1}},
                 npu::StridedTensor{copies, {0, 0, 0, 1}},
-                {products + (n * imageL + (py + kh * first) * rowL + (offset + twice) * c) * 4,
+                {products + (n * imageL + (py + kh * first) * rowL + (offset + twice) * c) * size,
                  {0, kh * rowL, 4 * c, 1}},
                 {1, rows, b.inW, c}));
         }
@@ -433,11 +445,12 @@ Status lowerPhases(Lowering& lw, const Operation& op, const Bilinear& b, uint32_
             NN_RETURN_IF_ERROR(rowProducts(n, py, 1, b.inH - 1, b.inH - 1, 1, dy));
         }
     }
-    MoveEmitter copy(lw, 4, 0);
-    const int64_t rowBytes = int64_t{rowL} * 4;
-    NN_RETURN_IF_ERROR(copy.block(products + (rowL - 4 * c) * 4, products + (rowL - 2 * c) * 4,
-                                  {{b.n * b.outH, rowBytes, rowBytes}, {2 * c * 4, 1, 1}}, false));
-    const bool direct = !quantized;  // NHWC: the float32 output itself
+    MoveEmitter copy(lw, size, 0);
+    const int64_t rowBytes = int64_t{rowL} * size;
+    NN_RETURN_IF_ERROR(
+        copy.block(products + (rowL - 4 * c) * size, products + (rowL - 2 * c) * size,
+                   {{b.n * b.outH, rowBytes, rowBytes}, {2 * c * size, 1, 1}}, false));
+    const bool direct = !quantized;  // NHWC: the float output itself
     const uint32_t result = direct ? lw.address(op.outputs[0]) : sums;
     const npu::ConvGeometry geometry{1, 4, 1, 4, 1, 1, 0, 0};
     const bool taps = npu::depthwiseUsesTaps(geometry);
@@ -450,12 +463,12 @@ Status lowerPhases(Lowering& lw, const Operation& op, const Bilinear& b, uint32_
         const uint32_t stream = lw.addConstant(packed.data(), packed.size());
         for (uint32_t n = 0; n < b.n; ++n) {
             npu::DeviceTensor in, out;
-            in.addr = products + (n * imageL + (dx == 0 ? 0 : 2 * c)) * 4;
-            out.addr = result + ((n * b.outH * b.outW + px) * c) * 4;
+            in.addr = products + (n * imageL + (dx == 0 ? 0 : 2 * c)) * size;
+            out.addr = result + ((n * b.outH * b.outW + px) * c) * size;
             in.h = out.h = b.outH;
             in.w = 4 * b.inW + 2, out.w = b.inW;
-            in.c = out.c = c * 4;
-            out.pixelStride = kw * c * 4;
+            in.c = out.c = c * size;
+            out.pixelStride = kw * c * size;
             npu::ChainBuilder chain;
             const Status st = chain.depthwise(in, out, stream, false, 0, geometry, stage, taps);
             if (!st.ok()) return lw.fail(op, st.message);
@@ -497,16 +510,9 @@ Status lower(Lowering& lw, const Operation& op) {
     // A factor tensor: value(i) for i along H ([1, H, 1, C]) or W ([1, 1, W, C]), in the
     // tensor's format.
     const auto factor = [&](uint32_t count, const auto& value) {
-        std::vector<uint8_t> bytes(size_t{count} * b.c * size);
-        for (uint32_t i = 0; i < count; ++i) {
-            const float v = value(i);
-            const Eigen::half h(v);
-            for (uint32_t k = 0; k < b.c; ++k) {
-                std::memcpy(&bytes[(size_t{i} * b.c + k) * size],
-                            size == 4 ? static_cast<const void*>(&v) : &h, size);
-            }
-        }
-        return lw.addConstant(bytes.data(), bytes.size());
+        std::vector<float> values;
+        for (uint32_t i = 0; i < count; ++i) values.insert(values.end(), b.c, value(i));
+        return floatConstant(lw, values, size);
     };
     const uint32_t notDy = factor(b.outH, [&](uint32_t y) { return 1 - b.dy(y); });
     const uint32_t isDy = factor(b.outH, [&](uint32_t y) { return b.dy(y); });

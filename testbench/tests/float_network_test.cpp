@@ -75,10 +75,10 @@ TEST_CASE("npu_float_mobilenet_within_tolerance") {
 
 TEST_CASE("npu_float_resize_bilinear_is_the_golden_s") {
     // Three channels, each corner option, NHWC and NCHW: float32 bit for bit, float16 within the
-    // relaxed tolerance (every step rounds to binary16); one NPU partition. 5x7 to 9x12 runs the
-    // formula; 5x7 to 10x28 (factors 2 and 4) and a one-pixel input run on the array in float32
-    // where their sampling allows. The first float32 pixel holds -0, 1e38 and the smallest
-    // subnormal: zero products keep their signs.
+    // relaxed tolerance; one NPU partition. 5x7 to 9x12 runs the formula (float16 rounds every
+    // step to binary16); 5x7 to 10x28 (factors 2 and 4) and a one-pixel input run on the array
+    // where their sampling allows (float16 one-pixel inputs as phases). The first float32 pixel
+    // holds -0, 1e38 and the smallest subnormal: zero products keep their signs.
     struct Shape {
         uint32_t inH, inW, outH, outW;
     };
@@ -112,9 +112,12 @@ TEST_CASE("npu_float_resize_bilinear_is_the_golden_s") {
                         [](const npu::Descriptor& d) {
                             return d.opcode == npu::Opcode::CONV || d.opcode == npu::Opcode::DWCONV;
                         });
+                    // Integer phases: factors 2 and 4 without corner options, or one pixel
+                    // (each output row and column a phase of its own); NHWC.
                     const bool onePixel = shape.inW == 1;
-                    const bool phases = shape.outW == 28 && corners == 0 && !nchw;
-                    CHECK(onArray == (type == OperandType::TENSOR_FLOAT32 && (onePixel || phases)));
+                    const bool phases = !nchw && ((shape.outW == 28 && corners == 0) || onePixel);
+                    const bool binary32 = type == OperandType::TENSOR_FLOAT32;
+                    CHECK(onArray == (phases || (binary32 && onePixel)));
                     RuntimeOptions options;
                     options.npu = npu;
                     options.placement = Placement::kNpu;
