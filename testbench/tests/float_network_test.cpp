@@ -83,65 +83,66 @@ TEST_CASE("npu_float_resize_bilinear_is_the_golden_s") {
         uint32_t inH, inW, outH, outW;
     };
     const auto npu = functionalNpu();
-    for (OperandType type : {OperandType::TENSOR_FLOAT32, OperandType::TENSOR_FLOAT16})
-        for (const Shape& shape : {Shape{5, 7, 9, 12}, Shape{5, 7, 10, 28}, Shape{1, 1, 9, 12}})
-            for (int corners = 0; corners < 3; ++corners)
-                for (bool nchw : {false, true}) {
-                    CAPTURE(nameOf(type));
-                    CAPTURE(shape.inW);
-                    CAPTURE(shape.outW);
-                    CAPTURE(corners);
-                    CAPTURE(nchw);
-                    ModelBuilder b;
-                    const auto dims = [&](uint32_t h, uint32_t w) {
-                        return nchw ? std::vector<uint32_t>{1, 3, h, w}
-                                    : std::vector<uint32_t>{1, h, w, 3};
-                    };
-                    const uint32_t in = b.addInput(type, dims(shape.inH, shape.inW));
-                    const uint32_t out = b.addOutput(type, dims(shape.outH, shape.outW));
-                    b.addOperation(
-                        OperationType::RESIZE_BILINEAR,
-                        {in, b.addInt32(int32_t(shape.outW)), b.addInt32(int32_t(shape.outH)),
-                         b.addBool(nchw), b.addBool(corners == 1), b.addBool(corners == 2)},
-                        {out});
-                    const Model model = b.build();
-                    auto program = driver::compileModel(model, {});
-                    REQUIRE_MESSAGE(program.ok(), program.status().message);
-                    const bool onArray = std::any_of(
-                        program->descriptors.begin(), program->descriptors.end(),
-                        [](const npu::Descriptor& d) {
-                            return d.opcode == npu::Opcode::CONV || d.opcode == npu::Opcode::DWCONV;
-                        });
-                    // Integer phases: factors 2 and 4 without corner options, or one pixel
-                    // (each output row and column a phase of its own); NHWC.
-                    const bool onePixel = shape.inW == 1;
-                    const bool phases = !nchw && ((shape.outW == 28 && corners == 0) || onePixel);
-                    const bool binary32 = type == OperandType::TENSOR_FLOAT32;
-                    CHECK(onArray == (phases || (binary32 && onePixel)));
-                    RuntimeOptions options;
-                    options.npu = npu;
-                    options.placement = Placement::kNpu;
-                    auto runtime = HostRuntime::create(model, options);
-                    REQUIRE_MESSAGE(runtime.ok(), runtime.status().message);
-                    auto inputs = randomModelInputs(model, 5);
-                    REQUIRE(inputs.ok());
-                    if (type == OperandType::TENSOR_FLOAT32) {
-                        const float extremes[3] = {-0.0f, 1e38f,
-                                                   std::numeric_limits<float>::denorm_min()};
-                        std::memcpy((*inputs)[0].bytes.data(), extremes, sizeof extremes);
-                    }
-                    auto outputs = (*runtime)->execute(*inputs);
-                    REQUIRE_MESSAGE(outputs.ok(), outputs.status().message);
-                    auto reference = golden::execute(model, *inputs);
-                    REQUIRE(reference.ok());
-                    if (type == OperandType::TENSOR_FLOAT32) {
-                        CHECK((*outputs)[0].bytes == (*reference)[0].bytes);
-                    } else {
-                        const Comparison c = compareTensors(
-                            type, (*reference)[0].bytes.data(), (*outputs)[0].bytes.data(),
-                            shape.outH * shape.outW * 3, ctsTolerance(type, true));
-                        INFO(c.describe());
-                        CHECK(c.ok());
-                    }
-                }
+    const auto check = [&](OperandType type, const Shape& shape, int corners, bool nchw) {
+        CAPTURE(nameOf(type));
+        CAPTURE(shape.inW);
+        CAPTURE(shape.outW);
+        CAPTURE(corners);
+        CAPTURE(nchw);
+        ModelBuilder b;
+        const auto dims = [&](uint32_t h, uint32_t w) {
+            return nchw ? std::vector<uint32_t>{1, 3, h, w} : std::vector<uint32_t>{1, h, w, 3};
+        };
+        const uint32_t in = b.addInput(type, dims(shape.inH, shape.inW));
+        const uint32_t out = b.addOutput(type, dims(shape.outH, shape.outW));
+        b.addOperation(OperationType::RESIZE_BILINEAR,
+                       {in, b.addInt32(int32_t(shape.outW)), b.addInt32(int32_t(shape.outH)),
+                        b.addBool(nchw), b.addBool(corners == 1), b.addBool(corners == 2)},
+                       {out});
+        const Model model = b.build();
+        auto program = driver::compileModel(model, {});
+        REQUIRE_MESSAGE(program.ok(), program.status().message);
+        const bool onArray = std::any_of(
+            program->descriptors.begin(), program->descriptors.end(), [](const npu::Descriptor& d) {
+                return d.opcode == npu::Opcode::CONV || d.opcode == npu::Opcode::DWCONV;
+            });
+        // Integer phases: factors 2 and 4 without corner options, or one pixel
+        // (each output row and column a phase of its own); NHWC.
+        const bool onePixel = shape.inW == 1;
+        const bool phases = !nchw && ((shape.outW == 28 && corners == 0) || onePixel);
+        const bool binary32 = type == OperandType::TENSOR_FLOAT32;
+        CHECK(onArray == (phases || (binary32 && onePixel)));
+        RuntimeOptions options;
+        options.npu = npu;
+        options.placement = Placement::kNpu;
+        auto runtime = HostRuntime::create(model, options);
+        REQUIRE_MESSAGE(runtime.ok(), runtime.status().message);
+        auto inputs = randomModelInputs(model, 5);
+        REQUIRE(inputs.ok());
+        if (type == OperandType::TENSOR_FLOAT32) {
+            const float extremes[3] = {-0.0f, 1e38f, std::numeric_limits<float>::denorm_min()};
+            std::memcpy((*inputs)[0].bytes.data(), extremes, sizeof extremes);
+        }
+        auto outputs = (*runtime)->execute(*inputs);
+        REQUIRE_MESSAGE(outputs.ok(), outputs.status().message);
+        auto reference = golden::execute(model, *inputs);
+        REQUIRE(reference.ok());
+        if (type == OperandType::TENSOR_FLOAT32) {
+            CHECK((*outputs)[0].bytes == (*reference)[0].bytes);
+        } else {
+            const Comparison c =
+                compareTensors(type, (*reference)[0].bytes.data(), (*outputs)[0].bytes.data(),
+                               shape.outH * shape.outW * 3, ctsTolerance(type, true));
+            INFO(c.describe());
+            CHECK(c.ok());
+        }
+    };
+    for (OperandType type : {OperandType::TENSOR_FLOAT32, OperandType::TENSOR_FLOAT16}) {
+        for (const Shape& shape : {Shape{5, 7, 9, 12}, Shape{5, 7, 10, 28}, Shape{1, 1, 9, 12}}) {
+            for (int corners = 0; corners < 3; ++corners) {
+                check(type, shape, corners, false);
+                check(type, shape, corners, true);
+            }
+        }
+    }
 }
