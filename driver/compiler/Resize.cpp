@@ -16,10 +16,9 @@
 // low byte of each binary32 (two's complement for negative ones), and a byte copy gathers those.
 // Three kinds run on the array instead: power-of-two upsamplings of uint8, one-pixel inputs
 // (float32 too) and upsamplings by integer factors (float32 and float16 too; pathOf).
+#include "driver/Program.h"
 #include "driver/compiler/Lowering.h"
 #include "model/operations/ResizeSampling.h"
-
-#include <Eigen/Core>
 
 namespace nncosim::driver {
 namespace {
@@ -253,12 +252,10 @@ Path pathOf(const Bilinear& b, OperandType type) {
 // The values `v` among the program's constants, as binary32 (size 4) or binary16 (size 2,
 // rounded to nearest even).
 uint32_t floatConstant(Lowering& lw, const std::vector<float>& v, uint32_t size = 4) {
-    std::vector<uint8_t> bytes(v.size() * size);
-    for (size_t i = 0; i < v.size(); ++i) {
-        const Eigen::half h(v[i]);
-        std::memcpy(&bytes[i * size], size == 4 ? static_cast<const void*>(&v[i]) : &h, size);
-    }
-    return lw.addConstant(bytes.data(), bytes.size());
+    const auto* bytes = reinterpret_cast<const uint8_t*>(v.data());
+    if (size == 4) return lw.addConstant(bytes, v.size() * 4);
+    const std::vector<uint8_t> halves = floatsToBinary16(bytes, v.size());
+    return lw.addConstant(halves.data(), halves.size());
 }
 
 // A quantized resize's stored values as binary32, at `dst`.
@@ -339,8 +336,7 @@ Status lowerOnePixel(Lowering& lw, const Operation& op, const Bilinear& b) {
     const uint32_t blockElements =
         (npu::kWeightQuantWords + kLanes * npu::kFloatWeightRowWords) * 4;
     const uint32_t rowStream = blocks * blockElements;  // elements
-    constexpr uint32_t kMinusZero = 0x80000000;
-    MoveEmitter fill(lw, 4, kMinusZero);
+    MoveEmitter fill(lw, 4, npu::kFp32NegZero);
     NN_RETURN_IF_ERROR(fill.block(0, streams, {{b.n * b.outH * rowStream * 4, 1, 1}}, true));
     // r_t(y) repeated across a block's 16 lanes, [4][outH][16]; c_t(x), [outW][4].
     std::vector<float> rowFactors, columnFactors;

@@ -1,5 +1,5 @@
 // Small quantized models for the host runtime and `nncosim run` tests, with deterministic
-// weights, and running the nncosim executable for tests of the CLI.
+// weights, small zoo networks, and running the nncosim executable for tests of the CLI.
 #pragma once
 
 #include <sys/wait.h>
@@ -18,8 +18,20 @@
 #include <nlohmann/json.hpp>
 
 #include "model/Builder.h"
+#include "testbench/Zoo.h"
 
 namespace nncosim::testing {
+
+/// A small zoo network, for speed: 64x64 input, a quarter of the channels, 16 classes.
+inline zoo::ZooConfig smallZooConfig(zoo::Network network, zoo::Precision precision) {
+    zoo::ZooConfig config;
+    config.network = network;
+    config.precision = precision;
+    config.inputSize = 64;
+    config.widthMultiplier = 0.25f;
+    config.numClasses = 16;
+    return config;
+}
 
 /// The nncosim CLI built beside the test executables.
 inline std::string nncosimBinary() {

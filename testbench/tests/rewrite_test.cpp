@@ -97,14 +97,9 @@ std::vector<Partition> runMatchingGolden(
     return (*runtime)->partitions();
 }
 
-/// A small converter-style zoo network (64x64, width 0.25, 16 classes).
+/// A small converter-style zoo network (smallZooConfig).
 Model smallConverterStyle(zoo::Network network, zoo::Precision precision) {
-    zoo::ZooConfig config;
-    config.network = network;
-    config.precision = precision;
-    config.inputSize = 64;
-    config.widthMultiplier = 0.25f;
-    config.numClasses = 16;
+    zoo::ZooConfig config = testing::smallZooConfig(network, precision);
     config.converterStyle = true;
     auto model = zoo::buildZooModel(config);
     REQUIRE(model.ok());

@@ -12,6 +12,7 @@
 #include "model/ModelJson.h"
 #include "model/Validation.h"
 #include "testbench/Zoo.h"
+#include "testbench/tests/TestModels.h"
 
 using namespace nncosim;
 
@@ -19,17 +20,6 @@ namespace {
 
 constexpr zoo::Precision kPrecisions[] = {zoo::Precision::kFloat32, zoo::Precision::kQuant8,
                                           zoo::Precision::kQuant8PerChannel};
-
-/// Small variants for speed: 64×64 input, a quarter of the channels, 16 classes.
-zoo::ZooConfig smallConfig(zoo::Network network, zoo::Precision precision) {
-    zoo::ZooConfig config;
-    config.network = network;
-    config.precision = precision;
-    config.inputSize = 64;
-    config.widthMultiplier = 0.25f;
-    config.numClasses = 16;
-    return config;
-}
 
 Model build(const zoo::ZooConfig& config) {
     auto model = zoo::buildZooModel(config);
@@ -96,7 +86,7 @@ std::vector<float> logits(const Model& model, const std::vector<uint8_t>& quantI
 TEST_CASE("testbench_zoo_models_validate") {
     for (zoo::Network network : zoo::classifierNetworks()) {
         for (zoo::Precision precision : kPrecisions) {
-            const zoo::ZooConfig config = smallConfig(network, precision);
+            const zoo::ZooConfig config = testing::smallZooConfig(network, precision);
             INFO(zoo::modelName(config));
             const Model model = build(config);
             auto level = validateModel(model);
@@ -173,7 +163,8 @@ TEST_CASE("testbench_zoo_full_size_layer_shapes") {
 }
 
 TEST_CASE("testbench_zoo_deterministic_weights") {
-    const zoo::ZooConfig config = smallConfig(zoo::Network::kMobileNetV2, zoo::Precision::kQuant8);
+    const zoo::ZooConfig config =
+        testing::smallZooConfig(zoo::Network::kMobileNetV2, zoo::Precision::kQuant8);
     const Model a = build(config);
     const Model b = build(config);
     REQUIRE(a.pools.size() == 1);
@@ -211,7 +202,7 @@ TEST_CASE("testbench_zoo_rejects_bad_configs") {
 TEST_CASE("testbench_zoo_runs_on_golden") {
     for (zoo::Network network : zoo::classifierNetworks()) {
         for (zoo::Precision precision : kPrecisions) {
-            const zoo::ZooConfig config = smallConfig(network, precision);
+            const zoo::ZooConfig config = testing::smallZooConfig(network, precision);
             INFO(zoo::modelName(config));
             const Model model = build(config);
             auto inputs = zoo::randomInputs(model, 3);
@@ -275,15 +266,16 @@ TEST_CASE("testbench_zoo_quant8_tracks_float") {
     // spread with a standard deviation of about 1.2). A saturating or mis-scaled layer moves
     // them by whole units.
     for (zoo::Network network : zoo::classifierNetworks()) {
-        const Model floatModel = build(smallConfig(network, zoo::Precision::kFloat32));
-        auto inputs = zoo::randomInputs(build(smallConfig(network, zoo::Precision::kQuant8)), 11);
+        const Model floatModel = build(testing::smallZooConfig(network, zoo::Precision::kFloat32));
+        auto inputs =
+            zoo::randomInputs(build(testing::smallZooConfig(network, zoo::Precision::kQuant8)), 11);
         REQUIRE(inputs.ok());
         const std::vector<float> reference =
             logits(floatModel, inputs->at(0).bytes, inputs->at(0).dimensions);
         REQUIRE(reference.size() == 16);
         for (zoo::Precision precision :
              {zoo::Precision::kQuant8, zoo::Precision::kQuant8PerChannel}) {
-            const zoo::ZooConfig config = smallConfig(network, precision);
+            const zoo::ZooConfig config = testing::smallZooConfig(network, precision);
             INFO(zoo::modelName(config));
             const std::vector<float> q =
                 logits(build(config), inputs->at(0).bytes, inputs->at(0).dimensions);
@@ -302,7 +294,7 @@ TEST_CASE("testbench_zoo_json_round_trip_runs") {
     // What `nncosim zoo` writes: the model, its inputs and the golden's outputs; reading the
     // file back and running it gives the same outputs.
     const zoo::ZooConfig config =
-        smallConfig(zoo::Network::kResNet18, zoo::Precision::kQuant8PerChannel);
+        testing::smallZooConfig(zoo::Network::kResNet18, zoo::Precision::kQuant8PerChannel);
     CtsTest test;
     test.name = zoo::modelName(config);
     test.model = build(config);
