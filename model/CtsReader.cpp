@@ -151,6 +151,13 @@ class TestBuilder {
     CtsTest build(const json& test) {
         CtsTest out;
         out.name = field<std::string>(test, "name");
+        // Names reach terminals, line protocols and reports: no control characters.
+        for (char c : out.name) {
+            const auto u = static_cast<unsigned char>(c);
+            if (u < 0x20 || u == 0x7f)
+                throw FormatError{"the test name holds control character " + std::to_string(u) +
+                                  ": names must be printable text"};
+        }
         const json& model = member(test, "model");
         const json none = json::array();
         const json& referenced = model.contains("referenced") ? list(model, "referenced") : none;
@@ -300,9 +307,12 @@ Result<CtsFile> parseCtsJson(const std::string& text, const std::string& origin)
     // A broken test is that test's error; the file's other tests are read as usual.
     for (size_t i = 0; i < tests->size(); ++i) {
         const json& test = (*tests)[i];
-        std::string name = "#" + std::to_string(i);
+        std::string name = "(test " + std::to_string(i) + ")";
         if (test.is_object() && test.contains("name") && test["name"].is_string())
             name = test["name"].get<std::string>();
+        if (std::any_of(name.begin(), name.end(),
+                        [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }))
+            name = "(test " + std::to_string(i) + ")";
         try {
             file.tests.push_back(TestBuilder().build(test));
         } catch (const FormatError& e) {

@@ -6,8 +6,9 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
+
+#include "model/OutputFile.h"
 
 namespace nncosim {
 namespace {
@@ -287,11 +288,7 @@ Result<std::string> toCtsJson(const CtsTest& test, const std::string& spec) {
 Status writeCtsFile(const std::string& path, const CtsTest& test, const std::string& spec) {
     auto text = toCtsJson(test, spec.empty() ? std::filesystem::path(path).stem().string() : spec);
     if (!text) return text.status();
-    std::ofstream out(path, std::ios::binary);
-    out << *text << "\n";
-    out.close();
-    if (!out) return fail(ErrorStatus::GENERAL_FAILURE, path, ": cannot write file");
-    return okStatus();
+    return writeOutputFile(path, *text + "\n");
 }
 
 }  // namespace nncosim

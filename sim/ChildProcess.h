@@ -1,7 +1,9 @@
-// Child processes of the waveform tools (fst2vcd, GTKWave under xvfb-run, nncosim re-runs):
-// started without a shell, so no user text is ever parsed as a command, and never waited on
-// for longer than a limit.
+// Child processes of the waveform tools (fst2vcd, GTKWave under xvfb-run, nncosim re-runs) and
+// of the regression: started without a shell, so no user text is ever parsed as a command, never
+// waited on for longer than a limit, and never left running when this process is ended.
 #pragma once
+
+#include <sys/types.h>
 
 #include <string>
 #include <vector>
@@ -16,13 +18,19 @@ struct ChildExit {
 };
 
 /// Runs `argv` (argv[0] looked up in PATH) with stdin from /dev/null and stdout and stderr
-/// into `logPath`. The child leads a process group of its own; after `timeoutSeconds` the whole
-/// group is killed.
+/// into `logPath`, in `workingDirectory` when one is given (`logPath` is opened before the
+/// change). The child leads a process group of its own; after `timeoutSeconds`, or when this
+/// process is ended by a signal (see endChildrenOnTermination), the whole group is killed.
 ChildExit runChild(const std::vector<std::string>& argv, const std::string& logPath,
-                   double timeoutSeconds);
+                   double timeoutSeconds, const std::string& workingDirectory = {});
 
-/// `text` as one Tcl word: in double quotes with Tcl's substitution characters escaped, so a
-/// path like `a[exec rm x]` or `a"b` reaches Tcl as the literal text.
-std::string tclQuoted(const std::string& text);
+/// Makes SIGINT, SIGTERM and SIGHUP end every tracked child first: each runChild process group
+/// is killed, each trackChild process is sent SIGTERM (so that it ends its own children), then
+/// this process dies of the same signal. Call once, early in main().
+void endChildrenOnTermination();
+
+/// Tracks a child process started elsewhere (a regression worker) until untrackChild.
+void trackChild(pid_t pid);
+void untrackChild(pid_t pid);
 
 }  // namespace nncosim::sim

@@ -9,6 +9,8 @@
 
 #include "sim/NpuPlatform.h"
 
+#include "model/OutputFile.h"
+
 #include <unistd.h>
 
 #include <cstdio>
@@ -18,7 +20,9 @@
 #include <fstream>
 #include <mutex>
 #include <set>
+#include <sstream>
 
+#include "model/OutputFile.h"
 #include "sim/ChildProcess.h"
 #include "sim/DramModel.h"
 #include "sim/VerilatedPorts.h"
@@ -337,9 +341,8 @@ void NpuPlatform::issueMemoryRequest(uint32_t lane) {
 
 void NpuPlatform::startTrace() {
     const std::filesystem::path path(mConfig.trace.path);
-    if (path.has_parent_path()) {
-        std::filesystem::create_directories(path.parent_path());
-    }
+    std::error_code ec;  // an unwritable folder shows as no dump (the CLI checks beforehand)
+    if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
     const std::string fstPath =
         mConfig.trace.format == TraceOptions::Format::kVcd ? path.string() + ".fst" : path.string();
     mTrace->mFst.open(fstPath.c_str());
@@ -442,7 +445,7 @@ void NpuPlatform::writeGtkwSave(const std::string& dumpPath, uint32_t vecBytes) 
          {"csr_req_i", "csr_we_i", "csr_addr_i" + range(12), "csr_wdata_i" + range(32),
           "csr_rdata_o" + range(32), "u_csr.irq_status_q" + range(2)}},
     };
-    std::ofstream out(dumpPath + ".gtkw");
+    std::ostringstream out;
     out << "[*] nncosim NPU waveform view (generated)\n";
     out << "[dumpfile] \"" << std::filesystem::path(dumpPath).filename().string() << "\"\n";
     for (const Group& group : groups) {
@@ -453,6 +456,9 @@ void NpuPlatform::writeGtkwSave(const std::string& dumpPath, uint32_t vecBytes) 
         }
         out << "@1000200\n-" << group.name << "\n";
     }
+    // A missing view costs a convenience, not the dump: say so and go on.
+    if (Status written = writeOutputFile(dumpPath + ".gtkw", out.str()); !written.ok())
+        std::fprintf(stderr, "nncosim: %s\n", written.message.c_str());
 }
 
 }  // namespace nncosim::sim

@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 
+#include "model/OutputFile.h"
 #include "sim/ChildProcess.h"
 
 namespace nncosim {
@@ -13,6 +14,7 @@ namespace {
 
 // verilator_coverage on the whole regression's data: generous, but never unbounded.
 constexpr double kToolTimeoutSeconds = 1800;
+constexpr const char* kCoverageHeader = "# SystemC::Coverage-3";
 
 /// The key/value pairs of a point: "\001key\002value" repeated.
 std::map<std::string, std::string> pointKeys(const std::string& text) {
@@ -35,24 +37,31 @@ std::string scope(const std::string& hierarchy) {
 }
 
 /// `*` (any run) and `?` (any character) over `text`; every other character literal, so the
-/// brackets of generate blocks (g_opcode[1]) need no escaping.
-bool globMatch(const char* pattern, const char* text) {
-    if (*pattern == '\0') return *text == '\0';
-    if (*pattern == '*')
-        return globMatch(pattern + 1, text) || (*text != '\0' && globMatch(pattern, text + 1));
-    return *text != '\0' && (*pattern == '?' || *pattern == *text) &&
-           globMatch(pattern + 1, text + 1);
+/// brackets of generate blocks (g_opcode[1]) need no escaping. Iterative: a star only ever
+/// resumes at the last star seen, so no pattern takes more than |pattern| x |text| steps or any
+/// stack.
+bool globMatch(const std::string& pattern, const std::string& text) {
+    size_t p = 0, t = 0;
+    size_t star = std::string::npos, resume = 0;
+    while (t < text.size()) {
+        if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == text[t])) {
+            ++p, ++t;
+        } else if (p < pattern.size() && pattern[p] == '*') {
+            star = p++;
+            resume = t;
+        } else if (star != std::string::npos) {
+            p = star + 1;
+            t = ++resume;
+        } else {
+            return false;
+        }
+    }
+    while (p < pattern.size() && pattern[p] == '*') ++p;
+    return p == pattern.size();
 }
 
 int kindOrder(CoverageKind k) {
     return k == CoverageKind::kFunctional ? 0 : k == CoverageKind::kLine ? 1 : 2;
-}
-
-Status writeText(const std::filesystem::path& path, const std::string& text) {
-    std::ofstream out(path);
-    out << text;
-    if (!out) return fail(ErrorStatus::GENERAL_FAILURE, "cannot write ", path.string());
-    return okStatus();
 }
 
 }  // namespace
@@ -68,14 +77,39 @@ const char* coverageKindName(CoverageKind kind) {
     }
 }
 
+std::string formatPercent(const CoverageTotals& t) {
+    const auto percent = t.percent();
+    if (!percent) return "n/a";
+    std::ostringstream s;
+    s.setf(std::ios::fixed);
+    s.precision(1);
+    s << *percent;
+    return s.str();
+}
+
 Result<std::vector<CoveragePoint>> readCoverageFile(const std::string& path) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+        return invalidArgument("coverage file ", path, " is a folder");
     std::ifstream in(path, std::ios::binary);
     if (!in) return invalidArgument("cannot read coverage file ", path);
+    return parseCoverage(in, path);
+}
+
+Result<std::vector<CoveragePoint>> parseCoverage(std::istream& in, const std::string& path) {
     std::vector<CoveragePoint> points;
     std::string line;
     size_t number = 0;
+    bool header = false;
     while (std::getline(in, line)) {
         ++number;
+        if (number == 1) {
+            // Anything else (random bytes, an empty file) is not coverage data, and must not
+            // read as "nothing missed".
+            header = line.rfind(kCoverageHeader, 0) == 0;
+            if (!header) break;
+            continue;
+        }
         if (line.empty() || line[0] == '#') continue;
         const size_t open = line.find('\''), close = line.rfind('\'');
         if (line.rfind("C ", 0) != 0 || open == std::string::npos || close <= open)
@@ -105,6 +139,9 @@ Result<std::vector<CoveragePoint>> readCoverageFile(const std::string& path) {
         }
         points.push_back(std::move(p));
     }
+    if (!header)
+        return invalidArgument(path, ": not a Verilator coverage file (its first line must be `",
+                               kCoverageHeader, "`)");
     return points;
 }
 
@@ -145,7 +182,7 @@ CoverageSummary summarizeCoverage(const std::vector<CoveragePoint>& points,
             continue;
         }
         const auto waiver = std::find_if(waivers.begin(), waivers.end(), [&](const auto& w) {
-            return globMatch(w.pattern.c_str(), p.name.c_str());
+            return globMatch(w.pattern, p.name);
         });
         if (waiver != waivers.end()) {
             ++t.waived;
@@ -179,6 +216,10 @@ Result<CoverageSummary> mergeCoverage(const std::vector<std::string>& inputs,
         }
     }
     std::sort(files.begin(), files.end());
+    for (const std::string& file : files) {
+        auto read = readCoverageFile(file);
+        if (!read) return read.status();
+    }
     if (files.empty())
         return invalidArgument(
             "no coverage data (*.dat) in the inputs: runs write it only from a "
@@ -206,17 +247,25 @@ Result<CoverageSummary> mergeCoverage(const std::vector<std::string>& inputs,
         return fail(ErrorStatus::GENERAL_FAILURE, "verilator_coverage could not annotate ", merged);
     auto points = readCoverageFile(merged);
     if (!points) return points.status();
+    if (points->empty())
+        return invalidArgument("no coverage data: the ", files.size(),
+                               " coverage files hold no points");
     CoverageSummary s = summarizeCoverage(*points, waivers);
     s.dataFiles = files.size();
-    NN_RETURN_IF_ERROR(writeText(fs::path(outDir) / "summary.json", toJson(s).dump(1) + "\n"));
-    NN_RETURN_IF_ERROR(writeText(fs::path(outDir) / "summary.md", coverageMarkdown(s)));
+    NN_RETURN_IF_ERROR(
+        writeOutputFile((fs::path(outDir) / "summary.json").string(), toJson(s).dump(1) + "\n"));
+    NN_RETURN_IF_ERROR(
+        writeOutputFile((fs::path(outDir) / "summary.md").string(), coverageMarkdown(s)));
     return s;
 }
 
 nlohmann::json toJson(const CoverageSummary& s) {
     const auto totals = [](const CoverageTotals& t) {
         return nlohmann::json{
-            {"points", t.points}, {"hit", t.hit}, {"waived", t.waived}, {"percent", t.percent()}};
+            {"points", t.points},
+            {"hit", t.hit},
+            {"waived", t.waived},
+            {"percent", t.percent() ? nlohmann::json(*t.percent()) : nlohmann::json()}};
     };
     nlohmann::json holes = nlohmann::json::array(), waived = nlohmann::json::array();
     for (const CoveragePoint& p : s.holes)
@@ -256,7 +305,7 @@ std::string coverageMarkdown(const CoverageSummary& s, size_t maxHoles) {
     for (const auto& [name, t] : {std::pair<const char*, const CoverageTotals*>{"line", &s.line},
                                   {"toggle", &s.toggle},
                                   {"functional", &s.functional}}) {
-        md << "| " << name << " | " << t->points << " | " << t->hit << " | " << t->percent()
+        md << "| " << name << " | " << t->points << " | " << t->hit << " | " << formatPercent(*t)
            << " | " << t->waived << " | " << t->points - t->hit - t->waived << " |\n";
     }
     md << "\n### Open holes (" << s.holes.size() << ")\n\n";

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,8 +41,15 @@ struct CoverageTotals {
     size_t points = 0;  ///< every point of the kind
     size_t hit = 0;     ///< count > 0
     size_t waived = 0;  ///< not hit, waived
-    double percent() const { return points == 0 ? 100.0 : 100.0 * double(hit) / double(points); }
+    /// Hit points in per cent; none without points (no data is never 100 %).
+    std::optional<double> percent() const {
+        if (points == 0) return std::nullopt;
+        return 100.0 * double(hit) / double(points);
+    }
 };
+
+/// percent() with one decimal, or "n/a" without points.
+std::string formatPercent(const CoverageTotals& t);
 
 struct CoverageSummary {
     size_t dataFiles = 0;  ///< coverage files merged
@@ -53,6 +61,9 @@ struct CoverageSummary {
 /// The points of a Verilator coverage file (`# SystemC::Coverage-3`, one `C '<keys>' count` line
 /// per point).
 Result<std::vector<CoveragePoint>> readCoverageFile(const std::string& path);
+
+/// The same from a stream; `origin` names it in errors.
+Result<std::vector<CoveragePoint>> parseCoverage(std::istream& in, const std::string& origin);
 
 /// A waiver file: per line `PATTERN -- REASON` (CoverageWaiver; `#` starts a comment).
 /// Fails on a line without a reason.

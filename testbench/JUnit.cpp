@@ -1,6 +1,8 @@
 #include "testbench/JUnit.h"
 
-#include <fstream>
+#include <sstream>
+
+#include "model/OutputFile.h"
 
 namespace nncosim {
 namespace {
@@ -35,8 +37,8 @@ std::string escape(const std::string& s) {
 
 }  // namespace
 
-bool writeJUnit(const std::string& path, const std::string& suiteName,
-                const std::vector<JUnitCase>& cases) {
+Status writeJUnit(const std::string& path, const std::string& suiteName,
+                  const std::vector<JUnitCase>& cases) {
     size_t failures = 0, skipped = 0;
     double seconds = 0;
     for (const auto& c : cases) {
@@ -44,7 +46,7 @@ bool writeJUnit(const std::string& path, const std::string& suiteName,
         skipped += c.skipped;
         seconds += c.seconds;
     }
-    std::ofstream out(path);
+    std::ostringstream out;
     out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n"
         << "<testsuite name=\"" << escape(suiteName) << "\" tests=\"" << cases.size()
         << "\" failures=\"" << failures << "\" errors=\"0\" skipped=\"" << skipped << "\" time=\""
@@ -64,7 +66,7 @@ bool writeJUnit(const std::string& path, const std::string& suiteName,
         }
     }
     out << "</testsuite>\n</testsuites>\n";
-    return static_cast<bool>(out);
+    return writeOutputFile(path, out.str());
 }
 
 }  // namespace nncosim

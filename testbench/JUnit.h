@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "model/Status.h"
+
 namespace nncosim {
 
 struct JUnitCase {
@@ -17,8 +19,8 @@ struct JUnitCase {
         {};  ///< failure body text (e.g. the output of a crashed run); may be empty
 };
 
-/// Writes one <testsuite> named `suiteName` holding every case. Returns false on I/O error.
-bool writeJUnit(const std::string& path, const std::string& suiteName,
-                const std::vector<JUnitCase>& cases);
+/// Writes one <testsuite> named `suiteName` holding every case (see writeOutputFile).
+Status writeJUnit(const std::string& path, const std::string& suiteName,
+                  const std::vector<JUnitCase>& cases);
 
 }  // namespace nncosim

@@ -4,6 +4,7 @@
 
 #include <Eigen/Core>
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -18,8 +19,10 @@
 #include "driver/NpuRegisters.h"
 #include "golden/Executor.h"
 #include "model/ModelJson.h"
+#include "model/OutputFile.h"
 #include "model/Validation.h"
 #include "sim/ChildProcess.h"
+#include "testbench/WaveScreenshot.h"
 
 namespace nncosim {
 namespace {
@@ -95,15 +98,6 @@ std::string quoted(const std::vector<std::string>& argv) {
         s += (s.empty() ? "" : " ") + (plain ? a : "'" + a + "'");
     }
     return s;
-}
-
-bool isExecutable(const std::string& name) {
-    const char* path = std::getenv("PATH");
-    std::istringstream dirs(path ? path : "");
-    for (std::string dir; std::getline(dirs, dir, ':');) {
-        if (!dir.empty() && access((dir + "/" + name).c_str(), X_OK) == 0) return true;
-    }
-    return false;
 }
 
 /// What each operation reads, named for reports, with the device's and the golden's values.
@@ -421,16 +415,10 @@ WavesReport dumpWaves(const std::string& name, const Model& model, const Diverge
     }
 
     // A screenshot of the window when GTKWave can run headless.
-    if (!w.gtkw.empty() && isExecutable("xvfb-run") && isExecutable("gtkwave")) {
-        const std::string tcl = base + ".grab.tcl";
-        const std::string png = base + ".png";
-        std::ofstream(tcl) << "gtkwave::/Time/Zoom/Zoom_Full\n"
-                           << "gtkwave::/File/Grab_To_File " << sim::tclQuoted(png) << "\n"
-                           << "gtkwave::/File/Quit\n";
-        sim::runChild({"xvfb-run", "-a", "gtkwave", "-a", w.gtkw, "-S", tcl, w.fst},
-                      base + ".png.log", kScreenshotTimeoutSeconds);
-        if (std::filesystem::exists(png)) w.png = png;
-    }
+    if (!w.gtkw.empty() &&
+        grabWaveScreenshot(w.fst, w.gtkw, "gtkwave::/Time/Zoom/Zoom_Full\n", base + ".png",
+                           base + ".png.log", kScreenshotTimeoutSeconds))
+        w.png = base + ".png";
     return w;
 }
 
@@ -565,20 +553,14 @@ WavesReport dumpCosimWaves(const std::string& name, const CosimReport& c, const 
         head << "\n";
         const size_t after = text.find('\n', text.find("[dumpfile]"));
         text.insert(after == std::string::npos ? 0 : after + 1, head.str());
-        std::ofstream(w.gtkw) << text;
+        if (!writeOutputFile(w.gtkw, text).ok()) w.gtkw.clear();
     }
-    if (!w.gtkw.empty() && isExecutable("xvfb-run") && isExecutable("gtkwave")) {
-        const std::string tcl = base + ".grab.tcl";
-        const std::string png = base + ".png";
-        std::ofstream(tcl) << "gtkwave::setZoomRangeTimes " << zoomFrom * period << " "
-                           << zoomTo * period << "\n"
-                           << "gtkwave::setMarker " << marker * period << "\n"
-                           << "gtkwave::/File/Grab_To_File " << sim::tclQuoted(png) << "\n"
-                           << "gtkwave::/File/Quit\n";
-        sim::runChild({"xvfb-run", "-a", "gtkwave", "-a", w.gtkw, "-S", tcl, w.fst},
-                      base + ".png.log", kScreenshotTimeoutSeconds);
-        if (std::filesystem::exists(png)) w.png = png;
-    }
+    std::ostringstream view;
+    view << "gtkwave::setZoomRangeTimes " << zoomFrom * period << " " << zoomTo * period << "\n"
+         << "gtkwave::setMarker " << marker * period << "\n";
+    if (!w.gtkw.empty() && grabWaveScreenshot(w.fst, w.gtkw, view.str(), base + ".png",
+                                              base + ".png.log", kScreenshotTimeoutSeconds))
+        w.png = base + ".png";
     return w;
 }
 
@@ -1302,31 +1284,35 @@ Result<sim::FaultOptions> parseFaultSpec(const std::string& spec) {
     const size_t colon = spec.find(':');
     const std::string kind = spec.substr(0, colon);
     const std::string arg = colon == std::string::npos ? "" : spec.substr(colon + 1);
-    try {
-        size_t used = 0;
-        if (kind == "write-bit" || kind == "requant-bit") {
-            fault.kind = kind == "write-bit" ? sim::FaultOptions::Kind::kStuckWriteBit
-                                             : sim::FaultOptions::Kind::kStuckRequantBit;
-            fault.bit = static_cast<uint32_t>(std::stoul(arg, &used));
-            if (used < arg.size()) {
-                if (arg.substr(used) != "=0" && arg.substr(used) != "=1")
-                    throw std::invalid_argument(arg);
-                fault.value = arg.back() == '1';
-            }
-            if (fault.bit >= 8 * npu::kDramBusBytes) throw std::out_of_range(arg);
+    // Plain decimal digits in range: no sign, no wrap-around, nothing after but "=0" or "=1".
+    const auto number = [](const std::string& text, uint64_t max) -> std::optional<uint64_t> {
+        uint64_t value = 0;
+        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (error != std::errc() || end != text.data() + text.size() || value > max)
+            return std::nullopt;
+        return value;
+    };
+    if (kind == "write-bit" || kind == "requant-bit") {
+        fault.kind = kind == "write-bit" ? sim::FaultOptions::Kind::kStuckWriteBit
+                                         : sim::FaultOptions::Kind::kStuckRequantBit;
+        const size_t equals = arg.find('=');
+        const std::string value = equals == std::string::npos ? "" : arg.substr(equals + 1);
+        const auto bit = number(arg.substr(0, equals), 8 * npu::kDramBusBytes - 1);
+        if (bit && (equals == std::string::npos || value == "0" || value == "1")) {
+            fault.bit = static_cast<uint32_t>(*bit);
+            if (equals != std::string::npos) fault.value = value == "1";
             return fault;
         }
-        if (kind == "drop-write-beat") {
-            fault.kind = sim::FaultOptions::Kind::kDropWriteBeat;
-            fault.beat = std::stoull(arg, &used);
-            if (used < arg.size()) throw std::invalid_argument(arg);
+    } else if (kind == "drop-write-beat") {
+        fault.kind = sim::FaultOptions::Kind::kDropWriteBeat;
+        if (const auto beat = number(arg, std::numeric_limits<uint64_t>::max())) {
+            fault.beat = *beat;
             return fault;
         }
-    } catch (const std::logic_error&) {
     }
     return invalidArgument("bad --fault '", spec,
                            "': expected write-bit:N[=0|1] or requant-bit:N[=0|1] (N < ",
-                           8 * npu::kDramBusBytes, ") or drop-write-beat:N");
+                           8 * npu::kDramBusBytes, ") or drop-write-beat:N (N from 0)");
 }
 
 }  // namespace nncosim

@@ -1,8 +1,10 @@
 #include "testbench/Npy.h"
+#include "model/OutputFile.h"
 
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <limits>
@@ -25,6 +27,24 @@ uint64_t elementCount(const std::vector<uint64_t>& shape) {
         n *= d;
     }
     return n;
+}
+
+/// At most the first 120 characters of `text`, non-printable bytes as \xNN: a header quoted in a
+/// message can neither flood a terminal nor steer it.
+std::string printableExcerpt(const std::string& text) {
+    constexpr size_t kShown = 120;
+    std::string out;
+    for (size_t i = 0; i < text.size() && i < kShown; ++i) {
+        const auto c = static_cast<unsigned char>(text[i]);
+        if (c >= 0x20 && c < 0x7f && c != '\\') {
+            out += static_cast<char>(c);
+        } else {
+            static const char kHex[] = "0123456789abcdef";
+            out += std::string("\\x") + kHex[c >> 4] + kHex[c & 15];
+        }
+    }
+    if (text.size() > kShown) out += "... (" + std::to_string(text.size()) + " bytes)";
+    return out;
 }
 
 /// A cursor over the header's Python dict literal.
@@ -83,7 +103,10 @@ class HeaderParser {
   private:
     template <typename... Parts>
     Status error(const Parts&... parts) const {
-        return invalidArgument(mOrigin, ": malformed .npy header (", parts..., "): ", mText);
+        std::ostringstream what;
+        (what << ... << parts);
+        return invalidArgument(mOrigin, ": malformed .npy header (", printableExcerpt(what.str()),
+                               "): ", printableExcerpt(mText));
     }
     char peek() const { return mPos < mText.size() ? mText[mPos] : '\0'; }
     bool take(char c) {
@@ -209,57 +232,106 @@ std::string descrOf(OperandType type) {
     }
 }
 
-Result<Array> parse(const uint8_t* data, size_t size, const std::string& origin) {
-    if (size < kMagicLength + 2 || std::memcmp(data, kMagic, kMagicLength) != 0)
+namespace {
+
+// NumPy's own limit on the header it reads (np.load's max_header_size).
+constexpr uint64_t kMaxHeaderLength = 10000;
+
+/// The header of a .npy file of `fileSize` bytes whose first bytes are `prefix` (at least the
+/// whole header when it fits): the array without its data, checked against the file's size.
+/// `swap`: the data is big-endian.
+Result<Array> parseHeader(const uint8_t* prefix, size_t prefixSize, uint64_t fileSize,
+                          const std::string& origin, size_t* dataStart, bool* swap) {
+    if (prefixSize < kMagicLength + 2 || std::memcmp(prefix, kMagic, kMagicLength) != 0)
         return invalidArgument(origin, ": not a .npy file (it does not start with \\x93NUMPY)");
-    const uint8_t major = data[6], minor = data[7];
+    const uint8_t major = prefix[6], minor = prefix[7];
     if (major < 1 || major > 3 || minor != 0)
         return invalidArgument(origin, ": .npy format version ", int(major), ".", int(minor),
                                " is not supported (1.0, 2.0 or 3.0)");
     const size_t lengthBytes = major == 1 ? 2 : 4;
-    if (size < 8 + lengthBytes) return invalidArgument(origin, ": truncated .npy header");
+    if (prefixSize < 8 + lengthBytes) return invalidArgument(origin, ": truncated .npy header");
     uint64_t headerLength = 0;
     for (size_t i = 0; i < lengthBytes; ++i)
-        headerLength |= static_cast<uint64_t>(data[8 + i]) << (8 * i);
+        headerLength |= static_cast<uint64_t>(prefix[8 + i]) << (8 * i);
     const size_t headerStart = 8 + lengthBytes;
-    if (headerLength > size - headerStart)
+    if (headerLength > kMaxHeaderLength)
+        return invalidArgument(origin, ": a .npy header of ", headerLength,
+                               " bytes (NumPy reads at most ", kMaxHeaderLength, ")");
+    if (headerLength > prefixSize - headerStart)
         return invalidArgument(origin, ": truncated .npy header (", headerLength,
-                               " bytes announced, ", size - headerStart, " in the file)");
-    const std::string header(reinterpret_cast<const char*>(data + headerStart), headerLength);
+                               " bytes announced, ", prefixSize - headerStart, " in the file)");
+    const std::string header(reinterpret_cast<const char*>(prefix + headerStart), headerLength);
     auto array = HeaderParser(header, origin).parse();
     if (!array) return array.status();
 
-    bool swap = false;
-    const std::string descr = normalizeDescr(array->descr, &swap);
+    const std::string descr = normalizeDescr(array->descr, swap);
     if (descr.empty())
-        return invalidArgument(origin, ": dtype '", array->descr,
+        return invalidArgument(origin, ": dtype '", printableExcerpt(array->descr),
                                "' is not supported (bool, int8-64, uint8-64, float16/32/64)");
     array->descr = descr;
     const uint32_t item = itemSize(descr);
     const uint64_t count = elementCount(array->shape);
-    const size_t dataStart = headerStart + headerLength;
-    const uint64_t available = size - dataStart;
+    *dataStart = headerStart + headerLength;
+    const uint64_t available = fileSize - *dataStart;
     if (count > available / item || count * item != available) {
         const bool huge = count > std::numeric_limits<uint64_t>::max() / item;
         return invalidArgument(origin, ": ", available, " bytes of data for ", dtypeName(descr),
                                " ", shapeText(array->shape), ", which needs ",
                                huge ? std::string("more than 2^64") : std::to_string(count * item));
     }
-    array->data.assign(data + dataStart, data + size);
-    if (swap) {
-        for (size_t i = 0; i < array->data.size(); i += item)
-            std::reverse(array->data.begin() + i, array->data.begin() + i + item);
-    }
     return array;
 }
 
-Result<Array> readFile(const std::string& path) {
+/// Big-endian data to little-endian, element by element.
+void swapBytes(Array& array) {
+    const uint32_t item = itemSize(array.descr);
+    for (size_t i = 0; i < array.data.size(); i += item)
+        std::reverse(array.data.begin() + i, array.data.begin() + i + item);
+}
+
+}  // namespace
+
+Result<Array> parse(const uint8_t* data, size_t size, const std::string& origin) {
+    size_t dataStart = 0;
+    bool swap = false;
+    auto array = parseHeader(data, size, size, origin, &dataStart, &swap);
+    if (!array) return array.status();
+    array->data.assign(data + dataStart, data + size);
+    if (swap) swapBytes(*array);
+    return array;
+}
+
+Result<Array> readFile(const std::string& path,
+                       const std::function<Status(const Array&)>& checkHeader) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+        return invalidArgument(path, ": is a folder, not a .npy file");
     std::ifstream file(path, std::ios::binary);
     if (!file) return invalidArgument(path, ": cannot open file");
-    const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)),
-                                     std::istreambuf_iterator<char>());
-    if (file.bad()) return invalidArgument(path, ": read error");
-    return parse(bytes.data(), bytes.size(), path);
+    const uint64_t size = std::filesystem::file_size(path, ec);
+    if (ec) return invalidArgument(path, ": cannot read file (", ec.message(), ")");
+    // The header first: a wrong file is refused before its data is read.
+    std::vector<uint8_t> bytes(
+        static_cast<size_t>(std::min<uint64_t>(size, 12 + kMaxHeaderLength)));
+    file.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    if (static_cast<size_t>(file.gcount()) != bytes.size())
+        return invalidArgument(path, ": read error");
+    size_t dataStart = 0;
+    bool swap = false;
+    auto array = parseHeader(bytes.data(), bytes.size(), size, path, &dataStart, &swap);
+    if (!array) return array.status();
+    if (checkHeader) NN_RETURN_IF_ERROR(checkHeader(*array));
+    const uint64_t dataBytes = size - dataStart;
+    array->data.resize(static_cast<size_t>(dataBytes));
+    const size_t inPrefix = bytes.size() - dataStart;
+    std::copy(bytes.begin() + static_cast<std::ptrdiff_t>(dataStart), bytes.end(),
+              array->data.begin());
+    file.read(reinterpret_cast<char*>(array->data.data() + inPrefix),
+              static_cast<std::streamsize>(dataBytes - inPrefix));
+    if (static_cast<uint64_t>(file.gcount()) != dataBytes - inPrefix)
+        return invalidArgument(path, ": read error (the file changed while read?)");
+    if (swap) swapBytes(*array);
+    return array;
 }
 
 std::vector<uint8_t> serialize(const Array& array) {
@@ -294,12 +366,8 @@ std::vector<uint8_t> serialize(const Array& array) {
 
 Status writeFile(const std::string& path, const Array& array) {
     const std::vector<uint8_t> bytes = serialize(array);
-    std::ofstream file(path, std::ios::binary | std::ios::trunc);
-    file.write(reinterpret_cast<const char*>(bytes.data()),
-               static_cast<std::streamsize>(bytes.size()));
-    file.close();
-    if (!file) return invalidArgument(path, ": cannot write file");
-    return okStatus();
+    return writeOutputFile(
+        path, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
 }
 
 }  // namespace nncosim::npy

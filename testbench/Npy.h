@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -29,8 +30,11 @@ struct Array {
 /// structured, string or object dtype, Fortran order, or data shorter or longer than the shape.
 Result<Array> parse(const uint8_t* data, size_t size, const std::string& origin);
 
-/// Reads and parses a .npy file.
-Result<Array> readFile(const std::string& path);
+/// Reads and parses a .npy file: its header first, so that a file that is not a .npy, whose data
+/// size differs from its header, or that `checkHeader` refuses (given the array without its
+/// data), is refused before its data is read.
+Result<Array> readFile(const std::string& path,
+                       const std::function<Status(const Array&)>& checkHeader = {});
 
 /// The bytes of a .npy file holding `array`, laid out exactly as NumPy's np.save writes them
 /// (version 1.0, or 2.0 when the header needs it; the header padded to 64 bytes).

@@ -21,6 +21,7 @@
 #include "testbench/Backend.h"
 #include "testbench/ModelFiles.h"
 #include "testbench/ModelRun.h"
+#include "testbench/RegressProtocol.h"
 #include "testbench/RegressRandom.h"
 #include "testbench/runtime/HostRuntime.h"
 
@@ -70,8 +71,17 @@ Status addFiles(const std::string& path, bool asModels, std::set<std::string>& i
         }
         auto cts = readCtsFile(file);
         if (!cts) return cts.status();
-        for (const CtsTest& test : cts->tests)
+        std::set<std::string> names;
+        for (const CtsTest& test : cts->tests) {
+            // An item is FILE#TEST: a name must say which test it is, and only one.
+            if (test.name.find('#') != std::string::npos)
+                return invalidArgument(file, ": test '", test.name,
+                                       "': a name with '#' cannot be a regression item");
+            if (!names.insert(test.name).second)
+                return invalidArgument(file, ": two tests are named '", test.name,
+                                       "': a regression item must name one test");
             ids.insert(asModels ? modelId(file, test.name) : ctsId(file, test.name));
+        }
     }
     return okStatus();
 }
@@ -511,8 +521,9 @@ ItemResult ItemRunner::run(const std::string& id) {
 }
 
 int runRegressWorker(const WorkerOptions& options, int inFd, int resultFd) {
-    // Do not outlive the parent that reads the results.
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    // Do not outlive the parent that reads the results; SIGTERM so that this process ends its
+    // own children first (sim::endChildrenOnTermination).
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
     ItemRunner runner(options);
     std::string pending;
     char buffer[4096];
@@ -525,9 +536,13 @@ int runRegressWorker(const WorkerOptions& options, int inFd, int resultFd) {
             pending.append(buffer, static_cast<size_t>(n));
             continue;
         }
-        const std::string id = pending.substr(0, newline);
+        const std::optional<std::string> id = decodeItemCommand(pending.substr(0, newline));
         pending.erase(0, newline + 1);
-        const std::string line = toJson(runner.run(id)).dump() + "\n";
+        if (!id) return 1;  // not the parent's protocol: the parent fails the item
+        // Logs may hold bytes that are not UTF-8: replaced, never a throw.
+        const std::string line =
+            toJson(runner.run(*id)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+            "\n";
         for (size_t written = 0; written < line.size();) {
             const ssize_t n = ::write(resultFd, line.data() + written, line.size() - written);
             if (n < 0 && errno == EINTR) continue;

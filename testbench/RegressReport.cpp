@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -9,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "model/OutputFile.h"
 #include "testbench/JUnit.h"
 #include "testbench/NpuProfiler.h"
 
@@ -100,18 +102,54 @@ std::string xmlEscape(const std::string& s) {
     return out;
 }
 
-/// A Markdown table cell: no line breaks, pipes escaped.
-std::string cell(const std::string& s) {
+/// Text as literal Markdown on one line: what could start markup (emphasis, links, code, raw
+/// HTML, table cells) is escaped, so a test's name or message cannot change the page.
+std::string mdText(const std::string& s) {
     std::string out;
     for (char c : s) {
-        if (c == '|')
-            out += "\\|";
-        else if (c == '\n')
-            out += " ";
-        else
+        if (c == '\n' || c == '\r') {
+            out += ' ';
+        } else if (c == '<') {
+            out += "&lt;";
+        } else if (c == '&') {
+            out += "&amp;";
+        } else {
+            if (std::strchr("\\`*_[]()#|!>~", c)) out += '\\';
             out += c;
+        }
     }
     return out;
+}
+
+/// The longest run of backticks in `s`.
+size_t longestBacktickRun(const std::string& s) {
+    size_t longest = 0, run = 0;
+    for (char c : s) {
+        run = c == '`' ? run + 1 : 0;
+        longest = std::max(longest, run);
+    }
+    return longest;
+}
+
+/// Text as one inline code span (CommonMark): fenced by more backticks than any run inside it,
+/// so its content stays literal, raw HTML included.
+std::string mdCode(const std::string& s) {
+    std::string text = s;
+    std::replace(text.begin(), text.end(), '\n', ' ');
+    const std::string fence(longestBacktickRun(text) + 1, '`');
+    const bool pad = !text.empty() && (text.front() == '`' || text.back() == '`');
+    return fence + (pad ? " " : "") + text + (pad ? " " : "") + fence;
+}
+
+/// A path as a Markdown link destination: in angle brackets when it holds what would end it.
+std::string mdLink(const std::string& path) {
+    if (path.find_first_of(" ()<>\\\n") == std::string::npos) return path;
+    std::string out = "<";
+    for (char c : path) {
+        if (c == '<' || c == '>' || c == '\\') out += '\\';
+        out += c == '\n' ? ' ' : c;
+    }
+    return out + ">";
 }
 
 /// The item's name in the charts and JUnit: a model's test name, a random test's draw, or the id.
@@ -248,7 +286,7 @@ void writeMarkdown(std::ostream& md, const RegressRun& run, const Summary& s,
                    const std::string& commandLine, const Links& links) {
     auto link = [&](const std::string& path) { return links.to(path); };
     md << "# nncosim regression\n\n"
-       << "`" << commandLine << "`\n\n"
+       << mdCode(commandLine) << "\n\n"
        << "**" << (run.ok() ? "PASSED" : "FAILED") << "**: " << headline(run) << ".\n\n"
        << "| kind | passed | failed | unsupported |\n|---|---:|---:|---:|\n";
     for (const auto& [kind, t] : s.byKind)
@@ -259,21 +297,27 @@ void writeMarkdown(std::ostream& md, const RegressRun& run, const Summary& s,
     if (s.failures.empty()) md << "None.\n";
     for (size_t i : s.failures) {
         const ItemResult& r = run.results[i];
-        md << "### `" << r.id << "`\n\n" << cell(r.message) << "\n\n";
-        if (!r.description.empty()) md << "- drawn: " << r.description << "\n";
+        md << "### " << mdCode(r.id) << "\n\n" << mdText(r.message) << "\n\n";
+        if (!r.description.empty()) md << "- drawn: " << mdText(r.description) << "\n";
         if (r.seed) md << "- seed: " << *r.seed << "\n";
-        if (!r.divergence.empty()) md << "- first divergence: " << r.divergence << "\n";
+        if (!r.divergence.empty()) md << "- first divergence: " << mdText(r.divergence) << "\n";
         if (!r.waves.empty()) {
-            md << "- waves: [" << fileName(r.waves) << "](" << link(r.waves)
-               << "), GTKWave save file [" << fileName(r.wavesSave) << "](" << link(r.wavesSave)
-               << "), the operation alone: [" << fileName(r.reproducer) << "]("
-               << link(r.reproducer) << ")\n";
+            md << "- waves: [" << mdText(fileName(r.waves)) << "](" << mdLink(link(r.waves))
+               << "), GTKWave save file [" << mdText(fileName(r.wavesSave)) << "]("
+               << mdLink(link(r.wavesSave)) << "), the operation alone: ["
+               << mdText(fileName(r.reproducer)) << "](" << mdLink(link(r.reproducer)) << ")\n";
         }
-        md << "- " << rerunLabel(r) << ": `" << rerunCommand(run.options, r.id) << "`\n";
+        md << "- " << rerunLabel(r) << ": " << mdCode(rerunCommand(run.options, r.id)) << "\n";
         if (!r.wavesPicture.empty())
-            md << "\n![waves of " << r.divergence << "](" << link(r.wavesPicture) << ")\n";
-        if (!r.log.empty())
-            md << "\n```\n" << r.log << (r.log.back() == '\n' ? "" : "\n") << "```\n";
+            md << "\n![waves of " << mdText(r.divergence) << "](" << mdLink(link(r.wavesPicture))
+               << ")\n";
+        if (!r.log.empty()) {
+            // A fence longer than any run of backticks in the log keeps it one block.
+            const std::string fence(std::max<size_t>(3, longestBacktickRun(r.log) + 1), '`');
+            md << "\n"
+               << fence << "\n"
+               << r.log << (r.log.back() == '\n' ? "" : "\n") << fence << "\n";
+        }
         md << "\n";
     }
 
@@ -296,7 +340,7 @@ void writeMarkdown(std::ostream& md, const RegressRun& run, const Summary& s,
     }
     for (size_t c = 0; c < s.charted.size(); ++c) {
         const ItemResult& r = run.results[s.charted[c]];
-        md << "\n### " << titleOf(r) << "\n\n"
+        md << "\n### " << mdText(titleOf(r)) << "\n\n"
            << r.npuCycles << " NPU cycles over " << r.layers.size()
            << " layers on the NPU.\n\n![per-layer cycles and utilization](layers-" << c
            << ".svg)\n";
@@ -375,14 +419,6 @@ void writeHtml(std::ostream& html, const RegressRun& run, const Summary& s,
     html << "</body></html>\n";
 }
 
-Status writeText(const std::filesystem::path& path, const std::string& text) {
-    std::ofstream out(path);
-    out << text;
-    out.close();
-    if (!out) return fail(ErrorStatus::GENERAL_FAILURE, "cannot write ", path.string());
-    return okStatus();
-}
-
 }  // namespace
 
 Status writeRegressJUnit(const std::string& path, const RegressRun& run) {
@@ -418,9 +454,7 @@ Status writeRegressJUnit(const std::string& path, const RegressRun& run) {
     const std::filesystem::path parent = std::filesystem::path(path).parent_path();
     std::error_code ec;
     if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-    if (!writeJUnit(path, "nncosim.regress." + run.options.worker.backend, cases))
-        return fail(ErrorStatus::GENERAL_FAILURE, "cannot write ", path);
-    return okStatus();
+    return writeJUnit(path, "nncosim.regress." + run.options.worker.backend, cases);
 }
 
 Status writeRegressReport(const std::string& dir, const RegressRun& run,
@@ -434,8 +468,8 @@ Status writeRegressReport(const std::string& dir, const RegressRun& run,
     std::vector<std::string> charts;
     for (size_t c = 0; c < s.charted.size(); ++c) {
         charts.push_back(layerChartSvg(run.results[s.charted[c]]));
-        NN_RETURN_IF_ERROR(
-            writeText(fs::path(dir) / ("layers-" + std::to_string(c) + ".svg"), charts.back()));
+        NN_RETURN_IF_ERROR(writeOutputFile(
+            (fs::path(dir) / ("layers-" + std::to_string(c) + ".svg")).string(), charts.back()));
     }
     std::ostringstream md, html;
     const Links links{dir};
@@ -450,8 +484,8 @@ Status writeRegressReport(const std::string& dir, const RegressRun& run,
                     "<h2>RTL coverage</h2>\n<pre>" + xmlEscape(coverage) + "</pre>\n");
         html.str(page);
     }
-    NN_RETURN_IF_ERROR(writeText(fs::path(dir) / "summary.md", md.str()));
-    NN_RETURN_IF_ERROR(writeText(fs::path(dir) / "index.html", html.str()));
+    NN_RETURN_IF_ERROR(writeOutputFile((fs::path(dir) / "summary.md").string(), md.str()));
+    NN_RETURN_IF_ERROR(writeOutputFile((fs::path(dir) / "index.html").string(), html.str()));
 
     nlohmann::json items = nlohmann::json::array();
     for (const ItemResult& r : run.results) {
@@ -477,7 +511,7 @@ Status writeRegressReport(const std::string& dir, const RegressRun& run,
                               {"unsupported", run.unsupported},
                               {"items", items}};
     if (run.coverage) results["coverage"] = toJson(*run.coverage);
-    return writeText(fs::path(dir) / "results.json", results.dump(1) + "\n");
+    return writeOutputFile((fs::path(dir) / "results.json").string(), results.dump(1) + "\n");
 }
 
 Result<RegressRun> mergeRegressReports(const std::vector<std::string>& dirs) {

@@ -20,7 +20,9 @@
 #include <sstream>
 #include <utility>
 
+#include "sim/ChildProcess.h"
 #include "testbench/Regress.h"
+#include "testbench/RegressProtocol.h"
 #include "testbench/RegressRandom.h"
 
 extern char** environ;
@@ -156,7 +158,7 @@ class WorkerPool {
                     status = spawn(w);
                     if (!status.ok()) continue;
                 }
-                if (!writeAll(w.commandFd, idOf(next) + "\n")) {
+                if (!writeAll(w.commandFd, encodeItemCommand(idOf(next)))) {
                     reap(w, true);  // it died before taking the item: try a new worker
                     continue;
                 }
@@ -180,7 +182,13 @@ class WorkerPool {
                 for (size_t newline; (newline = w.results.find('\n')) != std::string::npos;) {
                     std::string line = w.results.substr(0, newline);
                     w.results.erase(0, newline + 1);
-                    if (w.item) finish(w, std::move(line), {});
+                    if (w.item) {
+                        finish(w, std::move(line), {});
+                    } else {
+                        // A result nobody asked for: the protocol broke, and a failure could
+                        // hide behind it.
+                        mUnexpectedResults.push_back(std::move(line));
+                    }
                 }
                 if (resultEnd) {
                     const int exitStatus = reap(w, true);
@@ -195,6 +203,10 @@ class WorkerPool {
             onTick();
         }
         stopAll();
+        if (!mUnexpectedResults.empty())
+            return fail(ErrorStatus::GENERAL_FAILURE, mUnexpectedResults.size(),
+                        " worker result(s) for no scheduled item, the first: ",
+                        tail(mUnexpectedResults.front(), 200));
         return okStatus();
     }
 
@@ -257,6 +269,7 @@ class WorkerPool {
         }
         fcntl(result[0], F_SETFL, O_NONBLOCK);
         fcntl(log[0], F_SETFL, O_NONBLOCK);
+        sim::trackChild(pid);  // ended with this process (sim::endChildrenOnTermination)
         w.pid = pid;
         w.commandFd = command[1];
         w.resultFd = result[0];
@@ -272,6 +285,7 @@ class WorkerPool {
         int status = 0;
         while (waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
         }
+        sim::untrackChild(w.pid);
         readAvailable(w.logFd, w.log);
         closeFd(w.commandFd);
         closeFd(w.resultFd);
@@ -311,6 +325,7 @@ class WorkerPool {
     const double mTimeout;
     std::vector<std::string> mEnvironment;
     std::vector<Worker> mWorkers;
+    std::vector<std::string> mUnexpectedResults;
 };
 
 std::string formatDuration(double seconds) {
@@ -470,10 +485,12 @@ Result<RegressRun> runRegression(const RegressOptions& options, std::ostream& ou
         ItemResult r;
         if (o.failure.empty()) {
             auto parsed = itemResultFromJson(nlohmann::json::parse(o.resultLine, nullptr, false));
-            if (parsed) {
-                r = std::move(*parsed);
-            } else {
+            if (!parsed) {
                 o.failure = "unreadable worker result: " + parsed.status().message;
+            } else if (parsed->id != ids[o.item]) {
+                o.failure = "the worker answered for '" + parsed->id + "' instead";
+            } else {
+                r = std::move(*parsed);
             }
         }
         if (!o.failure.empty()) {
@@ -519,6 +536,10 @@ Result<RegressRun> runRegression(const RegressOptions& options, std::ostream& ou
         ids.size(), [&](size_t i) { return ids[i]; }, onDone, onTick);
     bar.finish();
     if (!status.ok()) return status;
+    // Every scheduled item has exactly its own result, or the run is not to be believed.
+    if (done != ids.size())
+        return fail(ErrorStatus::GENERAL_FAILURE, "the regression scheduled ", ids.size(),
+                    " items but has ", done, " results");
     run.seconds = secondsSince(start);
     return run;
 }

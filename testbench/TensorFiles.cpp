@@ -57,34 +57,39 @@ Result<TensorData> readInputFile(const Model& model, uint32_t position, const st
     TensorData t;
 
     if (hasNpyExtension(path)) {
-        auto array = npy::readFile(path);
-        if (!array) return invalidArgument(label, ": ", array.status().message);
-        if (array->descr != descr) {
-            std::string hint;
-            const bool quantized = operand.scale > 0.0f && dtype != "float32" &&
-                                   dtype != "float16" && dtype != "int32";
-            if (quantized && array->descr[1] == 'f') {
-                // Real values for a quantized input: say how to quantize them.
-                std::ostringstream q;
-                q << "; it is quantized with scale " << operand.scale << " and zero point "
-                  << operand.zeroPoint << ": np.clip(np.round(a / " << operand.scale << ") + "
-                  << operand.zeroPoint << ", ...).astype(np." << dtype << ")";
-                hint = q.str();
-            } else if (dtype != "bool") {
-                hint = "; convert it with a.astype(np." + dtype + ")";
+        // The header's dtype and shape are checked before the data is read: a file far larger
+        // than the input is refused at once.
+        const auto checkHeader = [&](const npy::Array& header) -> Status {
+            if (header.descr != descr) {
+                std::string hint;
+                const bool quantized = operand.scale > 0.0f && dtype != "float32" &&
+                                       dtype != "float16" && dtype != "int32";
+                if (quantized && header.descr[1] == 'f') {
+                    // Real values for a quantized input: say how to quantize them.
+                    std::ostringstream q;
+                    q << "; it is quantized with scale " << operand.scale << " and zero point "
+                      << operand.zeroPoint << ": np.clip(np.round(a / " << operand.scale << ") + "
+                      << operand.zeroPoint << ", ...).astype(np." << dtype << ")";
+                    hint = q.str();
+                } else if (dtype != "bool") {
+                    hint = "; convert it with a.astype(np." + dtype + ")";
+                }
+                return invalidArgument(path, " holds ", npy::dtypeName(header.descr), ", expected ",
+                                       dtype, " ('", descr, "')", hint);
             }
-            return invalidArgument(label, ": ", path, " holds ", npy::dtypeName(array->descr),
-                                   ", expected ", dtype, " ('", descr, "')", hint);
-        }
-        const bool anyShape = isTensorType(operand.type) && operand.dimensions.empty();
-        bool fits = anyShape || array->shape.size() == operand.dimensions.size();
-        for (size_t i = 0; fits && !anyShape && i < array->shape.size(); ++i) {
-            const uint32_t d = operand.dimensions[i];
-            fits = array->shape[i] <= UINT32_MAX && (d == 0 || d == array->shape[i]);
-        }
-        if (!fits)
-            return invalidArgument(label, ": ", path, " has shape ", npy::shapeText(array->shape),
-                                   ", expected ", expectedShapeText(operand));
+            const bool anyShape = isTensorType(operand.type) && operand.dimensions.empty();
+            bool fits = anyShape || header.shape.size() == operand.dimensions.size();
+            for (size_t i = 0; fits && !anyShape && i < header.shape.size(); ++i) {
+                const uint32_t d = operand.dimensions[i];
+                fits = header.shape[i] <= UINT32_MAX && (d == 0 || d == header.shape[i]);
+            }
+            if (!fits)
+                return invalidArgument(path, " has shape ", npy::shapeText(header.shape),
+                                       ", expected ", expectedShapeText(operand));
+            return okStatus();
+        };
+        auto array = npy::readFile(path, checkHeader);
+        if (!array) return invalidArgument(label, ": ", array.status().message);
         for (uint64_t d : array->shape) {
             if (d > UINT32_MAX)
                 return invalidArgument(label, ": ", path, " has a dimension above 2^32");

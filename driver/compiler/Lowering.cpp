@@ -190,6 +190,15 @@ Result<Program> Lowering::run() {
     for (size_t i = 0; i < g.operations.size(); ++i) {
         mOpIndex = static_cast<uint32_t>(i);
         NN_RETURN_IF_ERROR(inferShape(g.operations[i]));
+        // Shapes known only now (a RESHAPE to rank 5, say) meet the device's rank limit here.
+        for (const auto* operands : {&g.operations[i].inputs, &g.operations[i].outputs}) {
+            for (uint32_t k : *operands) {
+                if (isTensorType(g.operands[k].type) && mDims[k].size() > 4)
+                    return fail(g.operations[i], "operand " + std::to_string(k) + " has rank " +
+                                                     std::to_string(mDims[k].size()) +
+                                                     ": the NPU runs ranks 1 to 4");
+            }
+        }
     }
     planDepthwisePointwiseFusion(*this);
     planResidualAdds(*this);

@@ -72,6 +72,12 @@ Status runQuant(ExecutionContext& ctx, BinaryOp op, int32_t activation,
 }
 
 Status execute(ExecutionContext& ctx, BinaryOp op) {
+    // NNAPI: operands of rank up to 4. A model of unknown rank meets the rule here.
+    for (uint32_t i : {0u, 1u}) {
+        if (ctx.inputShape(i).size() > 4)
+            return ctx.fail("input ", i, " has rank ", ctx.inputShape(i).size(),
+                            ", above NNAPI's limit of 4");
+    }
     const auto outDims = broadcastShape(ctx.inputShape(0), ctx.inputShape(1));
     if (!outDims) {
         return ctx.fail("shapes ", toString(ctx.inputShape(0)), " and ",

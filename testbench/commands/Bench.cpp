@@ -19,6 +19,7 @@
 
 #include "golden/Executor.h"
 #include "model/CtsReader.h"
+#include "model/OutputFile.h"
 #include "testbench/Backend.h"
 #include "testbench/CtsRunner.h"
 #include "testbench/ModelFiles.h"
@@ -231,10 +232,9 @@ int runBenchGolden(const BenchOptions& options) {
     report["models"] = std::move(models);
 
     if (!options.jsonPath.empty()) {
-        std::ofstream out(options.jsonPath);
-        out << report.dump(2) << "\n";
-        if (!out) {
-            std::cerr << "nncosim bench: cannot write " << options.jsonPath << "\n";
+        if (Status written = writeOutputFile(options.jsonPath, report.dump(2) + "\n");
+            !written.ok()) {
+            std::cerr << "nncosim bench: " << written.message << "\n";
             return 2;
         }
     }
@@ -452,10 +452,9 @@ int runBenchNpu(const NpuBenchOptions& options) {
                          {"ratio_target", kFuncCtsTargetRatio}};
     }
     if (!options.jsonPath.empty()) {
-        std::ofstream out(options.jsonPath);
-        out << report.dump(2) << "\n";
-        if (!out) {
-            std::cerr << "nncosim bench: cannot write " << options.jsonPath << "\n";
+        if (Status written = writeOutputFile(options.jsonPath, report.dump(2) + "\n");
+            !written.ok()) {
+            std::cerr << "nncosim bench: " << written.message << "\n";
             return 2;
         }
     }

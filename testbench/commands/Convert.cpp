@@ -61,6 +61,14 @@ int runConvert(const ConvertOptions& options) {
         for (size_t i = 0; i < test.inputs.size(); ++i)
             test.model.main.operands[test.model.main.inputIndexes[i]].dimensions =
                 test.inputs[i].dimensions;
+        // What is written must be a model `validate` accepts.
+        auto withInputs = validateModel(test.model);
+        if (!withInputs) {
+            std::cerr << "nncosim convert: the inputs' shapes make the model invalid: "
+                      << withInputs.status().message << "\n";
+            return 2;
+        }
+        test.minSupportedVersion = *withInputs;
     } else {
         auto inputs = randomModelInputs(test.model, options.seed);
         if (!inputs) {

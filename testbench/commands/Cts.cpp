@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "model/CtsReader.h"
+#include "model/OutputFile.h"
 #include "testbench/Backend.h"
 #include "testbench/CtsRunner.h"
 #include "testbench/JUnit.h"
@@ -221,17 +222,19 @@ int runCts(const CtsOptions& options) {
             {"by_operation", byOperationJson},
             {"by_numerics", byNumericsJson},
             {"failures", failures}};
-        std::ofstream out(options.summaryPath);
-        out << summary.dump(2) << "\n";
-        if (!out) {
-            std::cerr << "nncosim cts: cannot write " << options.summaryPath << "\n";
+        if (Status written = writeOutputFile(options.summaryPath, summary.dump(2) + "\n");
+            !written.ok()) {
+            std::cerr << "nncosim cts: " << written.message << "\n";
             return 2;
         }
     }
-    if (!options.junitPath.empty() &&
-        !writeJUnit(options.junitPath, "nncosim.cts." + options.backend, junit)) {
-        std::cerr << "nncosim cts: cannot write " << options.junitPath << "\n";
-        return 2;
+    if (!options.junitPath.empty()) {
+        const Status written =
+            writeJUnit(options.junitPath, "nncosim.cts." + options.backend, junit);
+        if (!written.ok()) {
+            std::cerr << "nncosim cts: " << written.message << "\n";
+            return 2;
+        }
     }
     return total.failed == 0 && unreadable.empty() ? 0 : 1;
 }

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "model/OutputFile.h"
 #include "model/Validation.h"
 #include "testbench/Faults.h"
 #include "testbench/ModelFiles.h"
@@ -69,10 +70,10 @@ int runFaults(const FaultsOptions& options) {
     }
     std::cout << "\n" << formatFaultTable(*campaign);
     if (!options.jsonPath.empty()) {
-        std::ofstream out(options.jsonPath);
-        out << faultCampaignJson(*campaign).dump(2) << "\n";
-        if (!out) {
-            std::cerr << "nncosim faults: cannot write " << options.jsonPath << "\n";
+        if (Status written =
+                writeOutputFile(options.jsonPath, faultCampaignJson(*campaign).dump(2) + "\n");
+            !written.ok()) {
+            std::cerr << "nncosim faults: " << written.message << "\n";
             return 2;
         }
         std::cout << "JSON: " << options.jsonPath << "\n";

@@ -119,9 +119,9 @@ int finishRegress(const RegressRun& run, const std::string& junitPath, const std
     const RegressOptions& o = run.options;
     if (run.coverage) {
         const CoverageSummary& c = *run.coverage;
-        std::cout << std::fixed << std::setprecision(1) << "coverage: line " << c.line.percent()
-                  << " %, toggle " << c.toggle.percent() << " %, functional " << c.functional.hit
-                  << " of " << c.functional.points << " points hit (" << c.functional.waived
+        std::cout << "coverage: line " << formatPercent(c.line) << " %, toggle "
+                  << formatPercent(c.toggle) << " %, functional " << c.functional.hit << " of "
+                  << c.functional.points << " points hit (" << c.functional.waived
                   << " holes waived), " << c.holes.size() << " open holes\n";
     }
     std::map<std::string, size_t> byKind;

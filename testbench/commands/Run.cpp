@@ -9,6 +9,7 @@
 #include <iostream>
 #include <optional>
 
+#include "model/OutputFile.h"
 #include "model/Validation.h"
 #include "testbench/ModelFiles.h"
 #include "testbench/ModelRun.h"
@@ -17,6 +18,9 @@
 
 namespace nncosim::cli {
 namespace {
+
+// Cycles dumped after the run when the trace window reaches further: the NPU is idle by then.
+constexpr uint64_t kIdleTraceCycles = 1000;
 
 struct RunCommandOptions {
     std::string path;
@@ -196,6 +200,14 @@ int runRun(const RunCommandOptions& options) {
         platform.fault = *fault;
         run.childArgs.insert(run.childArgs.end(), {"--fault", options.fault});
     }
+    // Output files that cannot be written are refused before the run, not after it.
+    for (const std::string* path : {&options.tracePath, &options.jsonPath}) {
+        if (path->empty()) continue;
+        if (Status st = checkOutputPath(*path); !st.ok()) {
+            std::cerr << "nncosim run: " << st.message << "\n";
+            return 2;
+        }
+    }
     if (!options.tracePath.empty()) {
         if (run.placement == Placement::kGolden) {
             std::cerr << "nncosim run: --trace needs the NPU (--backend npu or auto)\n";
@@ -239,7 +251,24 @@ int runRun(const RunCommandOptions& options) {
             if (p.job && !end) end = p.job->startCycle + options.traceCycles;
         }
         const uint64_t now = (*npu)->hardware->cycleCount();
-        if (end && now < *end + 2) (*npu)->hardware->advance(*end + 2 - now);
+        if (end && now < *end + 2) {
+            // An idle NPU has nothing more to show: the dump ends shortly after the run.
+            const uint64_t stop = std::min(*end + 2, now + kIdleTraceCycles);
+            if (stop < *end + 2)
+                std::cerr << "note: the run ended at cycle " << now << "; the dump stops at cycle "
+                          << stop << ", not at the window's end " << *end << "\n";
+            (*npu)->hardware->advance(stop - now);
+        }
+        // A VCD is converted from its FST (path.fst) when the dump closes.
+        if (!std::filesystem::exists(options.tracePath) &&
+            !std::filesystem::exists(options.tracePath + ".fst")) {
+            std::cerr << "nncosim run: --trace " << options.tracePath
+                      << ": nothing was dumped (the window starts at cycle "
+                      << (options.traceStart ? options.traceStart : 0)
+                      << (options.traceStart ? "" : " of the first doorbell")
+                      << ", the run ended at cycle " << (*npu)->hardware->cycleCount() << ")\n";
+            return 2;
+        }
     }
     std::cout << formatReport(*report);
     nlohmann::json json = reportJson(*report);
@@ -256,10 +285,9 @@ int runRun(const RunCommandOptions& options) {
         json["saved_outputs"] = std::move(*saved);
     }
     if (!options.jsonPath.empty()) {
-        std::ofstream out(options.jsonPath);
-        out << json.dump(2) << "\n";
-        if (!out) {
-            std::cerr << "nncosim run: cannot write " << options.jsonPath << "\n";
+        if (Status written = writeOutputFile(options.jsonPath, json.dump(2) + "\n");
+            !written.ok()) {
+            std::cerr << "nncosim run: " << written.message << "\n";
             return 2;
         }
     }

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/CtsReader.h"
+#include "model/OutputFile.h"
 #include "model/Validation.h"
 #include "testbench/ModelFiles.h"
 #include "testbench/commands/Commands.h"
@@ -64,10 +65,9 @@ int runValidate(const ValidateOptions& options) {
                                   {"valid", valid},
                                   {"invalid", invalid},
                                   {"unreadable_files", unreadable}};
-        std::ofstream out(options.summaryPath);
-        out << summary.dump(2) << "\n";
-        if (!out) {
-            std::cerr << "nncosim validate: cannot write " << options.summaryPath << "\n";
+        if (Status written = writeOutputFile(options.summaryPath, summary.dump(2) + "\n");
+            !written.ok()) {
+            std::cerr << "nncosim validate: " << written.message << "\n";
             return 2;
         }
     }

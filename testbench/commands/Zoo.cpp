@@ -82,7 +82,7 @@ int runZoo(const ZooOptions& options) {
     test.model = std::move(*model);
     if (Status status = writeCtsFile(options.output, test, test.name); !status) {
         std::cerr << "nncosim zoo: " << status.message << "\n";
-        return 1;
+        return 2;
     }
     std::cout << test.name << ": " << operations << " operations, " << constantBytes
               << " bytes of constants, "

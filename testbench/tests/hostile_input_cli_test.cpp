@@ -3,15 +3,19 @@
 // and the good tests of a file still run.
 #include <doctest/doctest.h>
 
+#include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
 #include "model/ModelJson.h"
+#include "testbench/Npy.h"
 #include "testbench/tests/TestModels.h"
 #include "testbench/tflite/tflite_schema_generated.h"
 
@@ -90,8 +94,8 @@ TEST_CASE("cli_broken_test_spoils_only_itself") {
     INFO(validate.output);
     CHECK(validate.status == 1);
     CHECK(contains(validate.output, "INVALID " + path + " broken: input index out of range"));
-    CHECK(contains(validate.output,
-                   "INVALID " + path + " #" + std::to_string(good + 1) + ": expected an object"));
+    CHECK(contains(validate.output, "INVALID " + path + " (test " + std::to_string(good + 1) +
+                                        "): expected an object"));
     CHECK(contains(validate.output, std::to_string(good) + " valid, 2 invalid"));
     CHECK_FALSE(contains(validate.output, "UNREADABLE"));
 
@@ -186,6 +190,198 @@ TEST_CASE("cli_out_of_memory_is_a_clean_error") {
         INFO(r.output);
         CHECK(r.status == c.status);
         CHECK(contains(r.output, "out of memory"));
+    }
+    std::filesystem::remove_all(dir);
+}
+
+namespace {
+
+/// An ADD of two float32 tensors of unknown rank (NNAPI allows it; the request gives the shape).
+std::string unknownRankAddFile(const std::string& dir) {
+    ModelBuilder b;
+    const uint32_t x = b.addInput(OperandType::TENSOR_FLOAT32, {});
+    const uint32_t y = b.addInput(OperandType::TENSOR_FLOAT32, {});
+    const uint32_t z = b.addOutput(OperandType::TENSOR_FLOAT32, {});
+    b.addOperation(OperationType::ADD, {x, y, b.addInt32(0)}, {z});
+    CtsTest test;
+    test.name = "add_any_rank";
+    test.model = b.build();
+    const std::string path = dir + "/add_any_rank.json";
+    REQUIRE(writeCtsFile(path, test).ok());
+    return path;
+}
+
+std::string floatNpy(const std::string& path, const std::vector<uint64_t>& shape) {
+    npy::Array a;
+    a.descr = "<f4";
+    a.shape = shape;
+    uint64_t count = 1;
+    for (uint64_t d : shape) count *= d;
+    a.data.assign(count * 4, 0);
+    REQUIRE(npy::writeFile(path, a).ok());
+    return path;
+}
+
+std::string sample(const std::string& name) {
+    return std::string(NNCOSIM_SOURCE_DIR) + "/testbench/samples/" + name;
+}
+
+}  // namespace
+
+TEST_CASE("cli_inputs_above_rank_4_are_refused_cleanly") {
+    // Once a SIGSEGV in the driver: ADD of unknown rank run with rank-5 and rank-6 inputs.
+    const std::string dir = makeTempDir("nncosim-rank-");
+    const std::string model = unknownRankAddFile(dir);
+    for (const std::vector<uint64_t>& shape :
+         {std::vector<uint64_t>{1, 2, 1, 2, 3}, std::vector<uint64_t>{1, 1, 2, 1, 2, 3}}) {
+        const std::string a = floatNpy(dir + "/a.npy", shape);
+        const std::string inputs = " --input " + a + " --input " + a;
+        for (const std::string backend : {"auto --npu func", "npu --npu func", "auto", "golden"}) {
+            CAPTURE(backend);
+            const CliResult r = cli(dir, "run " + model + " --backend " + backend + inputs);
+            INFO(r.output);
+            CHECK(r.status == 2);  // an exit status, never a signal
+            CHECK((contains(r.output, "above NNAPI's limit of 4") ||
+                   contains(r.output, "unknown rank")));
+        }
+    }
+    // Rank 4 runs, on the CPU: the driver claims no operation of unknown rank.
+    const std::string four = floatNpy(dir + "/four.npy", {1, 2, 2, 3});
+    const CliResult r = cli(
+        dir, "run " + model + " --backend auto --npu func --input " + four + " --input " + four);
+    INFO(r.output);
+    CHECK(r.status == 0);
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("cli_write_errors_are_errors") {
+    // A full disk (/dev/full) behind every output option: exit status 2 naming the file.
+    const std::string dir = makeTempDir("nncosim-full-");
+    const std::string add = sample("add.json");
+    const std::string tflite = std::string(NNCOSIM_MODELS_DIR) + "/hello_world_float.tflite";
+    const std::string commands[] = {
+        "convert " + tflite + " -o /dev/full",
+        "validate " + add + " --summary /dev/full",
+        "cts " + add + " --junit /dev/full",
+        "cts " + add + " --summary /dev/full",
+        "regress " + add + " --backend golden --junit /dev/full",
+        "faults " + sample("conv_quant8.json") + " --count 2 --json /dev/full",
+        "zoo mobilenet_v1 --input-size 32 --width 0.25 -o /dev/full",
+        "run " + add + " --backend golden --json /dev/full",
+    };
+    for (const std::string& command : commands) {
+        CAPTURE(command);
+        const CliResult r = cli(dir, command);
+        INFO(r.output);
+        CHECK(r.status == 2);
+        CHECK(contains(r.output, "/dev/full: cannot write file"));
+    }
+    // A folder that cannot be made: refused before the run.
+    std::ofstream(dir + "/file.txt") << "x";
+    for (const std::string& option : {std::string("--json"), std::string("--trace")}) {
+        const CliResult r = cli(dir, "run " + sample("conv_quant8.json") + " --backend npu " +
+                                         option + " " + dir + "/file.txt/sub/out" +
+                                         (option == "--trace" ? ".fst --trace-cycles 10" : ""));
+        INFO(r.output);
+        CHECK(r.status == 2);
+        CHECK(contains(r.output, "file.txt/sub/out"));
+    }
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("cli_save_outputs_never_follows_a_planted_symlink") {
+    const std::string dir = makeTempDir("nncosim-symlink-");
+    std::filesystem::create_directories(dir + "/out");
+    std::ofstream(dir + "/victim") << "precious";
+    std::filesystem::create_symlink(dir + "/victim", dir + "/out/output_0.npy");
+    const CliResult r =
+        cli(dir, "run " + sample("add.json") + " --backend golden --save-outputs " + dir + "/out");
+    INFO(r.output);
+    CHECK(r.status == 0);
+    std::ifstream victim(dir + "/victim");
+    std::string text((std::istreambuf_iterator<char>(victim)), std::istreambuf_iterator<char>());
+    CHECK(text == "precious");
+    CHECK(std::filesystem::is_regular_file(
+        std::filesystem::symlink_status(dir + "/out/output_0.npy")));
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("cli_numbers_are_range_checked") {
+    const std::string dir = makeTempDir("nncosim-numbers-");
+    const std::string conv = sample("conv_quant8.json");
+    for (const char* fault : {"requant-bit:4294967301", "drop-write-beat:-1", "write-bit: 3",
+                              "write-bit:3=2", "write-bit:+3"}) {
+        CAPTURE(fault);
+        const CliResult r =
+            cli(dir, "run " + conv + " --backend npu --fault '" + std::string(fault) + "'");
+        CHECK(r.status == 2);
+        CHECK(contains(r.output, "bad --fault"));
+    }
+    for (const char* option : {"--sample-cycles -3", "--seed -1", "--sample-cycles 010x"}) {
+        CAPTURE(option);
+        const CliResult r = cli(dir, "run " + conv + " --backend golden " + option);
+        CHECK(r.status != 0);
+        CHECK(contains(r.output, "is not a whole number"));
+    }
+    // A trace window of 2^40 cycles ends with the run, not months later.
+    const CliResult r =
+        cli(dir, "run " + conv + " --backend npu --trace t.fst --trace-cycles 1099511627776");
+    INFO(r.output);
+    CHECK(r.status == 0);
+    CHECK(contains(r.output, "the dump stops at cycle"));
+    CHECK(std::filesystem::file_size(dir + "/t.fst") > 0);
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("cli_killed_regress_leaves_no_child") {
+    // A regression ended by SIGTERM (as an outer `timeout` or a CI limit does) while its worker
+    // waits on a slow screenshot child: the child and what it started end too.
+    const std::string dir = makeTempDir("nncosim-kill-");
+    std::filesystem::create_directories(dir + "/bin");
+    const std::string pids = dir + "/pids";
+    {
+        std::ofstream fake(dir + "/bin/xvfb-run");
+        fake << "#!/bin/sh\n# a screenshot that never ends, with a server behind it\n"
+             << "sleep 300 &\necho $! >> '" << pids << "'\necho $$ >> '" << pids << "'\nwait\n";
+    }
+    std::filesystem::permissions(dir + "/bin/xvfb-run", std::filesystem::perms::owner_all);
+    const std::string path = dir + "/bin:" + std::getenv("PATH");
+    const pid_t regress = ::fork();
+    REQUIRE(regress >= 0);
+    if (regress == 0) {
+        ::setenv("PATH", path.c_str(), 1);
+        const std::string waves = dir + "/waves";
+        const std::string binary = nncosimBinary();
+        ::freopen((dir + "/regress.log").c_str(), "w", stdout);
+        ::dup2(STDOUT_FILENO, STDERR_FILENO);
+        ::execl(binary.c_str(), binary.c_str(), "regress", "random:4", "--backend", "npu",
+                "--fault", "write-bit:0=1", "--waves", waves.c_str(), "-j", "1", nullptr);
+        ::_exit(127);
+    }
+    std::vector<pid_t> started;
+    for (int i = 0; i < 1200 && started.size() < 2; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        std::ifstream in(pids);
+        started.clear();
+        for (pid_t p; in >> p;) started.push_back(p);
+    }
+    REQUIRE_MESSAGE(started.size() == 2, "no screenshot child started (see regress.log)");
+    ::kill(regress, SIGTERM);
+    int status = 0;
+    ::waitpid(regress, &status, 0);
+    CHECK(WIFSIGNALED(status));
+    for (pid_t p : started) {
+        bool gone = false;
+        for (int i = 0; i < 300 && !gone; ++i) {
+            std::ifstream stat("/proc/" + std::to_string(p) + "/stat");
+            std::string text((std::istreambuf_iterator<char>(stat)),
+                             std::istreambuf_iterator<char>());
+            const size_t close = text.rfind(')');
+            gone = text.empty() || (close != std::string::npos && text[close + 2] == 'Z');
+            if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        CHECK_MESSAGE(gone, "process ", p, " outlived the regression");
+        if (!gone) ::kill(p, SIGKILL);
     }
     std::filesystem::remove_all(dir);
 }

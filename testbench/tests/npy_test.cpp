@@ -250,3 +250,51 @@ TEST_CASE("npy_model_input_files") {
     CHECK_FALSE(writeTensorFile(dir + "/c.npy", OperandType::TENSOR_FLOAT32, flags).ok());
     std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("npy_refuses_from_the_header") {
+    // A model whose one input is float32 [1]: 4 bytes.
+    ModelBuilder b;
+    const uint32_t x = b.addInput(OperandType::TENSOR_FLOAT32, {1});
+    const uint32_t y = b.addOutput(OperandType::TENSOR_FLOAT32, {1});
+    b.addOperation(OperationType::RELU, {x}, {y});
+    const Model model = b.build();
+    const std::string dir = testing::makeTempDir("nncosim-npy-");
+    auto error = [&](const std::string& path) {
+        auto r = readInputFiles(model, {path}, {"x"});
+        REQUIRE_FALSE(r.ok());
+        return r.status().message;
+    };
+
+    // 6 GiB of float32 (a sparse file): refused from its header, its data never read.
+    const auto header = npyBytes(
+        padded("{'descr': '<f4', 'fortran_order': False, 'shape': (1610612736,), }", 118), "");
+    const std::string huge = writeBytes(dir + "/huge.npy", header);
+    std::filesystem::resize_file(huge, header.size() + (uint64_t{6} << 30));
+    std::string m = error(huge);
+    CHECK(m.find("huge.npy has shape (1610612736,), expected (1,)") != std::string::npos);
+    CHECK(m.find("memory-limit") == std::string::npos);
+
+    // A folder with a .npy name.
+    std::filesystem::create_directories(dir + "/folder.npy");
+    CHECK(error(dir + "/folder.npy").find("folder.npy: is a folder") != std::string::npos);
+
+    // A 10 MB header: refused by its announced length, as NumPy does.
+    const auto longHeader =
+        npyBytes(padded("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }", 10'000'000),
+                 "00000000", 2);
+    m = error(writeBytes(dir + "/long.npy", longHeader));
+    CHECK(m.find("a .npy header of 10000000 bytes (NumPy reads at most 10000)") !=
+          std::string::npos);
+
+    // Terminal escapes and a long header quoted in an error: escaped and cut.
+    const std::string hostile =
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), "
+        "'\x1b[2J\x1b[31mred': 1, " +
+        std::string(500, 'z') + "}";
+    m = error(writeBytes(dir + "/escape.npy", npyBytes(padded(hostile, 700), "00000000")));
+    CHECK(m.find("malformed .npy header") != std::string::npos);
+    CHECK(m.find('\x1b') == std::string::npos);
+    CHECK(m.find("\\x1b[2J") != std::string::npos);
+    CHECK(m.size() < 400);
+    std::filesystem::remove_all(dir);
+}

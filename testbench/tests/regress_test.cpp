@@ -16,6 +16,7 @@
 #include "model/ModelJson.h"
 #include "model/Validation.h"
 #include "testbench/Regress.h"
+#include "testbench/RegressProtocol.h"
 #include "testbench/RegressRandom.h"
 #include "testbench/RegressReport.h"
 
@@ -481,5 +482,86 @@ TEST_CASE("regress_merge_shards") {
     auto mixed = mergeRegressReports({shardDirs[1], (dir / "seed8").string()});
     REQUIRE_FALSE(mixed.ok());
     CHECK(mixed.status().message.find("not one regression") != std::string::npos);
+    fs::remove_all(dir);
+}
+
+TEST_CASE("regress_hostile_test_names_cannot_hide_a_failure") {
+    // A passing test, one named "a\n<file>#a" (once an extra passing item injected into the
+    // worker protocol) and a failing one: every failure is counted and in the JUnit file.
+    const fs::path dir = freshDir("names");
+    nlohmann::json file = nlohmann::json::parse(readText(kAddFile));
+    const nlohmann::json good = file["tests"][0];
+    const fs::path path = dir / "names.json";
+    nlohmann::json injected = good, failing = good;
+    injected["name"] = "a\n" + path.string() + "#a";
+    failing["name"] = "b";
+    for (auto& operand : failing["model"]["main"]["operands"]) {
+        if (operand["lifetime"] == "SUBGRAPH_OUTPUT") operand["data"][0] = 99.5;
+    }
+    nlohmann::json passing = good;
+    passing["name"] = "a";
+    file["tests"] = {passing, injected, failing};
+    std::ofstream(path) << file.dump();
+
+    RegressOptions o = options({path.string()});
+    std::ostringstream out, progress;
+    auto run = runRegression(o, out, progress);
+    REQUIRE(run.ok());
+    INFO(out.str());
+    CHECK(run->results.size() == 3);
+    CHECK(run->passed == 1);
+    CHECK(run->failed == 2);
+    CHECK(resultOf(*run, path.string() + "#b").verdict == Verdict::FAILED);
+    const ItemResult& unreadable = resultOf(*run, path.string() + "#(test 1)");
+    CHECK(unreadable.verdict == Verdict::FAILED);
+    CHECK(unreadable.message.find("control character 10") != std::string::npos);
+    REQUIRE(writeRegressJUnit((dir / "junit.xml").string(), *run).ok());
+    const std::string junit = readText(dir / "junit.xml");
+    CHECK(junit.find("name=\"b\"") != std::string::npos);
+    CHECK(junit.find("failures=\"2\"") != std::string::npos);
+
+    // Names that cannot be one item each are refused, not merged.
+    file["tests"] = {passing, passing};
+    std::ofstream(dir / "twice.json") << file.dump();
+    auto twice = expandSuite({(dir / "twice.json").string()}, 1);
+    REQUIRE_FALSE(twice.ok());
+    CHECK(twice.status().message.find("two tests are named 'a'") != std::string::npos);
+    passing["name"] = "x#y";
+    file["tests"] = {passing};
+    std::ofstream(dir / "hash.json") << file.dump();
+    CHECK_FALSE(expandSuite({(dir / "hash.json").string()}, 1).ok());
+
+    // The protocol carries any name as one line and back.
+    for (const std::string& name :
+         {std::string("a\nb#c"), std::string("q\"\\\r\t\x01"), std::string("plain")}) {
+        const std::string line = encodeItemCommand(name);
+        CHECK(std::count(line.begin(), line.end(), '\n') == 1);
+        CHECK(decodeItemCommand(line.substr(0, line.size() - 1)) == name);
+    }
+    CHECK_FALSE(decodeItemCommand("not json").has_value());
+    fs::remove_all(dir);
+}
+
+TEST_CASE("regress_report_markdown_is_escaped") {
+    // A test name with backticks and HTML, a message with Markdown: summary.md shows them as
+    // text (a backtick once ended the code span and left raw HTML in the page).
+    const fs::path dir = freshDir("markdown");
+    RegressRun run;
+    run.options = options({"x.json"});
+    ItemResult r;
+    r.id = "x.json#a`<img src=x onerror=alert(1)>`b";
+    r.verdict = Verdict::FAILED;
+    r.message = "[click](http://evil) *bold* <b>html</b> | cell\nsecond line";
+    r.log = "```\nnot the end of the block\n";
+    run.results = {r};
+    run.failed = 1;
+    REQUIRE(writeRegressReport(dir.string(), run, "nncosim regress `x`").ok());
+    const std::string md = readText(dir / "summary.md");
+    CHECK(md.find("`` nncosim regress `x` ``") != std::string::npos);
+    CHECK(md.find("### ``x.json#a`<img src=x onerror=alert(1)>`b``") != std::string::npos);
+    CHECK(md.find("\\[click\\]\\(http://evil\\) \\*bold\\* &lt;b\\>html&lt;/b\\> \\| cell "
+                  "second line") != std::string::npos);
+    CHECK(md.find("````\n```\nnot the end of the block\n````") != std::string::npos);
+    CHECK(md.find("<b>") == std::string::npos);
     fs::remove_all(dir);
 }

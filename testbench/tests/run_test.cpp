@@ -253,9 +253,9 @@ TEST_CASE("run_first_divergence_names_the_faulty_npu_operation") {
     CHECK(clean["verdict"] == "pass");
 
     // Bit 0 of every DRAM write stuck at 1: the SELECT on the CPU is not to blame, the first
-    // NPU operation is. The waves folder's name is Tcl and a quote (GTKWave's screenshot script
-    // must take it literally: no command run, no Tcl error leaving GTKWave waiting).
-    const std::string wavesDir = dir + "/tw[exec touch INJECTED]\"q";
+    // NPU operation is. The waves folder's name is Tcl, braces and a quote (no user path reaches
+    // GTKWave's script: no command run, no Tcl error leaving GTKWave waiting).
+    const std::string wavesDir = dir + "/tw} [exec touch " + dir + "/INJECTED] {\"q";
     auto [status, report] =
         runCli(model, dir, "--backend auto --fault write-bit:0=1 --waves '" + wavesDir + "'");
     const auto& d = failedRunDivergence(status, report);

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <optional>
@@ -1025,6 +1026,62 @@ TEST_CASE("tflite_import_errors") {
         CHECK(importError(w.finish()).find("opcode index 9 is out of range") != std::string::npos);
         w.model().version = 2;
         CHECK(importError(w.finish()).find("schema version 2") != std::string::npos);
+    }
+}
+
+TEST_CASE("tflite_import_refuses_what_it_cannot_take_literally") {
+    // Each of these once imported as something else: a zero point truncated to 32 bits, a
+    // model with nothing to compare, an unknown padding, a negative size, header bytes as weights.
+    SUBCASE("zero point outside 32 bits") {
+        for (int64_t zeroPoint : {int64_t{1} << 40, std::numeric_limits<int64_t>::min()}) {
+            TfliteWriter w;
+            const int32_t x = w.input(TensorType::UINT8, {4}, Quant{{0.5f}, {zeroPoint}});
+            const int32_t y = w.output(TensorType::UINT8, {4}, Quant{{0.5f}, {0}});
+            w.op(BuiltinOperator::RELU, {x}, {y});
+            const std::string message = importError(w.finish());
+            CHECK(message.find("tensor 0 't0' has zero point " + std::to_string(zeroPoint)) !=
+                  std::string::npos);
+        }
+    }
+    SUBCASE("no outputs") {
+        TfliteWriter w;
+        const int32_t x = w.input(TensorType::FLOAT32, {4});
+        const int32_t y = w.tensor(TensorType::FLOAT32, {4});
+        w.op(BuiltinOperator::RELU, {x}, {y});
+        CHECK(importError(w.finish()).find("subgraph 0 has no outputs") != std::string::npos);
+    }
+    SUBCASE("padding neither SAME nor VALID") {
+        TfliteWriter w;
+        const int32_t x = w.input(TensorType::FLOAT32, {1, 4, 4, 1});
+        const int32_t y = w.output(TensorType::FLOAT32, {1, 2, 2, 1});
+        tfl::Pool2DOptionsT pool;
+        pool.padding = static_cast<tfl::Padding>(7);
+        pool.stride_w = pool.stride_h = pool.filter_width = pool.filter_height = 2;
+        w.op(BuiltinOperator::MAX_POOL_2D, {x}, {y}, optionsOf(pool));
+        const std::string message = importError(w.finish());
+        CHECK(message.find("operator 0 (MAX_POOL_2D)") != std::string::npos);
+        CHECK(message.find("padding 7 is neither SAME nor VALID") != std::string::npos);
+    }
+    SUBCASE("negative dimension") {
+        TfliteWriter w;
+        const int32_t x = w.input(TensorType::FLOAT32, {4});
+        const int32_t y = w.output(TensorType::FLOAT32, {-7});
+        w.op(BuiltinOperator::RELU, {x}, {y});
+        CHECK(importError(w.finish()).find("tensor 1 't1' has dimension -7") != std::string::npos);
+    }
+    SUBCASE("buffer offset into the flatbuffer") {
+        TfliteWriter w;
+        const int32_t x = w.input(TensorType::FLOAT32, {4});
+        const int32_t c = w.constant(TensorType::FLOAT32, {4}, std::vector<float>{1, 2, 3, 4});
+        const int32_t y = w.output(TensorType::FLOAT32, {4});
+        w.op(BuiltinOperator::ADD, {x, c}, {y});
+        auto& buffer = *w.model().buffers.back();
+        buffer.data.clear();
+        buffer.offset = 8;
+        buffer.size = 16;
+        const std::string message = importError(w.finish());
+        CHECK(message.find("tensor 1 't1': buffer 1 at offset 8 points into the model's own "
+                           "flatbuffer") != std::string::npos);
     }
 }
 

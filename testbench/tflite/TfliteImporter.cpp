@@ -138,6 +138,8 @@ class Importer {
             applyPerChannel(mOperands[index], d);
             mResult.inputNames.push_back(tensorName(index));
         }
+        // Nothing to compute, nothing to compare: a run of it would pass vacuously.
+        if (toVector(mGraph->outputs()).empty()) fail("subgraph 0 has no outputs");
         for (int32_t index : toVector(mGraph->outputs())) {
             checkTensorIndex(index, "subgraph output");
             if (mOperands[index] != kNoOperand)
@@ -174,7 +176,11 @@ class Importer {
 
     std::vector<uint32_t> tensorDims(int32_t index) const {
         std::vector<uint32_t> dims;
-        for (int32_t d : toVector(tensor(index).shape())) dims.push_back(d < 0 ? 0 : d);
+        for (int32_t d : toVector(tensor(index).shape())) {
+            // -1 is TFLite's unknown size; any other negative size is a broken file.
+            if (d < -1) fail(tensorLabel(index), " has dimension ", d);
+            dims.push_back(d < 0 ? 0 : d);
+        }
         if (dims.empty()) dims.push_back(1);  // NNAPI has no rank-0 tensors; TFLite scalars are [1]
         return dims;
     }
@@ -219,6 +225,10 @@ class Importer {
         if (buffer.offset() > 1) {  // data stored after the flatbuffer (models above 2 GB)
             if (buffer.offset() > mSize || buffer.size() > mSize - buffer.offset())
                 fail(tensorLabel(index), ": buffer ", b, " lies outside the file");
+            if (buffer.offset() < flatbufferEnd())
+                fail(tensorLabel(index), ": buffer ", b, " at offset ", buffer.offset(),
+                     " points into the model's own flatbuffer (which reaches byte ",
+                     flatbufferEnd(), "), not at data after it");
             bytes = {mData + buffer.offset(), static_cast<size_t>(buffer.size())};
         } else if (buffer.data()) {
             bytes = {buffer.data()->data(), buffer.data()->size()};
@@ -249,6 +259,10 @@ class Importer {
                 fail(tensorLabel(index), " of type ", tensorTypeName(t.type()), " has ",
                      scales.size(), " per-channel scales; NNAPI quantizes only int8 per channel");
             d.scale = scales.empty() ? 0.0f : scales[0];
+            if (!zeroPoints.empty() && (zeroPoints[0] < std::numeric_limits<int32_t>::min() ||
+                                        zeroPoints[0] > std::numeric_limits<int32_t>::max()))
+                fail(tensorLabel(index), " has zero point ", zeroPoints[0],
+                     ", outside any NNAPI operand's range");
             d.zeroPoint = zeroPoints.empty() ? 0 : static_cast<int32_t>(zeroPoints[0]);
             // Quantized NNAPI tensors must have a positive scale; the delegate uses 1.
             if (defaultScaleOne && d.scale == 0.0f) d.scale = 1.0f;
@@ -467,8 +481,33 @@ class Importer {
             fail("fused activation ", tfl::EnumNameActivationFunctionType(act),
                  " is not supported on this operator by NNAPI");
     }
-    static int32_t padding(tfl::Padding p) {
-        return p == tfl::Padding::VALID ? kPaddingValid : kPaddingSame;
+    int32_t padding(tfl::Padding p) const {
+        if (p == tfl::Padding::VALID) return kPaddingValid;
+        if (p == tfl::Padding::SAME) return kPaddingSame;
+        fail("padding ", static_cast<int>(p), " is neither SAME nor VALID");
+    }
+
+    /// Where the flatbuffer's own tables and inline data end (a bound from below: the furthest
+    /// byte of the buffers, tensors and operators it holds). Data stored by offset lies beyond.
+    uint64_t flatbufferEnd() const {
+        if (mFlatbufferEnd) return *mFlatbufferEnd;
+        const auto at = [&](const void* p) {
+            return static_cast<uint64_t>(static_cast<const uint8_t*>(p) - mData);
+        };
+        uint64_t end = 8;  // root offset and file identifier
+        if (const auto* buffers = mModel->buffers()) {
+            for (const tfl::Buffer* buffer : *buffers) {
+                end = std::max(end, at(buffer));
+                if (buffer->data())
+                    end = std::max(end, at(buffer->data()->data()) + buffer->data()->size());
+            }
+        }
+        if (mGraph->tensors())
+            for (const tfl::Tensor* t : *mGraph->tensors()) end = std::max(end, at(t));
+        if (mGraph->operators())
+            for (const tfl::Operator* o : *mGraph->operators()) end = std::max(end, at(o));
+        mFlatbufferEnd = end;
+        return end;
     }
 
     uint32_t int32Scalar(int32_t v) { return mBuilder.addInt32(v); }
@@ -591,6 +630,7 @@ class Importer {
 
     const uint8_t* mData;
     size_t mSize;
+    mutable std::optional<uint64_t> mFlatbufferEnd;
     std::string mOrigin;
     const tfl::Model* mModel = nullptr;
     const tfl::SubGraph* mGraph = nullptr;
