@@ -3,8 +3,10 @@
 // CTS JSON files under PATH and judges it by the CTS accuracy rule.
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -12,10 +14,12 @@
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 #include "model/CtsReader.h"
 #include "model/OutputFile.h"
+#include "sim/ChildProcess.h"
 #include "testbench/Backend.h"
 #include "testbench/CtsRunner.h"
 #include "testbench/JUnit.h"
@@ -25,6 +29,9 @@
 
 namespace nncosim::cli {
 namespace {
+
+// A process of a parallel RTL run is stuck past this (the whole CTS takes minutes).
+constexpr double kShardTimeoutSeconds = 24 * 3600;
 
 struct CtsOptions {
     std::vector<std::string> paths;
@@ -39,6 +46,10 @@ struct CtsOptions {
     std::string npu = "rtl";
     uint32_t dramBytesPerCycle = 16;
     std::string preference = "fast-single-answer";  // npu and auto backends
+    // Internal, for the processes of a parallel RTL run (runInProcesses): this process runs the
+    // tests whose (file index + test index) % count == index and writes their results here.
+    std::string shard;
+    std::string resultsPath;
 };
 
 struct Tally {
@@ -87,6 +98,126 @@ CtsTestResult runOnEach(const std::vector<std::unique_ptr<Backend>>& backends, c
     return combined;
 }
 
+/// A test's result as the processes of a parallel run exchange it.
+nlohmann::json toJson(const CtsTestResult& r, size_t fileIndex, size_t testIndex) {
+    std::vector<std::string> operations;
+    for (OperationType op : r.operations) operations.push_back(nameOf(op));
+    return {{"file_index", fileIndex},
+            {"test_index", testIndex},
+            {"file", r.file},
+            {"name", r.name},
+            {"operations", operations},
+            {"numerics", r.numerics},
+            {"verdict", verdictName(r.verdict)},
+            {"message", r.message},
+            {"seconds", r.seconds}};
+}
+
+std::optional<CtsTestResult> resultFromJson(const nlohmann::json& j) {
+    try {
+        CtsTestResult r;
+        r.file = j.at("file").get<std::string>();
+        r.name = j.at("name").get<std::string>();
+        for (const auto& name : j.at("operations")) {
+            const auto op = operationTypeFromString(name.get<std::string>());
+            if (!op) return std::nullopt;
+            r.operations.push_back(*op);
+        }
+        r.numerics = j.at("numerics").get<std::string>();
+        const std::string verdict = j.at("verdict").get<std::string>();
+        r.verdict = verdict == verdictName(Verdict::PASSED)        ? Verdict::PASSED
+                    : verdict == verdictName(Verdict::UNSUPPORTED) ? Verdict::UNSUPPORTED
+                                                                   : Verdict::FAILED;
+        r.message = j.at("message").get<std::string>();
+        r.seconds = j.at("seconds").get<double>();
+        return r;
+    } catch (const nlohmann::json::exception&) {
+        return std::nullopt;
+    }
+}
+
+/// The RTL's SystemC simulation is one per process, so threads of one process take turns on
+/// it: with --npu rtl, `-j N` runs N processes of this command instead, each on every N-th
+/// test, and gathers their results into `resultsPerFile` (failures to run into `unreadable`).
+void runInProcesses(const CtsOptions& options, size_t fileCount,
+                    std::vector<std::vector<CtsTestResult>>& resultsPerFile,
+                    std::vector<std::string>& unreadable) {
+    namespace fs = std::filesystem;
+    std::string pattern = (fs::temp_directory_path() / "nncosim-cts-XXXXXX").string();
+    if (!::mkdtemp(pattern.data())) {
+        unreadable.push_back("cannot make a folder for the parallel run's results");
+        return;
+    }
+    const fs::path dir(pattern);
+    std::error_code ec;
+    const std::string self = fs::read_symlink("/proc/self/exe", ec).string();
+    const unsigned count = options.jobs;
+    std::vector<sim::ChildExit> exits(count);
+    std::vector<std::thread> threads;
+    for (unsigned i = 0; i < count; ++i) {
+        std::vector<std::string> argv = {self, "cts"};
+        argv.insert(argv.end(), options.paths.begin(), options.paths.end());
+        argv.insert(argv.end(), {"--backend",
+                                 options.backend,
+                                 "--npu",
+                                 options.npu,
+                                 "--execution",
+                                 options.execution,
+                                 "--memory",
+                                 options.memory,
+                                 "--preference",
+                                 options.preference,
+                                 "--memory-limit",
+                                 std::to_string(options.memoryLimitBytes),
+                                 "--dram-bytes-per-cycle",
+                                 std::to_string(options.dramBytesPerCycle),
+                                 "-j",
+                                 "1",
+                                 "--shard",
+                                 std::to_string(i) + "/" + std::to_string(count),
+                                 "--results-json",
+                                 (dir / ("shard-" + std::to_string(i) + ".json")).string()});
+        const std::string log = (dir / ("shard-" + std::to_string(i) + ".log")).string();
+        threads.emplace_back(
+            [argv, log, &exits, i] { exits[i] = sim::runChild(argv, log, kShardTimeoutSeconds); });
+    }
+    for (auto& t : threads) t.join();
+    bool keep = false;
+    std::vector<std::vector<std::pair<size_t, CtsTestResult>>> indexed(fileCount);
+    for (unsigned i = 0; i < count; ++i) {
+        const std::string shard = std::to_string(i) + "/" + std::to_string(count);
+        const fs::path log = dir / ("shard-" + std::to_string(i) + ".log");
+        std::ifstream in(dir / ("shard-" + std::to_string(i) + ".json"));
+        const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+        // Exit status 1 is failed tests; anything else, or no results, fails the run.
+        if ((exits[i].status != 0 && exits[i].status != 1) || !j.is_object()) {
+            unreadable.push_back("process " + shard + " of the parallel run ended without " +
+                                 "its results (see " + log.string() + ")");
+            keep = true;
+            continue;
+        }
+        for (const auto& message : j.value("unreadable", nlohmann::json::array()))
+            if (message.is_string()) unreadable.push_back(message.get<std::string>());
+        for (const auto& entry : j.value("results", nlohmann::json::array())) {
+            auto r = resultFromJson(entry);
+            const size_t f = entry.value("file_index", fileCount);
+            if (!r || f >= fileCount) {
+                unreadable.push_back("a malformed result from process " + shard);
+                keep = true;
+                continue;
+            }
+            indexed[f].emplace_back(entry.value("test_index", size_t{0}), std::move(*r));
+        }
+    }
+    // Each file's tests in their order in the file (each process ran some of them).
+    for (size_t f = 0; f < fileCount; ++f) {
+        std::sort(indexed[f].begin(), indexed[f].end(),
+                  [](const auto& a, const auto& b) { return a.first < b.first; });
+        for (auto& [index, r] : indexed[f]) resultsPerFile[f].push_back(std::move(r));
+    }
+    if (!keep) fs::remove_all(dir, ec);
+}
+
 int runCts(const CtsOptions& options) {
     if (options.backend != "npu" && (options.execution != "sync" || options.memory != "shared")) {
         std::cerr << "nncosim cts: --execution and --memory apply to --backend npu only\n";
@@ -101,7 +232,15 @@ int runCts(const CtsOptions& options) {
         std::cerr << "nncosim cts: " << files.status().message << "\n";
         return 2;
     }
-    if (options.backend != "golden") {
+    const bool inProcesses = options.backend != "golden" && options.npu == "rtl" &&
+                             options.jobs > 1 && options.shard.empty();
+    uint32_t shardIndex = 0, shardCount = 1;
+    if (!options.shard.empty() &&
+        std::sscanf(options.shard.c_str(), "%u/%u", &shardIndex, &shardCount) != 2) {
+        std::cerr << "nncosim cts: --shard takes I/N\n";
+        return 2;
+    }
+    if (options.backend != "golden" && !inProcesses) {
         // The process's NPU, before any worker opens it.
         sim::PlatformConfig platform = platformFor(options.npu);
         if (!setDramBandwidth(platform, options.dramBytesPerCycle, "nncosim cts")) return 2;
@@ -114,6 +253,7 @@ int runCts(const CtsOptions& options) {
     std::vector<std::vector<CtsTestResult>> resultsPerFile(files->size());
     std::vector<std::string> unreadable;
     std::atomic<size_t> nextFile{0}, filesDone{0}, testsDone{0}, testsFailed{0};
+    nlohmann::json shardResults = nlohmann::json::array();
     std::mutex mutex;
     const bool tty = isatty(STDERR_FILENO);
 
@@ -125,9 +265,15 @@ int runCts(const CtsOptions& options) {
                 std::lock_guard<std::mutex> lock(mutex);
                 unreadable.push_back(file.status().message);
             } else {
-                for (const CtsTest& test : file->tests) {
+                for (size_t t = 0; t < file->tests.size(); ++t) {
+                    if (shardCount > 1 && (f + t) % shardCount != shardIndex) continue;
+                    const CtsTest& test = file->tests[t];
                     CtsTestResult r =
                         runOnEach(backends, test, (*files)[f], options.memoryLimitBytes);
+                    if (!options.resultsPath.empty()) {
+                        std::lock_guard<std::mutex> lock(mutex);
+                        shardResults.push_back(toJson(r, f, t));
+                    }
                     testsFailed += r.verdict == Verdict::FAILED;
                     ++testsDone;
                     if (options.verbose) {
@@ -146,10 +292,22 @@ int runCts(const CtsOptions& options) {
             }
         }
     };
-    std::vector<std::thread> threads;
-    for (unsigned i = 0; i < std::max(1u, options.jobs); ++i) threads.emplace_back(worker);
-    for (auto& t : threads) t.join();
-    if (tty) std::cerr << "\n";
+    if (inProcesses) {
+        runInProcesses(options, files->size(), resultsPerFile, unreadable);
+    } else {
+        std::vector<std::thread> threads;
+        for (unsigned i = 0; i < std::max(1u, options.jobs); ++i) threads.emplace_back(worker);
+        for (auto& t : threads) t.join();
+        if (tty) std::cerr << "\n";
+    }
+    if (!options.resultsPath.empty()) {
+        const nlohmann::json results = {{"results", shardResults}, {"unreadable", unreadable}};
+        if (Status written = writeOutputFile(options.resultsPath, results.dump() + "\n");
+            !written.ok()) {
+            std::cerr << "nncosim cts: " << written.message << "\n";
+            return 2;
+        }
+    }
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
@@ -269,6 +427,9 @@ void addCtsCommand(CLI::App& app) {
     addNpuOption(*cmd, options->npu);
     addDramOption(*cmd, options->dramBytesPerCycle);
     cmd->add_flag("-v,--verbose", options->verbose, "Print every test's verdict");
+    // The processes of a parallel RTL run (runInProcesses).
+    cmd->add_option("--shard", options->shard)->group("");
+    cmd->add_option("--results-json", options->resultsPath)->group("");
     cmd->callback([options] { gExitStatus = runCts(*options); });
 }
 

@@ -385,3 +385,31 @@ TEST_CASE("cli_killed_regress_leaves_no_child") {
     }
     std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("cli_cts_parallel_rtl_keeps_every_result") {
+    // With --npu rtl, -j 2 runs two processes (one SystemC simulation each): every test's
+    // verdict comes back, the failing one included, in the file's order.
+    const std::string dir = makeTempDir("nncosim-cts-parallel-");
+    std::ifstream sampleFile(sample("add.json"));
+    nlohmann::json file = nlohmann::json::parse(sampleFile);
+    nlohmann::json failing = file["tests"][0];
+    failing["name"] = "wrong_expectation";
+    for (auto& operand : failing["model"]["main"]["operands"]) {
+        if (operand["lifetime"] == "SUBGRAPH_OUTPUT") operand["data"][0] = 99.5;
+    }
+    file["tests"].push_back(failing);
+    file["tests"].push_back(file["tests"][0]);
+    const size_t total = file["tests"].size();
+    std::ofstream(dir + "/mixed.json") << file.dump();
+    const CliResult r =
+        cli(dir, "cts " + dir + "/mixed.json " + sample("conv_quant8.json") +
+                     " --backend npu -j 2 --summary " + dir + "/s.json --junit " + dir + "/j.xml");
+    INFO(r.output);
+    CHECK(r.status == 1);
+    CHECK(contains(r.output, "FAILED " + dir + "/mixed.json wrong_expectation"));
+    const nlohmann::json s = readJson(dir + "/s.json");
+    CHECK(s["failed"] == 1);
+    CHECK(s["total"].get<size_t>() > total);
+    CHECK(s["passed"].get<size_t>() == s["total"].get<size_t>() - 1);
+    std::filesystem::remove_all(dir);
+}
