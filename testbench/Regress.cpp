@@ -369,6 +369,32 @@ struct ItemRunner::State {
         describeDivergence(*report, r);
     }
 
+    /// The NPU's counters now; none on the golden backend.
+    std::optional<driver::PerformanceCounters> deviceCounters() const {
+        if (options.backend == "golden") return std::nullopt;
+        auto npu = openNpu();
+        if (!npu) return std::nullopt;
+        return (*npu)->hardware->performanceCounters();
+    }
+
+    /// A CTS item's device time: the NPU's busy cycles over all its runs (the test and its
+    /// variants), and, for a test of one operation, that operation as its one layer.
+    void collectDeviceTime(const CtsTest& test, const driver::PerformanceCounters& before,
+                           ItemResult& r) const {
+        const auto after = deviceCounters();
+        if (!after) return;
+        NpuCounters used;
+        used.cycles = after->busyCycles - before.busyCycles;
+        used.macs = after->macs - before.macs;
+        used.dmaBytesRead = after->dmaBytesRead - before.dmaBytesRead;
+        used.dmaBytesWritten = after->dmaBytesWritten - before.dmaBytesWritten;
+        r.npuCycles = used.cycles;
+        const auto& operations = test.model.main.operations;
+        if (operations.size() == 1 && used.cycles > 0)
+            r.layers.push_back({0, nameOf(operations[0].type), used.cycles, used.macs,
+                                used.dmaBytesRead + used.dmaBytesWritten, used.utilization()});
+    }
+
     RunOptions runOptions(const std::string& id) const {
         RunOptions run;
         run.placement = options.backend == "golden" ? Placement::kGolden
@@ -487,10 +513,12 @@ ItemResult ItemRunner::run(const std::string& id) {
         } else if (auto test = mState->findTest(*item); !test) {
             r.message = test.status().message;
         } else if (item->kind == RegressKind::kCts) {
+            const std::optional<driver::PerformanceCounters> before = mState->deviceCounters();
             CtsTestResult cts = runCtsTest(*mState->backend, **test, item->file);
             r.verdict = cts.verdict;
             r.message = cts.message;
             for (OperationType op : cts.operations) r.operations.push_back(nameOf(op));
+            if (before) mState->collectDeviceTime(**test, *before, r);
             if (r.verdict == Verdict::FAILED) mState->diagnoseCts(**test, r);
         } else {
             const CtsTest& model = **test;

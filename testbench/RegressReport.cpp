@@ -277,9 +277,7 @@ std::string npuNote(const RegressRun& run, const Summary& s) {
     if (!s.npuByOperation.empty()) return {};
     if (run.options.worker.backend == "golden")
         return "No NPU figures: the golden backend runs everything on the CPU.";
-    return "No NPU figures: CTS items run through the backend interface, which reports no cycles; "
-           "model and "
-           "random items report per-operation cycles when their operations run on the NPU.";
+    return "No NPU figures: no item ran on the NPU.";
 }
 
 void writeMarkdown(std::ostream& md, const RegressRun& run, const Summary& s,

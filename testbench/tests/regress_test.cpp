@@ -565,3 +565,25 @@ TEST_CASE("regress_report_markdown_is_escaped") {
     CHECK(md.find("<b>") == std::string::npos);
     fs::remove_all(dir);
 }
+
+TEST_CASE("regress_cts_items_report_device_time") {
+    // CTS items on the NPU report their device cycles (every run of the test and its variants),
+    // a test of one operation that operation as its layer.
+    RegressOptions o = options({kCtsDir + "/V1_0/conv_quant8.json"}, "npu");
+    o.worker.npu = "func";
+    std::ostringstream out, progress;
+    auto run = runRegression(o, out, progress);
+    REQUIRE(run.ok());
+    REQUIRE_FALSE(run->results.empty());
+    for (const ItemResult& r : run->results) {
+        CAPTURE(r.id);
+        CHECK(r.verdict == Verdict::PASSED);
+        CHECK(r.npuCycles > 0);
+        if (r.id.find("all_inputs_as_internal") == std::string::npos) {
+            REQUIRE(r.layers.size() == 1);
+            CHECK(r.layers[0].type == "CONV_2D");
+            CHECK(r.layers[0].cycles == r.npuCycles);
+            CHECK(r.layers[0].macs > 0);
+        }
+    }
+}
