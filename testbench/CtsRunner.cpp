@@ -181,6 +181,12 @@ const char* verdictName(Verdict v) {
     return "?";
 }
 
+Verdict verdictFromName(const std::string& name) {
+    return name == verdictName(Verdict::PASSED)        ? Verdict::PASSED
+           : name == verdictName(Verdict::UNSUPPORTED) ? Verdict::UNSUPPORTED
+                                                       : Verdict::FAILED;
+}
+
 std::vector<OperationType> testedOperations(const CtsTest& test) {
     const auto& ops = test.model.main.operations;
     const bool internalInputs = test.name.find("all_inputs_as_internal") != std::string::npos;

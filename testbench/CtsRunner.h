@@ -12,6 +12,9 @@ namespace nncosim {
 
 enum class Verdict { PASSED, FAILED, UNSUPPORTED };
 const char* verdictName(Verdict v);
+/// The verdict verdictName names; anything else reads as FAILED (a result must not pass by
+/// being unreadable).
+Verdict verdictFromName(const std::string& name);
 
 struct CtsTestResult {
     std::string file;

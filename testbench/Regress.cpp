@@ -249,10 +249,7 @@ Result<ItemResult> itemResultFromJson(const nlohmann::json& j) {
         r.kind = kind == "model"    ? RegressKind::kModel
                  : kind == "random" ? RegressKind::kRandom
                                     : RegressKind::kCts;
-        const std::string verdict = j.at("verdict").get<std::string>();
-        r.verdict = verdict == verdictName(Verdict::PASSED)        ? Verdict::PASSED
-                    : verdict == verdictName(Verdict::UNSUPPORTED) ? Verdict::UNSUPPORTED
-                                                                   : Verdict::FAILED;
+        r.verdict = verdictFromName(j.at("verdict").get<std::string>());
         r.message = j.at("message").get<std::string>();
         r.seconds = j.at("seconds").get<double>();
         r.operations = j.at("operations").get<std::vector<std::string>>();

@@ -124,10 +124,7 @@ std::optional<CtsTestResult> resultFromJson(const nlohmann::json& j) {
             r.operations.push_back(*op);
         }
         r.numerics = j.at("numerics").get<std::string>();
-        const std::string verdict = j.at("verdict").get<std::string>();
-        r.verdict = verdict == verdictName(Verdict::PASSED)        ? Verdict::PASSED
-                    : verdict == verdictName(Verdict::UNSUPPORTED) ? Verdict::UNSUPPORTED
-                                                                   : Verdict::FAILED;
+        r.verdict = verdictFromName(j.at("verdict").get<std::string>());
         r.message = j.at("message").get<std::string>();
         r.seconds = j.at("seconds").get<double>();
         return r;
