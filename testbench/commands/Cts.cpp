@@ -1,8 +1,9 @@
 // `nncosim cts [--backend ...] [--summary FILE.json] [--junit FILE.xml] [-j N]
-// [--preference low-power|fast-single-answer|sustained-speed] PATH...`: runs every test of the
+// [--preference low-power|fast-single-answer|sustained-speed] [--per-operation N] PATH...`: runs every test of the
 // CTS JSON files under PATH and judges it by the CTS accuracy rule.
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -38,6 +40,7 @@ struct CtsOptions {
     std::string npu = "rtl";
     uint32_t dramBytesPerCycle = 16;
     std::string preference = "fast-single-answer";  // npu and auto backends
+    unsigned perOperation = 0;  // > 0: only a sample, this many supported tests per operation
 };
 
 struct Tally {
@@ -86,6 +89,36 @@ CtsTestResult runOnEach(const std::vector<std::unique_ptr<Backend>>& backends, c
     return combined;
 }
 
+// The sample --per-operation N picks: in file order, each test the backend supports that
+// exercises an operation type in a numerics class (testNumerics: float, quantized, integer)
+// fewer than N picked tests exercise yet (a test counts for every operation type it
+// exercises). By file, the indexes of the picked tests.
+std::vector<std::set<size_t>> pickSample(const CtsOptions& options,
+                                         const std::vector<std::string>& files) {
+    std::vector<std::set<size_t>> picked(files.size());
+    const auto backends = makeBackends(options);
+    std::map<std::pair<OperationType, std::string>, unsigned> covered;
+    for (size_t f = 0; f < files.size(); ++f) {
+        auto file = readCtsFile(files[f]);
+        if (!file) continue;  // reported by the run itself
+        for (size_t i = 0; i < file->tests.size(); ++i) {
+            const CtsTest& test = file->tests[i];
+            if (!test.readError.empty()) continue;
+            const std::string numerics = testNumerics(test);
+            const auto operations = testedOperations(test);
+            const bool wanted = std::any_of(operations.begin(), operations.end(), [&](auto op) {
+                return covered[{op, numerics}] < options.perOperation;
+            });
+            if (!wanted) continue;
+            auto supported = backends.front()->supportsModel(test.model);
+            if (!supported || !*supported) continue;
+            picked[f].insert(i);
+            for (OperationType op : operations) ++covered[{op, numerics}];
+        }
+    }
+    return picked;
+}
+
 int runCts(const CtsOptions& options) {
     if (options.backend != "npu" && (options.execution != "sync" || options.memory != "shared")) {
         std::cerr << "nncosim cts: --execution and --memory apply to --backend npu only\n";
@@ -110,6 +143,8 @@ int runCts(const CtsOptions& options) {
         }
     }
     const auto start = std::chrono::steady_clock::now();
+    const std::vector<std::set<size_t>> sample =
+        options.perOperation ? pickSample(options, *files) : std::vector<std::set<size_t>>{};
     std::vector<std::vector<CtsTestResult>> resultsPerFile(files->size());
     std::vector<std::string> unreadable;
     std::atomic<size_t> nextFile{0}, filesDone{0}, testsDone{0}, testsFailed{0};
@@ -124,7 +159,9 @@ int runCts(const CtsOptions& options) {
                 std::lock_guard<std::mutex> lock(mutex);
                 unreadable.push_back(file.status().message);
             } else {
-                for (const CtsTest& test : file->tests) {
+                for (size_t i = 0; i < file->tests.size(); ++i) {
+                    if (!sample.empty() && sample[f].count(i) == 0) continue;
+                    const CtsTest& test = file->tests[i];
                     CtsTestResult r =
                         runOnEach(backends, test, (*files)[f], options.memoryLimitBytes);
                     testsFailed += r.verdict == Verdict::FAILED;
@@ -262,6 +299,12 @@ void addCtsCommand(CLI::App& app) {
                     "driver's figure for it beats the CPU's (as in `nncosim run`)")
         ->check(CLI::IsMember({"low-power", "fast-single-answer", "sustained-speed"}))
         ->capture_default_str();
+    cmd->add_option("--per-operation", options->perOperation,
+                    "Run only a sample: in file order, the tests the backend supports that "
+                    "exercise an operation type, in a numerics class (float, quantized, "
+                    "integer), fewer than N sampled tests exercise yet (every operation the "
+                    "backend supports in the set, in each class, at least N times)")
+        ->check(CLI::Range(1u, 1000000u));
     addMemoryLimitOption(*cmd, options->memoryLimitBytes);
     addNpuOption(*cmd, options->npu);
     addDramOption(*cmd, options->dramBytesPerCycle);
