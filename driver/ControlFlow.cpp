@@ -110,11 +110,11 @@ Status ControlFlowRunner::precompile(uint64_t arenaCapacity) const {
             auto program = step.programs->get(inputs);
             if (!program) return program.status();
             if ((*program)->arenaSize > arenaCapacity)
-                return fail(ErrorStatus::RESOURCE_EXHAUSTED_PERSISTENT, "the ",
-                            k == 0 ? std::string("main graph") : "subgraph " + std::to_string(k - 1),
-                            " needs ", byteSizeText((*program)->arenaSize),
-                            " of device memory for one job, the device has ",
-                            byteSizeText(arenaCapacity));
+                return fail(
+                    ErrorStatus::RESOURCE_EXHAUSTED_PERSISTENT, "the ",
+                    k == 0 ? std::string("main graph") : "subgraph " + std::to_string(k - 1),
+                    " needs ", byteSizeText((*program)->arenaSize),
+                    " of device memory for one job, the device has ", byteSizeText(arenaCapacity));
         }
     }
     return okStatus();

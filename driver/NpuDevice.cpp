@@ -347,8 +347,9 @@ class NpuDevice : public IDevice {
             // Extension operands too: their extra parameters are part of their type.
             if (o.type != first.type || o.scale != first.scale || o.zeroPoint != first.zeroPoint ||
                 !sameExtraParams(o.extraParams, first.extraParams))
-                return invalidArgument("allocate: the roles' operands differ in type, "
-                                       "quantization or extra parameters");
+                return invalidArgument(
+                    "allocate: the roles' operands differ in type, "
+                    "quantization or extra parameters");
             auto combined = combineDimensions(dims, o.dimensions);
             if (!combined) return invalidArgument("allocate: ", combined.status().message);
             dims = *combined;

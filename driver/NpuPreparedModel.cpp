@@ -80,8 +80,10 @@ Status NpuPreparedModel::executeAsynchronously(const Request& request, MeasureTi
         return resolved.status();
     }
     auto shared = std::make_shared<const ResolvedRequest>(std::move(*resolved));
-    Status posted = postWork([self = shared_from_this(), shared, measure, deadline, start,
-                              callback] { callback->notify(self->run(*shared, measure, deadline, start)); });
+    Status posted =
+        postWork([self = shared_from_this(), shared, measure, deadline, start, callback] {
+            callback->notify(self->run(*shared, measure, deadline, start));
+        });
     if (!posted.ok()) {
         uninitializeOutputs(*shared);
         callback->notify(ExecutionResult::failure(posted));
@@ -125,9 +127,8 @@ Result<FencedExecution> NpuPreparedModel::launchFenced(
         // the fenced path has no output shapes to report, so the call itself fails.
         const uint64_t size = byteSize(probe.type, probe.dimensions);
         if (!insufficient && size > arg.location.length)
-            insufficient = fail(ErrorStatus::OUTPUT_INSUFFICIENT_SIZE, "executeFenced: output ",
-                                i, " needs ", size, " bytes, its buffer has ",
-                                arg.location.length);
+            insufficient = fail(ErrorStatus::OUTPUT_INSUFFICIENT_SIZE, "executeFenced: output ", i,
+                                " needs ", size, " bytes, its buffer has ", arg.location.length);
     }
     if (insufficient) {
         uninitializeOutputs(*resolved);
@@ -157,10 +158,9 @@ Result<FencedExecution> NpuPreparedModel::launchFenced(
             if (result.ok() && measure == MeasureTiming::YES) {
                 info.timingFenced = result.timing;
                 // Launched: the same execution plus the time from the call to the fences.
-                info.timingLaunched = {
-                    result.timing.timeOnDevice,
-                    *result.timing.timeInDriver +
-                        std::chrono::duration_cast<Duration>(fenced - start)};
+                info.timingLaunched = {result.timing.timeOnDevice,
+                                       *result.timing.timeInDriver +
+                                           std::chrono::duration_cast<Duration>(fenced - start)};
             }
         }
         const bool ok = info.status.ok();

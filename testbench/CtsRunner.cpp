@@ -162,8 +162,7 @@ std::string runVariant(const CtsTest& test, const Model& model, PreparedModel& p
         if (!reportsShapes) return {};
         if (outcome.outputShapes.size() != test.expectedOutputs.size())
             return "OUTPUT_INSUFFICIENT_SIZE with " + std::to_string(outcome.outputShapes.size()) +
-                   " output shapes for " + std::to_string(test.expectedOutputs.size()) +
-                   " outputs";
+                   " output shapes for " + std::to_string(test.expectedOutputs.size()) + " outputs";
         if (outcome.outputShapes[0].isSufficient)
             return "OUTPUT_INSUFFICIENT_SIZE without output 0 marked insufficient";
         const auto& expectedDims = test.expectedOutputs[0].dimensions;

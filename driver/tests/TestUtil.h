@@ -66,7 +66,8 @@ class HookedNpu : public HardwareAccess {
     }
     Status writeMemory(uint64_t address, const void* data, size_t size) override {
         ++writeMemoryCalls;
-        if (const int ms = writeMemoryDelayMs) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+        if (const int ms = writeMemoryDelayMs)
+            std::this_thread::sleep_for(std::chrono::milliseconds(ms));
         return mNpu->writeMemory(address, data, size);
     }
     Status readMemory(uint64_t address, void* data, size_t size) override {

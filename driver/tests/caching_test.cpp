@@ -312,7 +312,8 @@ TEST_CASE("driver_caching_deadline_during_prepare_from_cache_is_the_calls_status
     ModelBuilder b;
     const auto type = OperandType::TENSOR_QUANT8_ASYMM;
     const uint32_t in = b.addInput(type, {kElements}, 1.0f, 0);
-    const uint32_t k = b.addConstant(type, {kElements}, std::vector<uint8_t>(kElements, 3), 1.0f, 0);
+    const uint32_t k =
+        b.addConstant(type, {kElements}, std::vector<uint8_t>(kElements, 3), 1.0f, 0);
     const uint32_t out = b.addOutput(type, {kElements}, 1.0f, 0);
     b.addOperation(OperationType::ADD, {in, k, b.addInt32(0)}, {out});
     CacheFiles files;

@@ -110,8 +110,7 @@ TEST_CASE("driver_concurrency_burst_reusable_execution_is_a_burst_execution") {
         opened.wait_for(std::chrono::seconds(5));
     };
     ExecutionResult running;
-    std::thread thread(
-        [&] { running = (*burst)->execute(r.request, MeasureTiming::NO, {}, {}); });
+    std::thread thread([&] { running = (*burst)->execute(r.request, MeasureTiming::NO, {}, {}); });
     entered.get_future().wait();
     const ExecutionResult refused = (*execution)->compute({});
     CHECK(refused.status.code == ErrorStatus::INVALID_ARGUMENT);

@@ -162,9 +162,9 @@ TEST_CASE("driver_device_timing_measured_independently") {
         REQUIRE(result.timing.timeInDriver.has_value());
         const Duration device = *result.timing.timeOnDevice, driver = *result.timing.timeInDriver;
         CHECK(device == std::chrono::milliseconds(static_cast<int64_t>(cycles)));
-        CHECK(device > wall);                     // simulated time, not the host's
-        CHECK(driver - device >= staging);        // the driver's own time is in it
-        CHECK(driver - device <= wall);           // and no more than the host spent in the call
+        CHECK(device > wall);               // simulated time, not the host's
+        CHECK(driver - device >= staging);  // the driver's own time is in it
+        CHECK(driver - device <= wall);     // and no more than the host spent in the call
 
         // Fenced: launched = fenced + the wait for the fence.
         auto gate = createSyncFence();
@@ -195,8 +195,8 @@ TEST_CASE("driver_device_timing_measured_independently") {
         auto result = prepared->execute(r.request, MeasureTiming::YES, {}, {});
         const Duration wall = since(start);
         REQUIRE_MESSAGE(result.ok(), result.status.message);
-        const Duration simulation = std::chrono::milliseconds(40) *
-                                    static_cast<int64_t>(t.npu->waitCalls - waitsBefore);
+        const Duration simulation =
+            std::chrono::milliseconds(40) * static_cast<int64_t>(t.npu->waitCalls - waitsBefore);
         REQUIRE(simulation > Duration::zero());
         const Duration device = *result.timing.timeOnDevice, driver = *result.timing.timeInDriver;
         CHECK(device == std::chrono::nanoseconds(t.npu->jobCycles - cyclesBefore));

@@ -263,8 +263,8 @@ TEST_CASE("driver_memory_domain_failed_fenced_execution_uninitializes") {
     auto uninitialized = [&] {
         CHECK((*buffer)->copyTo(dst).code == ErrorStatus::GENERAL_FAILURE);
     };
-    using Launch = std::function<Result<FencedExecution>(const std::vector<SyncFence>&,
-                                                         OptionalTimePoint)>;
+    using Launch =
+        std::function<Result<FencedExecution>(const std::vector<SyncFence>&, OptionalTimePoint)>;
     auto execution = prepared->createReusableExecution(request, MeasureTiming::NO, {});
     REQUIRE(execution.ok());
     const std::vector<std::pair<const char*, Launch>> launches = {

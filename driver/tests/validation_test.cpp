@@ -245,7 +245,9 @@ TEST_CASE("driver_validation_output_insufficient_size_on_every_path") {
             CHECK(shape.dimensions == std::vector<uint32_t>{2, 3});
         CHECK_FALSE(result.timing.timeOnDevice.has_value());
     };
-    SUBCASE("sync") { checkShapes(prepared->execute(shortOutput, MeasureTiming::YES, {}, {})); }
+    SUBCASE("sync") {
+        checkShapes(prepared->execute(shortOutput, MeasureTiming::YES, {}, {}));
+    }
     SUBCASE("async") {
         auto callback = std::make_shared<ExecutionCallback>();
         REQUIRE(prepared->executeAsynchronously(shortOutput, MeasureTiming::YES, {}, {}, callback)
@@ -253,9 +255,9 @@ TEST_CASE("driver_validation_output_insufficient_size_on_every_path") {
         checkShapes(callback->result());
     }
     SUBCASE("fenced") {
-        CHECK(prepared->executeFenced(shortOutput, {}, MeasureTiming::NO, {}, {}, {})
-                  .status()
-                  .code == ErrorStatus::OUTPUT_INSUFFICIENT_SIZE);
+        CHECK(
+            prepared->executeFenced(shortOutput, {}, MeasureTiming::NO, {}, {}, {}).status().code ==
+            ErrorStatus::OUTPUT_INSUFFICIENT_SIZE);
     }
     SUBCASE("burst") {
         auto burst = prepared->configureExecutionBurst();

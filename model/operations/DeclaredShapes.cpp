@@ -158,10 +158,10 @@ std::vector<Status> declaredShapeChecks(const Model& model) {
         for (size_t d = 0; agrees && d < declared.size(); ++d)
             agrees = declared[d] == 0 || declared[d] == (*computed)[d];
         if (!agrees) {
-            checks[i] = invalidArgument("operation ", i, " (", nameOf(op.type),
-                                        "): output 0 (operand ", out, ") has the computed shape ",
-                                        toString(*computed), " but the model declares ",
-                                        toString(declared));
+            checks[i] =
+                invalidArgument("operation ", i, " (", nameOf(op.type), "): output 0 (operand ",
+                                out, ") has the computed shape ", toString(*computed),
+                                " but the model declares ", toString(declared));
             continue;
         }
         dims[out] = *computed;

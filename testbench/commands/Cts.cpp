@@ -1,6 +1,6 @@
 // `nncosim cts [--backend ...] [--summary FILE.json] [--junit FILE.xml] [-j N]
-// [--preference low-power|fast-single-answer|sustained-speed] [--per-operation N] PATH...`: runs every test of the
-// CTS JSON files under PATH and judges it by the CTS accuracy rule.
+// [--preference low-power|fast-single-answer|sustained-speed] [--per-operation N] PATH...`: runs
+// every test of the CTS JSON files under PATH and judges it by the CTS accuracy rule.
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,8 +12,8 @@
 #include <iostream>
 #include <map>
 #include <mutex>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
 
 #include "model/CtsReader.h"
