@@ -321,19 +321,23 @@ TEST_CASE("driver_caching_deadline_during_prepare_from_cache_is_the_calls_status
                                  kDefaultPriority, {}, files.model(), files.data(), tokenOf(11))
                 .ok());
     REQUIRE(files.read(1).size() >= kElements);
-    // How long the call takes without a deadline.
-    auto callback = std::make_shared<PreparedModelCallback>();
-    const auto before = Clock::now();
-    REQUIRE(t.device->prepareModelFromCache({}, files.model(), files.data(), tokenOf(11), callback)
+    // How long the call takes without a deadline (the shortest of three).
+    auto took = Clock::duration::max();
+    for (int i = 0; i < 3; ++i) {
+        auto callback = std::make_shared<PreparedModelCallback>();
+        const auto before = Clock::now();
+        REQUIRE(
+            t.device->prepareModelFromCache({}, files.model(), files.data(), tokenOf(11), callback)
                 .ok());
-    const auto took = Clock::now() - before;
-    REQUIRE(callback->status().ok());
+        took = std::min(took, Clock::now() - before);
+        REQUIRE(callback->status().ok());
+    }
     MESSAGE("prepareModelFromCache of an 8 MB data cache: "
             << std::chrono::duration_cast<std::chrono::microseconds>(took).count() << " us");
     int missedInside = 0;
     for (int attempt = 0; attempt < 5; ++attempt) {
-        callback = std::make_shared<PreparedModelCallback>();
-        const Status st = t.device->prepareModelFromCache(Clock::now() + took / 2, files.model(),
+        auto callback = std::make_shared<PreparedModelCallback>();
+        const Status st = t.device->prepareModelFromCache(Clock::now() + took / 3, files.model(),
                                                           files.data(), tokenOf(11), callback);
         const Status notified = callback->status();
         CAPTURE(st.message);
