@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -138,6 +139,7 @@ class FenceWatcher {
                 timeoutMs = static_cast<int>(std::clamp<int64_t>(left.count() + 1, 0, 1 << 30));
             }
             ::poll(fds.data(), fds.size(), timeoutMs);
+            mWakeups.fetch_add(1, std::memory_order_relaxed);
             char drain[64];
             while (::read(mWakeRead, drain, sizeof(drain)) > 0) {
             }
@@ -146,7 +148,9 @@ class FenceWatcher {
     }
 
     // Finishes every waiter whose fences all signaled, one of which failed, or whose deadline
-    // passed.
+    // passed. A signaled fence leaves its waiter's list: it stays readable, so polling it again
+    // would return at once and the watcher would spin while the waiter's other fences are
+    // still active.
     void settle() {
         std::vector<std::pair<std::function<void(Status)>, Status>> finished;
         {
@@ -154,12 +158,18 @@ class FenceWatcher {
             const auto now = Clock::now();
             for (size_t i = 0; i < mWaiters.size();) {
                 Waiter& w = mWaiters[i];
-                bool all = true, error = false;
-                for (const SyncFence& f : w.fences) {
-                    const auto state = f.state();
+                bool error = false;
+                for (size_t k = 0; k < w.fences.size();) {
+                    const auto state = w.fences[k].state();
                     error = error || state == SyncFence::State::ERROR;
-                    all = all && state == SyncFence::State::SIGNALED;
+                    if (state == SyncFence::State::SIGNALED) {
+                        w.fences[k] = std::move(w.fences.back());
+                        w.fences.pop_back();
+                    } else {
+                        ++k;
+                    }
                 }
+                const bool all = w.fences.empty();
                 std::optional<Status> outcome;
                 if (error)
                     outcome =
@@ -189,7 +199,12 @@ class FenceWatcher {
         }
     }
 
+  public:
+    uint64_t wakeups() const { return mWakeups.load(std::memory_order_relaxed); }
+
+  private:
     const int mWakeRead, mWakeWrite;
+    std::atomic<uint64_t> mWakeups{0};
     std::mutex mMutex;
     std::vector<Waiter> mWaiters;
 };
@@ -200,6 +215,11 @@ Status postWork(std::function<void()> work) {
     auto pool = WorkerPool::instance();
     if (!pool) return pool.status();
     return (*pool)->post(std::move(work));
+}
+
+uint64_t fenceWatcherWakeups() {
+    auto watcher = FenceWatcher::instance();
+    return watcher ? (*watcher)->wakeups() : 0;
 }
 
 Status whenSignaled(std::vector<SyncFence> fences, OptionalTimePoint deadline,

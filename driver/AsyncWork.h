@@ -32,4 +32,9 @@ Status postWork(std::function<void()> work);
 Status whenSignaled(std::vector<SyncFence> fences, OptionalTimePoint deadline,
                     std::function<void(Status)> done);
 
+/// How many times the fence watcher has woken up since it started (each return of its poll): it
+/// must sleep while no fence it watches changes state and no deadline passes, whatever state the
+/// watched fences are in. For tests.
+uint64_t fenceWatcherWakeups();
+
 }  // namespace nncosim::driver

@@ -101,11 +101,13 @@ Result<SharedMemory> ManagedBuffer::storageToCopyFrom(const std::vector<uint32_t
 
 Result<SharedMemory> ManagedBuffer::storageToCopyTo(size_t size) const {
     std::lock_guard<std::mutex> lock(mMutex);
-    if (!mInitialized || !mStorage)
-        return fail(ErrorStatus::GENERAL_FAILURE, "copyTo: the buffer is uninitialized");
-    if (size != mStorage->size())
+    // The destination's size first (INVALID_ARGUMENT, the caller's error), whenever the buffer
+    // has a size: a buffer of unknown shape has none until it is first written.
+    if (mStorage && size != mStorage->size())
         return invalidArgument("copyTo: destination of ", size, " bytes for a buffer of ",
                                mStorage->size());
+    if (!mInitialized || !mStorage)
+        return fail(ErrorStatus::GENERAL_FAILURE, "copyTo: the buffer is uninitialized");
     return mStorage;
 }
 

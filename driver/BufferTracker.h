@@ -61,8 +61,8 @@ class ManagedBuffer {
     /// What copyFrom writes: the storage for `dimensions` (empty: the allocated shape) after
     /// checking them and the source's `size` (INVALID_ARGUMENT).
     Result<SharedMemory> storageToCopyFrom(const std::vector<uint32_t>& dimensions, size_t size);
-    /// What copyTo reads: GENERAL_FAILURE when uninitialized, INVALID_ARGUMENT when `size`
-    /// differs from the content's.
+    /// What copyTo reads: INVALID_ARGUMENT when `size` differs from the storage's (checked
+    /// first, whenever there is storage), GENERAL_FAILURE when uninitialized.
     Result<SharedMemory> storageToCopyTo(size_t size) const;
 
     /// Records a successful write with the given shape.

@@ -82,6 +82,7 @@ struct ControlFlowRunner::Execution {
     Duration loopTimeout;
     const RunJob& runJob;
     uint64_t cycles = 0;
+    Duration hostTimeOnDevice{0};
 };
 
 ControlFlowRunner::ControlFlowRunner(const Model& model) {
@@ -92,12 +93,40 @@ ControlFlowRunner::ControlFlowRunner(const Model& model) {
 
 ControlFlowRunner::~ControlFlowRunner() = default;
 
+Status ControlFlowRunner::precompile(uint64_t arenaCapacity) const {
+    for (size_t k = 0; k < mGraphs.size(); ++k) {
+        for (const Graph::Step& step : mGraphs[k]->steps) {
+            if (!step.stretch) continue;
+            const Model& stretch = step.stretch->model;
+            if (!compileTimeInputs(stretch).empty()) continue;
+            std::vector<TensorData> inputs;
+            bool known = true;
+            for (uint32_t i : stretch.main.inputIndexes) {
+                const Operand& o = stretch.main.operands[i];
+                known = known && !hasUnknownDimensions(o);
+                inputs.push_back({o.dimensions, {}});
+            }
+            if (!known) continue;
+            auto program = step.programs->get(inputs);
+            if (!program) return program.status();
+            if ((*program)->arenaSize > arenaCapacity)
+                return fail(
+                    ErrorStatus::RESOURCE_EXHAUSTED_PERSISTENT, "the ",
+                    k == 0 ? std::string("main graph") : "subgraph " + std::to_string(k - 1),
+                    " needs ", byteSizeText((*program)->arenaSize),
+                    " of device memory for one job, the device has ", byteSizeText(arenaCapacity));
+        }
+    }
+    return okStatus();
+}
+
 JobOutcome ControlFlowRunner::run(const std::vector<TensorData>& inputs, Duration loopTimeout,
                                   const RunJob& runJob) const {
     Execution execution{loopTimeout, runJob};
     auto outputs = runGraph(0, inputs, execution);
     JobOutcome outcome;
     outcome.cycles = execution.cycles;
+    outcome.hostTimeOnDevice = execution.hostTimeOnDevice;
     if (outputs)
         outcome.outputs = std::move(*outputs);
     else
@@ -142,6 +171,7 @@ Result<std::vector<TensorData>> ControlFlowRunner::runGraph(size_t graph,
             if (!program) return program.status();
             JobOutcome job = execution.runJob(**program, *in);
             execution.cycles += job.cycles;
+            execution.hostTimeOnDevice += job.hostTimeOnDevice;
             if (!job.status.ok()) return job.status;
             for (size_t j = 0; j < job.outputs.size(); ++j)
                 values[step.stretch->outputs[j]] = std::move(job.outputs[j]);

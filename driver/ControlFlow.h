@@ -33,6 +33,13 @@ class ControlFlowRunner {
     explicit ControlFlowRunner(const Model& model);
     ~ControlFlowRunner();
 
+    /// What prepares must launch: compiles now every stretch of every graph whose input shapes
+    /// the model fixes (and whose weights are not inputs), keeping the programs for the
+    /// executions. Fails as the compiler does, or with RESOURCE_EXHAUSTED_PERSISTENT when a
+    /// stretch needs more than `arenaCapacity` bytes of device memory. Stretches of unknown
+    /// shapes are compiled, and checked, when they first run.
+    Status precompile(uint64_t arenaCapacity) const;
+
     /// The main graph's outputs for `inputs`, with the cycles of all jobs. A WHILE that is still
     /// looping after `loopTimeout` fails with MISSED_DEADLINE_TRANSIENT; a job's failure is the
     /// run's.

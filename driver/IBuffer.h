@@ -24,7 +24,9 @@ class IBuffer {
 
     /// Copies the buffer's content to `dst`.
     /// Must fail with INVALID_ARGUMENT when `dst` is null or its size differs from the buffer's
-    /// byte size, and with GENERAL_FAILURE when the buffer is uninitialized.
+    /// byte size, and with GENERAL_FAILURE when the buffer is uninitialized. The size is checked
+    /// first: a destination of the wrong size is INVALID_ARGUMENT even when the buffer is also
+    /// uninitialized (unless its shape is still unknown, so that it has no size yet).
     virtual Status copyTo(const SharedMemory& dst) const = 0;
 
     /// Sets the buffer's content from `src`, with `dimensions` as its new shape.

@@ -27,7 +27,10 @@ class IBurst {
                                     const OptionalDuration& loopTimeout) const = 0;
 
     /// A reusable execution whose computations run as burst executions; the contract of
-    /// IPreparedModel::createReusableExecution.
+    /// IPreparedModel::createReusableExecution. Its computations (compute and computeFenced,
+    /// until the fenced computation ends) are executions of this burst: while one runs, the
+    /// burst's execute and every computation of its other reusable executions must fail with
+    /// INVALID_ARGUMENT, and the other way round.
     virtual Result<SharedExecution> createReusableExecution(
         const Request& request, MeasureTiming measure,
         const OptionalDuration& loopTimeout) const = 0;

@@ -33,7 +33,11 @@ class IDevice {
     /// One entry per main-graph operation: true only when the device executes that operation,
     /// with its operand types and parameter values, exactly (quantized results bit-identical to
     /// the reference). IF and WHILE are true only when every operation of the referenced
-    /// subgraphs is. Must fail with INVALID_ARGUMENT for an invalid model.
+    /// subgraphs is. False as well when the operation's known operands (for IF and WHILE, those
+    /// of any operation of the referenced subgraphs) exceed the device's memory, and when its
+    /// declared output shape contradicts the shape its inputs give (prepareModel rejects such a
+    /// model), so that what is claimed prepares. Must fail with INVALID_ARGUMENT for an invalid
+    /// model.
     virtual Result<std::vector<bool>> getSupportedOperations(const Model& model) const = 0;
 
     /// Prepares `model` asynchronously (HAL 1.3 prepareModel_1_3).
@@ -65,7 +69,9 @@ class IDevice {
     /// Wrong numbers of cache files must fail with INVALID_ARGUMENT. Any modification of the
     /// model cache, of the data cache, a token other than the one the files were saved with,
     /// or files written by another device must be detected and fail with GENERAL_FAILURE;
-    /// no content of the files may crash the driver.
+    /// no content of the files may crash the driver. When the deadline passes during the call,
+    /// the callback must be notified with MISSED_DEADLINE_TRANSIENT and the call must return
+    /// the same status.
     virtual Status prepareModelFromCache(
         const OptionalTimePoint& deadline, const std::vector<SharedHandle>& modelCache,
         const std::vector<SharedHandle>& dataCache, const CacheToken& token,
@@ -75,9 +81,11 @@ class IDevice {
     /// device. Must fail with INVALID_ARGUMENT when: `preparedModels` is empty or holds a model
     /// of another device; there is no role; a role's model or io index is out of range, its
     /// probability is outside (0, 1] or it is given twice; the roles' operands differ in type,
-    /// scale, zero point or extra parameters; the dimensions of the roles and of `desc` are
-    /// incompatible; or the resulting shape is not fully specified (this driver does not
-    /// allocate buffers of unknown size).
+    /// scale, zero point or extra parameters (extension operand types included); or the
+    /// dimensions of the roles and of `desc` are incompatible. A valid request for a buffer this
+    /// driver does not support (an extension operand type, more than kMaxBufferBytes) must fail
+    /// with GENERAL_FAILURE. A buffer whose shape is not fully specified gets its storage when
+    /// a copyFrom or an execution first sets its shape.
     virtual Result<SharedBuffer> allocate(const BufferDesc& desc,
                                           const std::vector<SharedPreparedModel>& preparedModels,
                                           const std::vector<BufferRole>& inputRoles,

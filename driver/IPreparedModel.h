@@ -20,9 +20,11 @@ namespace nncosim::driver {
 /// arguments must fail with INVALID_ARGUMENT and leave every output untouched.
 ///
 /// Outputs: on success every output is written and outputShapes gives each output's actual
-/// dimensions (unknown model dimensions resolved). When an output buffer is too small, the
-/// result is OUTPUT_INSUFFICIENT_SIZE with one shape per output and the short ones marked
-/// isSufficient = false. Inputs are never modified.
+/// dimensions (unknown model dimensions resolved). When an output buffer is too small (also
+/// for an output whose shape the model fixes: a length shorter than its byte size is valid, not
+/// INVALID_ARGUMENT), the result is OUTPUT_INSUFFICIENT_SIZE with one shape per output and the
+/// short ones marked isSufficient = false; no output is written and a driver-managed output
+/// buffer becomes uninitialized, as after any failed execution. Inputs are never modified.
 ///
 /// Deadlines: when the deadline has passed or cannot be met, the execution must fail with
 /// MISSED_DEADLINE_TRANSIENT or MISSED_DEADLINE_PERSISTENT (aborting it on the device if it
@@ -30,7 +32,9 @@ namespace nncosim::driver {
 /// device usable for the next one.
 ///
 /// Timing: with MeasureTiming::YES a successful execution reports timeOnDevice (device cycles
-/// × clock period) and timeInDriver (wall time in the driver); otherwise both are absent.
+/// × clock period) and timeInDriver: the driver's own wall time in the call (host time spent
+/// simulating the device excluded) plus timeOnDevice, as on silicon, where the driver waits
+/// while the device runs. Otherwise both are absent.
 class IPreparedModel {
   public:
     virtual ~IPreparedModel() = default;
@@ -57,7 +61,11 @@ class IPreparedModel {
     /// timings. Invalid arguments (including an empty or non-fence waitFor handle and a
     /// negative timeout) must fail immediately with INVALID_ARGUMENT. The fenced path does not
     /// support outputs of unknown shape: an output whose shape is unknown after the request's
-    /// dimensions are applied fails the call with INVALID_ARGUMENT.
+    /// dimensions are applied fails the call with INVALID_ARGUMENT. Every output's size being
+    /// known, an output buffer too small for it fails the call with OUTPUT_INSUFFICIENT_SIZE
+    /// (the fenced path has no output shapes to report). However the execution fails (at the
+    /// call, a waitFor fence in error, the deadline passing while waiting, or the run itself),
+    /// its driver-managed output buffers become uninitialized.
     virtual Result<FencedExecution> executeFenced(
         const Request& request, const std::vector<SyncFence>& waitFor, MeasureTiming measure,
         const OptionalTimePoint& deadline, const OptionalDuration& loopTimeout,

@@ -16,7 +16,7 @@ NpuBurst::OptionalCacheHold NpuBurst::cacheMemory(const SharedMemory& memory) co
 ExecutionResult NpuBurst::execute(const Request& request, MeasureTiming measure,
                                   const OptionalTimePoint& deadline,
                                   const OptionalDuration& loopTimeout) const {
-    BusyGuard guard(mBusy);
+    BusyGuard guard(*mBusy);
     if (!guard.acquired())
         return ExecutionResult::failure(
             invalidArgument("burst: another execution is running on this burst"));
@@ -25,7 +25,8 @@ ExecutionResult NpuBurst::execute(const Request& request, MeasureTiming measure,
 
 Result<SharedExecution> NpuBurst::createReusableExecution(
     const Request& request, MeasureTiming measure, const OptionalDuration& loopTimeout) const {
-    return mModel->createReusableExecution(request, measure, loopTimeout);
+    // Its computations are this burst's executions: one at a time with the burst's others.
+    return mModel->createReusableExecution(request, measure, loopTimeout, mBusy);
 }
 
 }  // namespace nncosim::driver::detail

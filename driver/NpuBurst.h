@@ -28,7 +28,8 @@ class NpuBurst : public IBurst {
 
   private:
     const std::shared_ptr<const NpuPreparedModel> mModel;
-    mutable std::atomic<bool> mBusy{false};
+    // One execution at a time, shared with the reusable executions the burst creates.
+    const std::shared_ptr<std::atomic<bool>> mBusy = std::make_shared<std::atomic<bool>>(false);
 };
 
 }  // namespace nncosim::driver::detail

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <future>
 #include <iostream>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -47,12 +48,13 @@ Status rejectedPreparation(Status st, const char* function, const OptionalTimePo
     return st;
 }
 
-// The preparation thread's last check: true, with the callback told, when it finished too late.
-bool missedDeadline(const OptionalTimePoint& deadline, IPreparedModelCallback& callback) {
-    if (!deadlinePassed(deadline)) return false;
-    callback.notify(fail(ErrorStatus::MISSED_DEADLINE_TRANSIENT, "preparation missed its deadline"),
-                    nullptr);
-    return true;
+// A preparation's last check: the status notified to the callback when it finished too late.
+std::optional<Status> missedDeadline(const OptionalTimePoint& deadline,
+                                     IPreparedModelCallback& callback) {
+    if (!deadlinePassed(deadline)) return std::nullopt;
+    Status st = fail(ErrorStatus::MISSED_DEADLINE_TRANSIENT, "preparation missed its deadline");
+    callback.notify(st, nullptr);
+    return st;
 }
 
 // The rules of the vendor extension the generic model validation leaves to its driver.
@@ -203,10 +205,13 @@ class NpuDevice : public IDevice {
 
     Result<std::vector<bool>> getSupportedOperations(const Model& model) const override {
         NN_RETURN_IF_ERROR(validateFullModel(model));
+        // What is claimed must prepare: prepareModel rejects a declared shape its operation
+        // contradicts, so such an operation is not claimed.
+        const std::vector<bool> shapesAgree = declaredShapesAgree(model);
         std::vector<bool> supported;
         for (uint32_t i = 0; i < model.main.operations.size(); ++i)
-            supported.push_back(checkOperationSupported(model, i).ok() &&
-                                fitsDeviceMemory(model, model.main.operations[i]));
+            supported.push_back(shapesAgree[i] && checkOperationSupported(model, i).ok() &&
+                                fitsDeviceMemory(model, model.main, model.main.operations[i]));
         return supported;
     }
 
@@ -294,7 +299,8 @@ class NpuDevice : public IDevice {
             callback->notify(payload.status(), nullptr);
             return payload.status();
         }
-        if (missedDeadline(deadline, *callback)) return okStatus();
+        // The callback's status is the call's (IDevice.aidl: notify, then return the same).
+        if (auto missed = missedDeadline(deadline, *callback)) return *missed;
         auto program = std::make_shared<const Program>(std::move(payload->program));
         callback->notify(okStatus(), std::make_shared<NpuPreparedModel>(
                                          mCore, std::move(payload->signature), false,
@@ -338,10 +344,12 @@ class NpuDevice : public IDevice {
         const Operand& first = operands.front();
         std::vector<uint32_t> dims = desc.dimensions;
         for (const Operand& o : operands) {
+            // Extension operands too: their extra parameters are part of their type.
             if (o.type != first.type || o.scale != first.scale || o.zeroPoint != first.zeroPoint ||
-                (!isExtension(o.type) && !sameExtraParams(o.extraParams, first.extraParams)))
+                !sameExtraParams(o.extraParams, first.extraParams))
                 return invalidArgument(
-                    "allocate: the roles' operands differ in type or quantization");
+                    "allocate: the roles' operands differ in type, "
+                    "quantization or extra parameters");
             auto combined = combineDimensions(dims, o.dimensions);
             if (!combined) return invalidArgument("allocate: ", combined.status().message);
             dims = *combined;
@@ -358,8 +366,12 @@ class NpuDevice : public IDevice {
         // A buffer of unknown shape gets its storage when a copyFrom or an execution sets it.
         if (buffer->shapeFixed()) {
             const uint64_t size = byteSize(operand.type, dims);
+            // A valid descriptor beyond what this driver's buffers hold: a property the driver
+            // does not support, GENERAL_FAILURE as the AIDL says (not the caller's error).
             if (size > kMaxBufferBytes)
-                return invalidArgument("allocate: buffer of ", byteSizeText(size));
+                return fail(ErrorStatus::GENERAL_FAILURE, "allocate: a buffer of ",
+                            byteSizeText(size), " (this driver's buffers hold at most ",
+                            byteSizeText(kMaxBufferBytes), ")");
             auto storage = buffer->storageFor(dims);
             if (!storage) return storage.status();
         }
@@ -368,17 +380,32 @@ class NpuDevice : public IDevice {
     }
 
   private:
-    // Whether the operation's known operands fit the device's memory at all (unknown sizes
-    // are decided when a program is compiled for them).
-    bool fitsDeviceMemory(const Model& model, const Operation& op) const {
+    // Whether the known operands of operation `op` of `graph` fit the device's memory at all
+    // (unknown sizes are decided when a program is compiled for them); for IF and WHILE, also
+    // those of every operation of the subgraphs they run, recursively.
+    bool fitsDeviceMemory(const Model& model, const Subgraph& graph, const Operation& op,
+                          int depth = 0) const {
         uint64_t bytes = 0;
         for (const auto* list : {&op.inputs, &op.outputs}) {
             for (uint32_t k : *list) {
-                const Operand& o = model.main.operands[k];
+                const Operand& o = graph.operands[k];
                 bytes += knownByteSize(o.type, o.dimensions);
             }
         }
-        return bytes <= mCore->runtime.arenaCapacity();
+        if (bytes > mCore->runtime.arenaCapacity()) return false;
+        if (op.type != OperationType::IF && op.type != OperationType::WHILE) return true;
+        if (depth > 64) return false;  // validation forbids cycles; never recurse without end
+        for (uint32_t k : op.inputs) {
+            const Operand& o = graph.operands[k];
+            if (o.lifetime != OperandLifeTime::SUBGRAPH ||
+                o.location.offset >= model.referenced.size())
+                continue;
+            const Subgraph& sub = model.referenced[o.location.offset];
+            for (const Operation& inner : sub.operations) {
+                if (!fitsDeviceMemory(model, sub, inner, depth + 1)) return false;
+            }
+        }
+        return true;
     }
 
     // Compiles `model` (when its input shapes are known) into a prepared model.
@@ -406,6 +433,9 @@ class NpuDevice : public IDevice {
             program = std::make_shared<const Program>(std::move(*compiled));
         }
         auto prepared = std::make_shared<NpuPreparedModel>(core, model, true, priority, program);
+        // The same for the jobs of IF and WHILE models: every stretch whose shapes are known is
+        // compiled now, and one that does not fit the device fails the preparation.
+        NN_RETURN_IF_ERROR(prepared->precompileControlFlow(core->runtime.arenaCapacity()));
         return std::make_pair(SharedPreparedModel(prepared), program);
     }
 

@@ -15,8 +15,11 @@ class NpuPreparedModel;
 
 class NpuExecution : public IExecution {
   public:
+    // `burstBusy`: the one-at-a-time flag of the burst that created the execution (null for an
+    // execution of the prepared model): its computations are the burst's executions.
     NpuExecution(std::shared_ptr<const NpuPreparedModel> model, Request request,
-                 MeasureTiming measure, OptionalDuration loopTimeout);
+                 MeasureTiming measure, OptionalDuration loopTimeout,
+                 std::shared_ptr<std::atomic<bool>> burstBusy = nullptr);
 
     ExecutionResult compute(const OptionalTimePoint& deadline) const override;
 
@@ -29,7 +32,12 @@ class NpuExecution : public IExecution {
     const Request mRequest;
     const MeasureTiming mMeasure;
     const OptionalDuration mLoopTimeout;
+    // Marks the execution (and its burst, if any) busy; false, marking nothing, when either is.
+    bool acquire() const;
+    void release() const;
+
     const std::shared_ptr<std::atomic<bool>> mBusy = std::make_shared<std::atomic<bool>>(false);
+    const std::shared_ptr<std::atomic<bool>> mBurstBusy;
 };
 
 }  // namespace nncosim::driver::detail

@@ -1,6 +1,7 @@
 #include "driver/NpuPreparedModel.h"
 
 #include <algorithm>
+#include <optional>
 #include <thread>
 
 #include "driver/AsyncWork.h"
@@ -18,6 +19,12 @@ OptionalTimePoint earlier(const OptionalTimePoint& a, const OptionalTimePoint& b
     if (!a) return b;
     if (!b) return a;
     return std::min(*a, *b);
+}
+
+// IDevice::allocate: "A buffer will return to the uninitialized state if it is used as an
+// output in a failed execution" — whichever way the execution failed.
+void uninitializeOutputs(const ResolvedRequest& r) {
+    for (const auto& [index, buffer] : r.outputBuffers) buffer->setUninitialized();
 }
 
 }  // namespace
@@ -48,6 +55,10 @@ NpuPreparedModel::NpuPreparedModel(std::shared_ptr<DeviceCore> core, Model model
       mControlFlow(hasControlFlow(mModel) ? std::make_unique<ControlFlowRunner>(mModel) : nullptr) {
 }
 
+Status NpuPreparedModel::precompileControlFlow(uint64_t arenaCapacity) const {
+    return mControlFlow ? mControlFlow->precompile(arenaCapacity) : okStatus();
+}
+
 ExecutionResult NpuPreparedModel::execute(const Request& request, MeasureTiming measure,
                                           const OptionalTimePoint& deadline,
                                           const OptionalDuration& loopTimeout) const {
@@ -68,10 +79,15 @@ Status NpuPreparedModel::executeAsynchronously(const Request& request, MeasureTi
         callback->notify(ExecutionResult::failure(resolved.status()));
         return resolved.status();
     }
+    auto shared = std::make_shared<const ResolvedRequest>(std::move(*resolved));
     Status posted =
-        postWork([self = shared_from_this(), r = std::move(*resolved), measure, deadline, start,
-                  callback] { callback->notify(self->run(r, measure, deadline, start)); });
-    if (!posted.ok()) callback->notify(ExecutionResult::failure(posted));
+        postWork([self = shared_from_this(), shared, measure, deadline, start, callback] {
+            callback->notify(self->run(*shared, measure, deadline, start));
+        });
+    if (!posted.ok()) {
+        uninitializeOutputs(*shared);
+        callback->notify(ExecutionResult::failure(posted));
+    }
     return posted;
 }
 
@@ -97,6 +113,7 @@ Result<FencedExecution> NpuPreparedModel::launchFenced(
     }
     auto resolved = resolve(request, measure, deadline, loopTimeout);
     if (!resolved) return resolved.status();
+    std::optional<Status> insufficient;
     for (size_t i = 0; i < resolved->request.outputs.size(); ++i) {
         const auto& arg = resolved->request.outputs[i];
         if (arg.lifetime == Request::Argument::LifeTime::NO_VALUE) continue;
@@ -106,44 +123,70 @@ Result<FencedExecution> NpuPreparedModel::launchFenced(
         probe.dimensions = dims ? *dims : std::vector<uint32_t>{};
         if (hasUnknownDimensions(probe))
             return invalidArgument("executeFenced: output ", i, " has an unknown shape");
+        // Every output's shape is known: a buffer too short for its output is known now, and
+        // the fenced path has no output shapes to report, so the call itself fails.
+        const uint64_t size = byteSize(probe.type, probe.dimensions);
+        if (!insufficient && size > arg.location.length)
+            insufficient = fail(ErrorStatus::OUTPUT_INSUFFICIENT_SIZE, "executeFenced: output ", i,
+                                " needs ", size, " bytes, its buffer has ", arg.location.length);
+    }
+    if (insufficient) {
+        uninitializeOutputs(*resolved);
+        return *insufficient;
     }
     auto fence = createSyncFence();
-    if (!fence) return fence.status();
+    if (!fence) {
+        uninitializeOutputs(*resolved);
+        return fence.status();
+    }
     auto callback = std::make_shared<FencedCallback>();
     auto signaler = std::make_shared<FenceSignaler>(std::move(fence->second));
     // Runs once every waitFor fence has signaled (on a worker thread), or reports why not.
-    auto go = [self = shared_from_this(), r = std::move(*resolved), measure, deadline,
-               timeoutAfterFence, start, signaler, callback,
-               onDone = std::move(onDone)](Status waited) {
+    auto shared = std::make_shared<const ResolvedRequest>(std::move(*resolved));
+    auto go = [self = shared_from_this(), r = shared, measure, deadline, timeoutAfterFence, start,
+               signaler, callback, onDone = std::move(onDone)](Status waited) {
         FencedExecutionInfo info;
         info.status = std::move(waited);
-        if (info.status.ok()) {
+        if (!info.status.ok()) {
+            uninitializeOutputs(*r);  // never ran: a waitFor fence failed or the deadline passed
+        } else {
             const auto fenced = Clock::now();
             OptionalTimePoint limit = deadline;
             if (timeoutAfterFence) limit = earlier(limit, fenced + *timeoutAfterFence);
-            ExecutionResult result = self->run(r, measure, limit, fenced);
+            ExecutionResult result = self->run(*r, measure, limit, fenced);
             info.status = result.status;
             if (result.ok() && measure == MeasureTiming::YES) {
                 info.timingFenced = result.timing;
+                // Launched: the same execution plus the time from the call to the fences.
                 info.timingLaunched = {result.timing.timeOnDevice,
-                                       std::chrono::duration_cast<Duration>(Clock::now() - start)};
+                                       *result.timing.timeInDriver +
+                                           std::chrono::duration_cast<Duration>(fenced - start)};
             }
         }
         const bool ok = info.status.ok();
         callback->finish(std::move(info));
+        if (onDone) onDone();  // before the fence: whoever waits on it may compute again at once
         signaler->signal(ok);
-        if (onDone) onDone();
     };
-    NN_RETURN_IF_ERROR(whenSignaled(waitFor, deadline, std::move(go)));
+    if (Status waiting = whenSignaled(waitFor, deadline, std::move(go)); !waiting.ok()) {
+        uninitializeOutputs(*shared);
+        return waiting;
+    }
     return FencedExecution{fence->first, callback};
 }
 
 Result<SharedExecution> NpuPreparedModel::createReusableExecution(
     const Request& request, MeasureTiming measure, const OptionalDuration& loopTimeout) const {
+    return createReusableExecution(request, measure, loopTimeout, nullptr);
+}
+
+Result<SharedExecution> NpuPreparedModel::createReusableExecution(
+    const Request& request, MeasureTiming measure, const OptionalDuration& loopTimeout,
+    std::shared_ptr<std::atomic<bool>> burstBusy) const {
     auto resolved = resolve(request, measure, {}, loopTimeout);
     if (!resolved) return resolved.status();
-    return SharedExecution(
-        std::make_shared<NpuExecution>(shared_from_this(), request, measure, loopTimeout));
+    return SharedExecution(std::make_shared<NpuExecution>(shared_from_this(), request, measure,
+                                                          loopTimeout, std::move(burstBusy)));
 }
 
 Result<SharedBurst> NpuPreparedModel::configureExecutionBurst() const {
@@ -191,7 +234,8 @@ Result<ResolvedRequest> NpuPreparedModel::resolve(const Request& request, Measur
 
 ExecutionResult NpuPreparedModel::run(const ResolvedRequest& r, MeasureTiming measure,
                                       const OptionalTimePoint& deadline, TimePoint start) const {
-    ExecutionResult result = runOnDevice(r, deadline);
+    Duration hostTimeOnDevice{0};
+    ExecutionResult result = runOnDevice(r, deadline, &hostTimeOnDevice);
     for (const auto& [index, buffer] : r.outputBuffers) {
         if (result.ok())
             buffer->setInitialized(result.outputShapes[index].dimensions);
@@ -199,11 +243,14 @@ ExecutionResult NpuPreparedModel::run(const ResolvedRequest& r, MeasureTiming me
             buffer->setUninitialized();
     }
     if (result.ok() && measure == MeasureTiming::YES) {
-        // The device's time is simulated and may pass faster than the host's; the HAL's time in
-        // the driver includes the time on the device, so it is never less.
-        result.timing.timeInDriver =
-            std::max(std::chrono::duration_cast<Duration>(Clock::now() - start),
-                     result.timing.timeOnDevice.value_or(Duration::zero()));
+        // Two independent measurements: the device's time is its cycles at its clock; the
+        // driver's own time is the host's wall time in the call less the host time spent
+        // simulating the device (which says how fast the simulator is, not the driver). As on
+        // silicon, where the driver waits while the device runs, the time in the driver is the
+        // driver's own time plus the device's.
+        const auto wall = std::chrono::duration_cast<Duration>(Clock::now() - start);
+        const Duration own = std::max(wall - hostTimeOnDevice, Duration::zero());
+        result.timing.timeInDriver = own + result.timing.timeOnDevice.value_or(Duration::zero());
     } else {
         result.timing = {};
     }
@@ -211,7 +258,8 @@ ExecutionResult NpuPreparedModel::run(const ResolvedRequest& r, MeasureTiming me
 }
 
 ExecutionResult NpuPreparedModel::runOnDevice(const ResolvedRequest& r,
-                                              const OptionalTimePoint& deadline) const {
+                                              const OptionalTimePoint& deadline,
+                                              Duration* hostTimeOnDevice) const {
     if (deadlinePassed(deadline))
         return ExecutionResult::failure(
             fail(ErrorStatus::MISSED_DEADLINE_PERSISTENT, "the deadline has passed"));
@@ -227,6 +275,7 @@ ExecutionResult NpuPreparedModel::runOnDevice(const ResolvedRequest& r,
     JobOutcome outcome;
     if (mControlFlow) {
         outcome = mControlFlow->run(*inputs, r.loopTimeout, runJob);
+        *hostTimeOnDevice += outcome.hostTimeOnDevice;
         if (!outcome.status.ok()) return ExecutionResult::failure(outcome.status);
         for (const TensorData& t : outcome.outputs)
             written.push_back({0, static_cast<uint32_t>(t.bytes.size()), t.dimensions});
@@ -269,6 +318,7 @@ ExecutionResult NpuPreparedModel::runOnDevice(const ResolvedRequest& r,
     }
     if (program) {
         outcome = runJob(*program, *inputs);
+        *hostTimeOnDevice += outcome.hostTimeOnDevice;
         if (!outcome.status.ok()) return ExecutionResult::failure(outcome.status);
     }
     result.status = writeRequestOutputs(mModel, request, outcome.outputs, &result.outputShapes);

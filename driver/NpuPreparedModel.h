@@ -4,6 +4,7 @@
 // shapes — and the callback of its fenced executions.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <map>
@@ -52,6 +53,10 @@ class NpuPreparedModel : public IPreparedModel,
     Priority priority() const { return mPriority; }
 
     const Model& model() const { return mModel; }
+
+    // For models with IF or WHILE: compiles every stretch of known shapes now and checks it
+    // fits `arenaCapacity` (ControlFlowRunner::precompile); OK for the others.
+    Status precompileControlFlow(uint64_t arenaCapacity) const;
     const DeviceCore* core() const { return mCore.get(); }
 
     ExecutionResult execute(const Request& request, MeasureTiming measure,
@@ -83,6 +88,11 @@ class NpuPreparedModel : public IPreparedModel,
 
     Result<SharedBurst> configureExecutionBurst() const override;
 
+    // createReusableExecution for a burst: the execution shares the burst's busy flag.
+    Result<SharedExecution> createReusableExecution(
+        const Request& request, MeasureTiming measure, const OptionalDuration& loopTimeout,
+        std::shared_ptr<std::atomic<bool>> burstBusy) const;
+
   private:
     // Validates everything about an execution and replaces buffer tokens by their storage.
     Result<ResolvedRequest> resolve(const Request& request, MeasureTiming measure,
@@ -93,7 +103,9 @@ class NpuPreparedModel : public IPreparedModel,
     ExecutionResult run(const ResolvedRequest& r, MeasureTiming measure,
                         const OptionalTimePoint& deadline, TimePoint start) const;
 
-    ExecutionResult runOnDevice(const ResolvedRequest& r, const OptionalTimePoint& deadline) const;
+    // Adds the host time spent letting the device run to `hostTimeOnDevice`.
+    ExecutionResult runOnDevice(const ResolvedRequest& r, const OptionalTimePoint& deadline,
+                                Duration* hostTimeOnDevice) const;
 
     // The program for these inputs' shapes (and values of compile-time inputs): the one compiled
     // at preparation, or a variant compiled now and kept.

@@ -153,9 +153,11 @@ JobOutcome Runtime::run(const Program& program, const std::vector<TensorData>& i
                                      b32, b32 + program.arenaSize},
                                     tag);
     bool interrupted = false;
+    const auto waitStart = Clock::now();
     while (!(interrupted = mHardware->waitForInterrupt(kWaitSliceCycles))) {
         if (deadline && Clock::now() >= *deadline) break;
     }
+    outcome.hostTimeOnDevice = std::chrono::duration_cast<Duration>(Clock::now() - waitStart);
     outcome.cycles = mHardware->cycleCount() - start;
     if (!interrupted) {
         Status reset = softReset();

@@ -39,6 +39,9 @@ struct JobOutcome {
     Status status;
     std::vector<TensorData> outputs;  ///< one per program output, on success
     uint64_t cycles = 0;              ///< device cycles from doorbell to interrupt
+    /// Host wall time spent letting the device run those cycles (waiting for its interrupt):
+    /// what a simulated device costs the host, which is not the driver's own time.
+    Duration hostTimeOnDevice{0};
 };
 
 /// Not thread-safe: the device queue calls it from its worker thread only.

@@ -509,7 +509,12 @@ Status validateArgumentsForModel(const std::vector<Request::Argument>& args,
             if (!dims) return invalidArgument(where, ": ", dims.status().message);
             const uint64_t expected = byteSize(operand.type, *dims);
             const bool known = !dims->empty() || isScalarType(operand.type);
-            if (known && expected != 0 && arg.location.length != expected)
+            // An output buffer too short for its (known) shape is valid: the execution reports
+            // OUTPUT_INSUFFICIENT_SIZE with every output's shape (IPreparedModel 1.3). Longer
+            // than the shape needs is invalid: the runtime passes the raw size as the length
+            // and any extra space as padding.
+            const bool shortOutput = isOutput && arg.location.length < expected;
+            if (known && expected != 0 && arg.location.length != expected && !shortOutput)
                 return invalidArgument(where, ": length ", arg.location.length, " but type ",
                                        nameOf(operand.type), " with shape ", toString(*dims),
                                        " needs ", expected, " bytes");

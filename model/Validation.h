@@ -20,8 +20,15 @@ Result<FeatureLevel> validateModel(const Model& model);
 /// shapes. For `validate --strict` and the driver's prepareModel. The model must be valid.
 Status validateDeclaredShapes(const Model& model);
 
+/// One entry per main-graph operation: false when validateDeclaredShapes would blame that
+/// operation (its declared output shape contradicts the one computed from its inputs). A
+/// driver must not claim such an operation when its preparation rejects the model for it.
+std::vector<bool> declaredShapesAgree(const Model& model);
+
 /// Validates a request on its own and against the model's main graph: argument counts and
-/// lifetimes, pool indexes and bounds, dimensions compatible with the model, lengths.
+/// lifetimes, pool indexes and bounds, dimensions compatible with the model, lengths (an input's
+/// must equal its shape's byte size; an output's may be shorter, which the execution must report
+/// as OUTPUT_INSUFFICIENT_SIZE, but not longer).
 /// `allowUnspecifiedOutput`: outputs may leave dimensions unknown (true for all HAL 1.2+ paths).
 Status validateRequest(const Request& request, const Model& model,
                        bool allowUnspecifiedOutput = true);

@@ -34,6 +34,10 @@ class Backend {
     /// Whether executions report output shapes and accept short output buffers (the CTS
     /// runner's dynamic-shape and insufficient-buffer variants need both).
     virtual bool reportsOutputShapes() const { return true; }
+    /// Whether executions write the request's own output buffers, so that one too short for
+    /// its output is OUTPUT_INSUFFICIENT_SIZE even when the model fixes its shape (false when
+    /// the backend moves the request's tensors into buffers of its own).
+    virtual bool writesRequestOutputs() const { return true; }
 };
 
 /// The HAL execution path the `npu` backend runs each execution on.

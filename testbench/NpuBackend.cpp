@@ -154,6 +154,7 @@ class NpuBackend : public Backend {
     bool reportsOutputShapes() const override {
         return mPath != ExecutionPath::FENCED && mMemory == RequestMemory::SHARED;
     }
+    bool writesRequestOutputs() const override { return mMemory == RequestMemory::SHARED; }
 
     Result<bool> supportsModel(const Model& model) override {
         auto npu = openNpu();

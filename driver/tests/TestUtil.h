@@ -6,8 +6,13 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstring>
+#include <functional>
 #include <memory>
+#include <optional>
+#include <thread>
 #include <vector>
 
 #include "driver/Callbacks.h"
@@ -17,6 +22,7 @@
 #include "driver/IExecution.h"
 #include "driver/IPreparedModel.h"
 #include "driver/NpuDevice.h"
+#include "driver/NpuRegisters.h"
 #include "golden/Executor.h"
 #include "model/Builder.h"
 #include "sim/FunctionalNpu.h"
@@ -35,6 +41,70 @@ inline TestDevice makeTestDevice(DeviceOptions options = {}) {
     config.dramBytes = 64ull << 20;
     auto npu = std::make_shared<sim::FunctionalNpu>(config);
     auto device = makeNpuDevice(npu, options);
+    REQUIRE(device.ok());
+    return {npu, *device};
+}
+
+/// The functional model behind hooks a test sets: host time added to the driver's side
+/// (memory writes) or to the device's (waits for the interrupt, as a slow simulator takes), a
+/// call made at every wait, and the device cycles of every job as the driver counts them (from
+/// the doorbell to the interrupt).
+class HookedNpu : public HardwareAccess {
+  public:
+    explicit HookedNpu(std::shared_ptr<sim::FunctionalNpu> npu) : mNpu(std::move(npu)) {}
+
+    std::atomic<int> writeMemoryDelayMs{0};
+    std::atomic<int> waitDelayMs{0};
+    std::atomic<uint64_t> writeMemoryCalls{0}, waitCalls{0};
+    std::atomic<uint64_t> jobCycles{0};  ///< summed over the jobs since created
+    std::function<void()> onWait;        ///< set before the device is used
+
+    uint32_t readRegister(uint32_t offset) override { return mNpu->readRegister(offset); }
+    void writeRegister(uint32_t offset, uint32_t value) override {
+        if (offset == npu::reg::kDoorbell) mDoorbellCycle = mNpu->cycleCount();
+        mNpu->writeRegister(offset, value);
+    }
+    Status writeMemory(uint64_t address, const void* data, size_t size) override {
+        ++writeMemoryCalls;
+        if (const int ms = writeMemoryDelayMs)
+            std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+        return mNpu->writeMemory(address, data, size);
+    }
+    Status readMemory(uint64_t address, void* data, size_t size) override {
+        return mNpu->readMemory(address, data, size);
+    }
+    uint64_t memorySize() const override { return mNpu->memorySize(); }
+    bool waitForInterrupt(uint64_t timeoutCycles) override {
+        ++waitCalls;
+        if (onWait) onWait();
+        if (const int ms = waitDelayMs) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+        const bool raised = mNpu->waitForInterrupt(timeoutCycles);
+        if (raised && mDoorbellCycle) {
+            jobCycles += mNpu->cycleCount() - *mDoorbellCycle;
+            mDoorbellCycle.reset();
+        }
+        return raised;
+    }
+    bool interruptPending() override { return mNpu->interruptPending(); }
+    void advance(uint64_t cycles) override { mNpu->advance(cycles); }
+    uint64_t cycleCount() override { return mNpu->cycleCount(); }
+    uint64_t clockPeriodPs() const override { return mNpu->clockPeriodPs(); }
+    PerformanceCounters performanceCounters() override { return mNpu->performanceCounters(); }
+
+  private:
+    const std::shared_ptr<sim::FunctionalNpu> mNpu;
+    std::optional<uint64_t> mDoorbellCycle;  // the driver's calls come from one thread
+};
+
+/// The driver on a functional model of `config` behind hooks.
+struct HookedDevice {
+    std::shared_ptr<HookedNpu> npu;
+    SharedDevice device;
+};
+inline HookedDevice makeHookedDevice(sim::FunctionalNpuConfig config = {}) {
+    config.dramBytes = 64ull << 20;
+    auto npu = std::make_shared<HookedNpu>(std::make_shared<sim::FunctionalNpu>(config));
+    auto device = makeNpuDevice(npu, {});
     REQUIRE(device.ok());
     return {npu, *device};
 }

@@ -138,3 +138,34 @@ TEST_CASE("driver_async_work_is_bounded") {
 }
 
 }  // namespace nncosim::driver::testing
+
+namespace nncosim::driver::testing {
+
+// The fence watcher sleeps while nothing changes: a pending execution waiting for one signaled
+// and one active fence must not make it spin (a signaled fence stays readable, so polling it
+// again returns at once). Its wakeups over 300 ms of waiting are counted; spinning would be
+// thousands.
+TEST_CASE("driver_fence_watcher_sleeps_with_a_signaled_fence_pending") {
+    auto [npu, device] = makeTestDevice();
+    auto prepared = prepare(*device, addModel());
+    TestRequest r = addRequest();
+    auto done = createSyncFence(), pending = createSyncFence();
+    REQUIRE(done.ok());
+    REQUIRE(pending.ok());
+    done->second.signal(true);
+    auto launched = prepared->executeFenced(r.request, {done->first, pending->first},
+                                            MeasureTiming::NO, {}, {}, {});
+    REQUIRE(launched.ok());
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the watcher has seen both
+    const uint64_t before = fenceWatcherWakeups();
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    const uint64_t wakeups = fenceWatcherWakeups() - before;
+    CHECK(wakeups <= 2);
+    CHECK(launched->fence.state() == SyncFence::State::ACTIVE);
+    pending->second.signal(true);
+    CHECK(launched->fence.wait(std::chrono::seconds(10)) == SyncFence::State::SIGNALED);
+    CHECK(launched->callback->getExecutionInfo().status.ok());
+    checkAddOutput(r);
+}
+
+}  // namespace nncosim::driver::testing

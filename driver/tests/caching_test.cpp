@@ -301,3 +301,50 @@ TEST_CASE("driver_caching_rejects_another_compiler_target") {
         saveToCache(*options.cacheKey, tokenOf(12), *contents, files.fds[0], files.fds[1]).ok());
     CHECK(fromCache(*t.device, files, tokenOf(12)).ok());
 }
+
+// IDevice.aidl's prepareModelFromCache: invoke the callback with the status, then return the
+// same status, also when the deadline passes during the call (MISSED_DEADLINE_TRANSIENT). The
+// model's 8 MB of constants make reading and authenticating the cache take long enough for a
+// deadline to fall inside the call.
+TEST_CASE("driver_caching_deadline_during_prepare_from_cache_is_the_calls_status") {
+    auto t = makeTestDevice();
+    constexpr uint32_t kElements = 8'000'000;
+    ModelBuilder b;
+    const auto type = OperandType::TENSOR_QUANT8_ASYMM;
+    const uint32_t in = b.addInput(type, {kElements}, 1.0f, 0);
+    const uint32_t k =
+        b.addConstant(type, {kElements}, std::vector<uint8_t>(kElements, 3), 1.0f, 0);
+    const uint32_t out = b.addOutput(type, {kElements}, 1.0f, 0);
+    b.addOperation(OperationType::ADD, {in, k, b.addInt32(0)}, {out});
+    CacheFiles files;
+    REQUIRE(prepareModelBlocking(*t.device, b.build(), kDefaultExecutionPreference,
+                                 kDefaultPriority, {}, files.model(), files.data(), tokenOf(11))
+                .ok());
+    REQUIRE(files.read(1).size() >= kElements);
+    // How long the call takes without a deadline (the shortest of three).
+    auto took = Clock::duration::max();
+    for (int i = 0; i < 3; ++i) {
+        auto callback = std::make_shared<PreparedModelCallback>();
+        const auto before = Clock::now();
+        REQUIRE(
+            t.device->prepareModelFromCache({}, files.model(), files.data(), tokenOf(11), callback)
+                .ok());
+        took = std::min(took, Clock::now() - before);
+        REQUIRE(callback->status().ok());
+    }
+    MESSAGE("prepareModelFromCache of an 8 MB data cache: "
+            << std::chrono::duration_cast<std::chrono::microseconds>(took).count() << " us");
+    int missedInside = 0;
+    for (int attempt = 0; attempt < 5; ++attempt) {
+        auto callback = std::make_shared<PreparedModelCallback>();
+        const Status st = t.device->prepareModelFromCache(Clock::now() + took / 3, files.model(),
+                                                          files.data(), tokenOf(11), callback);
+        const Status notified = callback->status();
+        CAPTURE(st.message);
+        CHECK(st.code == notified.code);
+        CHECK(callback->notifications() == 1);
+        CHECK((notified.ok() == (callback->preparedModel() != nullptr)));
+        missedInside += notified.code == ErrorStatus::MISSED_DEADLINE_TRANSIENT;
+    }
+    CHECK(missedInside > 0);  // the deadline did fall inside the call
+}

@@ -127,6 +127,91 @@ TEST_CASE("driver_device_timing_from_cycles") {
     CHECK(*result.timing.timeInDriver >= Duration::zero());
 }
 
+namespace {
+
+Duration since(TimePoint start) {
+    return std::chrono::duration_cast<Duration>(Clock::now() - start);
+}
+
+}  // namespace
+
+// Time on the device and time in the driver are measured independently (IPreparedModel.h): the
+// device's is its cycles at its clock, the driver's is its own host time plus the device's. A
+// driver that reported wall time as either, clamped one to the other, or counted the host's
+// simulation of the device as driver time would fail one of these relations.
+TEST_CASE("driver_device_timing_measured_independently") {
+    SUBCASE("a device slower than the host, a driver with host time of its own") {
+        // 10 ms per cycle: the job's device time is far longer than the host takes to run it.
+        sim::FunctionalNpuConfig config;
+        config.clockPeriodPs = 10'000'000'000;
+        auto t = makeHookedDevice(config);
+        auto prepared = prepare(*t.device, addModel());
+        t.npu->writeMemoryDelayMs = 5;  // the driver's staging takes host time
+        auto r = addRequest();
+        const uint64_t writesBefore = t.npu->writeMemoryCalls, cyclesBefore = t.npu->jobCycles;
+        const auto start = Clock::now();
+        auto result = prepared->execute(r.request, MeasureTiming::YES, {}, {});
+        const Duration wall = since(start);
+        REQUIRE_MESSAGE(result.ok(), result.status.message);
+        checkAddOutput(r);
+        const Duration staging = std::chrono::milliseconds(5) *
+                                 static_cast<int64_t>(t.npu->writeMemoryCalls - writesBefore);
+        const uint64_t cycles = t.npu->jobCycles - cyclesBefore;
+        REQUIRE(cycles > 0);
+        REQUIRE(result.timing.timeOnDevice.has_value());
+        REQUIRE(result.timing.timeInDriver.has_value());
+        const Duration device = *result.timing.timeOnDevice, driver = *result.timing.timeInDriver;
+        MESSAGE("10 ms cycles: " << cycles << " cycles; on device " << device.count()
+                                << " ns, in driver " << driver.count() << " ns, staging "
+                                << staging.count() << " ns, wall " << wall.count() << " ns");
+        CHECK(device == std::chrono::milliseconds(10 * static_cast<int64_t>(cycles)));
+        CHECK(device > wall);               // simulated time, not the host's
+        CHECK(driver - device >= staging);  // the driver's own time is in it
+        CHECK(driver - device <= wall);     // and no more than the host spent in the call
+
+        // Fenced: launched = fenced + the wait for the fence.
+        auto gate = createSyncFence();
+        REQUIRE(gate.ok());
+        const auto launch = Clock::now();
+        auto fenced =
+            prepared->executeFenced(r.request, {gate->first}, MeasureTiming::YES, {}, {}, {});
+        REQUIRE(fenced.ok());
+        std::this_thread::sleep_for(std::chrono::milliseconds(30));
+        gate->second.signal(true);
+        const auto info = fenced->callback->getExecutionInfo();
+        const Duration fencedWall = since(launch);
+        REQUIRE_MESSAGE(info.status.ok(), info.status.message);
+        CHECK(info.timingLaunched.timeOnDevice == info.timingFenced.timeOnDevice);
+        CHECK(*info.timingFenced.timeOnDevice == device);
+        const Duration waited = *info.timingLaunched.timeInDriver - *info.timingFenced.timeInDriver;
+        CHECK(waited >= std::chrono::milliseconds(30));
+        CHECK(*info.timingLaunched.timeInDriver - device <= fencedWall);
+        CHECK(*info.timingFenced.timeInDriver - device >= staging);
+    }
+    SUBCASE("a host slower than the device: simulation time is not driver time") {
+        auto t = makeHookedDevice();  // 1 GHz
+        auto prepared = prepare(*t.device, addModel());
+        t.npu->waitDelayMs = 40;  // each wait for the interrupt takes 40 ms of host time
+        auto r = addRequest();
+        const uint64_t waitsBefore = t.npu->waitCalls, cyclesBefore = t.npu->jobCycles;
+        const auto start = Clock::now();
+        auto result = prepared->execute(r.request, MeasureTiming::YES, {}, {});
+        const Duration wall = since(start);
+        REQUIRE_MESSAGE(result.ok(), result.status.message);
+        const Duration simulation =
+            std::chrono::milliseconds(40) * static_cast<int64_t>(t.npu->waitCalls - waitsBefore);
+        REQUIRE(simulation > Duration::zero());
+        const Duration device = *result.timing.timeOnDevice, driver = *result.timing.timeInDriver;
+        MESSAGE("slow simulation: on device "
+                << device.count() << " ns, in driver " << driver.count() << " ns, simulation "
+                << simulation.count() << " ns, wall " << wall.count() << " ns");
+        CHECK(device == std::chrono::nanoseconds(t.npu->jobCycles - cyclesBefore));
+        CHECK(device < std::chrono::milliseconds(1));
+        CHECK(driver >= device);
+        CHECK(driver - device <= wall - simulation);
+    }
+}
+
 TEST_CASE("driver_device_dma_window_and_clearing") {
     auto t = makeTestDevice();
     auto prepared = prepare(*t.device, addModel());

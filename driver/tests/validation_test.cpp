@@ -200,3 +200,124 @@ TEST_CASE("driver_validation_unsupported_models_fail_preparation") {
     auto prepared = prepareModelBlocking(*t.device, model);
     CHECK(prepared.status().code == ErrorStatus::GENERAL_FAILURE);
 }
+
+namespace {
+
+// out0 = a + b and out1 = out0 + b: two outputs of fully specified shape [2, 3].
+Model twoOutputModel() {
+    ModelBuilder b;
+    const auto type = OperandType::TENSOR_QUANT8_ASYMM;
+    const uint32_t a = b.addInput(type, {2, 3}, 1.0f, 0);
+    const uint32_t c = b.addInput(type, {2, 3}, 1.0f, 0);
+    const uint32_t out0 = b.addOutput(type, {2, 3}, 1.0f, 0);
+    const uint32_t out1 = b.addOutput(type, {2, 3}, 1.0f, 0);
+    b.addOperation(OperationType::ADD, {a, c, b.addInt32(0)}, {out0});
+    b.addOperation(OperationType::ADD, {out0, c, b.addInt32(0)}, {out1});
+    return b.build();
+}
+
+}  // namespace
+
+// IPreparedModel 1.3: OUTPUT_INSUFFICIENT_SIZE "if at least one output operand buffer is not
+// large enough", also for outputs whose shape the model fixes (VTS's mutation: length - 1,
+// padding + 1), with every output's shape and isSufficient, on every execution path. The
+// fenced path, which reports no shapes, fails the call with the status. An input one byte short
+// stays INVALID_ARGUMENT.
+TEST_CASE("driver_validation_output_insufficient_size_on_every_path") {
+    auto t = makeTestDevice();
+    auto prepared = prepare(*t.device, twoOutputModel());
+    TestRequest r = makeRequest({6, 6}, {6, 6});
+    for (int i = 0; i < 6; ++i) {
+        r.input(0)[i] = static_cast<uint8_t>(i + 1);
+        r.input(1)[i] = static_cast<uint8_t>(10 * (i + 1));
+    }
+    Request shortOutput = r.request;
+    shortOutput.outputs[1].location.length -= 1;
+    shortOutput.outputs[1].location.padding += 1;
+    const uint64_t jobsBefore = t.npu->jobCount();
+    std::memset(r.output(0), 0xEE, 12);
+    auto checkShapes = [](const ExecutionResult& result) {
+        CHECK(result.status.code == ErrorStatus::OUTPUT_INSUFFICIENT_SIZE);
+        REQUIRE(result.outputShapes.size() == 2);
+        CHECK(result.outputShapes[0].isSufficient);
+        CHECK_FALSE(result.outputShapes[1].isSufficient);
+        for (const OutputShape& shape : result.outputShapes)
+            CHECK(shape.dimensions == std::vector<uint32_t>{2, 3});
+        CHECK_FALSE(result.timing.timeOnDevice.has_value());
+    };
+    SUBCASE("sync") {
+        checkShapes(prepared->execute(shortOutput, MeasureTiming::YES, {}, {}));
+    }
+    SUBCASE("async") {
+        auto callback = std::make_shared<ExecutionCallback>();
+        REQUIRE(prepared->executeAsynchronously(shortOutput, MeasureTiming::YES, {}, {}, callback)
+                    .ok());
+        checkShapes(callback->result());
+    }
+    SUBCASE("fenced") {
+        CHECK(
+            prepared->executeFenced(shortOutput, {}, MeasureTiming::NO, {}, {}, {}).status().code ==
+            ErrorStatus::OUTPUT_INSUFFICIENT_SIZE);
+    }
+    SUBCASE("burst") {
+        auto burst = prepared->configureExecutionBurst();
+        REQUIRE(burst.ok());
+        checkShapes((*burst)->execute(shortOutput, MeasureTiming::YES, {}, {}));
+        auto execution = (*burst)->createReusableExecution(shortOutput, MeasureTiming::NO, {});
+        REQUIRE_MESSAGE(execution.ok(), execution.status().message);
+        checkShapes((*execution)->compute({}));
+    }
+    SUBCASE("reusable") {
+        auto execution = prepared->createReusableExecution(shortOutput, MeasureTiming::NO, {});
+        REQUIRE_MESSAGE(execution.ok(), execution.status().message);
+        checkShapes((*execution)->compute({}));
+        checkShapes((*execution)->compute({}));
+        CHECK((*execution)->computeFenced({}, {}, {}).status().code ==
+              ErrorStatus::OUTPUT_INSUFFICIENT_SIZE);
+    }
+    // Nothing ran and nothing was written.
+    CHECK(t.npu->jobCount() == jobsBefore);
+    for (int i = 0; i < 12; ++i) CHECK(r.output(0)[i] == 0xEE);
+    // An input one byte short is still invalid.
+    Request shortInput = r.request;
+    shortInput.inputs[0].location.length -= 1;
+    shortInput.inputs[0].location.padding += 1;
+    CHECK(prepared->execute(shortInput, MeasureTiming::NO, {}, {}).status.code ==
+          ErrorStatus::INVALID_ARGUMENT);
+    // The full request runs.
+    auto result = prepared->execute(r.request, MeasureTiming::NO, {}, {});
+    REQUIRE_MESSAGE(result.ok(), result.status.message);
+    for (int i = 0; i < 6; ++i) CHECK(r.output(1)[i] == 21 * (i + 1));
+}
+
+// IDevice.aidl: "If an operation may not be supported for any reason, getSupportedOperations
+// must return false." An operation whose declared output shape contradicts its inputs is
+// rejected by prepareModel (validateDeclaredShapes), so it is not claimed; the operations the
+// contradiction does not involve still are.
+TEST_CASE("driver_validation_contradicted_shape_is_not_claimed") {
+    auto t = makeTestDevice();
+    ModelBuilder b;
+    const auto type = OperandType::TENSOR_QUANT8_ASYMM;
+    const uint32_t a = b.addInput(type, {2, 3}, 1.0f, 0);
+    const uint32_t c = b.addInput(type, {2, 3}, 1.0f, 0);
+    const uint32_t sum = b.addOperand(type, {3, 2}, 1.0f, 0);  // ADD computes [2, 3]
+    const uint32_t out0 = b.addOutput(type, {3, 2}, 1.0f, 0);
+    const uint32_t out1 = b.addOutput(type, {2, 3}, 1.0f, 0);
+    b.addOperation(OperationType::ADD, {a, c, b.addInt32(0)}, {sum});
+    b.addOperation(OperationType::RELU, {sum}, {out0});
+    b.addOperation(OperationType::ADD, {a, c, b.addInt32(0)}, {out1});
+    const Model model = b.build();
+    REQUIRE(validateModel(model).ok());
+    auto supported = t.device->getSupportedOperations(model);
+    REQUIRE(supported.ok());
+    CHECK(*supported == std::vector<bool>{false, true, true});
+    CHECK(prepareModelBlocking(*t.device, model).status().code == ErrorStatus::INVALID_ARGUMENT);
+    // Each claimed operation, alone with its declared shapes, prepares.
+    auto contradicted = t.device->getSupportedOperations(addModel(type, {3, 2}));
+    REQUIRE(contradicted.ok());
+    CHECK(*contradicted == std::vector<bool>{false});
+    auto fine = t.device->getSupportedOperations(addModel());
+    REQUIRE(fine.ok());
+    CHECK(*fine == std::vector<bool>{true});
+    CHECK(prepareModelBlocking(*t.device, addModel()).ok());
+}

@@ -139,12 +139,15 @@ std::optional<std::vector<uint32_t>> computedShape(const Model& model, const Ope
     return std::nullopt;
 }
 
-}  // namespace
-
-Status validateDeclaredShapes(const Model& model) {
+// Each main-graph operation's declared output 0 against its computed shape, in execution
+// order. A computed shape refines the declared one for later operations when they agree; when
+// they contradict, later operations see the declared shape (so that only the contradicting
+// operation is blamed).
+std::vector<Status> declaredShapeChecks(const Model& model) {
     const Subgraph& g = model.main;
     std::vector<std::vector<uint32_t>> dims;
     for (const Operand& o : g.operands) dims.push_back(o.dimensions);
+    std::vector<Status> checks(g.operations.size());
     for (size_t i = 0; i < g.operations.size(); ++i) {
         const Operation& op = g.operations[i];
         auto computed = computedShape(model, op, dims);
@@ -154,13 +157,31 @@ Status validateDeclaredShapes(const Model& model) {
         bool agrees = declared.empty() || declared.size() == computed->size();
         for (size_t d = 0; agrees && d < declared.size(); ++d)
             agrees = declared[d] == 0 || declared[d] == (*computed)[d];
-        if (!agrees)
-            return invalidArgument("operation ", i, " (", nameOf(op.type), "): output 0 (operand ",
-                                   out, ") has the computed shape ", toString(*computed),
-                                   " but the model declares ", toString(declared));
+        if (!agrees) {
+            checks[i] =
+                invalidArgument("operation ", i, " (", nameOf(op.type), "): output 0 (operand ",
+                                out, ") has the computed shape ", toString(*computed),
+                                " but the model declares ", toString(declared));
+            continue;
+        }
         dims[out] = *computed;
     }
+    return checks;
+}
+
+}  // namespace
+
+Status validateDeclaredShapes(const Model& model) {
+    for (Status& st : declaredShapeChecks(model)) {
+        if (!st.ok()) return std::move(st);
+    }
     return okStatus();
+}
+
+std::vector<bool> declaredShapesAgree(const Model& model) {
+    std::vector<bool> agree;
+    for (const Status& st : declaredShapeChecks(model)) agree.push_back(st.ok());
+    return agree;
 }
 
 }  // namespace nncosim

@@ -196,6 +196,18 @@ TEST_CASE("request_validation_rules") {
         r.inputs[1].location.length = 4;
         CHECK(validateRequest(r, m).message.find("needs 8 bytes") != std::string::npos);
     }
+    SUBCASE("output lengths") {
+        // Shorter than its shape: valid, the execution reports OUTPUT_INSUFFICIENT_SIZE.
+        r.outputs[0].location.length = 7;
+        r.outputs[0].location.padding = 1;
+        CHECK(validateRequest(r, m).ok());
+        r.outputs[0].location.length = 9;
+        r.outputs[0].location.padding = 0;
+        CHECK(validateRequest(r, m).message.find("needs 8 bytes") != std::string::npos);
+        r.outputs[0].location.length = 8;
+        r.inputs[0].location.length = 9;
+        CHECK(validateRequest(r, m).message.find("needs 8 bytes") != std::string::npos);
+    }
     SUBCASE("incompatible dimensions") {
         r.inputs[0].dimensions = {3};
         CHECK(validateRequest(r, m).message.find("dimension 0") != std::string::npos);

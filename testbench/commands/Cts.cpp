@@ -1,6 +1,6 @@
 // `nncosim cts [--backend ...] [--summary FILE.json] [--junit FILE.xml] [-j N]
-// [--preference low-power|fast-single-answer|sustained-speed] PATH...`: runs every test of the
-// CTS JSON files under PATH and judges it by the CTS accuracy rule.
+// [--preference low-power|fast-single-answer|sustained-speed] [--per-operation N] PATH...`: runs
+// every test of the CTS JSON files under PATH and judges it by the CTS accuracy rule.
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,6 +15,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "model/CtsReader.h"
@@ -46,6 +47,7 @@ struct CtsOptions {
     std::string npu = "rtl";
     uint32_t dramBytesPerCycle = 16;
     std::string preference = "fast-single-answer";  // npu and auto backends
+    unsigned perOperation = 0;  // > 0: only a sample, this many supported tests per operation
     // Internal, for the processes of a parallel RTL run (runInProcesses): this process runs the
     // tests whose (file index + test index) % count == index and writes their results here.
     std::string shard;
@@ -215,6 +217,36 @@ void runInProcesses(const CtsOptions& options, size_t fileCount,
     if (!keep) fs::remove_all(dir, ec);
 }
 
+// The sample --per-operation N picks: in file order, each test the backend supports that
+// exercises an operation type in a numerics class (testNumerics: float, quantized, integer)
+// fewer than N picked tests exercise yet (a test counts for every operation type it
+// exercises). By file, the indexes of the picked tests.
+std::vector<std::set<size_t>> pickSample(const CtsOptions& options,
+                                         const std::vector<std::string>& files) {
+    std::vector<std::set<size_t>> picked(files.size());
+    const auto backends = makeBackends(options);
+    std::map<std::pair<OperationType, std::string>, unsigned> covered;
+    for (size_t f = 0; f < files.size(); ++f) {
+        auto file = readCtsFile(files[f]);
+        if (!file) continue;  // reported by the run itself
+        for (size_t i = 0; i < file->tests.size(); ++i) {
+            const CtsTest& test = file->tests[i];
+            if (!test.readError.empty()) continue;
+            const std::string numerics = testNumerics(test);
+            const auto operations = testedOperations(test);
+            const bool wanted = std::any_of(operations.begin(), operations.end(), [&](auto op) {
+                return covered[{op, numerics}] < options.perOperation;
+            });
+            if (!wanted) continue;
+            auto supported = backends.front()->supportsModel(test.model);
+            if (!supported || !*supported) continue;
+            picked[f].insert(i);
+            for (OperationType op : operations) ++covered[{op, numerics}];
+        }
+    }
+    return picked;
+}
+
 int runCts(const CtsOptions& options) {
     if (options.backend != "npu" && (options.execution != "sync" || options.memory != "shared")) {
         std::cerr << "nncosim cts: --execution and --memory apply to --backend npu only\n";
@@ -247,6 +279,10 @@ int runCts(const CtsOptions& options) {
         }
     }
     const auto start = std::chrono::steady_clock::now();
+    // The processes of a parallel run pick the same sample each.
+    const std::vector<std::set<size_t>> sample = options.perOperation && !inProcesses
+                                                     ? pickSample(options, *files)
+                                                     : std::vector<std::set<size_t>>{};
     std::vector<std::vector<CtsTestResult>> resultsPerFile(files->size());
     std::vector<std::string> unreadable;
     std::atomic<size_t> nextFile{0}, filesDone{0}, testsDone{0}, testsFailed{0};
@@ -263,6 +299,7 @@ int runCts(const CtsOptions& options) {
                 unreadable.push_back(file.status().message);
             } else {
                 for (size_t t = 0; t < file->tests.size(); ++t) {
+                    if (!sample.empty() && sample[f].count(t) == 0) continue;
                     if (shardCount > 1 && (f + t) % shardCount != shardIndex) continue;
                     const CtsTest& test = file->tests[t];
                     CtsTestResult r =
@@ -420,6 +457,12 @@ void addCtsCommand(CLI::App& app) {
                     "driver's figure for it beats the CPU's (as in `nncosim run`)")
         ->check(CLI::IsMember({"low-power", "fast-single-answer", "sustained-speed"}))
         ->capture_default_str();
+    cmd->add_option("--per-operation", options->perOperation,
+                    "Run only a sample: in file order, the tests the backend supports that "
+                    "exercise an operation type, in a numerics class (float, quantized, "
+                    "integer), fewer than N sampled tests exercise yet (every operation the "
+                    "backend supports in the set, in each class, at least N times)")
+        ->check(CLI::Range(1u, 1000000u));
     addMemoryLimitOption(*cmd, options->memoryLimitBytes);
     addNpuOption(*cmd, options->npu);
     addDramOption(*cmd, options->dramBytesPerCycle);
