@@ -162,8 +162,8 @@ TEST_CASE("driver_device_timing_measured_independently") {
         REQUIRE(result.timing.timeInDriver.has_value());
         const Duration device = *result.timing.timeOnDevice, driver = *result.timing.timeInDriver;
         MESSAGE("10 ms cycles: " << cycles << " cycles; on device " << device.count()
-                                << " ns, in driver " << driver.count() << " ns, staging "
-                                << staging.count() << " ns, wall " << wall.count() << " ns");
+                                 << " ns, in driver " << driver.count() << " ns, staging "
+                                 << staging.count() << " ns, wall " << wall.count() << " ns");
         CHECK(device == std::chrono::milliseconds(10 * static_cast<int64_t>(cycles)));
         CHECK(device > wall);               // simulated time, not the host's
         CHECK(driver - device >= staging);  // the driver's own time is in it
