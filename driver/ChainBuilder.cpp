@@ -56,8 +56,7 @@ uint32_t convWeightStreamBytes(uint32_t outChannels, uint32_t kernelH, uint32_t 
 }
 
 bool depthwiseUsesTaps(const ConvGeometry& g) {
-    return g.kernelH * g.strideW <= kDwTapPorts && g.kernelH * g.kernelW <= kArrayRows &&
-           g.dilationW == 1;
+    return tapsFit(g.kernelH, g.kernelW, g.strideW, g.dilationW);
 }
 
 uint64_t depthwiseWeightStreamBytes(uint32_t channels, uint32_t kernelH, uint32_t kernelW,

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "driver/ChainBuilder.h"
+#include "driver/Descriptor.h"
 
 namespace nncosim::driver {
 namespace {

@@ -6,7 +6,7 @@
 #include <map>
 #include <sstream>
 
-#include "driver/ChainBuilder.h"
+#include "driver/Descriptor.h"
 
 namespace nncosim::driver {
 namespace {

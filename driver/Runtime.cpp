@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "driver/ChainBuilder.h"
+#include "driver/Descriptor.h"
 #include "driver/NpuRegisters.h"
 
 namespace nncosim::driver {

@@ -7,8 +7,8 @@
 #include <optional>
 #include <thread>
 
-#include "driver/ChainBuilder.h"
 #include "driver/CostModel.h"
+#include "driver/Descriptor.h"
 #include "model/FixedPoint.h"
 #include "sim/FunctionalDatapath.h"
 
@@ -179,125 +179,6 @@ struct Counts {
     uint64_t macs = 0, read = 0, written = 0, active = 0;
 };
 
-/// The RTL's decode-time validation (rtl/npu_cmd.sv): BAD_OPCODE, BAD_FIELD or NONE.
-struct ChainContext {
-    bool prevChainOut = false;
-    uint32_t prevOutInner = 0, prevOutCount1 = 0, prevOutCount2 = 0, prevFormat = 0;
-};
-
-ErrorCode validate(const Descriptor& d, const ChainContext& chain) {
-    const auto opcode = static_cast<uint32_t>(d.opcode);
-    const bool badOpcode = opcode >= npu::kOpcodeCount;
-    const Opcode op = d.opcode;
-    const bool window = !badOpcode && npu::op::isWindow(op);
-    const bool usesArray = !badOpcode && npu::op::usesArray(op);
-    const uint64_t vw = usesArray ? npu::vectorWords(d) : 1;
-    const uint64_t aWpr = wordsOf(d.a.inner);
-    const uint64_t nb = (uint64_t{d.out.inner} + kBeat * vw - 1) / (kBeat * vw);
-    const uint64_t aRows = uint64_t{d.a.count1} * d.a.count2 * d.a.count3;
-    const uint64_t aWords = aRows * aWpr;
-    const uint64_t pCount = uint64_t{d.out.count1} * d.out.count2;
-    const bool taps = d.flags & flag(npu::DescFlag::TAPS);
-    const bool pack = d.flags & flag(npu::DescFlag::PACK);
-    const bool residual = d.flags & flag(npu::DescFlag::RESIDUAL);
-    const bool chainOut = d.flags & flag(npu::DescFlag::CHAIN_OUT);
-    const bool chainIn = d.flags & flag(npu::DescFlag::CHAIN_IN);
-    const bool last = d.flags & flag(npu::DescFlag::LAST);
-    const bool wide = d.flags & flag(npu::DescFlag::WIDE);
-    const uint64_t kt = npu::kernelSteps(d);
-    const uint64_t wWords = npu::weightStreamWords(d);
-    const auto minusThirtyTwo = [](int32_t shift) { return datapath::shiftBits(shift) == 0x20; };
-
-    bool bad = false;
-    if (op != Opcode::NOP && !badOpcode) {
-        bad = empty(d.a) || empty(d.out) || minusThirtyTwo(d.outShift) || d.actMin > d.actMax;
-    }
-    if (window) {
-        bad |= d.kernelW == 0 || d.kernelH == 0 || d.strideW == 0 || d.strideH == 0 ||
-               d.dilationW == 0 || d.dilationH == 0 || d.a.count3 != 1 || d.out.count3 != 1 ||
-               pCount > npu::kAccDepth || aWords > (wide ? 2 : 1) * npu::kSpadWords || kt > 0xffff;
-        if (op != Opcode::CONV) bad |= d.out.inner != d.a.inner;
-        if (usesArray) bad |= d.wAddr % kBeat != 0 || wWords > 0xffffffffull;
-        if (taps) {
-            bad |= op != Opcode::DWCONV || d.kernelH * d.strideW > npu::kDwTapPorts ||
-                   d.kernelH * d.kernelW > npu::kArrayRows || d.dilationW != 1;
-        }
-        // PACK: at least two taps' channels in a K step's rows, a pixel within one word.
-        if (pack) {
-            bad |= op != Opcode::CONV || d.a.inner / vw > npu::kArrayRows / 2 ||
-                   d.a.inner > kBeat || chainIn;
-        }
-    }
-    if ((taps || pack) && !window) bad = true;
-    // A_PLANAR: a window operation loading A alone, one to four whole elements a pixel, every
-    // element within one beat (addresses multiples of the element's size).
-    if (d.aPlanar) {
-        const uint32_t size = npu::elementBytes(d);
-        bad |= !window || chainIn || residual || d.a.inner == 0 || d.a.inner > 4 * size ||
-               ((d.a.inner | d.a.addr | d.a.stride1 | d.a.stride2 | d.a.stride3) & (size - 1)) != 0;
-    }
-    // WIDE: a CONV tile in both buffers, loaded and computed alone.
-    if (wide) bad |= op != Opcode::CONV || pack || residual || chainOut || chainIn;
-    // RESIDUAL: B has OUT's shape and follows A (or the chained words) in the buffer.
-    if (residual) {
-        bad |= op != Opcode::CONV || pack || chainOut ||
-               d.format != static_cast<uint32_t>(npu::Format::INT8) || d.b.inner != d.out.inner ||
-               d.b.count1 != d.out.count1 || d.b.count2 != d.out.count2 || d.b.count3 != 1 ||
-               aWords + pCount * nb > npu::kSpadWords || minusThirtyTwo(d.aShift) ||
-               minusThirtyTwo(d.bShift) || minusThirtyTwo(d.outShift);
-    }
-    // CHAIN_IN reads the previous CHAIN_OUT tile as a 1x1 convolution's input or a depthwise
-    // window's (which may pass its own result on).
-    if (chainOut) {
-        bad |= !usesArray || (chainIn && op != Opcode::DWCONV) || last ||
-               pCount * nb * vw > npu::kSpadWords;
-    }
-    if (chainIn) {
-        bad |= !chain.prevChainOut || d.a.inner != chain.prevOutInner ||
-               d.a.count1 != chain.prevOutCount1 || d.a.count2 != chain.prevOutCount2 ||
-               d.format != chain.prevFormat;
-        if (op == Opcode::CONV) {
-            bad |= d.kernelW != 1 || d.kernelH != 1 || d.strideW != 1 || d.strideH != 1 ||
-                   d.padTop != 0 || d.padLeft != 0 || d.out.count1 != d.a.count1 ||
-                   d.out.count2 != d.a.count2;
-        } else if (op != Opcode::DWCONV) {
-            bad = true;
-        }
-    } else if (chain.prevChainOut) {
-        bad = true;  // the chained result would have no reader
-    }
-    if (!badOpcode && npu::op::usesB(op)) {
-        bad |= !sameShape(d.a, d.b) || !sameShape(d.a, d.out) || empty(d.b) ||
-               2 * aWords > npu::kSpadWords || minusThirtyTwo(d.aShift) || minusThirtyTwo(d.bShift);
-    }
-    if (op == Opcode::LUT) {
-        bad |= !sameShape(d.a, d.out) || aWords > npu::kSpadWords || d.wAddr % kBeat != 0;
-    }
-    // A softmax row's output shift stays within 31 bits up to 511 elements.
-    if (op == Opcode::NORM) {
-        bad |= !sameShape(d.a, d.out) || aWords > npu::kSpadWords ||
-               (!d.normL2 && (d.a.inner > 511 || d.wAddr % kBeat != 0));
-    }
-    if (op == Opcode::FUNC) {
-        bad |= !sameShape(d.a, d.out) || aWords > npu::kSpadWords ||
-               d.format == static_cast<uint32_t>(npu::Format::INT8);
-    }
-    // Float formats: ADD, MUL, FUNC, pooling, and CONV / DWCONV (TAPS, PACK too), chained as a
-    // DWCONV of whole channel blocks into a CONV only; INT32: ADD and MUL without DIVIDE; both
-    // on whole elements.
-    const auto format = static_cast<npu::Format>(d.format);
-    if (format != npu::Format::INT8) {
-        bad |= badOpcode || !(npu::op::usesB(op) || window || op == Opcode::FUNC) ||
-               (chainOut && (op != Opcode::DWCONV || chainIn || d.out.inner % (kBeat * vw) != 0)) ||
-               (chainIn && op != Opcode::CONV) || d.a.inner % npu::elementBytes(d) != 0 ||
-               d.out.inner % npu::elementBytes(d) != 0;
-    }
-    if (format == npu::Format::INT32) bad |= !npu::op::usesB(op) || (op == Opcode::MUL && d.divide);
-    if (d.compare != 0) bad |= d.compare == 7 || op != Opcode::ADD || format == npu::Format::INT8;
-    if (badOpcode) return ErrorCode::BAD_OPCODE;
-    return bad ? ErrorCode::BAD_FIELD : ErrorCode::NONE;
-}
-
 /// Loads a tensor as the load DMA does: every row ceil(INNER / Vec) words, zero-filled tails.
 /// A row whose first beat is the beat the load read last reuses it (`lastBeat`, kept from A to
 /// B): only its other beats are read.
@@ -381,7 +262,7 @@ struct FunctionalNpu::Job {
     uint32_t next = 0;      // index of the next descriptor to execute
     bool haveNext = false;  // descriptor `next` is fetched and validated
     Descriptor nextDesc;
-    ChainContext chain;              // of the last validated descriptor
+    npu::ChainContext chain;         // of the last validated descriptor
     std::vector<uint8_t> chainData;  // a CHAIN_OUT result: pixels x words-per-pixel words
     bool hanging = false;
     uint64_t elapsed = 0;   // estimated cycles from the doorbell to the last retirement
@@ -407,16 +288,12 @@ struct FunctionalNpu::Job {
             words[bit / 32] ^= 1u << (bit % 32);
         }
         nextDesc = Descriptor::decode(words);
-        const ErrorCode code = validate(nextDesc, chain);
+        const ErrorCode code = npu::descriptorError(nextDesc, chain);
         if (code != ErrorCode::NONE) {
             *fault = {code, index, addr};
             return false;
         }
-        chain.prevChainOut = nextDesc.flags & flag(npu::DescFlag::CHAIN_OUT);
-        chain.prevOutInner = nextDesc.out.inner;
-        chain.prevOutCount1 = nextDesc.out.count1;
-        chain.prevOutCount2 = nextDesc.out.count2;
-        chain.prevFormat = nextDesc.format;
+        chain = npu::ChainContext::after(nextDesc);
         haveNext = true;
         next = index;
         return true;

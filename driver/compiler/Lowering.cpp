@@ -220,6 +220,14 @@ Result<Program> Lowering::run() {
         mProgram.descriptors.push_back(nop);
     }
     mProgram.descriptors.back().flags |= static_cast<uint32_t>(npu::DescFlag::LAST);
+#ifndef NDEBUG
+    // Debug builds decode the program as the NPU will: a compiler bug shows here, without the RTL.
+    if (const auto refused =
+            npu::chainError(mProgram.descriptors.data(), mProgram.descriptors.size());
+        refused.code != npu::ErrorCode::NONE)
+        return nncosim::fail(ErrorStatus::GENERAL_FAILURE, "compiler bug: descriptor ",
+                             refused.index, " is ", npu::errorName(refused.code));
+#endif
     for (uint32_t k : g.inputIndexes) mProgram.inputs.push_back(io(k));
     for (uint32_t k : g.outputIndexes) mProgram.outputs.push_back(io(k));
     mProgram.descriptorOffset =
