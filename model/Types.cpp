@@ -167,6 +167,11 @@ bool isTensorType(OperandType t) {
     return isValidOperandType(t) && !isScalarType(t);
 }
 
+bool isFloatType(OperandType t) {
+    return t == OperandType::TENSOR_FLOAT32 || t == OperandType::FLOAT32 ||
+           t == OperandType::TENSOR_FLOAT16 || t == OperandType::FLOAT16;
+}
+
 bool isQuantizedType(OperandType t) {
     switch (t) {
         case OperandType::TENSOR_QUANT8_ASYMM:

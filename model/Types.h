@@ -227,6 +227,7 @@ bool isValidOperandType(OperandType t);  ///< a non-extension NNAPI type
 bool isTensorType(OperandType t);
 bool isScalarType(OperandType t);  ///< FLOAT32, INT32, UINT32, BOOL, FLOAT16, SUBGRAPH, OEM
 bool isQuantizedType(OperandType t);
+bool isFloatType(OperandType t);  ///< FLOAT32, FLOAT16, TENSOR_FLOAT32, TENSOR_FLOAT16
 /// Bytes of one element; 0 for SUBGRAPH and OEM types of unknown size.
 uint32_t elementSize(OperandType t);
 

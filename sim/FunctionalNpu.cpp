@@ -62,15 +62,6 @@ uint32_t beatsOf(uint32_t addr, uint32_t inner) {
     return (addr % kBeat + inner + kBeat - 1) / kBeat;
 }
 
-bool empty(const TensorDesc& t) {
-    return t.inner == 0 || t.count1 == 0 || t.count2 == 0 || t.count3 == 0;
-}
-
-bool sameShape(const TensorDesc& x, const TensorDesc& y) {
-    return x.inner == y.inner && x.count1 == y.count1 && x.count2 == y.count2 &&
-           x.count3 == y.count3;
-}
-
 /// Row addresses of a 4-D strided tensor in walk order (dimension 1 fastest), 32-bit wrapping.
 template <typename F>
 void forEachRow(const TensorDesc& t, F&& f) {

@@ -29,11 +29,6 @@ int64_t orderedBits(OperandType type, const uint8_t* data, uint64_t i) {
     return b < 0 ? int64_t{INT32_MIN} - b : int64_t{b};
 }
 
-bool isFloatType(OperandType type) {
-    return type == OperandType::TENSOR_FLOAT32 || type == OperandType::FLOAT32 ||
-           type == OperandType::TENSOR_FLOAT16 || type == OperandType::FLOAT16;
-}
-
 }  // namespace
 
 bool isRelaxed(const Model& model) {

@@ -163,6 +163,9 @@ Result<sim::FaultOptions> parseFaultSpec(const std::string& spec);
 Result<RunReport> runModel(const std::string& name, const Model& model,
                            const std::vector<TensorData>& inputs, const RunOptions& options);
 
+/// The coordinates of element `flat` (row-major) of a tensor of `dims`, e.g. "[0,12,3,40]".
+std::string coordinates(const std::vector<uint32_t>& dims, uint64_t flat);
+
 /// The readable report.
 std::string formatReport(const RunReport& report);
 /// The same as JSON.
