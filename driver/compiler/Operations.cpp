@@ -7,10 +7,10 @@ namespace nncosim::driver {
 
 // Defined in the family files.
 extern const NpuOperation kConvolutionOperation;     // Convolution.cpp
-extern const NpuOperation kPoolingOperation;         // Convolution.cpp
-extern const NpuOperation kMeanOperation;            // Convolution.cpp
-extern const NpuOperation kReduceOperation;          // Convolution.cpp
-extern const NpuOperation kTransposeConvOperation;   // Convolution.cpp
+extern const NpuOperation kPoolingOperation;         // Pooling.cpp
+extern const NpuOperation kMeanOperation;            // Pooling.cpp
+extern const NpuOperation kReduceOperation;          // Pooling.cpp
+extern const NpuOperation kTransposeConvOperation;   // TransposeConv.cpp
 extern const NpuOperation kFullyConnectedOperation;  // FullyConnected.cpp
 extern const NpuOperation kResizeBilinearOperation;  // Resize.cpp
 extern const NpuOperation kElementwiseOperation;     // Elementwise.cpp
