@@ -1,3 +1,7 @@
+// Descriptor chains of the NPU's operations: tiling a window operation's output into tiles that
+// fit the scratchpad and accumulators, fused depthwise-pointwise pairs (and when fusing pays),
+// convolutions, pooling, element-wise streams and lookups. Weight packing is WeightPacking.cpp's,
+// fence placement Fences.cpp's.
 #include "driver/ChainBuilder.h"
 
 #include <algorithm>
@@ -10,28 +14,6 @@ namespace {
 
 constexpr uint32_t kVec = kDramBusBytes;
 constexpr uint32_t kMaxPad = 255;
-
-uint32_t ceilDiv(uint32_t a, uint32_t b) {
-    return (a + b - 1) / b;
-}
-
-uint32_t wordsPerRow(uint32_t bytes) {
-    return ceilDiv(bytes, kVec);
-}
-
-// The quantization words of one output-channel block: biases, multipliers, shifts.
-void appendQuantWords(std::vector<uint8_t>& stream, const std::vector<ChannelQuant>& quant,
-                      uint32_t firstChannel) {
-    const size_t base = stream.size();
-    stream.resize(base + kWeightQuantWords * kVec, 0);
-    for (uint32_t l = 0; l < kVec; ++l) {
-        const uint32_t channel = firstChannel + l;
-        const ChannelQuant q = channel < quant.size() ? quant[channel] : ChannelQuant{};
-        std::memcpy(&stream[base + 4 * l], &q.bias, 4);
-        std::memcpy(&stream[base + 4 * kVec + 4 * l], &q.multiplier, 4);
-        stream[base + 8 * kVec + l] = static_cast<uint8_t>(static_cast<int8_t>(q.shift));
-    }
-}
 
 TensorDesc rowsOf(uint32_t addr, uint32_t inner, uint32_t count1, uint32_t stride1, uint32_t count2,
                   uint32_t stride2, uint32_t count3 = 1, uint32_t stride3 = 0) {
@@ -48,145 +30,6 @@ TensorDesc rowsOf(uint32_t addr, uint32_t inner, uint32_t count1, uint32_t strid
 }
 
 }  // namespace
-
-uint32_t convWeightStreamBytes(uint32_t outChannels, uint32_t kernelH, uint32_t kernelW,
-                               uint32_t inChannels) {
-    const uint32_t blocks = ConvWeightRows(inChannels, kernelH, kernelW).kSteps();
-    return ceilDiv(outChannels, kVec) * (kWeightQuantWords + blocks * kArrayRows) * kVec;
-}
-
-bool depthwiseUsesTaps(const ConvGeometry& g) {
-    return tapsFit(g.kernelH, g.kernelW, g.strideW, g.dilationW);
-}
-
-uint64_t depthwiseWeightStreamBytes(uint32_t channels, uint32_t kernelH, uint32_t kernelW,
-                                    bool taps, bool isFloat) {
-    const uint64_t blocks = taps ? 1 : uint64_t{kernelH} * kernelW;
-    const uint64_t rowWords = isFloat ? kFloatWeightRowWords : 1;
-    return uint64_t{ceilDiv(channels, kVec)} *
-           (kWeightQuantWords + blocks * kArrayRows * rowWords) * kVec;
-}
-
-std::vector<uint8_t> packConvWeights(const uint8_t* weights, uint32_t outChannels, uint32_t kernelH,
-                                     uint32_t kernelW, uint32_t inChannels, int32_t weightZeroPoint,
-                                     const std::vector<ChannelQuant>& quant) {
-    std::vector<uint8_t> stream;
-    stream.reserve(convWeightStreamBytes(outChannels, kernelH, kernelW, inChannels));
-    const ConvWeightRows rows(inChannels, kernelH, kernelW);
-    const size_t blockBytes = size_t{rows.kSteps()} * kArrayRows * kArrayCols;
-    for (uint32_t nb = 0; nb < ceilDiv(outChannels, kVec); ++nb) {
-        appendQuantWords(stream, quant, nb * kVec);
-        // Padding rows and columns hold the weight zero point.
-        const size_t block = stream.size();
-        stream.resize(block + blockBytes, static_cast<uint8_t>(weightZeroPoint));
-        for (uint32_t c = 0; c < kArrayCols && nb * kVec + c < outChannels; ++c) {
-            const uint8_t* filter = weights + size_t{nb * kVec + c} * rows.taps * inChannels;
-            for (uint32_t t = 0; t < rows.taps; ++t) {
-                for (uint32_t ic = 0; ic < inChannels; ++ic)
-                    stream[block + size_t{rows.row(t, ic)} * kArrayCols + c] =
-                        filter[t * inChannels + ic];
-            }
-        }
-    }
-    return stream;
-}
-
-namespace {
-
-// A float weight stream: per block of 16 output channels the bias words, then `kSteps` blocks of
-// 16 x 16 binary32, value(nb, k, r, c) at row r, column c of K step k.
-template <typename Value>
-std::vector<uint8_t> packFloatBlocks(const float* bias, uint32_t outChannels, uint32_t kSteps,
-                                     Value value) {
-    std::vector<uint8_t> stream;
-    std::vector<ChannelQuant> quant(outChannels);
-    for (uint32_t o = 0; o < outChannels; ++o) std::memcpy(&quant[o].bias, &bias[o], 4);
-    for (uint32_t nb = 0; nb < ceilDiv(outChannels, kVec); ++nb) {
-        appendQuantWords(stream, quant, nb * kVec);
-        for (uint32_t k = 0; k < kSteps; ++k) {
-            for (uint32_t r = 0; r < kArrayRows; ++r) {
-                for (uint32_t c = 0; c < kArrayCols; ++c) {
-                    const float v = value(nb, k, r, c);
-                    const auto* bytes = reinterpret_cast<const uint8_t*>(&v);
-                    stream.insert(stream.end(), bytes, bytes + 4);
-                }
-            }
-        }
-    }
-    return stream;
-}
-
-}  // namespace
-
-std::vector<uint8_t> packFloatConvWeights(const float* weights, const float* bias,
-                                          uint32_t outChannels, uint32_t kernelH, uint32_t kernelW,
-                                          uint32_t inChannels, uint32_t elementBytes) {
-    const ConvWeightRows rows(inChannels, kernelH, kernelW, elementBytes);
-    return packFloatBlocks(bias, outChannels, rows.kSteps(),
-                           [&](uint32_t nb, uint32_t k, uint32_t r, uint32_t c) {
-                               uint32_t tap = 0, ic = 0;
-                               const uint32_t oc = nb * kVec + c;
-                               if (!rows.tapChannel(k, r, &tap, &ic) || oc >= outChannels)
-                                   return 0.0f;
-                               return weights[(size_t{oc} * rows.taps + tap) * inChannels + ic];
-                           });
-}
-
-std::vector<uint8_t> packFloatDepthwiseWeights(const float* weights, const float* bias,
-                                               uint32_t channels, uint32_t kernelH,
-                                               uint32_t kernelW, bool taps) {
-    const uint32_t kernelTaps = kernelH * kernelW;
-    return packFloatBlocks(bias, channels, taps ? 1 : kernelTaps,
-                           [&](uint32_t nb, uint32_t k, uint32_t r, uint32_t c) {
-                               // TAPS: row r is tap r; else K step k is tap k, on the diagonal.
-                               const uint32_t channel = nb * kVec + c, tap = taps ? r : k;
-                               if ((taps ? r >= kernelTaps : r != c) || channel >= channels)
-                                   return 0.0f;
-                               return weights[size_t{tap} * channels + channel];
-                           });
-}
-
-std::vector<uint8_t> packDepthwiseWeights(const uint8_t* weights, uint32_t channels,
-                                          uint32_t kernelH, uint32_t kernelW,
-                                          int32_t weightZeroPoint,
-                                          const std::vector<ChannelQuant>& quant, bool taps) {
-    std::vector<uint8_t> stream;
-    stream.reserve(depthwiseWeightStreamBytes(channels, kernelH, kernelW, taps));
-    const uint8_t padding = static_cast<uint8_t>(weightZeroPoint);
-    for (uint32_t nb = 0; nb < ceilDiv(channels, kVec); ++nb) {
-        appendQuantWords(stream, quant, nb * kVec);
-        if (taps) {
-            // One block: row t is tap t (ky * kernelW + kx), column c channel 16 * nb + c.
-            for (uint32_t r = 0; r < kArrayRows; ++r) {
-                for (uint32_t c = 0; c < kArrayCols; ++c) {
-                    const uint32_t channel = nb * kVec + c;
-                    uint8_t value = padding;
-                    if (r < kernelH * kernelW && channel < channels) {
-                        value = weights[r * channels + channel];
-                    }
-                    stream.push_back(value);
-                }
-            }
-            continue;
-        }
-        for (uint32_t ky = 0; ky < kernelH; ++ky) {
-            for (uint32_t kx = 0; kx < kernelW; ++kx) {
-                // Lane r of the input word feeds only output column r: a diagonal block.
-                for (uint32_t r = 0; r < kArrayRows; ++r) {
-                    for (uint32_t c = 0; c < kArrayCols; ++c) {
-                        const uint32_t channel = nb * kVec + r;
-                        uint8_t value = padding;
-                        if (r == c && channel < channels) {
-                            value = weights[(ky * kernelW + kx) * channels + channel];
-                        }
-                        stream.push_back(value);
-                    }
-                }
-            }
-        }
-    }
-    return stream;
-}
 
 void ChainBuilder::append(Descriptor d) {
     if (mFenceNext) {
@@ -914,94 +757,6 @@ Status ChainBuilder::stream(const Descriptor& op, const StridedTensor& a,
         }
     }
     return okStatus();
-}
-
-namespace {
-
-// For each byte range, the latest descriptor that touched it (writes, or weight reads), kept as
-// disjoint segments: a later touch repaints what it covers.
-class LastToucher {
-  public:
-    void paint(uint64_t begin, uint64_t end, uint32_t index) {
-        if (begin >= end) return;
-        cut(begin);
-        cut(end);
-        mSegments.erase(mSegments.lower_bound(begin), mSegments.lower_bound(end));
-        mSegments[begin] = {end, index};
-    }
-    /// The latest descriptor that touched a byte of [begin, end).
-    std::optional<uint32_t> latest(uint64_t begin, uint64_t end) const {
-        std::optional<uint32_t> found;
-        if (begin >= end) return found;
-        auto it = mSegments.upper_bound(begin);
-        if (it != mSegments.begin()) --it;
-        for (; it != mSegments.end() && it->first < end; ++it) {
-            if (it->second.end > begin) found = std::max(found.value_or(0), it->second.index);
-        }
-        return found;
-    }
-
-  private:
-    struct Segment {
-        uint64_t end;
-        uint32_t index;
-    };
-    // Splits the segment containing `at` so that one starts there.
-    void cut(uint64_t at) {
-        auto it = mSegments.upper_bound(at);
-        if (it == mSegments.begin()) return;
-        --it;
-        if (it->first < at && it->second.end > at) {
-            mSegments[at] = it->second;
-            it->second.end = at;
-        }
-    }
-    std::map<uint64_t, Segment> mSegments;  // by first byte
-};
-
-struct ByteRange {
-    uint64_t begin = 0, end = 0;
-};
-
-ByteRange rangeOf(const TensorDesc& t) {
-    const auto last = [](uint32_t count) { return uint64_t{count > 0 ? count - 1 : 0}; };
-    return {t.addr, uint64_t{t.addr} + last(t.count1) * t.stride1 + last(t.count2) * t.stride2 +
-                        last(t.count3) * t.stride3 + t.inner};
-}
-
-}  // namespace
-
-void placeFences(std::vector<Descriptor>& chain) {
-    constexpr uint32_t kMaxSkip = (1u << 7) - 1;  // FENCE_SKIP's width
-    LastToucher writers, weightReaders;
-    for (uint32_t i = 0; i < chain.size(); ++i) {
-        Descriptor& d = chain[i];
-        d.flags &= ~static_cast<uint32_t>(DescFlag::FENCE);
-        d.fenceSkip = 0;
-        if (d.opcode == Opcode::NOP) continue;
-        std::vector<ByteRange> reads;
-        if (op::usesA(d.opcode) && !(d.flags & static_cast<uint32_t>(DescFlag::CHAIN_IN)))
-            reads.push_back(rangeOf(d.a));
-        if (readsB(d)) reads.push_back(rangeOf(d.b));
-        const uint64_t weightBytes = weightStreamWords(d) * kDramBusBytes;
-        const ByteRange weights{d.wAddr, d.wAddr + weightBytes};
-        if (weightBytes > 0) reads.push_back(weights);
-        const bool writes = !(d.flags & static_cast<uint32_t>(DescFlag::CHAIN_OUT));
-        const ByteRange out = rangeOf(d.out);
-
-        std::optional<uint32_t> waitFor;
-        const auto later = [&](std::optional<uint32_t> j) {
-            if (j) waitFor = std::max(waitFor.value_or(0), *j);
-        };
-        for (const ByteRange& r : reads) later(writers.latest(r.begin, r.end));
-        if (writes) later(weightReaders.latest(out.begin, out.end));
-        if (waitFor) {
-            d.flags |= static_cast<uint32_t>(DescFlag::FENCE);
-            d.fenceSkip = std::min(i - 1 - *waitFor, kMaxSkip);
-        }
-        if (writes) writers.paint(out.begin, out.end, i);
-        if (weightBytes > 0) weightReaders.paint(weights.begin, weights.end, i);
-    }
 }
 
 Result<JobResult> runJob(driver::HardwareAccess& hw, const ChainBuilder& program,

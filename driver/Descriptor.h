@@ -13,6 +13,16 @@
 
 namespace nncosim::npu {
 
+/// a / b rounded up.
+inline constexpr uint32_t ceilDiv(uint32_t a, uint32_t b) {
+    return (a + b - 1) / b;
+}
+
+/// Scratchpad words (bus beats) of a row of `bytes`.
+inline constexpr uint32_t wordsPerRow(uint32_t bytes) {
+    return ceilDiv(bytes, kDramBusBytes);
+}
+
 /// Bytes per element of a FORMAT: 1 for quantized formats, 4 for FP32 and INT32, 2 for FP16.
 inline uint32_t formatBytes(uint32_t format) {
     switch (static_cast<Format>(format)) {
