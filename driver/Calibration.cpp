@@ -2,25 +2,11 @@
 
 namespace nncosim::driver {
 
-// nncosim_calibrate /tmp/mobilenet_q8.json /tmp/mnv1f.json /tmp/mnv1r.json, the files written by
-// `nncosim zoo mobilenet_v1 --quant8 -o /tmp/mobilenet_q8.json`, `nncosim zoo mobilenet_v1 -o
-// /tmp/mnv1f.json` and `nncosim zoo mobilenet_v1 --relaxed -o /tmp/mnv1r.json`, 16x16 NPU, default
-// platform (1 GHz, DRAM 16 B/cycle, 100 cycles latency), golden times on the 2-vCPU VM:
-// - quant8: 30 of 31 operations (all but the 1001-way SOFTMAX) on the Verilated NPU, 2,378,323
-//   cycles = 2.38 ms; the golden took 0.1921 s for the whole model. execTime 0.0124; NPU energy
-//   1023.4 uJ (MACs 170.6, scratchpad 119.9, DRAM 633.0, clock and leakage 99.9), 430 mW; CPU
-//   reference 34,124 uJ; powerUsage 0.0300.
-// - float32: all 31 operations (the SOFTMAX too) on the Verilated NPU, 5,358,827 cycles =
-//   5.36 ms (41.5 % of the array: DRAM-bound, docs/npu.md); the golden took 0.0616 s. execTime
-//   0.0870; NPU energy 6518.9 uJ (MACs 2616.2, scratchpad 454.2, DRAM 3223.4, clock and leakage
-//   225.1), 1217 mW; CPU reference 68,249 uJ; powerUsage 0.0955.
-// - relaxed: all 31 operations on the Verilated NPU in binary16 (the model's float16 form),
-//   3,455,350 cycles = 3.46 ms (64.3 % of the array); the golden (binary32) took 0.0611 s.
-//   execTime 0.0565; NPU energy 4775.8 uJ (MACs 2616.2, scratchpad 228.7, DRAM 1785.7, clock
-//   and leakage 145.1), 1382 mW; CPU reference 68,249 uJ; powerUsage 0.0700.
-// Compiler 12 (RESIZE_BILINEAR on the array) compiles the three models to the same programs:
-// re-run, each took the cycles above again. The golden times are kept: the golden did not change,
-// and on this VM its time varies by a third between runs (0.132, 0.052 and 0.052 s then).
+// The calibration runs behind the device's Capabilities, as nncosim_calibrate (bench/Calibrate.cpp)
+// printed them for MobileNet-v1 quant8, float32 and relaxed (`nncosim zoo mobilenet_v1
+// [--quant8|--relaxed]`) on the Verilated 16x16 NPU; what each figure gives is in docs/npu.md
+// ("powerUsage"). A record measured with another compiler or NPU geometry is stale
+// (checkCalibration) and the test driver_calibration_record_is_current says which command renews it.
 const CalibrationRun kQuant8Calibration = {
     "mobilenet_v1_1.0_224_quant8",
     {/*compilerVersion=*/12, /*arrayRows=*/16, /*arrayCols=*/16, /*dramBusBytes=*/16,

@@ -1,5 +1,5 @@
 // The calibration behind the driver's Capabilities: what the calibration benchmark
-// (driver/bench/Calibrate.cpp, nncosim_calibrate) measured on the reference workload, and how
+// (bench/Calibrate.cpp, nncosim_calibrate) measured on the reference workload, and how
 // NNAPI's PerformanceInfo follows from it. The measurement is recorded as counters, not as
 // ratios, so execTime and powerUsage are computed from it (the energy by driver/EnergyModel.h):
 // changing an energy parameter changes powerUsage, and no figure of the table is hand-typed.

@@ -9,7 +9,7 @@
 #include <optional>
 #include <sstream>
 
-#include "testbench/Accuracy.h"
+#include "model/Accuracy.h"
 
 namespace nncosim {
 namespace {

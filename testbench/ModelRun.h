@@ -11,7 +11,7 @@
 
 #include "model/CtsReader.h"
 #include "sim/Cosim.h"
-#include "testbench/Accuracy.h"
+#include "model/Accuracy.h"
 #include "testbench/runtime/HostRuntime.h"
 
 namespace nncosim {

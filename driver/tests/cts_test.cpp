@@ -15,7 +15,7 @@
 #include "golden/Executor.h"
 #include "model/CtsReader.h"
 #include "model/Validation.h"
-#include "testbench/Accuracy.h"
+#include "model/Accuracy.h"
 
 using namespace nncosim;
 using namespace nncosim::driver;

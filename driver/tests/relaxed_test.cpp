@@ -9,7 +9,7 @@
 #include "golden/Executor.h"
 #include "model/Builder.h"
 #include "model/Validation.h"
-#include "testbench/Accuracy.h"
+#include "model/Accuracy.h"
 
 using namespace nncosim;
 using namespace nncosim::driver;

@@ -1,4 +1,4 @@
-// The float comparison figures of `run`'s report (testbench/Accuracy.h): max absolute and
+// The float comparison figures of `run`'s report (model/Accuracy.h): max absolute and
 // relative error, max ULP distance, and how much of the CTS tolerance the worst element used.
 #include <doctest/doctest.h>
 
@@ -7,7 +7,7 @@
 #include <cstring>
 #include <limits>
 
-#include "testbench/Accuracy.h"
+#include "model/Accuracy.h"
 #include "testbench/ModelRun.h"
 
 using namespace nncosim;

@@ -13,7 +13,7 @@
 #include "driver/Compiler.h"
 #include "golden/Executor.h"
 #include "model/Builder.h"
-#include "testbench/Accuracy.h"
+#include "model/Accuracy.h"
 #include "testbench/ModelRun.h"
 #include "testbench/Zoo.h"
 #include "testbench/runtime/HostRuntime.h"

@@ -14,7 +14,7 @@
 #include "golden/Executor.h"
 #include "model/Builder.h"
 #include "model/Validation.h"
-#include "testbench/Accuracy.h"
+#include "model/Accuracy.h"
 #include "testbench/ModelRun.h"
 #include "testbench/Zoo.h"
 #include "testbench/runtime/HostRuntime.h"

@@ -1,4 +1,4 @@
-#include "testbench/Accuracy.h"
+#include "model/Accuracy.h"
 
 #include <Eigen/Core>
 #include <algorithm>
