@@ -224,10 +224,10 @@ class NpuDevice : public IDevice {
         Status st = validateFullModel(model);
         // A declared shape its operation contradicts would only fail at execution.
         if (st.ok()) st = validateDeclaredShapes(model);
-        // The preference is checked, then not used: one program serves every preference, because
-        // the fastest program is also the lowest-energy one here (the energy model charges per
-        // MAC, scratchpad access and DRAM byte, all minimal in the fastest program; docs/npu.md)
-        // and one core runs one job at a time (nothing to trade for sustained speed).
+        // The preference is checked, then not used: the compiler has one policy, fewest cycles,
+        // and the choices that save cycles (fusion, tiling) save DRAM traffic too, the energy
+        // model's largest term (docs/npu.md); one core runs one job at a time, so there is no
+        // throughput to trade for sustained speed.
         if (st.ok()) st = validateExecutionPreference(preference);
         if (st.ok()) st = validatePriority(priority);
         if (st.ok()) st = validateDeadline(deadline);
