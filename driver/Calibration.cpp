@@ -6,7 +6,8 @@ namespace nncosim::driver {
 // printed them for MobileNet-v1 quant8, float32 and relaxed (`nncosim zoo mobilenet_v1
 // [--quant8|--relaxed]`) on the Verilated 16x16 NPU; what each figure gives is in docs/npu.md
 // ("powerUsage"). A record measured with another compiler or NPU geometry is stale
-// (checkCalibration) and the test driver_calibration_record_is_current says which command renews it.
+// (checkCalibration) and the test driver_calibration_record_is_current says which command renews
+// it.
 const CalibrationRun kQuant8Calibration = {
     "mobilenet_v1_1.0_224_quant8",
     {/*compilerVersion=*/12, /*arrayRows=*/16, /*arrayCols=*/16, /*dramBusBytes=*/16,

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "model/Accuracy.h"
 #include "model/CtsReader.h"
 #include "sim/Cosim.h"
-#include "model/Accuracy.h"
 #include "testbench/runtime/HostRuntime.h"
 
 namespace nncosim {

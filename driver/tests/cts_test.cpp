@@ -13,9 +13,9 @@
 #include "driver/Compiler.h"
 #include "driver/tests/TestUtil.h"
 #include "golden/Executor.h"
+#include "model/Accuracy.h"
 #include "model/CtsReader.h"
 #include "model/Validation.h"
-#include "model/Accuracy.h"
 
 using namespace nncosim;
 using namespace nncosim::driver;

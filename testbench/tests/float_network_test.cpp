@@ -12,8 +12,8 @@
 
 #include "driver/Compiler.h"
 #include "golden/Executor.h"
-#include "model/Builder.h"
 #include "model/Accuracy.h"
+#include "model/Builder.h"
 #include "testbench/ModelRun.h"
 #include "testbench/Zoo.h"
 #include "testbench/runtime/HostRuntime.h"
