@@ -39,22 +39,6 @@ Status checkOperationSupported(const Model& model, uint32_t index) {
     if ((op.type == OperationType::PAD || op.type == OperationType::PAD_V2) &&
         padFolds(model, index).ok())
         return okStatus();
-    // The device's tensors have rank 1 to 4 (shapes known only at execution: Lowering::run).
-    for (const auto* operands : {&op.inputs, &op.outputs}) {
-        for (uint32_t k : *operands) {
-            const Operand& operand = model.main.operands[k];
-            if (!isTensorType(operand.type) || operand.lifetime == OperandLifeTime::NO_VALUE)
-                continue;
-            // A model input of unknown rank takes any rank the request gives it.
-            if (operand.dimensions.empty() && operand.lifetime == OperandLifeTime::SUBGRAPH_INPUT)
-                return unsupported(op, "input operand " + std::to_string(k) +
-                                           " has an unknown rank (the NPU runs ranks 1 to 4)");
-            if (operand.dimensions.size() > 4)
-                return unsupported(op, "operand " + std::to_string(k) + " has rank " +
-                                           std::to_string(operand.dimensions.size()) +
-                                           " (the NPU runs ranks 1 to 4)");
-        }
-    }
     const NpuOperation* npuOp = findNpuOperation(model, op);
     if (!npuOp) {
         return unsupported(

@@ -119,9 +119,10 @@ Result<std::vector<uint32_t>> outputShape(const Lowering& lw, const Operation& o
 
 /// Streams `d` over inputs 0 and 1 of `op` (broadcast to output 0's shape) into `out`.
 Status emitStream(Lowering& lw, const Operation& op, const npu::Descriptor& d, uint32_t out) {
-    const auto& outD = lw.dims(op.outputs[0]);
-    std::array<uint32_t, 4> o4{1, 1, 1, 1};
-    for (size_t i = 0; i < outD.size(); ++i) o4[4 - outD.size() + i] = outD[i];
+    // The output's rank is the larger input's: operandRows below takes four dimensions.
+    const auto shape = fourDims(lw, op, op.outputs[0]);
+    if (!shape) return shape.status();
+    const std::array<uint32_t, 4>& o4 = *shape;
     npu::ChainBuilder chain;
     const Status st =
         chain.stream(d, operandRows(lw, op.inputs[0], o4), operandRows(lw, op.inputs[1], o4),

@@ -509,8 +509,9 @@ Status lowerPrelu(Lowering& lw, const Operation& op) {
     const auto& dims = lw.dims(op.inputs[0]);
     const auto count = static_cast<uint32_t>(elementCount(dims));
     if (count == 0) return okStatus();
-    std::array<uint32_t, 4> o4{1, 1, 1, 1};
-    for (size_t i = 0; i < dims.size(); ++i) o4[4 - dims.size() + i] = dims[i];
+    const auto shape = fourDims(lw, op, op.inputs[0]);  // alpha broadcasts to it
+    if (!shape) return shape.status();
+    const std::array<uint32_t, 4>& o4 = *shape;
     const npu::StridedTensor alphaRows = operandRows(lw, op.inputs[1], o4);
     const std::array<uint32_t, 4> dense = npu::ChainBuilder::denseStrides(o4);
     const uint32_t x = lw.address(op.inputs[0]);

@@ -109,6 +109,16 @@ std::optional<std::vector<fixedpoint::QuantizedMultiplier>> channelMultipliers(
     return result;
 }
 
+Result<std::array<uint32_t, 4>> fourDims(const Lowering& lw, const Operation& op, uint32_t k) {
+    const auto& dims = lw.dims(k);
+    if (dims.size() > 4)
+        return lw.fail(op, "operand " + std::to_string(k) + " has rank " +
+                               std::to_string(dims.size()) + ": the NPU streams ranks 1 to 4");
+    std::array<uint32_t, 4> d4{1, 1, 1, 1};
+    for (size_t i = 0; i < dims.size(); ++i) d4[4 - dims.size() + i] = dims[i];
+    return d4;
+}
+
 Status unsupported(const Operation& op, const std::string& why) {
     return fail(ErrorStatus::GENERAL_FAILURE, nameOf(op.type), ": ", why);
 }
@@ -190,15 +200,6 @@ Result<Program> Lowering::run() {
     for (size_t i = 0; i < g.operations.size(); ++i) {
         mOpIndex = static_cast<uint32_t>(i);
         NN_RETURN_IF_ERROR(inferShape(g.operations[i]));
-        // Shapes known only now (a RESHAPE to rank 5, say) meet the device's rank limit here.
-        for (const auto* operands : {&g.operations[i].inputs, &g.operations[i].outputs}) {
-            for (uint32_t k : *operands) {
-                if (isTensorType(g.operands[k].type) && mDims[k].size() > 4)
-                    return fail(g.operations[i], "operand " + std::to_string(k) + " has rank " +
-                                                     std::to_string(mDims[k].size()) +
-                                                     ": the NPU runs ranks 1 to 4");
-            }
-        }
     }
     planDepthwisePointwiseFusion(*this);
     planResidualAdds(*this);

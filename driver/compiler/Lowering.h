@@ -165,6 +165,10 @@ npu::Descriptor lookupDescriptor(Lowering& lowering, OperandType in, OperandType
 /// shape instead, so that it streams contiguous rows (Elementwise.cpp).
 npu::StridedTensor operandRows(Lowering& lowering, uint32_t k, const std::array<uint32_t, 4>& o4);
 
+/// Operand k's shape as four dimensions, leading ones added; fails naming `op` above rank 4,
+/// which a shape known only at compile time can reach (a RESHAPE to rank 5 before an ADD).
+Result<std::array<uint32_t, 4>> fourDims(const Lowering& lowering, const Operation& op, uint32_t k);
+
 /// The ADD descriptor of quantized ADD/SUB `params` from `a` and `b` to an output of `outType`
 /// (Elementwise.cpp).
 npu::Descriptor addSubDescriptor(const Operand& a, const Operand& b, OperandType outType,
