@@ -6,7 +6,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <string_view>
 #include <thread>
 
 extern char** environ;
@@ -14,12 +16,24 @@ extern char** environ;
 namespace nncosim::sim {
 
 ChildExit runChild(const std::vector<std::string>& argv, const std::string& logPath,
-                   double timeoutSeconds) {
+                   double timeoutSeconds, const std::vector<std::string>& environment) {
     ChildExit exit;
     if (argv.empty()) return exit;
     std::vector<char*> args;
     for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
+    std::vector<char*> envp;
+    for (char** e = environ; *e; ++e) {
+        const std::string_view entry(*e);
+        const bool replaced =
+            std::any_of(environment.begin(), environment.end(), [&](const std::string& n) {
+                const size_t eq = n.find('=');
+                return eq != std::string::npos && entry.substr(0, eq + 1) == n.substr(0, eq + 1);
+            });
+        if (!replaced) envp.push_back(*e);
+    }
+    for (const std::string& e : environment) envp.push_back(const_cast<char*>(e.c_str()));
+    envp.push_back(nullptr);
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
@@ -31,7 +45,8 @@ ChildExit runChild(const std::vector<std::string>& argv, const std::string& logP
     posix_spawnattr_setpgroup(&attributes, 0);
     posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
     pid_t pid = 0;
-    const int spawned = posix_spawnp(&pid, args[0], &actions, &attributes, args.data(), environ);
+    const int spawned =
+        posix_spawnp(&pid, args[0], &actions, &attributes, args.data(), envp.data());
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attributes);
     if (spawned != 0) return exit;
@@ -55,6 +70,7 @@ ChildExit runChild(const std::vector<std::string>& argv, const std::string& logP
     // What the child left running in its group (Xvfb behind xvfb-run, say) ends with it.
     kill(-pid, SIGKILL);
     if (WIFEXITED(status)) exit.status = WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) exit.signal = WTERMSIG(status);
     return exit;
 }
 

@@ -12,14 +12,16 @@ struct ChildExit {
     bool started = false;   ///< false: the program could not be started
     bool timedOut = false;  ///< killed (with everything it started) after the limit
     int status = -1;        ///< exit status; -1 when it did not exit normally
+    int signal = 0;         ///< the signal that ended it, when one did (not the time limit's)
     bool ok() const { return started && !timedOut && status == 0; }
 };
 
 /// Runs `argv` (argv[0] looked up in PATH) with stdin from /dev/null and stdout and stderr
 /// into `logPath`. The child leads a process group of its own; after `timeoutSeconds` the whole
-/// group is killed.
+/// group is killed. `environment` ("NAME=VALUE" entries) is added to this process's
+/// environment for the child, replacing variables of the same names.
 ChildExit runChild(const std::vector<std::string>& argv, const std::string& logPath,
-                   double timeoutSeconds);
+                   double timeoutSeconds, const std::vector<std::string>& environment = {});
 
 /// `text` as one Tcl word: in double quotes with Tcl's substitution characters escaped, so a
 /// path like `a[exec rm x]` or `a"b` reaches Tcl as the literal text.

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
     nncosim::cli::addConvertCommand(app);
     nncosim::cli::addFaultsCommand(app);
     nncosim::cli::addCoverageCommand(app);
+    nncosim::cli::addMutateCommand(app);
     // Commands report their own errors; what escapes them still ends as a message, not an abort.
     try {
         CLI11_PARSE(app, argc, argv);

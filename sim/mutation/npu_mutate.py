@@ -1142,6 +1142,8 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--top", default="npu_top")
     ap.add_argument("--define", action="append", default=[])
+    ap.add_argument("--verilator-arg", action="append", default=[],
+                    help="one more Verilator argument (e.g. -DNPU_ARRAY_ROWS=8)")
     ap.add_argument("--lint", action="store_true", help="lint the schemata with verilator")
     ap.add_argument("--stats", action="store_true", help="print mutants per unit and kind")
     ap.add_argument("sources", nargs="+")
@@ -1151,7 +1153,8 @@ def main():
     xml_path = os.path.join(args.out, "npu_top.xml")
     rtl_dir = os.path.dirname(os.path.abspath(args.sources[-1])) + os.sep
     cmd = [args.verilator, "--xml-only", "--top-module", args.top, "--xml-output", xml_path,
-           "-Wno-fatal"] + [f"-D{d}" for d in args.define] + [os.path.abspath(s) for s in args.sources]
+           "-Wno-fatal"] + [f"-D{d}" for d in args.define] + args.verilator_arg + \
+        [os.path.abspath(s) for s in args.sources]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         sys.stderr.write(r.stdout + r.stderr)
@@ -1200,6 +1203,7 @@ def main():
             "id": m.id, "key": f"{base}:{line}:{col} {m.kind} {m.mutated}",
             "file": "rtl/" + base, "line": line, "column": col, "kind": m.kind,
             "unit": m.unit, "original": m.original, "mutated": m.mutated,
+            "change": m.detail or f"{m.original}  ->  {m.mutated}",
         })
     units = {}
     for e in entries:
@@ -1220,7 +1224,7 @@ def main():
         print("  skipped:", json.dumps(gen.skipped))
     if args.lint:
         cmd = [args.verilator, "--lint-only", "--top-module", args.top, "-Wno-fatal"] + \
-              [f"-D{d}" for d in args.define] + out_sources
+              [f"-D{d}" for d in args.define] + args.verilator_arg + out_sources
         r = subprocess.run(cmd, capture_output=True, text=True)
         errors = [l for l in (r.stdout + r.stderr).splitlines() if l.startswith("%Error")]
         if r.returncode != 0 or errors:
