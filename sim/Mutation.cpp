@@ -6,6 +6,7 @@
 
 #include <array>
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -31,6 +32,7 @@ void writeActivations() {
     const char* path = std::getenv(kProbeOutVariable);
     if (!path || !*path) return;
     std::ofstream out(std::string(path) + "." + std::to_string(getpid()));
+    out << "# cycles " << cyclesSimulated() << "\n";
     for (uint32_t id : activated()) out << id << "\n";
 }
 
@@ -77,6 +79,35 @@ std::vector<uint32_t> activated() {
         if (seen[id].load(std::memory_order_relaxed)) ids.push_back(id);
     }
     return ids;
+}
+
+std::atomic<uint64_t>& cycleCount() {
+    static std::atomic<uint64_t> count{0};
+    return count;
+}
+
+uint64_t cycleLimit() {
+    static const uint64_t limit = [] {
+        const char* value = std::getenv(kCycleLimitVariable);
+        return value && *value ? std::strtoull(value, nullptr, 10) : 0ull;
+    }();
+    return limit;
+}
+
+void countCycles(uint64_t cycles) {
+    const uint64_t total = cycleCount() += cycles;
+    const uint64_t limit = cycleLimit();
+    if (limit != 0 && total > limit) {
+        std::fprintf(stderr, "nncosim: %s: the NPU simulated %llu cycles, more than %s=%llu\n",
+                     kHangMessage, static_cast<unsigned long long>(total), kCycleLimitVariable,
+                     static_cast<unsigned long long>(limit));
+        std::fflush(stderr);
+        std::_Exit(kHangExitStatus);
+    }
+}
+
+uint64_t cyclesSimulated() {
+    return cycleCount().load();
 }
 
 void recordActivation(uint32_t id) {

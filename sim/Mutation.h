@@ -14,11 +14,20 @@ namespace nncosim::sim::mutation {
 /// The environment variable a process's selection comes from: unset, empty or "0" runs the design
 /// as written, "N" mutant N, "probe" the design as written while recording activations.
 inline constexpr const char* kSelectVariable = "NNCOSIM_MUTANT";
-/// With "probe": where the process writes the activated mutants when it exits: PATH.PID (one id a
-/// line, ascending), so that the processes a test starts write files of their own.
+/// With "probe": where the process writes the activated mutants when it exits: PATH.PID (a line
+/// "# cycles N" with the cycles it simulated, then one id a line, ascending), so that the
+/// processes a test starts write files of their own.
 inline constexpr const char* kProbeOutVariable = "NNCOSIM_MUTANT_PROBE_OUT";
 /// The selector value of a probe run (npu_mut_pkg::Probe).
 inline constexpr uint32_t kProbe = 0xFFFFFFFFu;
+/// When set, the most cycles this process's RTL platforms may simulate together: past it the
+/// process ends with kHangExitStatus and says so, so that a mutant that hangs the NPU costs a
+/// bounded simulation, not a wall-clock limit (the campaign gives each check a multiple of what
+/// its probe run simulated).
+inline constexpr const char* kCycleLimitVariable = "NNCOSIM_MUTANT_CYCLE_LIMIT";
+inline constexpr int kHangExitStatus = 86;
+/// What a process that reached the limit prints.
+inline constexpr const char* kHangMessage = "simulated-cycle limit reached";
 
 /// True in a mutation build: the platform's NPU is the mutant schemata.
 bool isMutationBuild();
@@ -29,5 +38,9 @@ std::string manifestPath();
 uint32_t selected();
 /// Mutants activated so far in this process (probe runs only), ascending.
 std::vector<uint32_t> activated();
+/// Counts `cycles` more simulated by an RTL platform of this process (the limit above).
+void countCycles(uint64_t cycles);
+/// Cycles simulated so far by this process's RTL platforms.
+uint64_t cyclesSimulated();
 
 }  // namespace nncosim::sim::mutation

@@ -21,6 +21,7 @@
 
 #include "sim/ChildProcess.h"
 #include "sim/DramModel.h"
+#include "sim/Mutation.h"
 #include "sim/VerilatedPorts.h"
 
 namespace nncosim::sim {
@@ -191,6 +192,7 @@ void NpuPlatform::clockThread() {
             runCycle();
             ++ran;
         }
+        mutation::countCycles(ran);
         wait(mPeriod * static_cast<double>(ran));
     }
 }

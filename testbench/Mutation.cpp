@@ -446,7 +446,7 @@ std::string fingerprint(const Check& check, const CheckContext& context) {
 
 CheckOutcome runCheck(const Check& check, const CheckContext& context, const std::string& select,
                       const fs::path& scratch, double timeoutSeconds,
-                      const std::string& probeOut = {}) {
+                      const std::string& probeOut = {}, uint64_t cycleLimit = 0) {
     CheckOutcome o;
     std::vector<std::string> argv = check.argv;
     argv[0] = (fs::path(context.binDir) / argv[0]).string();
@@ -459,6 +459,9 @@ CheckOutcome runCheck(const Check& check, const CheckContext& context, const std
     env.push_back("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1");
     if (!probeOut.empty())
         env.push_back(std::string(sim::mutation::kProbeOutVariable) + "=" + probeOut);
+    if (cycleLimit != 0)
+        env.push_back(std::string(sim::mutation::kCycleLimitVariable) + "=" +
+                      std::to_string(cycleLimit));
     const fs::path log = scratch / "output.log";
     const auto start = Clock::now();
     const sim::ChildExit exit = sim::runChild(argv, log.string(), timeoutSeconds, env);
@@ -491,6 +494,8 @@ std::pair<std::string, std::string> explainFailure(const Check& check, const Che
             verilatorError = line;
     }
     if (!assertion.empty()) return {"sv-assertion", assertion};
+    if (text.find(sim::mutation::kHangMessage) != std::string::npos)
+        return {"hang", "the NPU ran past the check's simulated-cycle limit (a hang)"};
     if (o.timedOut) return {"timeout", "no result within the check's time limit"};
     if (o.signal != 0)
         return {"crash", "signal " + std::to_string(o.signal) +
@@ -559,13 +564,21 @@ bool checkPassed(const Check& check, const CheckOutcome& o, const std::string& r
     return true;
 }
 
-std::set<uint32_t> readActivations(const fs::path& dir, const std::string& prefix) {
+/// The activated mutants of every process of a probe run, and the most cycles one simulated.
+std::set<uint32_t> readActivations(const fs::path& dir, const std::string& prefix,
+                                   uint64_t& cycles) {
     std::set<uint32_t> ids;
+    cycles = 0;
     for (const auto& entry : fs::directory_iterator(dir)) {
         const std::string name = entry.path().filename().string();
         if (name.rfind(prefix, 0) != 0) continue;
         std::ifstream in(entry.path());
-        for (uint32_t id; in >> id;) ids.insert(id);
+        for (std::string line; std::getline(in, line);) {
+            if (line.rfind("# cycles ", 0) == 0)
+                cycles = std::max<uint64_t>(cycles, std::stoull(line.substr(9)));
+            else if (!line.empty())
+                ids.insert(static_cast<uint32_t>(std::stoul(line)));
+        }
     }
     return ids;
 }
@@ -582,6 +595,7 @@ ProbeResult probeCheck(const Check& check, const CheckContext& context, const fs
             ProbeResult r;
             r.passed = cached.value("passed", false);
             r.seconds = cached.value("seconds", 0.0);
+            r.cycles = cached.value("cycles", uint64_t{0});
             r.output = cached.value("output", "");
             r.failure = cached.value("failure", "");
             for (uint32_t id : cached.value("activated", std::vector<uint32_t>{}))
@@ -599,7 +613,7 @@ ProbeResult probeCheck(const Check& check, const CheckContext& context, const fs
     r.seconds = o.seconds;
     r.passed = o.passed;
     if (check.format == CheckFormat::kSameOutput) r.output = normalizedOutput(o.output);
-    r.activated = readActivations(scratch, "activated.");
+    r.activated = readActivations(scratch, "activated.", r.cycles);
     if (!r.passed) {
         const auto [detector, detail] = explainFailure(check, o, r.output);
         r.failure = detector + ": " + detail + "\n" + tail(o.output, 2000);
@@ -608,6 +622,7 @@ ProbeResult probeCheck(const Check& check, const CheckContext& context, const fs
               {"fingerprint", print},
               {"passed", r.passed},
               {"seconds", r.seconds},
+              {"cycles", r.cycles},
               {"output", r.output},
               {"failure", r.failure},
               {"activated", std::vector<uint32_t>(r.activated.begin(), r.activated.end())}};
@@ -744,8 +759,12 @@ Result<Campaign> runCampaign(const std::vector<MutantInfo>& mutants,
             std::error_code ec;
             fs::remove_all(scratch, ec);
             fs::create_directories(scratch);
-            const double limit = options.timeoutFactor * probes[c].seconds + 20;
-            const CheckOutcome o = runCheck(checks[c], context, std::to_string(id), scratch, limit);
+            // Wall-clock and simulated-cycle limits, both well above the clean run's (the probe
+            // run is itself slower than a mutant's).
+            const double limit = options.timeoutFactor * probes[c].seconds + 10;
+            const uint64_t cycleLimit = 4 * probes[c].cycles + 1000000;
+            const CheckOutcome o =
+                runCheck(checks[c], context, std::to_string(id), scratch, limit, {}, cycleLimit);
             ++r.checksRun;
             if (checkPassed(checks[c], o, probes[c].output)) continue;
             killed = true;
@@ -755,7 +774,7 @@ Result<Campaign> runCampaign(const std::vector<MutantInfo>& mutants,
             const auto [detector, detail] = explainFailure(checks[c], o, probes[c].output);
             r.detector = detector;
             r.detail = detail;
-            r.timedOut = o.timedOut;
+            r.timedOut = o.timedOut || detector == "hang";
             r.log = tail(o.output, 3000);
             fs::remove_all(scratch, ec);
         }

@@ -100,6 +100,7 @@ std::vector<uint32_t> sampleMutants(const std::vector<MutantInfo>& mutants, uint
 struct ProbeResult {
     bool passed = false;
     double seconds = 0.0;
+    uint64_t cycles = 0;  ///< the most NPU cycles one of its processes simulated
     std::set<uint32_t> activated;
     std::string output;   ///< CheckFormat::kSameOutput: the reference output
     std::string failure;  ///< when it did not pass: why, with the end of its output
@@ -113,12 +114,13 @@ struct MutantResult {
     Verdict verdict = Verdict::kSurvived;
     std::string check;            ///< killed: the check that failed
     Stage stage = Stage::kSmoke;  ///< killed: its stage
-    std::string detector;  ///< killed: comparison, npu-error, watchdog, sv-assertion, lockstep,
-                           ///< directed, fault-campaign, timeout, crash
-    std::string detail;    ///< killed: the failing test and message
-    bool timedOut = false;
-    bool waived = false;  ///< a waiver names it (killed anyway: the waiver is wrong)
-    std::string waiver;   ///< its reason
+    std::string detector;   ///< killed: comparison, npu-error, watchdog, sv-assertion, lockstep,
+                            ///< directed, fault-campaign, hang (simulated-cycle limit),
+                            ///< timeout (wall clock), crash
+    std::string detail;     ///< killed: the failing test and message
+    bool timedOut = false;  ///< detector hang or timeout
+    bool waived = false;    ///< a waiver names it (killed anyway: the waiver is wrong)
+    std::string waiver;     ///< its reason
     uint32_t checksRun = 0;
     uint32_t checksActivating = 0;
     /// The earliest stage whose checks activate it (not reached: none).
@@ -134,7 +136,9 @@ struct CampaignOptions {
     unsigned jobs = 1;
     std::vector<uint32_t> only;  ///< --mutant: these ids only
     uint32_t shardIndex = 0, shardCount = 1;
-    double timeoutFactor = 4.0;  ///< a check's limit: factor x its probe time + 20 s
+    /// A check's wall-clock limit: factor x its probe run's seconds + 10 s (its simulated-cycle
+    /// limit: 4 x its probe run's cycles + 1 M).
+    double timeoutFactor = 3.0;
     bool verbose = false;
     bool probeOnly = false;  ///< run (or reuse) the probe of every check, no mutant
 };

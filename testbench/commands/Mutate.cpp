@@ -32,7 +32,7 @@ struct MutateOptions {
     std::string ctsDir = NNCOSIM_CTS_DIR;
     std::string shard;
     std::string shardDir;  ///< Slurm task: write DIR/mutation.json
-    double timeoutFactor = 4.0;
+    double timeoutFactor = 3.0;
     double minScore = 0.0;
     bool verbose = false;
     bool list = false;
@@ -286,7 +286,9 @@ void addMutateCommand(CLI::App& app) {
                     "Probe cache, zoo networks, scratch (default: BUILD/mutation-work)");
     cmd->add_option("--cts-dir", o->ctsDir, "The CTS vectors")->capture_default_str();
     cmd->add_option("--timeout-factor", o->timeoutFactor,
-                    "A check's time limit: this times its clean run + 20 s")
+                    "A check's wall-clock limit: this times its probe run + 10 s (the "
+                    "simulated-cycle limit is 4x "
+                    "the probe's cycles + 1 M)")
         ->capture_default_str();
     cmd->add_option("--min-score", o->minScore,
                     "Exit status 1 when the score is below this (0 to 1, e.g. 0.85)")
