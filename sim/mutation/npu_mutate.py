@@ -565,6 +565,7 @@ class Generator:
         self.design = design
         self.rtl_dir = rtl_dir
         self.sources = {}
+        self.excluded_files = set()
         self.mutants = []
         self.seen = {}
         self.skipped = {}
@@ -620,6 +621,8 @@ class Generator:
     def add(self, m, key):
         """Adds mutant m unless a variant of the same module (another parameter set) already
         did; the probe then compares at the widest of their widths."""
+        if os.path.basename(m.file) in self.excluded_files:
+            return
         if key in self.seen:
             first = self.seen[key]
             first.width = max(first.width, m.width)
@@ -1388,6 +1391,8 @@ def main():
     ap.add_argument("--lint", action="store_true", help="lint the schemata with verilator")
     ap.add_argument("--stats", action="store_true", help="print mutants per unit and kind")
     ap.add_argument("sources", nargs="+")
+    ap.add_argument("--exclude", action="append", default=[],
+                    help="a file (name) whose mutation points are left out, e.g. npu_fp_pkg.sv")
     ap.add_argument("--no-probe", action="store_true",
                     help="no activation probe (to measure what the probe costs)")
     args = ap.parse_args()
@@ -1406,6 +1411,7 @@ def main():
         return 1
     design = Design(xml_path)
     gen = Generator(design, rtl_dir)
+    gen.excluded_files = set(args.exclude)
     gen.expr_spans = {}
     gen.run()
 
