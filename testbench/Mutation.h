@@ -137,7 +137,7 @@ struct CampaignOptions {
     std::vector<uint32_t> only;  ///< --mutant: these ids only
     uint32_t shardIndex = 0, shardCount = 1;
     /// A check's wall-clock limit: factor x its probe run's seconds + 10 s (its simulated-cycle
-    /// limit: 4 x its probe run's cycles + 1 M).
+    /// limit: 4 x its probe run's cycles + 200 k).
     double timeoutFactor = 3.0;
     bool verbose = false;
     bool probeOnly = false;  ///< run (or reuse) the probe of every check, no mutant

@@ -288,7 +288,7 @@ void addMutateCommand(CLI::App& app) {
     cmd->add_option("--timeout-factor", o->timeoutFactor,
                     "A check's wall-clock limit: this times its probe run + 10 s (the "
                     "simulated-cycle limit is 4x "
-                    "the probe's cycles + 1 M)")
+                    "the probe's cycles + 200 k)")
         ->capture_default_str();
     cmd->add_option("--min-score", o->minScore,
                     "Exit status 1 when the score is below this (0 to 1, e.g. 0.85)")

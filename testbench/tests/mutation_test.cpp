@@ -129,7 +129,7 @@ TEST_CASE("mutation_report_json_round_trip_stages_and_merge") {
     CHECK(j["stage_scores"]["ci"]["killed"] == 1);
     CHECK(j["stage_scores"]["ci"]["survived"] == 2);
     CHECK(j["stage_scores"]["ci"]["not_reached"] == 1);
-    CHECK(j["stage_scores"]["ci"]["score"] == doctest::Approx(1.0 / 3.0));
+    CHECK(j["stage_scores"]["ci"]["score"] == doctest::Approx(1.0 / 3.0).epsilon(1e-3));
     CHECK(j["by_file"]["rtl/b.sv"]["survived"] == 1);
 
     auto back = campaignFromJson(j);
