@@ -6,9 +6,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <string_view>
 #include <thread>
 
 extern char** environ;
@@ -79,12 +81,25 @@ void untrackChild(pid_t pid) {
 }
 
 ChildExit runChild(const std::vector<std::string>& argv, const std::string& logPath,
-                   double timeoutSeconds, const std::string& workingDirectory) {
+                   double timeoutSeconds, const std::string& workingDirectory,
+                   const std::vector<std::string>& environment) {
     ChildExit exit;
     if (argv.empty()) return exit;
     std::vector<char*> args;
     for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
+    std::vector<char*> envp;
+    for (char** e = environ; *e; ++e) {
+        const std::string_view entry(*e);
+        const bool replaced =
+            std::any_of(environment.begin(), environment.end(), [&](const std::string& n) {
+                const size_t eq = n.find('=');
+                return eq != std::string::npos && entry.substr(0, eq + 1) == n.substr(0, eq + 1);
+            });
+        if (!replaced) envp.push_back(*e);
+    }
+    for (const std::string& e : environment) envp.push_back(const_cast<char*>(e.c_str()));
+    envp.push_back(nullptr);
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
@@ -109,7 +124,7 @@ ChildExit runChild(const std::vector<std::string>& argv, const std::string& logP
     int spawned = 0;
     {
         BlockTermination block;
-        spawned = posix_spawnp(&pid, args[0], &actions, &attributes, args.data(), environ);
+        spawned = posix_spawnp(&pid, args[0], &actions, &attributes, args.data(), envp.data());
         if (spawned == 0) track(-pid);
     }
     posix_spawn_file_actions_destroy(&actions);
@@ -140,6 +155,7 @@ ChildExit runChild(const std::vector<std::string>& argv, const std::string& logP
     kill(-pid, SIGKILL);
     untrack(-pid);
     if (WIFEXITED(status)) exit.status = WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) exit.signal = WTERMSIG(status);
     return exit;
 }
 

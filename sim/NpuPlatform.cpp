@@ -25,6 +25,7 @@
 #include "model/OutputFile.h"
 #include "sim/ChildProcess.h"
 #include "sim/DramModel.h"
+#include "sim/Mutation.h"
 #include "sim/VerilatedPorts.h"
 
 namespace nncosim::sim {
@@ -195,6 +196,7 @@ void NpuPlatform::clockThread() {
             runCycle();
             ++ran;
         }
+        mutation::countCycles(ran);
         wait(mPeriod * static_cast<double>(ran));
     }
 }

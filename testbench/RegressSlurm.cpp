@@ -53,6 +53,12 @@ Result<std::string> slurmCommand(const std::vector<std::string>& argv, const fs:
 
 Result<std::vector<std::string>> runRegressOnSlurm(const std::vector<std::string>& regressArgs,
                                                    const SlurmOptions& options, std::ostream& out) {
+    return runArrayOnSlurm(regressArgs, options, SlurmArrayJob{}, out);
+}
+
+Result<std::vector<std::string>> runArrayOnSlurm(const std::vector<std::string>& regressArgs,
+                                                 const SlurmOptions& options,
+                                                 const SlurmArrayJob& job, std::ostream& out) {
     if (options.tasks == 0) return invalidArgument("--slurm needs at least one array task");
     std::error_code ec;
     const fs::path dir = fs::absolute(options.dir, ec);
@@ -73,13 +79,14 @@ Result<std::vector<std::string>> runRegressOnSlurm(const std::vector<std::string
     // The task's command, every argument one shell word.
     std::string command = "exec";
     for (const std::string& arg : regressArgs) command += " " + shellQuote(arg);
-    command += " --shard \"$SLURM_ARRAY_TASK_ID\"/" + std::to_string(options.tasks) + " --report " +
-               shellQuote((dir / "shard-").string()) + "\"$SLURM_ARRAY_TASK_ID\"";
-    const fs::path script = dir / "regress.sbatch";
+    command += " --shard \"$SLURM_ARRAY_TASK_ID\"/" + std::to_string(options.tasks) + " " +
+               job.outputOption + " " + shellQuote((dir / "shard-").string()) +
+               "\"$SLURM_ARRAY_TASK_ID\"";
+    const fs::path script = dir / job.script;
     {
         std::ofstream s(script);
-        s << "#!/bin/sh\n# nncosim regress --slurm: array task I runs shard I of " << options.tasks
-          << ".\n"
+        s << "#!/bin/sh\n# " << job.jobName << " --slurm: array task I runs shard I of "
+          << options.tasks << ".\n"
           << command << "\n";
         if (!s) return fail(ErrorStatus::GENERAL_FAILURE, "cannot write ", script.string());
     }
@@ -87,7 +94,7 @@ Result<std::vector<std::string>> runRegressOnSlurm(const std::vector<std::string
     std::vector<std::string> sbatch = {"sbatch",
                                        "--parsable",
                                        "--array=0-" + std::to_string(options.tasks - 1),
-                                       "--job-name=nncosim-regress",
+                                       "--job-name=" + job.jobName,
                                        "--output=" + (dir / "shard-%a.log").string(),
                                        "--chdir=" + cwd.string()};
     if (!options.partition.empty()) sbatch.push_back("--partition=" + options.partition);
@@ -137,7 +144,7 @@ Result<std::vector<std::string>> runRegressOnSlurm(const std::vector<std::string
     }
 
     for (uint32_t i = 0; i < options.tasks; ++i) {
-        if (fs::exists(fs::path(shardDirs[i]) / "results.json")) continue;
+        if (fs::exists(fs::path(shardDirs[i]) / job.resultFile)) continue;
         const fs::path log = dir / ("shard-" + std::to_string(i) + ".log");
         return fail(ErrorStatus::GENERAL_FAILURE, "slurm job ", jobId, " task ", i,
                     " left no results (", (dir / ("shard-" + std::to_string(i))).string(),

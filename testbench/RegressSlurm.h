@@ -31,4 +31,18 @@ struct SlurmOptions {
 Result<std::vector<std::string>> runRegressOnSlurm(const std::vector<std::string>& regressArgs,
                                                    const SlurmOptions& options, std::ostream& out);
 
+/// What an array task of another command writes: its shard directory is given with
+/// `outputOption DIR/shard-I`, and `resultFile` in it marks a task that finished.
+struct SlurmArrayJob {
+    std::string jobName = "nncosim-regress";
+    std::string outputOption = "--report";
+    std::string resultFile = "results.json";
+    std::string script = "regress.sbatch";  ///< the batch script, written in the Slurm folder
+};
+
+/// runRegressOnSlurm for any nncosim command that takes --shard I/N and `job.outputOption`.
+Result<std::vector<std::string>> runArrayOnSlurm(const std::vector<std::string>& args,
+                                                 const SlurmOptions& options,
+                                                 const SlurmArrayJob& job, std::ostream& out);
+
 }  // namespace nncosim

@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
     nncosim::cli::addConvertCommand(app);
     nncosim::cli::addFaultsCommand(app);
     nncosim::cli::addCoverageCommand(app);
+    nncosim::cli::addMutateCommand(app);
     requireDecimalDigits(app);
     // Commands report their own errors; what escapes them still ends as a message, not an abort.
     try {

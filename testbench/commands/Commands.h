@@ -70,5 +70,6 @@ void addRegressCommand(CLI::App& app);
 void addConvertCommand(CLI::App& app);
 void addFaultsCommand(CLI::App& app);
 void addCoverageCommand(CLI::App& app);
+void addMutateCommand(CLI::App& app);
 
 }  // namespace nncosim::cli
